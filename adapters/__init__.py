@@ -1,0 +1,1 @@
+"""Adapters of palimpsest: one sub-package per technology, plus the composition root."""

@@ -1,0 +1,168 @@
+"""Domain layer: the one error tree of palimpsest.
+
+Every error the library raises on purpose derives from :class:`AgentMemoryError`, and each
+also derives from the builtin it resembles, so ``except ValueError`` keeps working for callers
+who do not know our names::
+
+    AgentMemoryError
+    ├── ValidationError (ValueError)          bad input; nothing was written
+    │   ├── InvalidRecordTypeError
+    │   ├── InvalidScopeError
+    │   ├── InvalidMetadataError
+    │   ├── InvalidMetadataFilterError
+    │   ├── InvalidSearchError
+    │   ├── VectorDimensionError
+    │   └── InvalidLinkError
+    │       ├── SelfLinkError
+    │       └── LinkEndpointTypeError
+    ├── ConflictError (ValueError)            the write contradicts stored state
+    │   ├── DuplicateIdError
+    │   ├── LinkExistsError
+    │   └── LinkOrientationError
+    ├── NotFoundError (KeyError)              a referenced thread/message/record/link is absent
+    │   ├── ThreadNotFoundError
+    │   ├── MessageNotFoundError
+    │   ├── RecordNotFoundError
+    │   └── LinkNotFoundError
+    ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
+    └── StorageError (RuntimeError)           the backend failed; driver errors are translated here
+        ├── StoreBusyError (TimeoutError)     contention outlasted every retry
+        ├── SchemaVersionError                the store file is newer than this library
+        └── StoreClosedError                  the store was used after close()
+
+Adapters translate driver exceptions (``sqlite3.Error``, ``oracledb.DatabaseError``...) into
+``StorageError`` at their boundary; none escapes the library.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentMemoryError",
+    "ConfigurationError",
+    "ConflictError",
+    "DuplicateIdError",
+    "InvalidLinkError",
+    "InvalidMetadataError",
+    "InvalidMetadataFilterError",
+    "InvalidRecordTypeError",
+    "InvalidScopeError",
+    "InvalidSearchError",
+    "LinkEndpointTypeError",
+    "LinkExistsError",
+    "LinkNotFoundError",
+    "LinkOrientationError",
+    "MessageNotFoundError",
+    "NotFoundError",
+    "RecordNotFoundError",
+    "SchemaVersionError",
+    "SelfLinkError",
+    "StorageError",
+    "StoreBusyError",
+    "StoreClosedError",
+    "ThreadNotFoundError",
+    "ValidationError",
+    "VectorDimensionError",
+]
+
+
+class AgentMemoryError(Exception):
+    """Base of every error palimpsest raises on purpose."""
+
+
+class ValidationError(AgentMemoryError, ValueError):
+    """The caller passed something malformed. Nothing was written."""
+
+
+class InvalidRecordTypeError(ValidationError):
+    """A record type outside the supported set (memory, fact, guideline, preference, message)."""
+
+
+class InvalidScopeError(ValidationError):
+    """A user/agent/thread scope value is malformed."""
+
+
+class InvalidMetadataError(ValidationError):
+    """Metadata is not a JSON object of JSON-compatible values."""
+
+
+class InvalidMetadataFilterError(ValidationError):
+    """A metadata filter does not follow the filter language."""
+
+
+class InvalidSearchError(ValidationError):
+    """A search request is out of range (k, num_hops, max_linked_results, empty query...)."""
+
+
+class VectorDimensionError(ValidationError):
+    """A vector's length differs from the store's embedding dimension, or it is not finite."""
+
+
+class InvalidLinkError(ValidationError):
+    """A link request is malformed."""
+
+
+class SelfLinkError(InvalidLinkError):
+    """A record cannot be linked to itself."""
+
+
+class LinkEndpointTypeError(InvalidLinkError):
+    """Links join memory-like records only (memory, fact, guideline, preference)."""
+
+
+class ConflictError(AgentMemoryError, ValueError):
+    """The request is well formed but contradicts what is stored. Nothing was written."""
+
+
+class DuplicateIdError(ConflictError):
+    """An entity with this id already exists."""
+
+
+class LinkExistsError(ConflictError):
+    """A link with the same source, target and relation type already exists."""
+
+
+class LinkOrientationError(ConflictError):
+    """The two endpoints are already linked in the opposite orientation."""
+
+
+class NotFoundError(AgentMemoryError, KeyError):
+    """A referenced entity does not exist (or has expired)."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; we want the plain sentence.
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class ThreadNotFoundError(NotFoundError):
+    """No thread with this id."""
+
+
+class MessageNotFoundError(NotFoundError):
+    """No message with this id."""
+
+
+class RecordNotFoundError(NotFoundError):
+    """No memory record with this id."""
+
+
+class LinkNotFoundError(NotFoundError):
+    """No link with this id or endpoint tuple."""
+
+
+class ConfigurationError(AgentMemoryError, ValueError):
+    """Inconsistent configuration, e.g. opening a 384-d store with a 768-d embedder."""
+
+
+class StorageError(AgentMemoryError, RuntimeError):
+    """The storage backend failed. The original driver error is chained as ``__cause__``."""
+
+
+class StoreBusyError(StorageError, TimeoutError):
+    """Write contention lasted longer than the store's retry budget."""
+
+
+class SchemaVersionError(StorageError):
+    """The store was written by a newer schema than this library understands."""
+
+
+class StoreClosedError(StorageError):
+    """The store was used after ``close()``."""

@@ -1,0 +1,191 @@
+"""Domain layer: the link lifecycle rules, as pure functions over entities and a given time.
+
+The rules (shared by every store):
+
+* built-in relation types carry a fixed opposite label: supersedes ↔ is_superseded_by,
+  refines ↔ is_refined_by, supports ↔ is_supported_by; duplicates and contradicts are
+  symmetric. A custom label reads the same both ways unless an opposite is given.
+* supersedes, refines and duplicates are *lifecycle* links: their target becomes INVALID and
+  stays as history. A record is INVALID exactly when at least one lifecycle link targets it,
+  so retyping or deleting a link re-derives the status of both endpoints.
+* no self-links; (source, target, relation_type) is unique; a pair of records is linked in
+  one orientation only (A→B forbids any B→A).
+
+The application service loads what a decision needs, calls these functions, and persists the
+outcome in one unit of work (the "determine actions" pattern): no rule lives in a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Final
+
+from .errors import (
+    InvalidLinkError,
+    LinkEndpointTypeError,
+    LinkExistsError,
+    LinkOrientationError,
+    SelfLinkError,
+)
+from .events import DomainEvent, RecordInvalidated, RecordRevalidated
+from .model import MemoryRecord, RecordLink, RecordStatus, check_id
+
+__all__ = [
+    "BUILTIN_OPPOSITES",
+    "LIFECYCLE_REASONS",
+    "LIFECYCLE_TYPES",
+    "derive_status",
+    "is_lifecycle",
+    "new_link",
+    "opposite_label",
+    "retype_link",
+]
+
+BUILTIN_OPPOSITES: Final[Mapping[str, str]] = {
+    "supersedes": "is_superseded_by",
+    "refines": "is_refined_by",
+    "duplicates": "duplicates",
+    "contradicts": "contradicts",
+    "supports": "is_supported_by",
+}
+
+LIFECYCLE_REASONS: Final[Mapping[str, str]] = {
+    "supersedes": "Superseded by another memory.",
+    "refines": "Refined by another memory.",
+    "duplicates": "Duplicated by another memory.",
+}
+
+LIFECYCLE_TYPES: Final = frozenset(LIFECYCLE_REASONS)
+
+
+def is_lifecycle(relation_type: str) -> bool:
+    """True for the link types that retire their target (supersedes, refines, duplicates)."""
+    return relation_type in LIFECYCLE_TYPES
+
+
+def opposite_label(relation_type: str, opposite: str | None = None) -> str:
+    """The target → source label: forced for built-ins, ``opposite`` or the same label otherwise."""
+    check_id(relation_type, "relation_type")
+    if relation_type in BUILTIN_OPPOSITES:
+        return BUILTIN_OPPOSITES[relation_type]
+    if opposite is None:
+        return relation_type
+    return check_id(opposite, "opposite_relation_type")
+
+
+def new_link(
+    *,
+    link_id: str,
+    source: MemoryRecord,
+    target: MemoryRecord,
+    relation_type: str,
+    existing_between: Iterable[RecordLink],
+    now: datetime,
+    opposite_relation_type: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    timestamp: datetime | None = None,
+) -> RecordLink:
+    """Decide whether ``source -[relation_type]-> target`` may be created, and build it.
+
+    ``existing_between`` are all stored links joining the two records, in either direction.
+    Raises :class:`SelfLinkError`, :class:`LinkExistsError` or :class:`LinkOrientationError`.
+    """
+    if source.id == target.id:
+        raise SelfLinkError("A memory cannot be linked to itself.")
+    for record in (source, target):
+        if not record.record_type.is_memory_like:  # pragma: no cover - MemoryRecord enforces it
+            raise LinkEndpointTypeError("Links join memory-like records only.")
+    opposite = opposite_label(relation_type, opposite_relation_type)
+    for link in existing_between:
+        if link.source_id == target.id and link.target_id == source.id:
+            raise LinkOrientationError(
+                f"{source.id!r} and {target.id!r} are already linked as {target.id!r} → {source.id!r} "
+                f"({link.relation_type}); a pair of records is linked in one orientation only."
+            )
+        if link.source_id == source.id and link.target_id == target.id and link.relation_type == relation_type:
+            raise LinkExistsError(
+                f"A {relation_type!r} link from {source.id!r} to {target.id!r} already exists ({link.id})."
+            )
+    return RecordLink(
+        id=link_id,
+        source_id=source.id,
+        source_type=source.record_type,
+        target_id=target.id,
+        target_type=target.record_type,
+        relation_type=relation_type,
+        opposite_relation_type=opposite,
+        created_at=now,
+        metadata=dict(metadata) if metadata is not None else None,
+        timestamp=timestamp,
+    )
+
+
+def retype_link(
+    link: RecordLink,
+    *,
+    relation_type: str | None = None,
+    opposite_relation_type: str | None = None,
+    siblings: Sequence[RecordLink] = (),
+) -> RecordLink:
+    """Change a link's labels. Built-in types force their opposite; uniqueness still holds.
+
+    ``siblings`` are the other stored links between the same two records.
+    """
+    new_type = link.relation_type if relation_type is None else check_id(relation_type, "relation_type")
+    if new_type in BUILTIN_OPPOSITES:
+        new_opposite = BUILTIN_OPPOSITES[new_type]
+    elif opposite_relation_type is not None:
+        new_opposite = check_id(opposite_relation_type, "opposite_relation_type")
+    elif relation_type is not None and relation_type != link.relation_type:
+        new_opposite = new_type
+    else:
+        new_opposite = link.opposite_relation_type
+    for other in siblings:
+        if other.id != link.id and other.source_id == link.source_id and other.relation_type == new_type:
+            raise LinkExistsError(
+                f"A {new_type!r} link from {link.source_id!r} to {link.target_id!r} already exists ({other.id})."
+            )
+    return replace(link, relation_type=new_type, opposite_relation_type=new_opposite)
+
+
+def _first_lifecycle(incoming: Iterable[RecordLink], record_id: str) -> RecordLink | None:
+    lifecycle = [l for l in incoming if l.target_id == record_id and is_lifecycle(l.relation_type)]
+    if not lifecycle:
+        return None
+    return min(lifecycle, key=lambda l: (l.created_at, l.id))
+
+
+def derive_status(
+    record: MemoryRecord, links: Iterable[RecordLink], now: datetime
+) -> tuple[MemoryRecord, tuple[DomainEvent, ...]]:
+    """Recompute ``record``'s status from the links that touch it.
+
+    INVALID iff a lifecycle link targets it; the reason comes from the earliest such link.
+    A record that stays invalid keeps its original ``invalidated_at``.
+    """
+    cause = _first_lifecycle(links, record.id)
+    if cause is None:
+        if record.status is RecordStatus.VALID:
+            return record, ()
+        revalidated = replace(
+            record, status=RecordStatus.VALID, invalidation_reason=None, invalidated_at=None, updated_at=now
+        )
+        return revalidated, (RecordRevalidated(record.id, now),)
+    reason = LIFECYCLE_REASONS[cause.relation_type]
+    if record.status is RecordStatus.INVALID:
+        if record.invalidation_reason == reason:
+            return record, ()
+        return replace(record, invalidation_reason=reason, updated_at=now), ()
+    invalidated = replace(
+        record, status=RecordStatus.INVALID, invalidation_reason=reason, invalidated_at=now, updated_at=now
+    )
+    return invalidated, (RecordInvalidated(record.id, reason, now, cause.id),)
+
+
+def check_link_request(relation_type: object) -> str:
+    """Validate a relation label before any storage access."""
+    if not isinstance(relation_type, str):
+        raise InvalidLinkError("relation_type must be a string.")
+    return check_id(relation_type, "relation_type")

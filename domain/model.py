@@ -1,0 +1,383 @@
+"""Domain layer: the entities and value objects (threads, messages, memory records, links).
+
+All are frozen, slotted dataclasses validated in ``__post_init__``; "changing" one means
+building a new one with :func:`dataclasses.replace`. Times are timezone-aware UTC datetimes
+passed in by the caller (the application reads them from a clock port), never read here.
+Embeddings are not part of the entities: they belong to the index, not to the memory.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Final
+
+from .errors import (
+    InvalidMetadataError,
+    InvalidRecordTypeError,
+    InvalidScopeError,
+    ValidationError,
+)
+
+__all__ = [
+    "MAX_ID_LENGTH",
+    "MEMORY_RECORD_TYPES",
+    "SEARCHABLE_RECORD_TYPES",
+    "Message",
+    "MemoryRecord",
+    "RecordLink",
+    "RecordStatus",
+    "RecordType",
+    "Scope",
+    "Thread",
+    "check_id",
+    "check_metadata",
+    "check_optional_id",
+    "check_time",
+    "parse_record_type",
+]
+
+MAX_ID_LENGTH: Final = 128
+"""Ids, user ids, agent ids and labels fit a VARCHAR2(128) column on every backend."""
+
+
+class RecordType(str, enum.Enum):
+    """Kinds of searchable records. The first four are "memory-like" and can be linked."""
+
+    MEMORY = "memory"
+    FACT = "fact"
+    GUIDELINE = "guideline"
+    PREFERENCE = "preference"
+    MESSAGE = "message"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_memory_like(self) -> bool:
+        return self is not RecordType.MESSAGE
+
+
+MEMORY_RECORD_TYPES: Final = frozenset(
+    {RecordType.MEMORY, RecordType.FACT, RecordType.GUIDELINE, RecordType.PREFERENCE}
+)
+SEARCHABLE_RECORD_TYPES: Final = frozenset(RecordType)
+
+
+class RecordStatus(str, enum.Enum):
+    """Lifecycle status. INVALID records are kept as history (never deleted by linking)."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def parse_record_type(value: object, *, memory_only: bool = False) -> RecordType:
+    """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else."""
+    allowed = MEMORY_RECORD_TYPES if memory_only else SEARCHABLE_RECORD_TYPES
+    try:
+        record_type = RecordType(value)
+    except ValueError:
+        record_type = None
+    if record_type is None or record_type not in allowed:
+        names = ", ".join(sorted(t.value for t in allowed))
+        raise InvalidRecordTypeError(f"record type must be one of: {names}; got {value!r}.")
+    return record_type
+
+
+def check_id(value: object, what: str) -> str:
+    """A non-empty, printable id of at most 128 characters."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string, got {type(value).__name__}.")
+    if not value.strip():
+        raise ValidationError(f"{what} must not be empty.")
+    if len(value) > MAX_ID_LENGTH:
+        raise ValidationError(f"{what} must be at most {MAX_ID_LENGTH} characters.")
+    if any(ord(ch) < 32 for ch in value):
+        raise ValidationError(f"{what} must not contain control characters.")
+    return value
+
+
+def check_optional_id(value: object, what: str) -> str | None:
+    """Like :func:`check_id`, but ``None`` (unscoped) is allowed."""
+    if value is None:
+        return None
+    try:
+        return check_id(value, what)
+    except ValidationError as exc:
+        raise InvalidScopeError(str(exc)) from None
+
+
+def check_time(value: object, what: str) -> datetime:
+    """Timezone-aware datetimes only: a naive datetime is ambiguous across machines."""
+    if not isinstance(value, datetime):
+        raise ValidationError(f"{what} must be a datetime, got {type(value).__name__}.")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(f"{what} must be timezone-aware.")
+    return value
+
+
+def _check_optional_time(value: object, what: str) -> datetime | None:
+    return None if value is None else check_time(value, what)
+
+
+def _check_json_value(value: object, path: str, depth: int = 0) -> None:
+    if depth > 32:
+        raise InvalidMetadataError(f"metadata is nested too deeply at {path}.")
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidMetadataError(f"metadata value at {path} must be a finite number.")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_json_value(item, f"{path}[{i}]", depth + 1)
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidMetadataError(f"metadata keys must be strings (at {path}).")
+            _check_json_value(item, f"{path}.{key}", depth + 1)
+        return
+    raise InvalidMetadataError(
+        f"metadata value at {path} is not JSON-compatible ({type(value).__name__})."
+    )
+
+
+def _thaw(value: Any) -> Any:
+    """A plain-JSON deep copy: mappings become dicts, tuples become lists."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_thaw(v) for v in value]
+    return value
+
+
+def check_metadata(value: object) -> dict[str, Any] | None:
+    """``None`` or a JSON object; returns a private deep copy so callers cannot mutate state."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidMetadataError("metadata must be a dict or None.")
+    _check_json_value(value, "$")
+    thawed: dict[str, Any] = _thaw(value)
+    return thawed
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a record belongs to. ``None`` on a dimension means "unscoped on that dimension"."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    thread_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check_optional_id(self.user_id, "user_id")
+        check_optional_id(self.agent_id, "agent_id")
+        check_optional_id(self.thread_id, "thread_id")
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A conversation. ``config``/``state`` hold persisted per-thread settings and counters."""
+
+    id: str
+    created_at: datetime
+    updated_at: datetime
+    user_id: str | None = None
+    agent_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "thread_id")
+        check_optional_id(self.user_id, "user_id")
+        check_optional_id(self.agent_id, "agent_id")
+        check_time(self.created_at, "created_at")
+        check_time(self.updated_at, "updated_at")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
+        object.__setattr__(self, "config", check_metadata(self.config) or {})
+        object.__setattr__(self, "state", check_metadata(self.state) or {})
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a thread. ``seq`` increases within a thread (gaps allowed after deletes).
+
+    ``user_id``/``agent_id`` are copied from the thread so that messages can be scoped in
+    search exactly like memories.
+    """
+
+    id: str
+    thread_id: str
+    role: str
+    content: str
+    seq: int
+    created_at: datetime
+    timestamp: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    expires_at: datetime | None = None
+
+    record_type: RecordType = field(default=RecordType.MESSAGE, init=False)
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "message id")
+        check_id(self.thread_id, "thread_id")
+        if not isinstance(self.role, str) or not self.role.strip():
+            raise ValidationError("message role must be a non-empty string.")
+        if len(self.role) > 30:
+            raise ValidationError("message role must be at most 30 characters.")
+        if not isinstance(self.content, str):
+            raise ValidationError("message content must be a string.")
+        if not isinstance(self.seq, int) or isinstance(self.seq, bool) or self.seq < 1:
+            raise ValidationError("message seq must be a positive integer.")
+        check_time(self.created_at, "created_at")
+        _check_optional_time(self.timestamp, "timestamp")
+        _check_optional_time(self.expires_at, "expires_at")
+        check_optional_id(self.user_id, "user_id")
+        check_optional_id(self.agent_id, "agent_id")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id, self.thread_id)
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A typed, scoped memory (memory, fact, guideline or preference).
+
+    ``status`` is derived, never set by hand: a record is INVALID exactly when at least one
+    lifecycle link (supersedes, refines, duplicates) targets it. ``invalidated_at`` records
+    when it stopped being current and ``invalidation_reason`` why; both are cleared when it
+    becomes valid again. ``timestamp`` is the optional event time (when the fact happened or
+    was learned); ``valid_from`` falls back to the creation time.
+    """
+
+    id: str
+    record_type: RecordType
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    user_id: str | None = None
+    agent_id: str | None = None
+    thread_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    status: RecordStatus = RecordStatus.VALID
+    invalidation_reason: str | None = None
+    invalidated_at: datetime | None = None
+    timestamp: datetime | None = None
+    expires_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "memory id")
+        object.__setattr__(self, "record_type", parse_record_type(self.record_type, memory_only=True))
+        if not isinstance(self.content, str):
+            raise ValidationError("memory content must be a string.")
+        if not self.content.strip():
+            raise ValidationError("memory content must not be empty.")
+        check_time(self.created_at, "created_at")
+        check_time(self.updated_at, "updated_at")
+        check_optional_id(self.user_id, "user_id")
+        check_optional_id(self.agent_id, "agent_id")
+        check_optional_id(self.thread_id, "thread_id")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
+        try:
+            object.__setattr__(self, "status", RecordStatus(self.status))
+        except ValueError:
+            raise ValidationError(f"status must be 'valid' or 'invalid', got {self.status!r}.") from None
+        _check_optional_time(self.invalidated_at, "invalidated_at")
+        _check_optional_time(self.timestamp, "timestamp")
+        _check_optional_time(self.expires_at, "expires_at")
+        if self.status is RecordStatus.VALID and (
+            self.invalidated_at is not None or self.invalidation_reason is not None
+        ):
+            raise ValidationError("a valid record carries no invalidation time or reason.")
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id, self.thread_id)
+
+    @property
+    def valid_from(self) -> datetime:
+        return self.timestamp or self.created_at
+
+    @property
+    def is_valid(self) -> bool:
+        return self.status is RecordStatus.VALID
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLink:
+    """A directed, typed edge between two memory-like records.
+
+    ``relation_type`` reads source → target ("B supersedes A"); ``opposite_relation_type``
+    reads target → source ("A is_superseded_by B"). Lifecycle rules live in
+    :mod:`palimpsest.domain.links`.
+    """
+
+    id: str
+    source_id: str
+    source_type: RecordType
+    target_id: str
+    target_type: RecordType
+    relation_type: str
+    opposite_relation_type: str
+    created_at: datetime
+    metadata: dict[str, Any] | None = None
+    timestamp: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "link id")
+        check_id(self.source_id, "source_record_id")
+        check_id(self.target_id, "target_record_id")
+        object.__setattr__(self, "source_type", parse_record_type(self.source_type, memory_only=True))
+        object.__setattr__(self, "target_type", parse_record_type(self.target_type, memory_only=True))
+        check_id(self.relation_type, "relation_type")
+        check_id(self.opposite_relation_type, "opposite_relation_type")
+        check_time(self.created_at, "created_at")
+        _check_optional_time(self.timestamp, "timestamp")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
+
+    def other_end(self, record_id: str) -> str:
+        """The endpoint that is not ``record_id``."""
+        return self.target_id if record_id == self.source_id else self.source_id
+
+    def label_from(self, record_id: str) -> str:
+        """The relation label as seen from ``record_id`` (the stored label or its opposite)."""
+        return self.relation_type if record_id == self.source_id else self.opposite_relation_type
+
+    @property
+    def endpoints(self) -> frozenset[str]:
+        return frozenset((self.source_id, self.target_id))
+
+
+UTC: Final = timezone.utc
+__all__ += ["UTC", "expiry_from_ttl"]
+
+
+def expiry_from_ttl(now: datetime, ttl_days: float | None) -> datetime | None:
+    """``None`` ttl means "never expires"; a non-negative number of days otherwise."""
+    if ttl_days is None:
+        return None
+    if isinstance(ttl_days, bool) or not isinstance(ttl_days, (int, float)) or not math.isfinite(ttl_days):
+        raise ValidationError("ttl_days must be a number of days or None.")
+    if ttl_days < 0:
+        raise ValidationError("ttl_days must be non-negative.")
+    return now + timedelta(days=ttl_days)

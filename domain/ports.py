@@ -1,0 +1,291 @@
+"""Domain layer: the storage-side ports. Docstrings are the specification the contract suite tests.
+
+A store adapter provides a :class:`MemoryStore`: units of work (transactions) whose
+repositories read and write entities, plus a :class:`RecordSearch` capability. Repositories
+store what they are given and enforce only storage invariants (unique ids, foreign keys,
+vector dimension); lifecycle decisions are made by the domain functions in
+:mod:`palimpsest.domain.links` and persisted by the application service.
+
+Conventions for every method:
+
+* "visible" means not expired at ``now`` (expired rows are hidden from get/list/search but
+  are not a write conflict: their id stays taken until they are purged);
+* list filters use three values: ``NOTSET`` = no filter, ``None`` = only rows unscoped on
+  that dimension, a string = exactly that id;
+* bad input raises a :class:`~palimpsest.domain.errors.ValidationError` subclass, and a
+  failed unit of work leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from .model import MemoryRecord, Message, RecordLink, RecordType, Thread
+from .search import SearchHit, SearchQuery
+from .sentinel import NotSetType, NOTSET
+
+__all__ = [
+    "DEFAULT_LIST_LIMIT",
+    "Clock",
+    "LinkRepository",
+    "MemoryStore",
+    "MessageRepository",
+    "RecordRepository",
+    "RecordSearch",
+    "ThreadRepository",
+    "UnitOfWork",
+]
+
+DEFAULT_LIST_LIMIT = 10_000
+
+ScopeArg = str | None | NotSetType
+Vector = Sequence[float]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Where "now" comes from. Domain rules take time as an argument; services ask a clock."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware (UTC)."""
+        ...
+
+
+class ThreadRepository(Protocol):
+    def add(self, thread: Thread) -> None:
+        """Store a new thread. Raises ``DuplicateIdError`` if the id exists."""
+        ...
+
+    def get(self, thread_id: str) -> Thread | None:
+        """The thread, or ``None``."""
+        ...
+
+    def update(self, thread: Thread) -> None:
+        """Replace a stored thread (same id). Raises ``ThreadNotFoundError`` if absent."""
+        ...
+
+    def delete(self, thread_id: str) -> bool:
+        """Delete a thread with its messages and the records scoped to it (and their links).
+
+        Returns False when there was no such thread.
+        """
+        ...
+
+    def list(
+        self,
+        *,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[Thread]:
+        """Threads matching the filters, oldest first; ``limit`` keeps the newest ``limit``.
+
+        ``metadata_filter=None`` means "only threads without metadata"; ``limit=None`` no cap.
+        """
+        ...
+
+
+class MessageRepository(Protocol):
+    def add(self, message: Message, *, embedding: Vector | None = None) -> None:
+        """Store a message of an existing thread, optionally with its embedding.
+
+        Raises ``ThreadNotFoundError``, ``DuplicateIdError`` (id or (thread, seq) taken) or
+        ``VectorDimensionError``.
+        """
+        ...
+
+    def get(self, message_id: str, *, now: datetime) -> Message | None:
+        """The message if it exists and is visible at ``now``."""
+        ...
+
+    def last_seq(self, thread_id: str) -> int:
+        """The highest ``seq`` stored for the thread (expired rows included), 0 if none."""
+        ...
+
+    def list_for_thread(
+        self,
+        thread_id: str,
+        *,
+        now: datetime,
+        start_seq: int | None = None,
+        end_seq: int | None = None,
+        last_n: int | None = None,
+    ) -> list[Message]:
+        """Visible messages with ``start_seq <= seq < end_seq``, oldest first.
+
+        ``last_n`` keeps only the newest ``last_n`` of that range.
+        """
+        ...
+
+    def update(self, message: Message, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
+        """Replace a stored message; ``embedding`` NOTSET keeps, None drops, a vector replaces.
+
+        Raises ``MessageNotFoundError``.
+        """
+        ...
+
+    def delete(self, message_id: str) -> bool:
+        """Delete one message; False when absent."""
+        ...
+
+
+class RecordRepository(Protocol):
+    def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
+        """Store a new memory record, optionally with its embedding.
+
+        Raises ``DuplicateIdError``, ``ThreadNotFoundError`` (record scoped to an unknown
+        thread) or ``VectorDimensionError``.
+        """
+        ...
+
+    def get(self, record_id: str, *, now: datetime | None = None) -> MemoryRecord | None:
+        """The record, or ``None``. With ``now``, expired records are ``None`` as well."""
+        ...
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The stored records among ``record_ids`` (expired included), keyed by id."""
+        ...
+
+    def update(self, record: MemoryRecord, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
+        """Replace a stored record (same id; scope and type must not change).
+
+        ``embedding`` NOTSET keeps the vector, None drops it, a vector replaces it.
+        Raises ``RecordNotFoundError`` or ``ValidationError`` when scope/type would change.
+        """
+        ...
+
+    def delete(self, record_id: str) -> bool:
+        """Delete a record and every link touching it; False when absent.
+
+        The store does not re-derive the status of former link partners: the service does.
+        """
+        ...
+
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        thread_id: ScopeArg = NOTSET,
+        record_types: frozenset[RecordType] | None = None,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[MemoryRecord]:
+        """Visible records matching the filters, oldest first (creation order, then id).
+
+        ``limit`` keeps the newest ``limit``; ``metadata_filter=None`` means "no metadata".
+        """
+        ...
+
+
+class LinkRepository(Protocol):
+    def add(self, link: RecordLink) -> None:
+        """Store a link whose endpoints exist.
+
+        Raises ``RecordNotFoundError`` for a missing endpoint, ``DuplicateIdError`` for a taken
+        id, ``LinkExistsError`` for a repeated (source, target, type), ``SelfLinkError``.
+        """
+        ...
+
+    def get(self, link_id: str) -> RecordLink | None:
+        ...
+
+    def find(self, source_id: str, target_id: str, relation_type: str) -> RecordLink | None:
+        """The link with exactly this stored orientation and type."""
+        ...
+
+    def between(self, a: str, b: str) -> list[RecordLink]:
+        """Every link joining ``a`` and ``b``, in either direction, oldest first."""
+        ...
+
+    def touching(self, record_id: str) -> list[RecordLink]:
+        """Every link with ``record_id`` as source or target, oldest first (created_at, id)."""
+        ...
+
+    def update(self, link: RecordLink) -> None:
+        """Replace a stored link (same id and endpoints). Raises ``LinkNotFoundError``,
+        ``LinkExistsError``."""
+        ...
+
+    def delete(self, link_id: str) -> bool:
+        ...
+
+    def list(
+        self,
+        *,
+        source_id: str | NotSetType = NOTSET,
+        target_id: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[RecordLink]:
+        """Links matching the filters, earliest created first (created_at, id)."""
+        ...
+
+
+class UnitOfWork(Protocol):
+    """One atomic transaction. Rolls back unless :meth:`commit` is called.
+
+    Leaving the ``with`` block without commit, or by an exception, discards every write.
+    Writes of a committed unit of work are visible to every later unit of work and search,
+    in this process and in others sharing the store. After ``commit`` or ``rollback`` the
+    unit of work is finished; using its repositories raises ``StorageError``.
+    """
+
+    threads: ThreadRepository
+    messages: MessageRepository
+    records: RecordRepository
+    links: LinkRepository
+
+    def __enter__(self) -> UnitOfWork: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
+class RecordSearch(Protocol):
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Up to ``query.k`` direct hits, best first, each with its linked-record tree.
+
+        * candidates: messages and memory records passing ``query.admits_record(direct=True)``
+          (scope per dimension, record types, expiry at ``query.now``, metadata filter, and
+          status when ``include_invalid`` is False);
+        * ranking: by cosine similarity to ``query.vector`` (records without a vector are
+          not candidates), by keyword relevance of ``query.text`` (records sharing no term are
+          not candidates), or both fused with reciprocal rank fusion; ties by record type, id;
+        * linked records: for memory-like hits only, ``shortest_path_tree`` with the same
+          scope/type/expiry/metadata filters (status is not filtered), hydrated into
+          ``SearchHit.linked``.
+
+        Raises ``VectorDimensionError`` if the query vector does not fit the store.
+        """
+        ...
+
+
+class MemoryStore(RecordSearch, Protocol):
+    """A complete storage backend: transactions plus search."""
+
+    @property
+    def dimension(self) -> int | None:
+        """The embedding dimension, fixed by configuration or by the first stored vector."""
+        ...
+
+    def unit_of_work(self) -> UnitOfWork:
+        """A new unit of work, to be used as a context manager."""
+        ...
+
+    def close(self) -> None:
+        """Release resources; idempotent. Later use raises ``StoreClosedError``."""
+        ...

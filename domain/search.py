@@ -1,0 +1,312 @@
+"""Domain layer: search requests, results, graph expansion and rank fusion (pure Python).
+
+A store implements *how* candidates are found (numpy scan, FTS5, Oracle vector index); what a
+request means, how linked records are chosen around a hit, and how ranked lists are fused are
+defined here once, so every store answers the same question the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final, TypeVar
+
+from .errors import InvalidSearchError, VectorDimensionError
+from .metadata_filter import matches, validate_filter
+from .model import (
+    SEARCHABLE_RECORD_TYPES,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+    check_optional_id,
+    check_time,
+    parse_record_type,
+)
+from .sentinel import ANY, AnyType
+
+__all__ = [
+    "DEFAULT_MAX_LINKED_RESULTS",
+    "MAX_NUM_HOPS",
+    "MAX_SEARCH_K",
+    "RRF_K",
+    "Fusion",
+    "LinkedRecord",
+    "ScopeFilter",
+    "SearchHit",
+    "SearchQuery",
+    "TreeEdge",
+    "build_tree",
+    "check_vector",
+    "reciprocal_rank_fusion",
+    "shortest_path_tree",
+]
+
+MAX_NUM_HOPS: Final = 5
+MAX_SEARCH_K: Final = 1000
+DEFAULT_MAX_LINKED_RESULTS: Final = 100
+RRF_K: Final = 60
+
+K = TypeVar("K", bound=Hashable)
+
+ScopeValue = str | None | AnyType
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeFilter:
+    """Which scopes a search may return, per dimension.
+
+    ``ANY`` leaves a dimension unconstrained; a string matches exactly; ``None`` matches only
+    records that are unscoped on that dimension.
+    """
+
+    user_id: ScopeValue = ANY
+    agent_id: ScopeValue = ANY
+    thread_id: ScopeValue = ANY
+
+    def __post_init__(self) -> None:
+        for name in ("user_id", "agent_id", "thread_id"):
+            value = getattr(self, name)
+            if value is not ANY:
+                check_optional_id(value, name)
+
+    def admits(self, user_id: str | None, agent_id: str | None, thread_id: str | None) -> bool:
+        return (
+            (self.user_id is ANY or self.user_id == user_id)
+            and (self.agent_id is ANY or self.agent_id == agent_id)
+            and (self.thread_id is ANY or self.thread_id == thread_id)
+        )
+
+
+class Fusion(str, enum.Enum):
+    """How a hybrid (vector + keyword) search merges its two ranked lists."""
+
+    RRF = "rrf"
+
+
+def check_vector(vector: Sequence[float], dimension: int | None = None) -> tuple[float, ...]:
+    """A non-empty, finite vector (of ``dimension`` entries when given), as a tuple of floats."""
+    try:
+        values = tuple(float(x) for x in vector)
+    except (TypeError, ValueError):
+        raise VectorDimensionError("a vector must be a sequence of numbers.") from None
+    if not values:
+        raise VectorDimensionError("a vector must not be empty.")
+    if not all(math.isfinite(x) for x in values):
+        raise VectorDimensionError("a vector must contain only finite values.")
+    if dimension is not None and len(values) != dimension:
+        raise VectorDimensionError(
+            f"vector has {len(values)} dimensions but this store holds {dimension}-dimensional vectors."
+        )
+    if not any(values):
+        raise VectorDimensionError("a vector must not be all zeros (it has no direction).")
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """One store search.
+
+    At least one of ``vector`` (dense) and ``text`` (keyword) is given; with both, the two
+    ranked lists are fused (reciprocal rank fusion). ``now`` decides which records have
+    expired. ``include_invalid`` applies to direct hits only: linked context may show
+    history. ``record_types=None`` means every searchable type.
+    """
+
+    k: int
+    now: datetime
+    vector: tuple[float, ...] | None = None
+    text: str | None = None
+    scope: ScopeFilter = field(default_factory=ScopeFilter)
+    record_types: frozenset[RecordType] | None = None
+    include_invalid: bool = True
+    metadata_filter: Mapping[str, Any] | None = None
+    num_hops: int = 0
+    max_linked_results: int = DEFAULT_MAX_LINKED_RESULTS
+    fusion: Fusion = Fusion.RRF
+    rrf_k: int = RRF_K
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
+            raise InvalidSearchError("k must be at least 1; allow at least one search result.")
+        if self.k > MAX_SEARCH_K:
+            raise InvalidSearchError(f"k must be at most {MAX_SEARCH_K}.")
+        check_time(self.now, "now")
+        if self.vector is None and self.text is None:
+            raise InvalidSearchError("a search needs a query vector, query text, or both.")
+        if self.vector is not None:
+            object.__setattr__(self, "vector", check_vector(self.vector))
+        if self.text is not None and (not isinstance(self.text, str) or not self.text.strip()):
+            raise InvalidSearchError("query text must be a non-empty string.")
+        if not isinstance(self.scope, ScopeFilter):
+            raise InvalidSearchError("scope must be a ScopeFilter.")
+        if self.record_types is not None:
+            if isinstance(self.record_types, str):
+                raise InvalidSearchError("record_types must be a collection of type names, not a string.")
+            types = frozenset(parse_record_type(t) for t in self.record_types)
+            if not types:
+                raise InvalidSearchError("record_types must not be empty (omit it to search every type).")
+            object.__setattr__(self, "record_types", types)
+        object.__setattr__(self, "metadata_filter", validate_filter(self.metadata_filter))
+        if not isinstance(self.num_hops, int) or isinstance(self.num_hops, bool) or not 0 <= self.num_hops <= MAX_NUM_HOPS:
+            raise InvalidSearchError(f"num_hops must be between 0 and {MAX_NUM_HOPS}.")
+        if (
+            not isinstance(self.max_linked_results, int)
+            or isinstance(self.max_linked_results, bool)
+            or self.max_linked_results < 0
+        ):
+            raise InvalidSearchError("max_linked_results must be non-negative.")
+        if not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+            raise InvalidSearchError("rrf_k must be a positive integer.")
+
+    @property
+    def types(self) -> frozenset[RecordType]:
+        return self.record_types if self.record_types is not None else SEARCHABLE_RECORD_TYPES
+
+    def admits_record(self, record: MemoryRecord | Message, *, direct: bool) -> bool:
+        """The full filter, in pure Python: scope, type, expiry, metadata, and (direct) status."""
+        if record.record_type not in self.types:
+            return False
+        if not self.scope.admits(record.user_id, record.agent_id, record.thread_id):
+            return False
+        if record.is_expired(self.now):
+            return False
+        if direct and not self.include_invalid and isinstance(record, MemoryRecord) and not record.is_valid:
+            return False
+        return matches(record.metadata, self.metadata_filter)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedRecord:
+    """A record reached from a hit through links: one node of the shortest-path tree."""
+
+    link: RecordLink
+    parent_id: str
+    record: MemoryRecord
+    depth: int
+    children: tuple[LinkedRecord, ...] = ()
+
+    @property
+    def relation_label(self) -> str:
+        """The label read from the parent towards this record (direction-aware)."""
+        return self.link.label_from(self.parent_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A direct search result. ``score`` is higher-is-better; ``distance`` lower-is-better."""
+
+    record: MemoryRecord | Message
+    score: float
+    distance: float
+    linked: tuple[LinkedRecord, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def record_type(self) -> RecordType:
+        return self.record.record_type
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEdge:
+    """A flat entry of a shortest-path tree: how ``record_id`` is reached (before hydration)."""
+
+    record_id: str
+    parent_id: str
+    link: RecordLink
+    depth: int
+
+
+def shortest_path_tree(
+    root_id: str,
+    *,
+    num_hops: int,
+    max_linked_results: int,
+    links_of: Callable[[str], Iterable[RecordLink]],
+    admits: Callable[[str], bool],
+) -> list[TreeEdge]:
+    """The deterministic shortest-path tree around ``root_id``, ranked and capped.
+
+    Links are followed in both directions. Every record on a path must pass ``admits``
+    (scope, type, expiry, metadata); a record never repeats on a path. Each reached record
+    keeps one parent: minimal depth, then earliest link ``created_at``, link id, parent id.
+    The result is ranked by (depth, link created_at, link id, record id) and cut at
+    ``max_linked_results``; ranking by depth first keeps every kept node's parent kept.
+    """
+    if num_hops <= 0 or max_linked_results <= 0:
+        return []
+    best: dict[str, TreeEdge] = {}
+    seen = {root_id}
+    frontier = [root_id]
+    for depth in range(1, num_hops + 1):
+        level: dict[str, TreeEdge] = {}
+        for parent in frontier:
+            for link in links_of(parent):
+                other = link.other_end(parent)
+                if other in seen or not admits(other):
+                    continue
+                candidate = TreeEdge(other, parent, link, depth)
+                current = level.get(other)
+                if current is None or _parent_key(candidate) < _parent_key(current):
+                    level[other] = candidate
+        if not level:
+            break
+        best.update(level)
+        seen.update(level)
+        frontier = sorted(level)
+    ranked = sorted(best.values(), key=lambda e: (e.depth, e.link.created_at, e.link.id, e.record_id))
+    return ranked[:max_linked_results]
+
+
+def _parent_key(edge: TreeEdge) -> tuple[Any, ...]:
+    return (edge.depth, edge.link.created_at, edge.link.id, edge.parent_id)
+
+
+def build_tree(
+    root_id: str, edges: Sequence[TreeEdge], records: Mapping[str, MemoryRecord]
+) -> tuple[LinkedRecord, ...]:
+    """Nest flat tree edges under their parents, keeping rank order among siblings."""
+    children: dict[str, list[TreeEdge]] = {}
+    for edge in edges:
+        children.setdefault(edge.parent_id, []).append(edge)
+
+    def grow(parent_id: str) -> tuple[LinkedRecord, ...]:
+        return tuple(
+            LinkedRecord(
+                link=e.link,
+                parent_id=e.parent_id,
+                record=records[e.record_id],
+                depth=e.depth,
+                children=grow(e.record_id),
+            )
+            for e in children.get(parent_id, ())
+            if e.record_id in records
+        )
+
+    return grow(root_id)
+
+
+def reciprocal_rank_fusion(
+    ranked_lists: Sequence[Sequence[K]], *, k: int = RRF_K, weights: Sequence[float] | None = None
+) -> list[tuple[K, float]]:
+    """Fuse ranked lists: ``score(d) = Σ w / (k + rank_d)`` with 1-based ranks.
+
+    Scores are normalised to sum to 1. Ties keep the order of first appearance, so the
+    result is deterministic.
+    """
+    if weights is None:
+        weights = [1.0] * len(ranked_lists)
+    scores: dict[K, float] = {}
+    for items, weight in zip(ranked_lists, weights):
+        for rank, key in enumerate(items, start=1):
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    total = sum(scores.values()) or 1.0
+    order = {key: i for i, key in enumerate(scores)}
+    fused = sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    return [(key, score / total) for key, score in fused]
