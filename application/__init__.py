@@ -1,1 +1,5 @@
-"""Application layer of palimpsest: use cases and the public client API (built on domain ports)."""
+"""Application layer of palimpsest: use cases over the domain ports (the public client comes next)."""
+
+from .memory_service import MemoryService
+
+__all__ = ["MemoryService"]

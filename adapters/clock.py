@@ -1,0 +1,14 @@
+"""Adapters layer: the system clock behind the ``Clock`` port."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+__all__ = ["SystemClock"]
+
+
+class SystemClock:
+    """UTC wall-clock time."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)

@@ -1,0 +1,573 @@
+"""Adapters layer: the in-memory store, a complete fake of every storage port.
+
+It is a real adapter, shipped for tests and prototypes, and verified by the same contract
+suite as the embedded and Oracle stores. A unit of work edits shallow copies of the committed
+dictionaries (entities are immutable) under the store lock and swaps them in on commit, so a
+rollback is simply dropping the copies and a search always reads one committed snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+from palimpsest.domain.errors import (
+    DuplicateIdError,
+    LinkExistsError,
+    LinkNotFoundError,
+    MessageNotFoundError,
+    RecordNotFoundError,
+    SelfLinkError,
+    StorageError,
+    StoreClosedError,
+    ThreadNotFoundError,
+    ValidationError,
+    VectorDimensionError,
+)
+from palimpsest.domain.metadata_filter import matches, validate_filter
+from palimpsest.domain.model import (
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+    Thread,
+)
+from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
+from palimpsest.domain.search import (
+    SearchHit,
+    SearchQuery,
+    build_tree,
+    check_vector,
+    reciprocal_rank_fusion,
+    shortest_path_tree,
+)
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+__all__ = ["InMemoryStore"]
+
+T = TypeVar("T")
+Key = tuple[str, str]  # ("message" | "record", id)
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.casefold() for t in _TOKEN.findall(text)]
+
+
+def _unit(vector: Sequence[float], dimension: int | None) -> tuple[float, ...]:
+    values = check_vector(vector, dimension)
+    norm = math.sqrt(sum(x * x for x in values))
+    return tuple(x / norm for x in values)
+
+
+def _scope_ok(value: str | None, wanted: str | None | NotSetType) -> bool:
+    return wanted is NOTSET or value == wanted
+
+
+def _newest(items: list[T], limit: int | None) -> list[T]:
+    if limit is None:
+        return items
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError("limit must be a positive integer or None.")
+    return items[-limit:]
+
+
+def _list_filter(flt: Mapping[str, Any] | None | NotSetType) -> Mapping[str, Any] | None | NotSetType:
+    """In list APIs ``None`` means "rows without metadata", so it must not be normalised away."""
+    if flt is NOTSET or flt is None:
+        return flt
+    return validate_filter(flt)
+
+
+def _metadata_ok(metadata: Mapping[str, Any] | None, flt: Mapping[str, Any] | None | NotSetType) -> bool:
+    if flt is NOTSET:
+        return True
+    if flt is None:
+        return metadata is None
+    return matches(metadata, flt)
+
+
+@dataclass
+class _State:
+    threads: dict[str, Thread] = field(default_factory=dict)
+    messages: dict[str, Message] = field(default_factory=dict)
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    links: dict[str, RecordLink] = field(default_factory=dict)
+    vectors: dict[Key, tuple[float, ...]] = field(default_factory=dict)
+    dimension: int | None = None
+
+    def copy(self) -> _State:
+        return _State(
+            dict(self.threads),
+            dict(self.messages),
+            dict(self.records),
+            dict(self.links),
+            dict(self.vectors),
+            self.dimension,
+        )
+
+
+class _Repository:
+    def __init__(self, uow: InMemoryUnitOfWork) -> None:
+        self._uow = uow
+
+    @property
+    def _s(self) -> _State:
+        return self._uow._state()
+
+    def _vector(self, key: Key, embedding: Sequence[float] | None) -> None:
+        state = self._s
+        if embedding is None:
+            state.vectors.pop(key, None)
+            return
+        unit = _unit(embedding, state.dimension)
+        state.dimension = len(unit)
+        state.vectors[key] = unit
+
+
+class InMemoryThreadRepository(_Repository):
+    def add(self, thread: Thread) -> None:
+        if thread.id in self._s.threads:
+            raise DuplicateIdError(f"A thread with id {thread.id!r} already exists.")
+        self._s.threads[thread.id] = thread
+
+    def get(self, thread_id: str) -> Thread | None:
+        return self._s.threads.get(thread_id)
+
+    def update(self, thread: Thread) -> None:
+        if thread.id not in self._s.threads:
+            raise ThreadNotFoundError(f"No thread with id {thread.id!r}.")
+        self._s.threads[thread.id] = thread
+
+    def delete(self, thread_id: str) -> bool:
+        s = self._s
+        if s.threads.pop(thread_id, None) is None:
+            return False
+        for message in [m for m in s.messages.values() if m.thread_id == thread_id]:
+            del s.messages[message.id]
+            s.vectors.pop(("message", message.id), None)
+        owned = {r.id for r in s.records.values() if r.thread_id == thread_id}
+        for record_id in owned:
+            del s.records[record_id]
+            s.vectors.pop(("record", record_id), None)
+        for link in [l for l in s.links.values() if l.source_id in owned or l.target_id in owned]:
+            del s.links[link.id]
+        return True
+
+    def list(
+        self,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[Thread]:
+        flt = _list_filter(metadata_filter)
+        found = [
+            t
+            for t in self._s.threads.values()
+            if _scope_ok(t.user_id, user_id) and _scope_ok(t.agent_id, agent_id) and _metadata_ok(t.metadata, flt)
+        ]
+        found.sort(key=lambda t: (t.created_at, t.id))
+        return _newest(found, limit)
+
+
+class InMemoryMessageRepository(_Repository):
+    def add(self, message: Message, *, embedding: Sequence[float] | None = None) -> None:
+        s = self._s
+        if message.thread_id not in s.threads:
+            raise ThreadNotFoundError(f"No thread with id {message.thread_id!r}.")
+        if message.id in s.messages:
+            raise DuplicateIdError(f"A message with id {message.id!r} already exists.")
+        if any(m.thread_id == message.thread_id and m.seq == message.seq for m in s.messages.values()):
+            raise DuplicateIdError(f"Thread {message.thread_id!r} already has a message with seq {message.seq}.")
+        self._vector(("message", message.id), embedding)
+        s.messages[message.id] = message
+
+    def get(self, message_id: str, *, now: datetime) -> Message | None:
+        message = self._s.messages.get(message_id)
+        return None if message is None or message.is_expired(now) else message
+
+    def last_seq(self, thread_id: str) -> int:
+        return max((m.seq for m in self._s.messages.values() if m.thread_id == thread_id), default=0)
+
+    def list_for_thread(
+        self,
+        thread_id: str,
+        *,
+        now: datetime,
+        start_seq: int | None = None,
+        end_seq: int | None = None,
+        last_n: int | None = None,
+    ) -> list[Message]:
+        found = sorted(
+            (
+                m
+                for m in self._s.messages.values()
+                if m.thread_id == thread_id
+                and not m.is_expired(now)
+                and (start_seq is None or m.seq >= start_seq)
+                and (end_seq is None or m.seq < end_seq)
+            ),
+            key=lambda m: m.seq,
+        )
+        if last_n is not None:
+            if last_n < 0:
+                raise ValidationError("last_n must be non-negative.")
+            found = found[len(found) - last_n :] if last_n else []
+        return found
+
+    def update(self, message: Message, *, embedding: Sequence[float] | None | NotSetType = NOTSET) -> None:
+        s = self._s
+        old = s.messages.get(message.id)
+        if old is None:
+            raise MessageNotFoundError(f"No message with id {message.id!r}.")
+        if (old.thread_id, old.seq) != (message.thread_id, message.seq):
+            raise ValidationError("a message's thread and seq cannot change.")
+        if not isinstance(embedding, NotSetType):
+            self._vector(("message", message.id), embedding)
+        s.messages[message.id] = message
+
+    def delete(self, message_id: str) -> bool:
+        s = self._s
+        if s.messages.pop(message_id, None) is None:
+            return False
+        s.vectors.pop(("message", message_id), None)
+        return True
+
+
+class InMemoryRecordRepository(_Repository):
+    def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> None:
+        s = self._s
+        if record.id in s.records:
+            raise DuplicateIdError(f"A memory record with id {record.id!r} already exists.")
+        if record.thread_id is not None and record.thread_id not in s.threads:
+            raise ThreadNotFoundError(f"No thread with id {record.thread_id!r}.")
+        self._vector(("record", record.id), embedding)
+        s.records[record.id] = record
+
+    def get(self, record_id: str, *, now: datetime | None = None) -> MemoryRecord | None:
+        record = self._s.records.get(record_id)
+        if record is None or (now is not None and record.is_expired(now)):
+            return None
+        return record
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        records = self._s.records
+        return {i: records[i] for i in record_ids if i in records}
+
+    def update(self, record: MemoryRecord, *, embedding: Sequence[float] | None | NotSetType = NOTSET) -> None:
+        s = self._s
+        old = s.records.get(record.id)
+        if old is None:
+            raise RecordNotFoundError(f"No memory record with id {record.id!r}.")
+        if old.scope != record.scope or old.record_type is not record.record_type:
+            raise ValidationError("a memory record's scope and record type cannot change.")
+        if not isinstance(embedding, NotSetType):
+            self._vector(("record", record.id), embedding)
+        s.records[record.id] = record
+
+    def delete(self, record_id: str) -> bool:
+        s = self._s
+        if s.records.pop(record_id, None) is None:
+            return False
+        s.vectors.pop(("record", record_id), None)
+        for link in [l for l in s.links.values() if record_id in (l.source_id, l.target_id)]:
+            del s.links[link.id]
+        return True
+
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        record_types: frozenset[RecordType] | None = None,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[MemoryRecord]:
+        flt = _list_filter(metadata_filter)
+        found = [
+            r
+            for r in self._s.records.values()
+            if not r.is_expired(now)
+            and _scope_ok(r.user_id, user_id)
+            and _scope_ok(r.agent_id, agent_id)
+            and _scope_ok(r.thread_id, thread_id)
+            and (record_types is None or r.record_type in record_types)
+            and _metadata_ok(r.metadata, flt)
+        ]
+        found.sort(key=lambda r: (r.created_at, r.id))
+        return _newest(found, limit)
+
+
+def _link_order(link: RecordLink) -> tuple[datetime, str]:
+    return (link.created_at, link.id)
+
+
+class InMemoryLinkRepository(_Repository):
+    def _check_unique(self, link: RecordLink) -> None:
+        for other in self._s.links.values():
+            if (
+                other.id != link.id
+                and other.source_id == link.source_id
+                and other.target_id == link.target_id
+                and other.relation_type == link.relation_type
+            ):
+                raise LinkExistsError(
+                    f"A {link.relation_type!r} link from {link.source_id!r} to {link.target_id!r} already exists."
+                )
+
+    def add(self, link: RecordLink) -> None:
+        s = self._s
+        if link.source_id == link.target_id:
+            raise SelfLinkError("A memory cannot be linked to itself.")
+        for end in (link.source_id, link.target_id):
+            if end not in s.records:
+                raise RecordNotFoundError(f"Link endpoint {end!r} does not exist.")
+        if link.id in s.links:
+            raise DuplicateIdError(f"A link with id {link.id!r} already exists.")
+        self._check_unique(link)
+        s.links[link.id] = link
+
+    def get(self, link_id: str) -> RecordLink | None:
+        return self._s.links.get(link_id)
+
+    def find(self, source_id: str, target_id: str, relation_type: str) -> RecordLink | None:
+        for link in self._s.links.values():
+            if (link.source_id, link.target_id, link.relation_type) == (source_id, target_id, relation_type):
+                return link
+        return None
+
+    def between(self, a: str, b: str) -> list[RecordLink]:
+        pair = {a, b}
+        return sorted((l for l in self._s.links.values() if {l.source_id, l.target_id} == pair), key=_link_order)
+
+    def touching(self, record_id: str) -> list[RecordLink]:
+        return sorted(
+            (l for l in self._s.links.values() if record_id in (l.source_id, l.target_id)), key=_link_order
+        )
+
+    def update(self, link: RecordLink) -> None:
+        old = self._s.links.get(link.id)
+        if old is None:
+            raise LinkNotFoundError(f"No link with id {link.id!r}.")
+        if (old.source_id, old.target_id) != (link.source_id, link.target_id):
+            raise ValidationError("a link's endpoints cannot change; delete it and link again.")
+        self._check_unique(link)
+        self._s.links[link.id] = link
+
+    def delete(self, link_id: str) -> bool:
+        return self._s.links.pop(link_id, None) is not None
+
+    def list(
+        self,
+        *,
+        source_id: str | NotSetType = NOTSET,
+        target_id: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[RecordLink]:
+        found = sorted(
+            (
+                l
+                for l in self._s.links.values()
+                if _scope_ok(l.source_id, source_id)
+                and _scope_ok(l.target_id, target_id)
+                and _scope_ok(l.relation_type, relation_type)
+            ),
+            key=_link_order,
+        )
+        if limit is None:
+            return found
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError("limit must be a positive integer or None.")
+        return found[:limit]
+
+
+class InMemoryUnitOfWork:
+    """A transaction over copies of the committed state; see the module docstring."""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self._store = store
+        self._work: _State | None = None
+        self._done = False
+        self.threads = InMemoryThreadRepository(self)
+        self.messages = InMemoryMessageRepository(self)
+        self.records = InMemoryRecordRepository(self)
+        self.links = InMemoryLinkRepository(self)
+
+    def _state(self) -> _State:
+        if self._work is None or self._done:
+            raise StorageError("This unit of work is not active (use it inside `with`, before commit/rollback).")
+        return self._work
+
+    def __enter__(self) -> InMemoryUnitOfWork:
+        if self._work is not None or self._done:
+            raise StorageError("A unit of work can be entered only once.")
+        self._store._check_open()
+        self._store._lock.acquire()
+        self._work = self._store._committed.copy()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if not self._done:
+                self.rollback()
+        finally:
+            self._store._lock.release()
+
+    def commit(self) -> None:
+        state = self._state()
+        self._store._committed = state
+        self._done = True
+
+    def rollback(self) -> None:
+        self._work = None
+        self._done = True
+
+
+class InMemoryStore:
+    """Every storage port in process memory. ``dimension`` may be fixed up front or by the first vector."""
+
+    def __init__(self, dimension: int | None = None) -> None:
+        if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
+            raise ValidationError("dimension must be a positive integer or None.")
+        self._committed = _State(dimension=dimension)
+        self._lock = threading.RLock()
+        self._closed = False
+
+    @property
+    def dimension(self) -> int | None:
+        return self._committed.dimension
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("This store has been closed.")
+
+    def unit_of_work(self) -> InMemoryUnitOfWork:
+        self._check_open()
+        return InMemoryUnitOfWork(self)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> InMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        self._check_open()
+        state = self._committed  # one committed snapshot; never mutated in place
+        if query.vector is not None and state.dimension is not None and len(query.vector) != state.dimension:
+            raise VectorDimensionError(
+                f"query vector has {len(query.vector)} dimensions but this store holds "
+                f"{state.dimension}-dimensional vectors."
+            )
+        candidates: dict[Key, MemoryRecord | Message] = {}
+        for message in state.messages.values():
+            if query.admits_record(message, direct=True):
+                candidates[("message", message.id)] = message
+        for record in state.records.values():
+            if query.admits_record(record, direct=True):
+                candidates[("record", record.id)] = record
+
+        def tie(key: Key) -> tuple[str, str]:
+            return (candidates[key].record_type.value, key[1])
+
+        pool = max(50, 4 * query.k)
+        vector_ranked: list[tuple[Key, float]] = []
+        if query.vector is not None:
+            q = _unit(query.vector, None)
+            for key in candidates:
+                v = state.vectors.get(key)
+                if v is not None:
+                    vector_ranked.append((key, sum(a * b for a, b in zip(q, v))))
+            vector_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
+        keyword_ranked: list[tuple[Key, float]] = []
+        if query.text is not None:
+            keyword_ranked = _bm25(query.text, {k: c.content for k, c in candidates.items()})
+            keyword_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
+
+        scored: list[tuple[Key, float, float]]
+        if query.vector is not None and query.text is not None:
+            fused = reciprocal_rank_fusion(
+                [[k for k, _ in vector_ranked[:pool]], [k for k, _ in keyword_ranked[:pool]]], k=query.rrf_k
+            )
+            scored = [(key, score, 1.0 - score) for key, score in fused]
+        elif query.vector is not None:
+            scored = [(key, cos, 1.0 - cos) for key, cos in vector_ranked]
+        else:
+            top = keyword_ranked[0][1] if keyword_ranked else 1.0
+            scored = [(key, s, 1.0 - s / top) for key, s in keyword_ranked]
+
+        hits: list[SearchHit] = []
+        for key, score, distance in scored[: query.k]:
+            item = candidates[key]
+            linked: tuple[Any, ...] = ()
+            if isinstance(item, MemoryRecord) and query.num_hops > 0:
+                linked = self._expand(state, item.id, query)
+            hits.append(SearchHit(record=item, score=score, distance=distance, linked=linked))
+        return hits
+
+    @staticmethod
+    def _expand(state: _State, root_id: str, query: SearchQuery) -> tuple[Any, ...]:
+        adjacency: dict[str, list[RecordLink]] = {}
+        for link in state.links.values():
+            adjacency.setdefault(link.source_id, []).append(link)
+            adjacency.setdefault(link.target_id, []).append(link)
+
+        def admits(record_id: str) -> bool:
+            record = state.records.get(record_id)
+            return record is not None and query.admits_record(record, direct=False)
+
+        edges = shortest_path_tree(
+            root_id,
+            num_hops=query.num_hops,
+            max_linked_results=query.max_linked_results,
+            links_of=lambda rid: adjacency.get(rid, ()),
+            admits=admits,
+        )
+        return build_tree(root_id, edges, {e.record_id: state.records[e.record_id] for e in edges})
+
+
+def _bm25(text: str, documents: Mapping[Key, str], k1: float = 1.2, b: float = 0.75) -> list[tuple[Key, float]]:
+    """Okapi BM25 over the candidate documents; only documents sharing a term are returned."""
+    terms = set(_tokens(text))
+    if not terms or not documents:
+        return []
+    tokenised = {key: Counter(_tokens(body)) for key, body in documents.items()}
+    n = len(tokenised)
+    avg_len = sum(sum(c.values()) for c in tokenised.values()) / n or 1.0
+    df = {t: sum(1 for c in tokenised.values() if t in c) for t in terms}
+    scores: list[tuple[Key, float]] = []
+    for key, counts in tokenised.items():
+        length = sum(counts.values())
+        score = 0.0
+        for t in terms:
+            tf = counts.get(t, 0)
+            if tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
+        if score > 0:
+            scores.append((key, score))
+    return scores
+

@@ -1,0 +1,319 @@
+"""Application layer: the use cases over memory records and links, on the storage ports only.
+
+Each operation is one unit of work: load what the domain rule needs, let the pure domain
+function decide (new link, retyped link, derived statuses), persist the outcome, commit.
+Domain events are handed to an optional sink only after the commit succeeded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from palimpsest.domain.errors import LinkNotFoundError, RecordNotFoundError, ValidationError
+from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
+from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link
+from palimpsest.domain.model import (
+    MemoryRecord,
+    RecordLink,
+    RecordType,
+    check_id,
+    check_metadata,
+    expiry_from_ttl,
+    parse_record_type,
+)
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
+from palimpsest.domain.search import SearchHit, SearchQuery
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+__all__ = ["MemoryService"]
+
+EventSink = Callable[[DomainEvent], None]
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class MemoryService:
+    """Add, update, delete and link memory records while keeping the lifecycle invariant:
+
+    a record is INVALID exactly when a supersedes/refines/duplicates link targets it.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        clock: Clock,
+        *,
+        id_factory: Callable[[], str] = _new_id,
+        event_sink: EventSink | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._new_id = id_factory
+        self._sink = event_sink
+
+    @property
+    def store(self) -> MemoryStore:
+        return self._store
+
+    def _publish(self, events: Iterable[DomainEvent]) -> None:
+        if self._sink is not None:
+            for event in events:
+                self._sink(event)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def add_record(
+        self,
+        content: str,
+        *,
+        record_type: RecordType | str = RecordType.MEMORY,
+        record_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        ttl_days: float | None = None,
+        embedding: Sequence[float] | None = None,
+    ) -> MemoryRecord:
+        """Store a new memory-like record (VALID: nothing links to it yet)."""
+        now = self._clock.now()
+        record = MemoryRecord(
+            id=record_id if record_id is not None else self._new_id(),
+            record_type=parse_record_type(record_type, memory_only=True),
+            content=content,
+            created_at=now,
+            updated_at=now,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            metadata=check_metadata(metadata),
+            timestamp=timestamp,
+            expires_at=expiry_from_ttl(now, ttl_days),
+        )
+        with self._store.unit_of_work() as uow:
+            uow.records.add(record, embedding=embedding)
+            uow.commit()
+        return record
+
+    def get_record(self, record_id: str) -> MemoryRecord:
+        """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""
+        with self._store.unit_of_work() as uow:
+            return self._visible(uow, record_id, self._clock.now())
+
+    def update_record(
+        self,
+        record_id: str,
+        *,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        embedding: Sequence[float] | None | NotSetType = NOTSET,
+    ) -> MemoryRecord:
+        """Partial update; omitted fields stay. Scope, type and status cannot be set here.
+
+        Changing ``content`` without a new ``embedding`` drops the old vector: a vector of
+        the old text would make search answer for words the record no longer says.
+        """
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            record = self._visible(uow, record_id, now)
+            changes: dict[str, Any] = {"updated_at": now}
+            if not isinstance(content, NotSetType):
+                changes["content"] = content
+                if isinstance(embedding, NotSetType) and content != record.content:
+                    embedding = None
+            if not isinstance(metadata, NotSetType):
+                changes["metadata"] = check_metadata(metadata)
+            if not isinstance(timestamp, NotSetType):
+                changes["timestamp"] = timestamp
+            if not isinstance(ttl_days, NotSetType):
+                changes["expires_at"] = expiry_from_ttl(now, ttl_days)
+            updated = replace(record, **changes)
+            uow.records.update(updated, embedding=embedding)
+            uow.commit()
+        return updated
+
+    def delete_record(self, record_id: str) -> bool:
+        """Delete a record and its links; records it had retired become valid again if no
+        other lifecycle link still targets them."""
+        now = self._clock.now()
+        events: list[DomainEvent] = []
+        with self._store.unit_of_work() as uow:
+            links = uow.links.touching(record_id)
+            if not uow.records.delete(record_id):
+                return False
+            partners = {link.other_end(record_id) for link in links}
+            events.extend(LinkDeleted(link) for link in links)
+            events.extend(self._rederive(uow, partners, now))
+            uow.commit()
+        self._publish(events)
+        return True
+
+    def list_records(
+        self,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        record_types: Iterable[RecordType | str] | None = None,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = 10_000,
+    ) -> list[MemoryRecord]:
+        types = None if record_types is None else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
+        with self._store.unit_of_work() as uow:
+            return uow.records.list(
+                now=self._clock.now(),
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                record_types=types,
+                metadata_filter=metadata_filter,
+                limit=limit,
+            )
+
+    # -- links -----------------------------------------------------------------------------
+
+    def link(
+        self,
+        source_id: str,
+        target_id: str,
+        relation_type: str,
+        *,
+        opposite_relation_type: str | None = None,
+        link_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | None = None,
+    ) -> RecordLink:
+        """Create ``source -[relation_type]-> target``; a lifecycle type retires the target."""
+        check_link_request(relation_type)
+        check_id(source_id, "source_record_id")
+        check_id(target_id, "target_record_id")
+        link_id = check_id(link_id, "link id") if link_id is not None else self._new_id()
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            source = self._visible(uow, source_id, now)
+            target = self._visible(uow, target_id, now)
+            link = new_link(
+                link_id=link_id,
+                source=source,
+                target=target,
+                relation_type=relation_type,
+                opposite_relation_type=opposite_relation_type,
+                existing_between=uow.links.between(source_id, target_id),
+                metadata=check_metadata(metadata),
+                timestamp=timestamp,
+                now=now,
+            )
+            uow.links.add(link)
+            events: list[DomainEvent] = [LinkCreated(link)]
+            events.extend(self._rederive(uow, {target_id}, now))
+            uow.commit()
+        self._publish(events)
+        return link
+
+    def get_link(self, link_id: str) -> RecordLink:
+        with self._store.unit_of_work() as uow:
+            link = uow.links.get(link_id)
+        if link is None:
+            raise LinkNotFoundError(f"No link with id {link_id!r}.")
+        return link
+
+    def update_link(
+        self,
+        link_id: str,
+        *,
+        relation_type: str | NotSetType = NOTSET,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: datetime | None | NotSetType = NOTSET,
+    ) -> RecordLink:
+        """Change a link; omitted fields stay, ``None`` clears metadata/timestamp. Retyping
+        re-derives the status of both endpoints."""
+        if not isinstance(relation_type, NotSetType):
+            check_link_request(relation_type)
+        if opposite_relation_type is None:
+            raise ValidationError("opposite_relation_type cannot be None; omit it to keep the current label.")
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            before = uow.links.get(link_id)
+            if before is None:
+                raise LinkNotFoundError(f"No link with id {link_id!r}.")
+            after = retype_link(
+                before,
+                relation_type=None if isinstance(relation_type, NotSetType) else relation_type,
+                opposite_relation_type=None
+                if isinstance(opposite_relation_type, NotSetType)
+                else opposite_relation_type,
+                siblings=uow.links.between(before.source_id, before.target_id),
+            )
+            if not isinstance(metadata, NotSetType):
+                after = replace(after, metadata=check_metadata(metadata))
+            if not isinstance(timestamp, NotSetType):
+                after = replace(after, timestamp=timestamp)
+            uow.links.update(after)
+            events: list[DomainEvent] = [LinkUpdated(before, after)]
+            events.extend(self._rederive(uow, {before.source_id, before.target_id}, now))
+            uow.commit()
+        self._publish(events)
+        return after
+
+    def delete_link(self, link_id: str) -> bool:
+        """Delete a link by id; its target becomes valid again if nothing else retires it."""
+        return self._delete_link(lambda uow: uow.links.get(link_id))
+
+    def delete_link_between(self, source_id: str, target_id: str, relation_type: str) -> bool:
+        """Delete by the complete directed tuple (stored orientation and type)."""
+        return self._delete_link(lambda uow: uow.links.find(source_id, target_id, relation_type))
+
+    def _delete_link(self, locate: Callable[[UnitOfWork], RecordLink | None]) -> bool:
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            link = locate(uow)
+            if link is None:
+                return False
+            uow.links.delete(link.id)
+            events: list[DomainEvent] = [LinkDeleted(link)]
+            events.extend(self._rederive(uow, {link.source_id, link.target_id}, now))
+            uow.commit()
+        self._publish(events)
+        return True
+
+    def links_of(self, record_id: str) -> list[RecordLink]:
+        with self._store.unit_of_work() as uow:
+            return uow.links.touching(record_id)
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        return self._store.search(query)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _visible(uow: UnitOfWork, record_id: str, now: datetime) -> MemoryRecord:
+        check_id(record_id, "record id")
+        record = uow.records.get(record_id, now=now)
+        if record is None:
+            raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
+        return record
+
+    @staticmethod
+    def _rederive(uow: UnitOfWork, record_ids: Iterable[str], now: datetime) -> list[DomainEvent]:
+        events: list[DomainEvent] = []
+        for record_id in sorted(record_ids):
+            record = uow.records.get(record_id)
+            if record is None:
+                continue
+            derived, new_events = derive_status(record, uow.links.touching(record_id), now)
+            if derived is not record:
+                uow.records.update(derived)
+            events.extend(new_events)
+        return events
