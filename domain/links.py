@@ -36,6 +36,7 @@ __all__ = [
     "BUILTIN_OPPOSITES",
     "LIFECYCLE_REASONS",
     "LIFECYCLE_TYPES",
+    "check_link_request",
     "derive_status",
     "is_lifecycle",
     "new_link",

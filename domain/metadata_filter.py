@@ -8,9 +8,10 @@ A filter is a dict whose entries are AND-ed. For each field:
 * a dict of operators (only ``$`` keys) combines them with AND:
   ``{"$array_contains": v}`` (scalar: contains it; list: contains all),
   ``{"$array_contains_any": [..]}`` (contains at least one),
-  ``{"$not": expr}`` (negates an operator dict or an exact value; matches missing fields).
+  ``{"$not": expr}`` (negates any field expression: an operator dict, a nested filter or an
+  exact value; a missing field satisfies it).
 
-Stores that cannot translate a filter to their query language call :func:`matches` (the
+Stores that cannot translate a filter to their query language call :func:`metadata_matches` (the
 embedded store registers it as an SQLite function), so the semantics are defined once.
 """
 
@@ -22,7 +23,7 @@ from typing import Any, Final
 
 from .errors import InvalidMetadataFilterError
 
-__all__ = ["OPERATORS", "matches", "validate_filter"]
+__all__ = ["OPERATORS", "metadata_matches", "validate_metadata_filter"]
 
 OPERATORS: Final = frozenset({"$array_contains", "$array_contains_any", "$not"})
 
@@ -105,7 +106,7 @@ def _validate_object(flt: Mapping[Any, Any], depth: int) -> None:
         _validate_expression(value, depth)
 
 
-def validate_filter(flt: object) -> dict[str, Any] | None:
+def validate_metadata_filter(flt: object) -> dict[str, Any] | None:
     """Check a filter and return a plain-dict copy; ``None`` means "no filter"."""
     if flt is None:
         return None
@@ -169,8 +170,13 @@ def _match_object(metadata: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
     return all(_match_expression(metadata.get(key, _MISSING), expected) for key, expected in flt.items())
 
 
-def matches(metadata: Mapping[str, Any] | None, flt: Mapping[str, Any] | None) -> bool:
+def metadata_matches(metadata: Mapping[str, Any] | None, flt: Mapping[str, Any] | None) -> bool:
     """Does ``metadata`` satisfy the (already validated) filter? ``None`` filter matches all."""
     if flt is None:
         return True
     return _match_object(metadata or {}, flt)
+
+
+# Short names for callers inside the package (``metadata_filter.matches(...)`` reads well).
+matches = metadata_matches
+validate_filter = validate_metadata_filter

@@ -33,10 +33,12 @@ __all__ = [
     "RecordType",
     "Scope",
     "Thread",
+    "UTC",
     "check_id",
     "check_metadata",
     "check_optional_id",
     "check_time",
+    "expiry_from_ttl",
     "parse_record_type",
 ]
 
@@ -369,7 +371,6 @@ class RecordLink:
 
 
 UTC: Final = timezone.utc
-__all__ += ["UTC", "expiry_from_ttl"]
 
 
 def expiry_from_ttl(now: datetime, ttl_days: float | None) -> datetime | None:

@@ -263,8 +263,11 @@ class RecordSearch(Protocol):
           (scope per dimension, record types, expiry at ``query.now``, metadata filter, and
           status when ``include_invalid`` is False);
         * ranking: by cosine similarity to ``query.vector`` (records without a vector are
-          not candidates), by keyword relevance of ``query.text`` (records sharing no term are
-          not candidates), or both fused with reciprocal rank fusion; ties by record type, id;
+          not candidates), by keyword relevance of ``query.text`` (terms are Unicode word
+          tokens compared case-insensitively, stores may also fold diacritics; a record
+          sharing no term is not a candidate), or both fused with reciprocal rank fusion;
+          ties by record type name, then id. Messages and memory records are separate id
+          spaces: a hit is identified by (record type, id);
         * linked records: for memory-like hits only, ``shortest_path_tree`` with the same
           scope/type/expiry/metadata filters (status is not filtered), hydrated into
           ``SearchHit.linked``.

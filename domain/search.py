@@ -159,7 +159,7 @@ class SearchQuery:
             or self.max_linked_results < 0
         ):
             raise InvalidSearchError("max_linked_results must be non-negative.")
-        if not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+        if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise InvalidSearchError("rrf_k must be a positive integer.")
 
     @property
