@@ -1,0 +1,29 @@
+"""Embedded adapter: a single-file store — SQLite (source of truth, FTS5), numpy vectors, networkx links.
+
+``EmbeddedStore(path, dimension=..., busy_timeout=...)`` implements
+:class:`palimpsest.domain.ports.MemoryStore`; several threads and processes may share one file.
+"""
+
+from .keyword_index import Fts5KeywordIndex
+from .link_graph import NetworkxLinkGraph
+from .repositories import (
+    SqliteLinkRepository,
+    SqliteMessageRepository,
+    SqliteRecordRepository,
+    SqliteThreadRepository,
+)
+from .store import EmbeddedStore
+from .unit_of_work import SqliteUnitOfWork
+from .vector_index import NumpyVectorIndex
+
+__all__ = [
+    "EmbeddedStore",
+    "Fts5KeywordIndex",
+    "NetworkxLinkGraph",
+    "NumpyVectorIndex",
+    "SqliteLinkRepository",
+    "SqliteMessageRepository",
+    "SqliteRecordRepository",
+    "SqliteThreadRepository",
+    "SqliteUnitOfWork",
+]

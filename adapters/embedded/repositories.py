@@ -1,0 +1,589 @@
+"""Embedded adapter: the SQLite repositories behind a unit of work (threads, messages, records, links).
+
+Every method runs on the unit of work's connection inside its write transaction. Foreign keys
+and unique constraints are the last line of defence; explicit existence checks come first so
+that errors name exactly what is missing or taken.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from palimpsest.domain.errors import (
+    DuplicateIdError,
+    InvalidLinkError,
+    LinkExistsError,
+    LinkNotFoundError,
+    MessageNotFoundError,
+    RecordNotFoundError,
+    SelfLinkError,
+    ThreadNotFoundError,
+    ValidationError,
+)
+from palimpsest.domain.metadata_filter import validate_filter
+from palimpsest.domain.model import (
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+    Thread,
+    check_optional_id,
+    check_time,
+    parse_record_type,
+)
+from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .codec import (
+    LINK_COLUMNS,
+    MESSAGE_COLUMNS,
+    RECORD_COLUMNS,
+    THREAD_COLUMNS,
+    encode_json,
+    encode_time,
+    link_from_row,
+    message_from_row,
+    record_from_row,
+    thread_from_row,
+)
+from .errors import translate
+
+if TYPE_CHECKING:
+    from .unit_of_work import SqliteUnitOfWork
+
+__all__ = [
+    "SqliteLinkRepository",
+    "SqliteMessageRepository",
+    "SqliteRecordRepository",
+    "SqliteThreadRepository",
+]
+
+ScopeArg = str | None | NotSetType
+Vector = Sequence[float]
+
+
+class _Where:
+    """A growing list of SQL conditions with their parameters."""
+
+    __slots__ = ("clauses", "params")
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def scope(self, column: str, value: ScopeArg, what: str) -> None:
+        """Three-valued scope filter: NOTSET → none, None → unscoped rows, str → exact."""
+        if value is NOTSET:
+            return
+        value = check_optional_id(value, what)
+        if value is None:
+            self.add(f"{column} IS NULL")
+        else:
+            self.add(f"{column} = ?", value)
+
+    def metadata(self, column: str, flt: Mapping[str, Any] | None | NotSetType) -> None:
+        if flt is NOTSET:
+            return
+        if flt is None:
+            self.add(f"{column} IS NULL")
+            return
+        plain = validate_filter(flt)
+        self.add(f"metadata_matches({column}, ?)", json.dumps(plain, separators=(",", ":")))
+
+    def visible(self, column: str, now: datetime) -> None:
+        self.add(f"({column} IS NULL OR {column} > ?)", encode_time(check_time(now, "now")))
+
+    def sql(self) -> str:
+        return " AND ".join(self.clauses) if self.clauses else "1"
+
+
+def _check_limit(limit: int | None, what: str = "limit", *, minimum: int = 1) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < minimum:
+        raise ValidationError(f"{what} must be an integer of at least {minimum}, or None.")
+    return limit
+
+
+def _newest(
+    conn: sqlite3.Connection, columns: str, table: str, where: _Where, order: Sequence[str], limit: int | None
+) -> list[Any]:
+    """Rows oldest first; with ``limit``, the newest ``limit`` of them (still oldest first)."""
+    if limit is None:
+        sql = f"SELECT {columns} FROM {table} WHERE {where.sql()} ORDER BY {', '.join(order)}"
+        return conn.execute(sql, where.params).fetchall()
+    descending = ", ".join(f"{column} DESC" for column in order)
+    sql = f"SELECT {columns} FROM {table} WHERE {where.sql()} ORDER BY {descending} LIMIT ?"
+    rows = conn.execute(sql, (*where.params, limit)).fetchall()
+    rows.reverse()
+    return rows
+
+
+def _ids_json(ids: Sequence[str]) -> str:
+    return json.dumps(list(ids))
+
+
+class _Repository:
+    __slots__ = ("_uow",)
+
+    def __init__(self, uow: SqliteUnitOfWork) -> None:
+        self._uow = uow
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._uow.connection()
+
+    def _exists(self, table: str, column: str, value: str) -> bool:
+        sql = f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1"
+        return self._conn.execute(sql, (value,)).fetchone() is not None
+
+
+class SqliteThreadRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, thread: Thread) -> None:
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            if self._exists("threads", "id", thread.id):
+                raise DuplicateIdError(f"A thread with id {thread.id!r} already exists.")
+            conn.execute(
+                f"INSERT INTO threads ({THREAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self._values(thread),
+            )
+
+    @staticmethod
+    def _values(thread: Thread) -> tuple[Any, ...]:
+        return (
+            thread.id,
+            thread.user_id,
+            thread.agent_id,
+            encode_json(thread.metadata),
+            encode_json(thread.config),
+            encode_json(thread.state),
+            encode_time(thread.created_at),
+            encode_time(thread.updated_at),
+        )
+
+    def get(self, thread_id: str) -> Thread | None:
+        with translate():
+            row = self._conn.execute(
+                f"SELECT {THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,)
+            ).fetchone()
+        return None if row is None else thread_from_row(row)
+
+    def update(self, thread: Thread) -> None:
+        with translate(ThreadNotFoundError):
+            cursor = self._conn.execute(
+                "UPDATE threads SET user_id = ?, agent_id = ?, metadata = ?, config = ?, state = ?, "
+                "created_at = ?, updated_at = ? WHERE id = ?",
+                (*self._values(thread)[1:], thread.id),
+            )
+            if cursor.rowcount == 0:
+                raise ThreadNotFoundError(f"No thread with id {thread.id!r}.")
+
+    def delete(self, thread_id: str) -> bool:
+        # ON DELETE CASCADE removes the messages, the records scoped to the thread and, through
+        # them, their links; the change-log triggers fire for every cascaded row.
+        with translate():
+            return self._conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount > 0
+
+    def list(
+        self,
+        *,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[Thread]:
+        where = _Where()
+        where.scope("user_id", user_id, "user_id")
+        where.scope("agent_id", agent_id, "agent_id")
+        where.metadata("metadata", metadata_filter)
+        limit = _check_limit(limit)
+        with translate():
+            rows = _newest(self._conn, THREAD_COLUMNS, "threads", where, ("created_at", "id"), limit)
+        return [thread_from_row(row) for row in rows]
+
+
+class SqliteMessageRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, message: Message, *, embedding: Vector | None = None) -> None:
+        vector = None if embedding is None else self._uow.validate_vector(embedding)
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            if not self._exists("threads", "id", message.thread_id):
+                raise ThreadNotFoundError(f"No thread with id {message.thread_id!r}.")
+            if self._exists("messages", "id", message.id):
+                raise DuplicateIdError(f"A message with id {message.id!r} already exists.")
+            if conn.execute(
+                "SELECT 1 FROM messages WHERE thread_id = ? AND seq = ?", (message.thread_id, message.seq)
+            ).fetchone():
+                raise DuplicateIdError(
+                    f"Thread {message.thread_id!r} already has a message with seq {message.seq}."
+                )
+            blob = None if vector is None else self._uow.store_vector(vector)
+            cursor = conn.execute(
+                f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*self._values(message), blob),
+            )
+            # Indexed here rather than by a trigger: see migrations/0001_initial.sql.
+            conn.execute(
+                "INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, message.content)
+            )
+
+    @staticmethod
+    def _values(message: Message) -> tuple[Any, ...]:
+        return (
+            message.id,
+            message.thread_id,
+            message.seq,
+            message.role,
+            message.content,
+            encode_time(message.timestamp),
+            encode_json(message.metadata),
+            message.user_id,
+            message.agent_id,
+            encode_time(message.created_at),
+            encode_time(message.expires_at),
+        )
+
+    def get(self, message_id: str, *, now: datetime) -> Message | None:
+        where = _Where()
+        where.add("id = ?", message_id)
+        where.visible("expires_at", now)
+        with translate():
+            row = self._conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {where.sql()}", where.params
+            ).fetchone()
+        return None if row is None else message_from_row(row)
+
+    def last_seq(self, thread_id: str) -> int:
+        with translate():
+            row = self._conn.execute(
+                "SELECT max(seq) FROM messages WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        return int(row[0] or 0)
+
+    def list_for_thread(
+        self,
+        thread_id: str,
+        *,
+        now: datetime,
+        start_seq: int | None = None,
+        end_seq: int | None = None,
+        last_n: int | None = None,
+    ) -> list[Message]:
+        where = _Where()
+        where.add("thread_id = ?", thread_id)
+        where.visible("expires_at", now)
+        if start_seq is not None:
+            where.add("seq >= ?", start_seq)
+        if end_seq is not None:
+            where.add("seq < ?", end_seq)
+        last_n = _check_limit(last_n, "last_n", minimum=0)
+        with translate():
+            rows = _newest(self._conn, MESSAGE_COLUMNS, "messages", where, ("seq",), last_n)
+        return [message_from_row(row) for row in rows]
+
+    def update(self, message: Message, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
+        vector = None
+        if embedding is not NOTSET and embedding is not None:
+            vector = self._uow.validate_vector(embedding)
+        with translate():
+            conn = self._conn
+            stored = conn.execute(
+                "SELECT thread_id, seq FROM messages WHERE id = ?", (message.id,)
+            ).fetchone()
+            if stored is None:
+                raise MessageNotFoundError(f"No message with id {message.id!r}.")
+            if (message.thread_id, message.seq) != tuple(stored):
+                # (thread, seq) is a message's place in its conversation, not an editable field.
+                raise ValidationError(f"Message {message.id!r} cannot change its thread or seq.")
+            assignments = (
+                "role = ?, content = ?, timestamp = ?, metadata = ?, "
+                "user_id = ?, agent_id = ?, created_at = ?, expires_at = ?"
+            )
+            params: list[Any] = list(self._values(message)[3:])
+            if embedding is not NOTSET:
+                assignments += ", embedding = ?"
+                params.append(None if vector is None else self._uow.store_vector(vector))
+            conn.execute(f"UPDATE messages SET {assignments} WHERE id = ?", (*params, message.id))
+
+    def delete(self, message_id: str) -> bool:
+        with translate():
+            return self._conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount > 0
+
+
+class SqliteRecordRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
+        vector = None if embedding is None else self._uow.validate_vector(embedding)
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            if self._exists("records", "id", record.id):
+                raise DuplicateIdError(f"A memory record with id {record.id!r} already exists.")
+            if record.thread_id is not None and not self._exists("threads", "id", record.thread_id):
+                raise ThreadNotFoundError(f"No thread with id {record.thread_id!r}.")
+            blob = None if vector is None else self._uow.store_vector(vector)
+            cursor = conn.execute(
+                f"INSERT INTO records ({RECORD_COLUMNS}, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*self._values(record), blob),
+            )
+            # Indexed here rather than by a trigger: see migrations/0001_initial.sql.
+            conn.execute(
+                "INSERT INTO records_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, record.content)
+            )
+
+    @staticmethod
+    def _values(record: MemoryRecord) -> tuple[Any, ...]:
+        return (
+            record.id,
+            record.record_type.value,
+            record.content,
+            record.user_id,
+            record.agent_id,
+            record.thread_id,
+            encode_json(record.metadata),
+            record.status.value,
+            record.invalidation_reason,
+            encode_time(record.invalidated_at),
+            encode_time(record.timestamp),
+            encode_time(record.expires_at),
+            encode_time(record.created_at),
+            encode_time(record.updated_at),
+        )
+
+    def get(self, record_id: str, *, now: datetime | None = None) -> MemoryRecord | None:
+        where = _Where()
+        where.add("id = ?", record_id)
+        if now is not None:
+            where.visible("expires_at", now)
+        with translate():
+            row = self._conn.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE {where.sql()}", where.params
+            ).fetchone()
+        return None if row is None else record_from_row(row)
+
+    def get_many(self, record_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if isinstance(record_ids, str):
+            raise ValidationError("record_ids must be a sequence of ids, not a string.")
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        with translate():
+            rows = self._conn.execute(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE id IN (SELECT value FROM json_each(?))",
+                (_ids_json(ids),),
+            ).fetchall()
+        found = {row[0]: record_from_row(row) for row in rows}
+        return {rid: found[rid] for rid in ids if rid in found}
+
+    def update(self, record: MemoryRecord, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
+        vector = None
+        if embedding is not NOTSET and embedding is not None:
+            vector = self._uow.validate_vector(embedding)
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            stored = conn.execute(
+                "SELECT record_type, user_id, agent_id, thread_id FROM records WHERE id = ?", (record.id,)
+            ).fetchone()
+            if stored is None:
+                raise RecordNotFoundError(f"No memory record with id {record.id!r}.")
+            wanted = (record.record_type.value, record.user_id, record.agent_id, record.thread_id)
+            if tuple(stored) != wanted:
+                raise ValidationError(
+                    f"Memory record {record.id!r} cannot change its type or scope "
+                    f"(stored {tuple(stored)!r}, got {wanted!r})."
+                )
+            assignments = (
+                "content = ?, metadata = ?, status = ?, invalidation_reason = ?, invalidated_at = ?, "
+                "timestamp = ?, expires_at = ?, created_at = ?, updated_at = ?"
+            )
+            values = self._values(record)
+            params: list[Any] = [values[2], *values[6:]]
+            if embedding is not NOTSET:
+                assignments += ", embedding = ?"
+                params.append(None if vector is None else self._uow.store_vector(vector))
+            conn.execute(f"UPDATE records SET {assignments} WHERE id = ?", (*params, record.id))
+
+    def delete(self, record_id: str) -> bool:
+        # Links touching the record go with it (ON DELETE CASCADE).
+        with translate():
+            return self._conn.execute("DELETE FROM records WHERE id = ?", (record_id,)).rowcount > 0
+
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        thread_id: ScopeArg = NOTSET,
+        record_types: frozenset[RecordType] | None = None,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[MemoryRecord]:
+        where = _Where()
+        where.visible("expires_at", now)
+        where.scope("user_id", user_id, "user_id")
+        where.scope("agent_id", agent_id, "agent_id")
+        where.scope("thread_id", thread_id, "thread_id")
+        if record_types is not None:
+            if isinstance(record_types, str):
+                raise ValidationError("record_types must be a collection of type names, not a string.")
+            types = sorted({parse_record_type(t).value for t in record_types})
+            if not types:
+                return []
+            where.add(f"record_type IN ({', '.join('?' * len(types))})", *types)
+        where.metadata("metadata", metadata_filter)
+        limit = _check_limit(limit)
+        with translate():
+            rows = _newest(self._conn, RECORD_COLUMNS, "records", where, ("created_at", "id"), limit)
+        return [record_from_row(row) for row in rows]
+
+
+class SqliteLinkRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, link: RecordLink) -> None:
+        if link.source_id == link.target_id:
+            raise SelfLinkError("A memory cannot be linked to itself.")
+        with translate(RecordNotFoundError):
+            conn = self._conn
+            rows = conn.execute(
+                "SELECT id FROM records WHERE id IN (?, ?)", (link.source_id, link.target_id)
+            ).fetchall()
+            present = {row[0] for row in rows}
+            for endpoint in (link.source_id, link.target_id):
+                if endpoint not in present:
+                    raise RecordNotFoundError(f"No memory record with id {endpoint!r}.")
+            if self._exists("links", "id", link.id):
+                raise DuplicateIdError(f"A link with id {link.id!r} already exists.")
+            if self._find_id(link.source_id, link.target_id, link.relation_type) is not None:
+                raise LinkExistsError(
+                    f"A {link.relation_type!r} link from {link.source_id!r} to {link.target_id!r} already exists."
+                )
+            conn.execute(
+                f"INSERT INTO links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self._values(link),
+            )
+
+    @staticmethod
+    def _values(link: RecordLink) -> tuple[Any, ...]:
+        return (
+            link.id,
+            link.source_id,
+            link.source_type.value,
+            link.target_id,
+            link.target_type.value,
+            link.relation_type,
+            link.opposite_relation_type,
+            encode_json(link.metadata),
+            encode_time(link.timestamp),
+            encode_time(link.created_at),
+        )
+
+    def _find_id(self, source_id: str, target_id: str, relation_type: str) -> str | None:
+        row = self._conn.execute(
+            "SELECT id FROM links WHERE source_id = ? AND target_id = ? AND relation_type = ?",
+            (source_id, target_id, relation_type),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _select(self, where: str, params: Sequence[Any]) -> list[RecordLink]:
+        with translate():
+            rows = self._conn.execute(
+                f"SELECT {LINK_COLUMNS} FROM links WHERE {where} ORDER BY created_at, id", params
+            ).fetchall()
+        return [link_from_row(row) for row in rows]
+
+    def get(self, link_id: str) -> RecordLink | None:
+        found = self._select("id = ?", (link_id,))
+        return found[0] if found else None
+
+    def find(self, source_id: str, target_id: str, relation_type: str) -> RecordLink | None:
+        found = self._select(
+            "source_id = ? AND target_id = ? AND relation_type = ?", (source_id, target_id, relation_type)
+        )
+        return found[0] if found else None
+
+    def between(self, a: str, b: str) -> list[RecordLink]:
+        return self._select(
+            "(source_id = ? AND target_id = ?) OR (source_id = ? AND target_id = ?)", (a, b, b, a)
+        )
+
+    def touching(self, record_id: str) -> list[RecordLink]:
+        # A UNION lets SQLite use both endpoint indexes instead of scanning for the OR.
+        with translate():
+            rows = self._conn.execute(
+                f"SELECT {LINK_COLUMNS} FROM links WHERE source_id = ? UNION "
+                f"SELECT {LINK_COLUMNS} FROM links WHERE target_id = ? ORDER BY created_at, id",
+                (record_id, record_id),
+            ).fetchall()
+        return [link_from_row(row) for row in rows]
+
+    def update(self, link: RecordLink) -> None:
+        with translate(RecordNotFoundError):
+            conn = self._conn
+            stored = conn.execute(
+                "SELECT source_id, target_id FROM links WHERE id = ?", (link.id,)
+            ).fetchone()
+            if stored is None:
+                raise LinkNotFoundError(f"No link with id {link.id!r}.")
+            if tuple(stored) != (link.source_id, link.target_id):
+                raise InvalidLinkError(f"Link {link.id!r} cannot change its endpoints.")
+            other = self._find_id(link.source_id, link.target_id, link.relation_type)
+            if other is not None and other != link.id:
+                raise LinkExistsError(
+                    f"A {link.relation_type!r} link from {link.source_id!r} to {link.target_id!r} "
+                    f"already exists ({other})."
+                )
+            conn.execute(
+                "UPDATE links SET source_type = ?, target_type = ?, relation_type = ?, opposite_relation_type = ?, "
+                "metadata = ?, timestamp = ?, created_at = ? WHERE id = ?",
+                (
+                    link.source_type.value,
+                    link.target_type.value,
+                    link.relation_type,
+                    link.opposite_relation_type,
+                    encode_json(link.metadata),
+                    encode_time(link.timestamp),
+                    encode_time(link.created_at),
+                    link.id,
+                ),
+            )
+
+    def delete(self, link_id: str) -> bool:
+        with translate():
+            return self._conn.execute("DELETE FROM links WHERE id = ?", (link_id,)).rowcount > 0
+
+    def list(
+        self,
+        *,
+        source_id: str | NotSetType = NOTSET,
+        target_id: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> list[RecordLink]:
+        where = _Where()
+        for column, value in (
+            ("source_id", source_id),
+            ("target_id", target_id),
+            ("relation_type", relation_type),
+        ):
+            if value is not NOTSET:
+                where.add(f"{column} = ?", value)
+        limit = _check_limit(limit)
+        with translate():
+            rows = _newest(self._conn, LINK_COLUMNS, "links", where, ("created_at", "id"), limit)
+        return [link_from_row(row) for row in rows]

@@ -1,0 +1,671 @@
+"""Embedded adapter: ``EmbeddedStore``, a single-file store (SQLite + numpy vectors + networkx links).
+
+SQLite is the source of truth; the vector index, the link graph and the per-record attributes
+used by graph filters are in-process caches. They change only in :meth:`EmbeddedStore._sync`,
+which replays the ``changes`` log written by triggers, after every commit of this process and
+before every search. So every process sharing the file converges on the committed state, and
+a rolled-back transaction never reaches a cache.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final, Self
+
+import numpy as np
+from palimpsest.domain.errors import (
+    ConfigurationError,
+    InvalidSearchError,
+    StorageError,
+    StoreClosedError,
+    VectorDimensionError,
+)
+from palimpsest.domain.model import MemoryRecord, Message, RecordType
+from palimpsest.domain.search import (
+    LinkedRecord,
+    SearchHit,
+    SearchQuery,
+    TreeEdge,
+    build_tree,
+    reciprocal_rank_fusion,
+    shortest_path_tree,
+)
+from palimpsest.domain.sentinel import ANY
+
+from . import schema
+from .codec import (
+    LINK_COLUMNS,
+    MESSAGE_CODE,
+    MESSAGE_COLUMNS,
+    NO_EXPIRY_US,
+    RECORD_COLUMNS,
+    TYPE_CODES,
+    encode_time,
+    epoch_us,
+    expiry_us,
+    normalise,
+    stored_message,
+    stored_record,
+)
+from .errors import translate
+from .keyword_index import Fts5KeywordIndex, relevance_score
+from .link_graph import NetworkxLinkGraph
+from .unit_of_work import SqliteUnitOfWork
+from .vector_index import IndexBatch, NumpyVectorIndex, VectorFilter
+
+__all__ = ["EmbeddedStore"]
+
+Key = tuple[bool, str]  # (is_message, id)
+RecordAttrs = tuple[int, str | None, str | None, str | None, int, int]
+"""(type code, user_id, agent_id, thread_id, expires_us, pk) of a memory record: what graph
+filters need, plus the rowid that hydration looks rows up by (one B-tree instead of two)."""
+
+_CODE_BY_NAME: Final = {t.value: code for t, code in TYPE_CODES.items()}
+_MEMORY_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t.is_memory_like)
+_NEVER: Final = int(NO_EXPIRY_US)
+
+_INDEX_COLUMNS: Final = "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, embedding"
+_MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, embedding"
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk load, then sweep the young objects once.
+
+    A rebuild allocates a few hundred thousand containers that all stay alive; with the
+    collector running, young-generation passes would rescan the growing heap again and again
+    (more than half the load time) to find no garbage, and what is left would be paid by the
+    first searches after open. One collection of the young generations at the end moves
+    everything to the old generation in a single pass. Reference counting frees memory as
+    usual meanwhile.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+            gc.collect(1)
+
+
+class _Connections:
+    """The calling thread's two connections: a reader (search, cache sync) and a writer.
+
+    Separate connections keep a search issued inside an open unit of work on committed data,
+    which is what the caches hold. The holder lives in a ``threading.local``; when its thread
+    ends, the finalizer closes both connections.
+    """
+
+    __slots__ = ("__weakref__", "reader", "writer", "writing")
+
+    def __init__(self) -> None:
+        self.reader: sqlite3.Connection | None = None
+        self.writer: sqlite3.Connection | None = None
+        self.writing = False
+
+
+def _close_connections(
+    registry: set[sqlite3.Connection], lock: threading.Lock, conns: list[sqlite3.Connection]
+) -> None:
+    with lock:
+        for conn in conns:
+            registry.discard(conn)
+    for conn in conns:
+        try:
+            conn.close()
+        except sqlite3.Error:  # pragma: no cover - closing is best effort
+            pass
+
+
+class EmbeddedStore:
+    """A :class:`~palimpsest.domain.ports.MemoryStore` in one SQLite file, shared by processes.
+
+    ``dimension`` fixes the embedding size (else the persisted one, else the first vector);
+    ``busy_timeout`` is the total time, in seconds, a write waits for the file's write lock
+    before :class:`~palimpsest.domain.errors.StoreBusyError`.
+    """
+
+    # The change log keeps this many newest entries; a process that fell further behind
+    # rebuilds its caches from the tables instead of replaying.
+    CHANGES_KEEP: int = 100_000
+    _PRUNE_EVERY: int = 256  # commits of this process between two checks of the log size
+    READER_MMAP_BYTES: int = 1 << 30  # memory-mapped I/O for reading connections (0 disables it)
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, dimension: int | None = None, busy_timeout: float = 30.0
+    ) -> None:
+        if dimension is not None and (
+            isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1
+        ):
+            raise ConfigurationError("dimension must be a positive integer or None.")
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, (int, float))
+            or not busy_timeout >= 0
+        ):
+            raise ConfigurationError("busy_timeout must be a non-negative number of seconds.")
+        location = os.fspath(path)
+        if not isinstance(location, str) or location in ("", ":memory:") or location.startswith("file:"):
+            # Each thread opens its own connection, so a private in-memory database cannot work.
+            raise ConfigurationError("EmbeddedStore needs a file path (use InMemoryStore for memory only).")
+        self._path = location
+        self._busy_timeout = float(busy_timeout)
+        self._lock = threading.RLock()  # guards the caches and the sync position
+        self._local = threading.local()
+        self._registry: set[sqlite3.Connection] = set()
+        self._registry_lock = threading.Lock()
+        self._closed = False
+        self._dimension: int | None = dimension
+        self._vectors = NumpyVectorIndex(int(NO_EXPIRY_US))
+        self._graph = NetworkxLinkGraph()
+        self._attrs: dict[str, RecordAttrs] = {}
+        self._keywords = Fts5KeywordIndex()
+        self._last_seen = 0
+        self._stale = True  # the caches do not reflect the file yet
+        self._commits = 0
+        try:
+            with translate():
+                conn = self._reader()
+                schema.enable_wal(conn, self._busy_timeout)
+                self._dimension = schema.migrate(conn, dimension=dimension, budget=self._busy_timeout)
+                self._sync(full=True)
+        except BaseException:
+            self.close()
+            raise
+
+    # --- public API ----------------------------------------------------------------------------
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimension
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def unit_of_work(self) -> SqliteUnitOfWork:
+        self._check_open()
+        return SqliteUnitOfWork(self)
+
+    def close(self) -> None:
+        """Close every connection of every thread; idempotent."""
+        with self._registry_lock:
+            if self._closed:
+                return
+            self._closed = True
+            conns = list(self._registry)
+            self._registry.clear()
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:  # pragma: no cover - closing is best effort
+                pass
+        with self._lock:
+            self._vectors.clear()
+            self._graph.clear()
+            self._attrs.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"dimension={self._dimension}"
+        return f"EmbeddedStore({self._path!r}, {state})"
+
+    # --- connections -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("This store has been closed.")
+
+    def _holder(self) -> _Connections:
+        holder: _Connections | None = getattr(self._local, "holder", None)
+        if holder is None:
+            holder = _Connections()
+            self._local.holder = holder
+        return holder
+
+    def _open_connection(self, holder: _Connections) -> sqlite3.Connection:
+        with translate():
+            conn = schema.connect(self._path, self._busy_timeout)
+        with self._registry_lock:
+            if self._closed:
+                conn.close()
+                raise StoreClosedError("This store has been closed.")
+            self._registry.add(conn)
+        weakref.finalize(holder, _close_connections, self._registry, self._registry_lock, [conn])
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        self._check_open()
+        holder = self._holder()
+        if holder.reader is None:
+            reader = self._open_connection(holder)
+            if self.READER_MMAP_BYTES:
+                # Search hydration is random row lookups: reading pages through a memory map
+                # skips a read() copy per page (about a third of the lookup cost). Readers only;
+                # set READER_MMAP_BYTES = 0 where an I/O error must never become a signal.
+                with translate():
+                    reader.execute(f"PRAGMA mmap_size = {int(self.READER_MMAP_BYTES)}")
+            holder.reader = reader
+        return holder.reader
+
+    def _acquire_writer(self) -> tuple[_Connections, sqlite3.Connection]:
+        """The calling thread's writer connection, marked busy until :meth:`_release_writer`."""
+        self._check_open()
+        holder = self._holder()
+        if holder.writing:
+            # A second writer connection would wait for our own lock until busy_timeout.
+            raise StorageError("This thread already has an open unit of work; finish it first.")
+        if holder.writer is None:
+            holder.writer = self._open_connection(holder)
+        holder.writing = True
+        return holder, holder.writer
+
+    @staticmethod
+    def _release_writer(holder: _Connections) -> None:
+        holder.writing = False
+
+    # --- commit hooks ----------------------------------------------------------------------------
+
+    def _before_commit(self, conn: sqlite3.Connection) -> None:
+        """Inside the committing transaction: occasionally prune the change log."""
+        self._commits += 1
+        if self._commits % self._PRUNE_EVERY:
+            return
+        self._prune_changes(conn)
+
+    def _prune_changes(self, conn: sqlite3.Connection) -> None:
+        head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0]
+        low = conn.execute("SELECT min(seq) FROM changes").fetchone()[0]
+        if head is None or head - low < 2 * self.CHANGES_KEEP:
+            return
+        floor = head - self.CHANGES_KEEP
+        conn.execute("DELETE FROM changes WHERE seq <= ?", (floor,))
+        schema.write_meta(conn, "changes_floor", str(floor))
+
+    def _after_commit(self, dimension: int | None) -> None:
+        if dimension is not None and self._dimension is None:
+            self._dimension = dimension
+        try:
+            self._sync()
+        except StorageError:
+            # The transaction is durable already; failing commit() now would invite a retry of
+            # committed work. The caches catch up at the next search (the log is still there).
+            pass
+
+    # --- cache maintenance ---------------------------------------------------------------------
+
+    def _sync(self, *, full: bool = False) -> None:
+        """Bring the caches up to the committed state: replay the change log, or rebuild."""
+        conn = self._reader()
+        with self._lock, translate():
+            full = full or self._stale
+            if not full:
+                head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
+                if head <= self._last_seen:
+                    return  # the common case: one indexed lookup
+            # One read transaction: the log and the rows it points to come from one snapshot.
+            conn.execute("BEGIN")
+            try:
+                floor = int(schema.read_meta(conn, "changes_floor") or 0)
+                # Until this pass completes, the caches may be half updated: if it fails, the
+                # next pass rebuilds them from the tables rather than replaying onto them.
+                self._stale = True
+                if full or self._last_seen < floor:
+                    head = self._rebuild(conn)
+                else:
+                    head = self._replay(conn)
+                if self._dimension is None:
+                    raw = schema.read_meta(conn, "dimension")
+                    self._dimension = None if raw is None else int(raw)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            self._last_seen = head
+            self._stale = False
+
+    def _rebuild(self, conn: sqlite3.Connection) -> int:
+        head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
+        self._vectors.clear()
+        self._graph.clear()
+        self._attrs.clear()
+        with _collector_paused():
+            self._load_records(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), ())
+            self._load_messages(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), ())
+            self._graph.upsert(conn.execute(f"SELECT {LINK_COLUMNS} FROM links"))
+        return int(head)
+
+    def _replay(self, conn: sqlite3.Connection) -> int:
+        changed: dict[str, set[str]] = {"record": set(), "message": set(), "link": set()}
+        head = self._last_seen
+        for seq, kind, ref in conn.execute(
+            "SELECT seq, kind, ref FROM changes WHERE seq > ? ORDER BY seq", (self._last_seen,)
+        ):
+            changed[kind].add(ref)
+            head = seq
+        if len(changed["record"]) + len(changed["message"]) > max(10_000, len(self._vectors) // 2):
+            return self._rebuild(conn)  # a bulk load: one pass over the tables is cheaper
+        select = "SELECT {} FROM {} WHERE id IN (SELECT value FROM json_each(?))"
+        if changed["record"]:
+            rows = conn.execute(
+                select.format(_INDEX_COLUMNS, "records"), (json.dumps(list(changed["record"])),)
+            )
+            self._load_records(rows, changed["record"])
+        if changed["message"]:
+            rows = conn.execute(
+                select.format(_MESSAGE_INDEX_COLUMNS, "messages"), (json.dumps(list(changed["message"])),)
+            )
+            self._load_messages(rows, changed["message"])
+        if changed["link"]:
+            links = conn.execute(
+                select.format(LINK_COLUMNS, "links"), (json.dumps(list(changed["link"])),)
+            ).fetchall()
+            self._graph.remove(changed["link"].difference(row[0] for row in links))
+            self._graph.upsert(links)
+        return int(head)
+
+    def _load_records(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
+        """Upsert the given record rows into the caches; ``refs`` not among them are gone.
+
+        Column-wise (``zip(*rows)``) rather than row by row: at open this runs over every
+        record, and per-row Python work is most of the cost of a rebuild.
+        """
+        rows = list(cursor)
+        gone = set(refs).difference(row[0] for row in rows)
+        for rid in gone:
+            self._attrs.pop(rid, None)
+        drop: list[Key] = [(False, rid) for rid in gone]
+        if rows:
+            ids, kinds, users, agents, threads, statuses, expires, pks, blobs = zip(*rows)
+            codes = [_CODE_BY_NAME[kind] for kind in kinds]
+            expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
+            self._attrs.update(zip(ids, zip(codes, users, agents, threads, expiry, pks)))
+            valid = [status == "valid" for status in statuses]
+            drop.extend((False, rid) for rid, blob in zip(ids, blobs) if blob is None)
+            self._index(False, ids, users, agents, threads, codes, valid, expiry, blobs)
+        self._vectors.remove(drop)
+
+    def _load_messages(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
+        rows = list(cursor)
+        drop: list[Key] = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
+        if rows:
+            ids, users, agents, threads, expires, blobs = zip(*rows)
+            expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
+            drop.extend((True, mid) for mid, blob in zip(ids, blobs) if blob is None)
+            codes = [MESSAGE_CODE] * len(ids)
+            self._index(True, ids, users, agents, threads, codes, [True] * len(ids), expiry, blobs)
+        self._vectors.remove(drop)
+
+    def _index(self, message: bool, ids: Sequence[str], *columns: Sequence[Any]) -> None:
+        """Upsert the rows that have a vector (the last column holds the blobs)."""
+        blobs = columns[-1]
+        if any(blob is None for blob in blobs):
+            keep = [i for i, blob in enumerate(blobs) if blob is not None]
+            ids = [ids[i] for i in keep]
+            columns = tuple([column[i] for i in keep] for column in columns)
+        if ids:
+            users, agents, threads, codes, valid, expiry, blobs = columns
+            self._vectors.upsert(
+                IndexBatch(
+                    keys=[(message, row_id) for row_id in ids],
+                    users=list(users),
+                    agents=list(agents),
+                    threads=list(threads),
+                    types=list(codes),
+                    valid=list(valid),
+                    expires=list(expiry),
+                    blobs=list(blobs),
+                )
+            )
+
+    # --- search ----------------------------------------------------------------------------------
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """See :class:`~palimpsest.domain.ports.RecordSearch`.
+
+        Scores: vector-only hits carry the cosine similarity (distance ``1 - cos``);
+        keyword-only hits ``r / (1 + r)`` with ``r = -bm25`` (distance ``1 - score``); hybrid
+        hits the normalised reciprocal-rank-fusion score (distance ``1 - score``).
+        """
+        self._check_open()
+        if not isinstance(query, SearchQuery):
+            raise InvalidSearchError("search() takes a SearchQuery.")
+        self._sync()
+        vector = None
+        if query.vector is not None:
+            if self._dimension is not None and len(query.vector) != self._dimension:
+                raise VectorDimensionError(
+                    f"query vector has {len(query.vector)} dimensions but this store holds "
+                    f"{self._dimension}-dimensional vectors."
+                )
+            vector = normalise(query.vector, self._dimension)
+        conn = self._reader()
+        with self._lock, translate():
+            allowed = self._metadata_prefilter(conn, query)
+            ranked = self._rank(conn, query, vector, allowed)
+            trees: dict[str, list[TreeEdge]] = {}
+            if query.num_hops > 0 and query.max_linked_results > 0:
+                admits = self._graph_filter(query, allowed)
+                for key, code, _score, _distance in ranked:
+                    if code in _MEMORY_CODES:
+                        trees[key[1]] = shortest_path_tree(
+                            key[1],
+                            num_hops=query.num_hops,
+                            max_linked_results=query.max_linked_results,
+                            links_of=self._graph.links_of,
+                            admits=admits,
+                        )
+            # Rowids of the records to load, read from the cache while it is locked.
+            record_ids = {key[1] for key, *_ in ranked if not key[0]}
+            for edges in trees.values():
+                record_ids.update(edge.record_id for edge in edges)
+            attrs = self._attrs
+            pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
+            synced = self._last_seen
+        with translate():
+            return self._hydrate(conn, query, ranked, trees, pks, synced)
+
+    def _rank(
+        self,
+        conn: sqlite3.Connection,
+        query: SearchQuery,
+        vector: np.ndarray | None,
+        allowed: frozenset[Key] | None,
+    ) -> list[tuple[Key, int, float, float]]:
+        """The best ``k`` candidates as (key, type code, score, distance)."""
+        hybrid = vector is not None and query.text is not None
+        pool = max(50, 4 * query.k) if hybrid else query.k
+        by_vector: list[tuple[float, int, str]] = []
+        if vector is not None and len(self._vectors):
+            scope = query.scope
+            flt = VectorFilter(
+                type_codes=frozenset(TYPE_CODES[t] for t in query.types),
+                now_us=epoch_us(query.now),
+                include_invalid=query.include_invalid,
+                user_id=scope.user_id,
+                agent_code=None if scope.agent_id is ANY else self._vectors.code(scope.agent_id),
+                thread_code=None if scope.thread_id is ANY else self._vectors.code(scope.thread_id),
+                allowed=allowed,
+            )
+            by_vector = self._vectors.search(vector, flt, pool)
+        by_keyword: list[tuple[float, int, str]] = []
+        if query.text is not None:
+            by_keyword = self._keywords.search(
+                conn,
+                query.text,
+                limit=pool,
+                records_where=self._sql_filter("r", query, message=False),
+                messages_where=self._sql_filter("m", query, message=True),
+            )
+        if hybrid:
+            codes = {(c == MESSAGE_CODE, i): c for _, c, i in (*by_vector, *by_keyword)}
+            fused = reciprocal_rank_fusion(
+                [
+                    [(c == MESSAGE_CODE, i) for _, c, i in by_vector],
+                    [(c == MESSAGE_CODE, i) for _, c, i in by_keyword],
+                ],
+                k=query.rrf_k,
+            )
+            return [(key, codes[key], score, 1.0 - score) for key, score in fused[: query.k]]
+        if vector is not None:
+            return [((c == MESSAGE_CODE, i), c, s, 1.0 - s) for s, c, i in by_vector[: query.k]]
+        ranked = []
+        for bm25, c, i in by_keyword[: query.k]:
+            score = relevance_score(bm25)
+            ranked.append(((c == MESSAGE_CODE, i), c, score, 1.0 - score))
+        return ranked
+
+    @staticmethod
+    def _sql_filter(
+        alias: str, query: SearchQuery, *, message: bool, status: bool = True
+    ) -> tuple[str, list[Any]] | None:
+        """The search filters as SQL on ``records``/``messages``; ``None`` if no row can pass.
+
+        ``status=False`` leaves ``include_invalid`` out (for graph filters).
+        """
+        clauses: list[str] = []
+        params: list[Any] = []
+        if message:
+            if RecordType.MESSAGE not in query.types:
+                return None
+        else:
+            types = sorted(t.value for t in query.types if t.is_memory_like)
+            if not types:
+                return None
+            if len(types) < 4:
+                clauses.append(f"{alias}.record_type IN ({', '.join('?' * len(types))})")
+                params.extend(types)
+            if status and not query.include_invalid:
+                clauses.append(f"{alias}.status = 'valid'")
+        for column in ("user_id", "agent_id", "thread_id"):
+            value = getattr(query.scope, column)
+            if value is ANY:
+                continue
+            if value is None:
+                clauses.append(f"{alias}.{column} IS NULL")
+            else:
+                clauses.append(f"{alias}.{column} = ?")
+                params.append(value)
+        clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+        params.append(encode_time(query.now))
+        if query.metadata_filter is not None:
+            clauses.append(f"metadata_matches({alias}.metadata, ?)")
+            params.append(json.dumps(query.metadata_filter, separators=(",", ":")))
+        return " AND ".join(clauses), params
+
+    def _metadata_prefilter(self, conn: sqlite3.Connection, query: SearchQuery) -> frozenset[Key] | None:
+        """Keys of the rows a metadata filter admits (within scope, type and expiry), or None.
+
+        Status is left out on purpose: linked records are filtered without it, and the vector
+        index applies ``include_invalid`` to direct hits itself.
+        """
+        if query.metadata_filter is None:
+            return None
+        keys: set[Key] = set()
+        for table, alias, message in (("records", "r", False), ("messages", "m", True)):
+            where = self._sql_filter(alias, query, message=message, status=False)
+            if where is None:
+                continue
+            sql, params = where
+            for (row_id,) in conn.execute(f"SELECT {alias}.id FROM {table} AS {alias} WHERE {sql}", params):
+                keys.add((message, row_id))
+        return frozenset(keys)
+
+    def _graph_filter(self, query: SearchQuery, allowed: frozenset[Key] | None) -> Any:
+        """``admits(record_id)`` for graph expansion, from cached attributes (no SQL per node)."""
+        attrs = self._attrs
+        codes = frozenset(TYPE_CODES[t] for t in query.types)
+        scope = query.scope
+        user, agent, thread = scope.user_id, scope.agent_id, scope.thread_id
+        now_us = epoch_us(query.now)
+
+        def admits(record_id: str) -> bool:
+            found = attrs.get(record_id)
+            if found is None:
+                return False
+            code, user_id, agent_id, thread_id, expires, _pk = found
+            return (
+                code in codes
+                and (user is ANY or user == user_id)
+                and (agent is ANY or agent == agent_id)
+                and (thread is ANY or thread == thread_id)
+                and expires > now_us
+                and (allowed is None or (False, record_id) in allowed)
+            )
+
+        if allowed is None and codes >= _MEMORY_CODES and agent is ANY and thread is ANY:
+            # The common request (a user scope, no other filter), with less work per node.
+            def admits_in_scope(record_id: str) -> bool:
+                found = attrs.get(record_id)
+                return found is not None and found[4] > now_us and (user is ANY or found[1] == user)
+
+            return admits_in_scope
+        return admits
+
+    def _hydrate(
+        self,
+        conn: sqlite3.Connection,
+        query: SearchQuery,
+        ranked: list[tuple[Key, int, float, float]],
+        trees: dict[str, list[TreeEdge]],
+        pks: dict[str, int | None],
+        synced: int,
+    ) -> list[SearchHit]:
+        """Load the hit entities and their linked records (one query per table).
+
+        Records are looked up by rowid (``pks``); a row is accepted only under the id it was
+        wanted for, so a stale rowid can never substitute another record.
+        """
+        if not ranked:
+            return []
+        select = "SELECT {} FROM {} WHERE {} IN (SELECT value FROM json_each(?))"
+        records: dict[str, MemoryRecord] = {}
+        known = [pk for pk in pks.values() if pk is not None]
+        unknown = [rid for rid, pk in pks.items() if pk is None]
+        for column, values in (("pk", known), ("id", unknown)):
+            if values:
+                for row in conn.execute(
+                    select.format(RECORD_COLUMNS, "records", column), (json.dumps(values),)
+                ):
+                    if row[0] in pks:
+                        records[row[0]] = stored_record(row)
+        message_ids = [key[1] for key, *_ in ranked if key[0]]
+        messages: dict[str, Message] = {}
+        if message_ids:
+            for row in conn.execute(
+                select.format(MESSAGE_COLUMNS, "messages", "id"), (json.dumps(message_ids),)
+            ):
+                messages[row[0]] = stored_message(row)
+        # A commit (of any process) may land between ranking and loading. If the change log
+        # has not moved since the caches were synced, the loaded rows are the ones the caches
+        # filtered; otherwise re-check them with the domain's own filter rather than return
+        # something out of scope.
+        moved = (conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0) != synced
+        linked_ok = records
+        if moved and trees:
+            linked_ok = {rid: r for rid, r in records.items() if query.admits_record(r, direct=False)}
+        hits: list[SearchHit] = []
+        for (is_message, row_id), _code, score, distance in ranked:
+            item: MemoryRecord | Message | None = messages.get(row_id) if is_message else records.get(row_id)
+            if item is None or (moved and not query.admits_record(item, direct=True)):
+                continue
+            linked: tuple[LinkedRecord, ...] = ()
+            edges = trees.get(row_id)
+            if edges and not is_message:
+                linked = build_tree(row_id, edges, linked_ok)
+            hits.append(SearchHit(record=item, score=score, distance=distance, linked=linked))
+        return hits

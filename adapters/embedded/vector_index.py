@@ -1,0 +1,401 @@
+"""Embedded adapter: the in-process exact vector index (numpy), partitioned by user scope.
+
+A cache, never the source of truth: the store fills it from SQLite at open and from the change
+log after commits, so it only ever reflects committed rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Final
+
+import numpy as np
+from palimpsest.domain.errors import StorageError
+from palimpsest.domain.sentinel import AnyType
+
+from .codec import MESSAGE_CODE
+
+__all__ = ["IndexBatch", "NumpyVectorIndex", "VectorCandidate", "VectorFilter"]
+
+Key = tuple[bool, str]
+"""(is_message, id): messages and memory records live in separate tables and id spaces."""
+
+NO_CODE: Final = -1
+"""The code of a scope value this index has never seen: it matches no row."""
+
+_TIE_MARGIN: Final = 1e-4
+"""float32 scores are re-checked in float64 within this margin of the k-th best, so that
+near-ties and exact ties are ordered exactly and deterministically (by type, then id)."""
+
+_MIN_CAPACITY: Final = 16
+_COMPACT_RATIO: Final = 0.25
+_ALL_TYPES: Final = 5
+
+
+@dataclass(slots=True)
+class IndexBatch:
+    """Rows to upsert, column by column (cheap to fill from a cursor, cheap to scatter)."""
+
+    keys: list[Key] = field(default_factory=list)
+    users: list[str | None] = field(default_factory=list)
+    agents: list[str | None] = field(default_factory=list)
+    threads: list[str | None] = field(default_factory=list)
+    types: list[int] = field(default_factory=list)
+    valid: list[bool] = field(default_factory=list)
+    expires: list[int] = field(default_factory=list)
+    blobs: list[bytes] = field(default_factory=list)  # L2-normalised float32 little-endian
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def append(
+        self,
+        key: Key,
+        user: str | None,
+        agent: str | None,
+        thread: str | None,
+        type_code: int,
+        valid: bool,
+        expires_us: int,
+        blob: bytes,
+    ) -> None:
+        self.keys.append(key)
+        self.users.append(user)
+        self.agents.append(agent)
+        self.threads.append(thread)
+        self.types.append(type_code)
+        self.valid.append(valid)
+        self.expires.append(expires_us)
+        self.blobs.append(blob)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFilter:
+    """A search's filters in index terms. ``None`` on agent/thread means "any"."""
+
+    type_codes: frozenset[int]
+    now_us: int
+    include_invalid: bool
+    user_id: str | None | AnyType  # ANY scans every partition
+    agent_code: int | None
+    thread_code: int | None
+    allowed: frozenset[Key] | None = None  # metadata prefilter result
+
+
+VectorCandidate = tuple[float, int, str]
+"""(cosine similarity, type code, id): sorts best-first as (-score, type code, id)."""
+
+_COLUMNS: Final = ("vectors", "type_code", "agent_code", "thread_code", "valid", "expires", "alive")
+
+
+class _Partition:
+    """One user scope: a growable float32 matrix plus parallel attribute columns."""
+
+    __slots__ = (*_COLUMNS, "ids", "size", "dead", "expiring", "invalid")
+
+    def __init__(self, dimension: int) -> None:
+        self.vectors = np.zeros((_MIN_CAPACITY, dimension), dtype=np.float32)
+        self.type_code = np.zeros(_MIN_CAPACITY, dtype=np.int8)
+        self.agent_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
+        self.thread_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
+        self.valid = np.zeros(_MIN_CAPACITY, dtype=bool)
+        self.expires = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self.alive = np.zeros(_MIN_CAPACITY, dtype=bool)
+        self.ids: list[str] = []
+        self.size = 0
+        self.dead = 0
+        # Counts of live rows that need a mask; at zero the mask pass is skipped entirely.
+        self.expiring = 0
+        self.invalid = 0
+
+    @property
+    def live(self) -> int:
+        return self.size - self.dead
+
+    def _resize(self, capacity: int, keep: np.ndarray | None = None) -> None:
+        for name in _COLUMNS:
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            if keep is None:
+                new[: self.size] = old[: self.size]
+            else:
+                new[: len(keep)] = old[keep]
+            setattr(self, name, new)
+
+    def reserve(self, extra: int) -> None:
+        """Amortised growth: capacity doubles, so appends cost O(1) on average."""
+        needed = self.size + extra
+        if needed > self.vectors.shape[0]:
+            self._resize(max(needed, 2 * self.vectors.shape[0]))
+
+    def _count(self, rows: np.ndarray | slice, sign: int, no_expiry: int) -> None:
+        alive = self.alive[rows]
+        self.expiring += sign * int(np.count_nonzero((self.expires[rows] != no_expiry) & alive))
+        self.invalid += sign * int(np.count_nonzero(~self.valid[rows] & alive))
+
+    def write(
+        self, rows: np.ndarray | slice, src: np.ndarray | slice, columns: _Columns, no_expiry: int
+    ) -> None:
+        self._count(rows, -1, no_expiry)  # rows being overwritten stop counting
+        self.vectors[rows] = columns.matrix[src]
+        self.type_code[rows] = columns.types[src]
+        self.agent_code[rows] = columns.agents[src]
+        self.thread_code[rows] = columns.threads[src]
+        self.valid[rows] = columns.valid[src]
+        self.expires[rows] = columns.expires[src]
+        self.alive[rows] = True
+        self._count(rows, +1, no_expiry)
+
+    def kill(self, rows: np.ndarray, no_expiry: int) -> None:
+        self._count(rows, -1, no_expiry)
+        self.alive[rows] = False
+        self.dead += len(rows)
+
+    def compact(self) -> list[str]:
+        """Drop tombstoned rows; returns the ids in their new row order."""
+        keep = np.flatnonzero(self.alive[: self.size])
+        self._resize(max(_MIN_CAPACITY, 2 * len(keep)), keep)
+        self.ids = [self.ids[i] for i in keep.tolist()]
+        self.size = len(keep)
+        self.dead = 0
+        return self.ids
+
+    def top(
+        self,
+        query: np.ndarray,
+        query64: np.ndarray,
+        flt: VectorFilter,
+        limit: int,
+        allowed_rows: np.ndarray | None,
+    ) -> list[VectorCandidate]:
+        n = self.size
+        if n == 0:
+            return []
+        # Build a mask only for the filters that can exclude something in this partition.
+        mask: np.ndarray | None = None
+
+        def narrow(condition: np.ndarray) -> None:
+            nonlocal mask
+            mask = condition if mask is None else mask & condition
+
+        if self.dead:
+            narrow(self.alive[:n])
+        if allowed_rows is not None:
+            narrow(allowed_rows)
+        if len(flt.type_codes) < _ALL_TYPES:
+            lut = np.zeros(256, dtype=bool)
+            lut[list(flt.type_codes)] = True
+            narrow(lut[self.type_code[:n].view(np.uint8)])
+        if flt.agent_code is not None:
+            narrow(self.agent_code[:n] == flt.agent_code)
+        if flt.thread_code is not None:
+            narrow(self.thread_code[:n] == flt.thread_code)
+        if not flt.include_invalid and self.invalid:
+            narrow(self.valid[:n])
+        if self.expiring:
+            narrow(self.expires[:n] > flt.now_us)
+        count = n if mask is None else int(np.count_nonzero(mask))
+        if count == 0:
+            return []
+        # A view of the used rows, not a copy: the matvec is the whole cost of a big scan.
+        scores = self.vectors[:n] @ query
+        if mask is not None:
+            scores[~mask] = -np.inf
+        take = min(limit, count)
+        if take < n:
+            kth = np.partition(scores, n - take)[n - take]
+        else:
+            kth = scores.min()
+        rows = np.flatnonzero(scores >= kth - _TIE_MARGIN)
+        if mask is not None:
+            rows = rows[mask[rows]]
+        # float64 rescoring of the few survivors: a deterministic per-row reduction, so equal
+        # vectors get equal scores whatever their position in the matrix.
+        exact = (self.vectors[rows].astype(np.float64) * query64).sum(axis=1)
+        ids = self.ids
+        return [
+            (s, t, ids[r]) for s, t, r in zip(exact.tolist(), self.type_code[rows].tolist(), rows.tolist())
+        ]
+
+
+@dataclass(slots=True)
+class _Columns:
+    """An :class:`IndexBatch` converted to arrays once, then scattered into partitions."""
+
+    matrix: np.ndarray
+    types: np.ndarray
+    agents: np.ndarray
+    threads: np.ndarray
+    valid: np.ndarray
+    expires: np.ndarray
+
+
+class _Codes:
+    """Interning of agent/thread ids to int32 codes (``None`` is code 0)."""
+
+    __slots__ = ("_codes",)
+
+    def __init__(self) -> None:
+        self._codes: dict[str | None, int] = {None: 0}
+
+    def intern(self, values: list[str | None]) -> np.ndarray:
+        codes = self._codes
+        out = [codes.get(value, NO_CODE) for value in values]
+        if NO_CODE in out:
+            for i, value in enumerate(values):
+                if out[i] == NO_CODE:
+                    code = codes.get(value)
+                    if code is None:
+                        code = codes[value] = len(codes)
+                    out[i] = code
+        return np.array(out, dtype=np.int32)
+
+    def lookup(self, value: str | None) -> int:
+        return self._codes.get(value, NO_CODE)
+
+
+class NumpyVectorIndex:
+    """Exact cosine search over L2-normalised float32 vectors, one partition per user id.
+
+    A search scoped to one user scans only that user's partition, so its cost follows the
+    scoped row count, not the store size. Not thread-safe: the store serialises access.
+    """
+
+    def __init__(self, no_expiry: int) -> None:
+        self._no_expiry = no_expiry
+        self._partitions: dict[str | None, _Partition] = {}
+        self._where: dict[Key, tuple[str | None, int]] = {}
+        self._codes = _Codes()
+        self.dimension: int | None = None
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._where
+
+    def clear(self) -> None:
+        self._partitions.clear()
+        self._where.clear()
+        self._codes = _Codes()
+        self.dimension = None
+
+    def code(self, value: str | None) -> int:
+        """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
+        return self._codes.lookup(value)
+
+    def partition_sizes(self) -> dict[str | None, int]:
+        """Live rows per user partition (for tests and diagnostics)."""
+        return {user: p.live for user, p in self._partitions.items()}
+
+    def upsert(self, batch: IndexBatch) -> None:
+        """Insert or replace rows in bulk: one vectorised scatter per partition.
+
+        Keys must be unique within a batch.
+        """
+        n = len(batch)
+        if n == 0:
+            return
+        dimension = len(batch.blobs[0]) // 4
+        if self.dimension is None:
+            self.dimension = dimension
+        if any(len(blob) != 4 * self.dimension for blob in batch.blobs):
+            raise StorageError("stored embeddings have inconsistent dimensions; the store file is damaged.")
+        columns = _Columns(
+            matrix=np.frombuffer(b"".join(batch.blobs), dtype="<f4").reshape(n, self.dimension),
+            types=np.array(batch.types, dtype=np.int8),
+            agents=self._codes.intern(batch.agents),
+            threads=self._codes.intern(batch.threads),
+            valid=np.array(batch.valid, dtype=bool),
+            expires=np.array(batch.expires, dtype=np.int64),
+        )
+        groups: dict[str | None, list[int]] = {}
+        for i, user in enumerate(batch.users):
+            groups.setdefault(user, []).append(i)
+        where = self._where
+        if where:
+            moved = [
+                key
+                for key, user in zip(batch.keys, batch.users)
+                if (found := where.get(key)) is not None and found[0] != user
+            ]
+            if moved:  # a row changing user scope leaves its old partition
+                self.remove(moved)
+        for user, members in groups.items():
+            partition = self._partitions.get(user)
+            if partition is None:
+                partition = self._partitions[user] = _Partition(self.dimension)
+            old_rows, old_src, new_src = [], [], []
+            if not where:
+                new_src = members
+            else:
+                for i in members:
+                    found = where.get(batch.keys[i])
+                    if found is None:
+                        new_src.append(i)
+                    else:
+                        old_rows.append(found[1])
+                        old_src.append(i)
+            if old_rows:
+                partition.write(np.array(old_rows), np.array(old_src), columns, self._no_expiry)
+            if new_src:
+                partition.reserve(len(new_src))
+                start = partition.size
+                stop = start + len(new_src)
+                partition.size = stop
+                keys = batch.keys if len(new_src) == n else [batch.keys[i] for i in new_src]
+                partition.ids.extend(key[1] for key in keys)
+                # A whole batch landing in one partition (a single-user bulk load) is copied as
+                # slices; otherwise rows are gathered from the batch by index.
+                src = slice(None) if len(new_src) == n else np.array(new_src)
+                partition.write(slice(start, stop), src, columns, self._no_expiry)
+                where.update(zip(keys, zip(repeat(user), range(start, stop))))
+
+    def remove(self, keys: Iterable[Key]) -> None:
+        by_partition: dict[str | None, list[int]] = {}
+        for key in keys:
+            found = self._where.pop(key, None)
+            if found is not None:
+                by_partition.setdefault(found[0], []).append(found[1])
+        for user, rows in by_partition.items():
+            partition = self._partitions[user]
+            partition.kill(np.array(rows), self._no_expiry)
+            if partition.live == 0:
+                del self._partitions[user]
+            elif partition.dead > _COMPACT_RATIO * partition.size:
+                ids = partition.compact()
+                is_message = (partition.type_code[: len(ids)] == MESSAGE_CODE).tolist()
+                for row, (row_id, message) in enumerate(zip(ids, is_message)):
+                    self._where[(message, row_id)] = (user, row)
+
+    def search(self, query: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorCandidate]:
+        """The best ``limit`` admitted rows (more only when tied), best first.
+
+        ``query`` must be L2-normalised float32 of the index dimension.
+        """
+        if flt.agent_code == NO_CODE or flt.thread_code == NO_CODE:
+            return []
+        user_id = flt.user_id
+        if isinstance(user_id, AnyType):
+            partitions = list(self._partitions.items())
+        else:
+            partition = self._partitions.get(user_id)
+            partitions = [] if partition is None else [(user_id, partition)]
+        allowed: dict[str | None, list[int]] = {}
+        if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
+            for key in flt.allowed:
+                where = self._where.get(key)
+                if where is not None:
+                    allowed.setdefault(where[0], []).append(where[1])
+        query64 = query.astype(np.float64)
+        found: list[VectorCandidate] = []
+        for user, partition in partitions:
+            allowed_rows = None
+            if flt.allowed is not None:
+                allowed_rows = np.zeros(partition.size, dtype=bool)
+                allowed_rows[allowed.get(user, [])] = True
+            found.extend(partition.top(query, query64, flt, limit, allowed_rows))
+        found.sort(key=lambda c: (-c[0], c[1], c[2]))
+        return found[:limit]

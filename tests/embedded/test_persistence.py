@@ -1,0 +1,160 @@
+"""Embedded store: what survives closing the file, schema migrations, dimension and storage format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.embedded.schema import load_migrations
+from palimpsest.domain.errors import (
+    ConfigurationError,
+    SchemaVersionError,
+    StorageError,
+    StoreClosedError,
+    VectorDimensionError,
+)
+
+from .helpers import E1, E2, NOW, ids, link, linked_ids, message, query, raw, record, seed, thread
+
+Opener = Callable[..., EmbeddedStore]
+
+
+def test_reopening_a_store_preserves_records_links_vectors_and_dimension(open_store: Opener) -> None:
+    first = open_store(dimension=None)
+    seed(
+        first,
+        threads=[thread("t1", user_id="u1")],
+        messages=[(message("m1", "t1", 1, "green tea please", user_id="u1"), E2)],
+        records=[(record("a", "Ann drinks green tea", user_id="u1"), E1), (record("b", user_id="u1"), None)],
+        links=[link("l1", "a", "b")],
+    )
+    first.close()
+
+    again = open_store(dimension=None)
+    assert again.dimension == 4
+    assert ids(again.search(query(vector=E1, k=1))) == ["a"]
+    assert ids(again.search(query(vector=E2, k=1))) == ["m1"]
+    assert set(ids(again.search(query(text="green")))) == {"a", "m1"}
+    assert linked_ids(again.search(query(vector=E1, k=1, num_hops=1))) == {"b"}
+    with again.unit_of_work() as uow:
+        assert uow.links.get("l1") == link("l1", "a", "b")
+        assert uow.messages.get("m1", now=NOW) == message("m1", "t1", 1, "green tea please", user_id="u1")
+
+
+def test_the_first_vector_fixes_the_dimension_for_later_opens(open_store: Opener) -> None:
+    first = open_store(dimension=None)
+    assert first.dimension is None
+    seed(first, records=[(record("r1"), (1.0, 2.0, 3.0))])
+    assert first.dimension == 3
+    first.close()
+    again = open_store(dimension=None)
+    assert again.dimension == 3
+    with again.unit_of_work() as uow, pytest.raises(VectorDimensionError):
+        uow.records.add(record("r2"), embedding=E1)
+
+
+def test_a_rolled_back_first_vector_does_not_fix_the_dimension(open_store: Opener) -> None:
+    store = open_store(dimension=None)
+    with store.unit_of_work() as uow:
+        uow.records.add(record("r1"), embedding=(1.0, 2.0, 3.0))
+    assert store.dimension is None
+    seed(store, records=[(record("r2"), E1)])
+    assert store.dimension == 4
+
+
+def test_opening_with_a_dimension_other_than_the_stored_one_raises_configuration_error(
+    open_store: Opener,
+) -> None:
+    open_store(dimension=4).close()
+    with pytest.raises(ConfigurationError):
+        open_store(dimension=8)
+    assert open_store(dimension=None).dimension == 4
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "4"])
+def test_a_malformed_dimension_raises_configuration_error(path: Path, bad: object) -> None:
+    with pytest.raises(ConfigurationError):
+        EmbeddedStore(path, dimension=bad)  # type: ignore[arg-type]
+
+
+def test_an_in_memory_path_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError):
+        EmbeddedStore(":memory:")
+
+
+def test_a_missing_folder_raises_storage_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageError) as caught:
+        EmbeddedStore(tmp_path / "no" / "such" / "folder.db")
+    assert caught.value.__cause__ is not None
+
+
+def test_migrations_are_applied_once_and_the_schema_version_is_recorded(
+    open_store: Opener, path: Path
+) -> None:
+    open_store().close()
+    open_store().close()
+    latest = load_migrations()[-1].version
+    with raw(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            str(latest),
+        )
+        applied = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        assert applied == [(m.version, m.name) for m in load_migrations()]
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_file_written_by_a_newer_schema_raises_schema_version_error(open_store: Opener, path: Path) -> None:
+    open_store().close()
+    with raw(path) as conn:
+        conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    with pytest.raises(SchemaVersionError, match="999"):
+        open_store()
+
+
+def test_datetimes_are_stored_as_fixed_width_utc_text_and_read_back_as_aware_utc(
+    store: EmbeddedStore, path: Path
+) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    created = datetime(2025, 3, 14, 14, 0, 0, tzinfo=plus_two)  # 12:00 UTC
+    seed(
+        store, records=[(record("r1", created_at=created, expires_at=datetime(2030, 1, 1, tzinfo=UTC)), None)]
+    )
+    with raw(path) as conn:
+        stored = conn.execute("SELECT created_at, expires_at FROM records WHERE id = 'r1'").fetchone()
+    assert stored == ("2025-03-14T12:00:00.000000Z", "2030-01-01T00:00:00.000000Z")
+    with store.unit_of_work() as uow:
+        got = uow.records.get("r1")
+    assert got is not None and got.created_at == created
+    assert got.created_at.utcoffset() == timedelta(0)
+
+
+def test_embeddings_are_stored_l2_normalised_as_float32_little_endian(
+    store: EmbeddedStore, path: Path
+) -> None:
+    seed(store, records=[(record("r1"), (3.0, 4.0, 0.0, 0.0))])
+    with raw(path) as conn:
+        (blob,) = conn.execute("SELECT embedding FROM records WHERE id = 'r1'").fetchone()
+    assert np.frombuffer(blob, dtype="<f4").tolist() == pytest.approx([0.6, 0.8, 0.0, 0.0])
+
+
+def test_close_is_idempotent_and_later_use_raises_store_closed(store: EmbeddedStore) -> None:
+    uow = store.unit_of_work()
+    store.close()
+    store.close()
+    with pytest.raises(StoreClosedError):
+        store.search(query(vector=E1))
+    with pytest.raises(StoreClosedError):
+        store.unit_of_work()
+    with pytest.raises(StoreClosedError), uow:
+        pass
+
+
+def test_the_store_is_a_context_manager_that_closes(path: Path) -> None:
+    with EmbeddedStore(path, dimension=4) as store:
+        seed(store, records=[(record("r1"), E1)])
+    with pytest.raises(StoreClosedError):
+        store.search(query(vector=E1))
