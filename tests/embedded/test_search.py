@@ -76,6 +76,15 @@ def test_keyword_search_ignores_case_and_diacritics(drinks: EmbeddedStore) -> No
     assert set(ids(drinks.search(query(text="TEA")))) == {"green", "m-tea"}
 
 
+def test_keyword_terms_are_word_tokens_with_underscores_as_in_python(store: EmbeddedStore) -> None:
+    seed(
+        store,
+        records=[(record("snake", "uses snake_case names"), None), (record("apart", "a snake case"), None)],
+    )
+    assert ids(store.search(query(text="snake_case"))) == ["snake"]
+    assert set(ids(store.search(query(text="snake")))) == {"apart"}
+
+
 def test_keyword_scores_are_bounded_and_best_first(drinks: EmbeddedStore) -> None:
     hits = drinks.search(query(text="tea lemon"))
     assert ids(hits)[0] == "green"  # shares both terms

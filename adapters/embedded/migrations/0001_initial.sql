@@ -84,12 +84,14 @@ CREATE INDEX links_source ON links (source_id);
 CREATE INDEX links_target ON links (target_id);
 CREATE INDEX links_created ON links (created_at, id);
 
--- Keyword indexes (external content: the text lives once, in records/messages).
+-- Keyword indexes (external content: the text lives once, in records/messages). Terms are
+-- case-folded, diacritic-free Unicode words; "_" is a word character, as in Python's \w,
+-- which is how query text is split into terms (keyword_index.fts_query).
 CREATE VIRTUAL TABLE records_fts USING fts5 (
-    content, content = 'records', content_rowid = 'pk', tokenize = 'unicode61 remove_diacritics 2'
+    content, content = 'records', content_rowid = 'pk', tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
 );
 CREATE VIRTUAL TABLE messages_fts USING fts5 (
-    content, content = 'messages', content_rowid = 'pk', tokenize = 'unicode61 remove_diacritics 2'
+    content, content = 'messages', content_rowid = 'pk', tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
 );
 
 -- The documented external-content sync triggers, for deletes (foreign-key cascades fire them
