@@ -33,6 +33,7 @@ __all__ = [
     "RecordType",
     "Scope",
     "Thread",
+    "ThreadSummary",
     "UTC",
     "check_id",
     "check_metadata",
@@ -368,6 +369,59 @@ class RecordLink:
     @property
     def endpoints(self) -> frozenset[str]:
         return frozenset((self.source_id, self.target_id))
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """One revision of a thread's durable summary.
+
+    Revisions of a thread are numbered 1, 2, 3... and never reused: a refresh computed from
+    revision ``r`` may only be stored as ``r + 1`` (compare-and-set), so two concurrent
+    refreshes cannot both win and an invalidation (which stores an INVALID fence revision)
+    cannot be overwritten by a refresh that read the summary before it.
+    ``covered_through_seq`` is the seq of the last message the summary includes.
+    """
+
+    id: str
+    thread_id: str
+    revision: int
+    text: str
+    created_at: datetime
+    topics: tuple[str, ...] = ()
+    covered_through_seq: int = 0
+    status: RecordStatus = RecordStatus.VALID
+    user_id: str | None = None
+    agent_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "summary id")
+        check_id(self.thread_id, "thread_id")
+        if isinstance(self.revision, bool) or not isinstance(self.revision, int) or self.revision < 1:
+            raise ValidationError("summary revision must be a positive integer.")
+        if not isinstance(self.text, str):
+            raise ValidationError("summary text must be a string.")
+        topics = tuple(self.topics)
+        if not all(isinstance(t, str) for t in topics):
+            raise ValidationError("summary topics must be strings.")
+        object.__setattr__(self, "topics", topics)
+        if (
+            isinstance(self.covered_through_seq, bool)
+            or not isinstance(self.covered_through_seq, int)
+            or self.covered_through_seq < 0
+        ):
+            raise ValidationError("covered_through_seq must be a non-negative integer.")
+        object.__setattr__(self, "status", RecordStatus(self.status))
+        if self.status is RecordStatus.VALID and not self.text.strip():
+            raise ValidationError("a valid summary must have text.")
+        check_time(self.created_at, "created_at")
+        check_optional_id(self.user_id, "user_id")
+        check_optional_id(self.agent_id, "agent_id")
+        object.__setattr__(self, "metadata", check_metadata(self.metadata))
+
+    @property
+    def is_valid(self) -> bool:
+        return self.status is RecordStatus.VALID
 
 
 UTC: Final = timezone.utc

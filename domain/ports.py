@@ -23,7 +23,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-from .model import MemoryRecord, Message, RecordLink, RecordType, Thread
+from .model import MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import SearchHit, SearchQuery
 from .sentinel import NotSetType, NOTSET
 
@@ -35,6 +35,8 @@ __all__ = [
     "MessageRepository",
     "RecordRepository",
     "RecordSearch",
+    "SettingsRepository",
+    "SummaryRepository",
     "ThreadRepository",
     "UnitOfWork",
 ]
@@ -132,6 +134,10 @@ class MessageRepository(Protocol):
         """Delete one message; False when absent."""
         ...
 
+    def purge_expired(self, now: datetime) -> int:
+        """Physically delete every message expired at ``now``; returns how many."""
+        ...
+
 
 class RecordRepository(Protocol):
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
@@ -163,6 +169,11 @@ class RecordRepository(Protocol):
 
         The store does not re-derive the status of former link partners: the service does.
         """
+        ...
+
+    def expired_ids(self, now: datetime, *, limit: int | None = None) -> list[str]:
+        """Ids of records expired at ``now`` (oldest expiry first), for the purge use case,
+        which deletes them one by one so that link partners are re-derived."""
         ...
 
     def list(
@@ -227,6 +238,46 @@ class LinkRepository(Protocol):
         ...
 
 
+class SummaryRepository(Protocol):
+    """Versioned thread summaries (deleted with their thread)."""
+
+    def add(self, summary: ThreadSummary) -> None:
+        """Store a new revision. Raises ``ThreadNotFoundError``, ``DuplicateIdError`` for a
+        taken id, and ``ConflictError`` when the thread already has this revision number
+        (the compare-and-set that keeps concurrent refreshes from overwriting each other)."""
+        ...
+
+    def latest(self, thread_id: str, *, valid_only: bool = False) -> ThreadSummary | None:
+        """The highest revision of the thread (only among VALID ones with ``valid_only``)."""
+        ...
+
+    def list_for_thread(self, thread_id: str) -> list[ThreadSummary]:
+        """Every stored revision, oldest first."""
+        ...
+
+    def invalidate_covering(self, thread_id: str, seq: int) -> int:
+        """Mark INVALID every valid revision whose ``covered_through_seq >= seq`` (it includes
+        a message that changed); returns how many were marked."""
+        ...
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        """Delete all but the ``keep`` highest revisions; returns how many were deleted."""
+        ...
+
+
+class SettingsRepository(Protocol):
+    """Store-wide settings (JSON values) that every client of the store must share, such as
+    the retention policy or the embedding model the vectors were made with."""
+
+    def get(self, key: str) -> Any:
+        """The stored JSON value, or ``None`` when unset."""
+        ...
+
+    def set(self, key: str, value: Any) -> None:
+        """Store a JSON-compatible value (``None`` removes the key)."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One atomic transaction. Rolls back unless :meth:`commit` is called.
 
@@ -240,6 +291,8 @@ class UnitOfWork(Protocol):
     messages: MessageRepository
     records: RecordRepository
     links: LinkRepository
+    summaries: SummaryRepository
+    settings: SettingsRepository
 
     def __enter__(self) -> UnitOfWork: ...
 

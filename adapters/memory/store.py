@@ -13,12 +13,13 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
 from palimpsest.domain.errors import (
+    ConflictError,
     DuplicateIdError,
     LinkExistsError,
     LinkNotFoundError,
@@ -36,8 +37,11 @@ from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordLink,
+    RecordStatus,
     RecordType,
     Thread,
+    ThreadSummary,
+    check_metadata,
 )
 from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
 from palimpsest.domain.search import (
@@ -103,6 +107,8 @@ class _State:
     links: dict[str, RecordLink] = field(default_factory=dict)
     vectors: dict[Key, tuple[float, ...]] = field(default_factory=dict)
     dimension: int | None = None
+    summaries: dict[str, ThreadSummary] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -112,6 +118,8 @@ class _State:
             dict(self.links),
             dict(self.vectors),
             self.dimension,
+            dict(self.summaries),
+            dict(self.settings),
         )
 
 
@@ -160,6 +168,8 @@ class InMemoryThreadRepository(_Repository):
             s.vectors.pop(("record", record_id), None)
         for link in [l for l in s.links.values() if l.source_id in owned or l.target_id in owned]:
             del s.links[link.id]
+        for summary in [x for x in s.summaries.values() if x.thread_id == thread_id]:
+            del s.summaries[summary.id]
         return True
 
     def list(
@@ -243,6 +253,12 @@ class InMemoryMessageRepository(_Repository):
         s.vectors.pop(("message", message_id), None)
         return True
 
+    def purge_expired(self, now: datetime) -> int:
+        expired = [m.id for m in self._s.messages.values() if m.is_expired(now)]
+        for message_id in expired:
+            self.delete(message_id)
+        return len(expired)
+
 
 class InMemoryRecordRepository(_Repository):
     def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> None:
@@ -283,6 +299,14 @@ class InMemoryRecordRepository(_Repository):
         for link in [l for l in s.links.values() if record_id in (l.source_id, l.target_id)]:
             del s.links[link.id]
         return True
+
+    def expired_ids(self, now: datetime, *, limit: int | None = None) -> list[str]:
+        expired = sorted(
+            (r for r in self._s.records.values() if r.is_expired(now)),
+            key=lambda r: (r.expires_at, r.id),
+        )
+        ids = [r.id for r in expired]
+        return ids if limit is None else ids[:limit]
 
     def list(
         self,
@@ -394,6 +418,59 @@ class InMemoryLinkRepository(_Repository):
         return found[:limit]
 
 
+class InMemorySummaryRepository(_Repository):
+    def add(self, summary: ThreadSummary) -> None:
+        s = self._s
+        if summary.thread_id not in s.threads:
+            raise ThreadNotFoundError(f"No thread with id {summary.thread_id!r}.")
+        if summary.id in s.summaries:
+            raise DuplicateIdError(f"A summary with id {summary.id!r} already exists.")
+        if any(x.thread_id == summary.thread_id and x.revision == summary.revision for x in s.summaries.values()):
+            raise ConflictError(
+                f"Thread {summary.thread_id!r} already has summary revision {summary.revision}; "
+                "it was refreshed or invalidated concurrently."
+            )
+        s.summaries[summary.id] = summary
+
+    def _of(self, thread_id: str) -> list[ThreadSummary]:
+        return sorted((x for x in self._s.summaries.values() if x.thread_id == thread_id), key=lambda x: x.revision)
+
+    def latest(self, thread_id: str, *, valid_only: bool = False) -> ThreadSummary | None:
+        found = [x for x in self._of(thread_id) if x.is_valid or not valid_only]
+        return found[-1] if found else None
+
+    def list_for_thread(self, thread_id: str) -> list[ThreadSummary]:
+        return self._of(thread_id)
+
+    def invalidate_covering(self, thread_id: str, seq: int) -> int:
+        hit = [x for x in self._of(thread_id) if x.is_valid and x.covered_through_seq >= seq]
+        for summary in hit:
+            self._s.summaries[summary.id] = replace(summary, status=RecordStatus.INVALID)
+        return len(hit)
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ValidationError("keep must be a non-negative integer.")
+        revisions = self._of(thread_id)
+        doomed = revisions[: max(0, len(revisions) - keep)]
+        for summary in doomed:
+            del self._s.summaries[summary.id]
+        return len(doomed)
+
+
+class InMemorySettingsRepository(_Repository):
+    def get(self, key: str) -> Any:
+        return self._s.settings.get(key)
+
+    def set(self, key: str, value: Any) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValidationError("a setting key must be a non-empty string.")
+        if value is None:
+            self._s.settings.pop(key, None)
+        else:
+            self._s.settings[key] = check_metadata({"value": value})["value"]  # type: ignore[index]
+
+
 class InMemoryUnitOfWork:
     """A transaction over copies of the committed state; see the module docstring."""
 
@@ -405,6 +482,8 @@ class InMemoryUnitOfWork:
         self.messages = InMemoryMessageRepository(self)
         self.records = InMemoryRecordRepository(self)
         self.links = InMemoryLinkRepository(self)
+        self.summaries = InMemorySummaryRepository(self)
+        self.settings = InMemorySettingsRepository(self)
 
     def _state(self) -> _State:
         if self._work is None or self._done:
