@@ -10,6 +10,8 @@ from .repositories import (
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
+    SqliteSettingsRepository,
+    SqliteSummaryRepository,
     SqliteThreadRepository,
 )
 from .store import EmbeddedStore
@@ -24,6 +26,8 @@ __all__ = [
     "SqliteLinkRepository",
     "SqliteMessageRepository",
     "SqliteRecordRepository",
+    "SqliteSettingsRepository",
+    "SqliteSummaryRepository",
     "SqliteThreadRepository",
     "SqliteUnitOfWork",
 ]

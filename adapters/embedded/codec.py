@@ -10,7 +10,15 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 from palimpsest.domain.errors import VectorDimensionError
-from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordStatus, RecordType, Thread
+from palimpsest.domain.model import (
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordStatus,
+    RecordType,
+    Thread,
+    ThreadSummary,
+)
 from palimpsest.domain.search import check_vector
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
     "stored_link",
     "stored_message",
     "stored_record",
+    "summary_from_row",
     "thread_from_row",
 ]
 
@@ -210,6 +219,25 @@ def link_from_row(row: Sequence[Any]) -> RecordLink:
         metadata=decode_json(row[7]),
         timestamp=decode_time(row[8]),
         created_at=datetime.fromisoformat(row[9]),
+    )
+
+
+SUMMARY_COLUMNS: Final = "id, thread_id, revision, text, topics, covered_through_seq, status, user_id, agent_id, metadata, created_at"
+
+
+def summary_from_row(row: Sequence[Any]) -> ThreadSummary:
+    return ThreadSummary(
+        id=row[0],
+        thread_id=row[1],
+        revision=row[2],
+        text=row[3],
+        topics=tuple(json.loads(row[4])),
+        covered_through_seq=row[5],
+        status=RecordStatus(row[6]),
+        user_id=row[7],
+        agent_id=row[8],
+        metadata=decode_json(row[9]),
+        created_at=datetime.fromisoformat(row[10]),
     )
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from palimpsest.domain.errors import (
+    ConflictError,
     DuplicateIdError,
     InvalidLinkError,
     LinkExistsError,
@@ -29,8 +30,11 @@ from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordLink,
+    RecordStatus,
     RecordType,
     Thread,
+    ThreadSummary,
+    check_metadata,
     check_optional_id,
     check_time,
     parse_record_type,
@@ -42,12 +46,14 @@ from .codec import (
     LINK_COLUMNS,
     MESSAGE_COLUMNS,
     RECORD_COLUMNS,
+    SUMMARY_COLUMNS,
     THREAD_COLUMNS,
     encode_json,
     encode_time,
     link_from_row,
     message_from_row,
     record_from_row,
+    summary_from_row,
     thread_from_row,
 )
 from .errors import translate
@@ -59,6 +65,8 @@ __all__ = [
     "SqliteLinkRepository",
     "SqliteMessageRepository",
     "SqliteRecordRepository",
+    "SqliteSettingsRepository",
+    "SqliteSummaryRepository",
     "SqliteThreadRepository",
 ]
 
@@ -322,6 +330,15 @@ class SqliteMessageRepository(_Repository):
         with translate():
             return self._conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount > 0
 
+    def purge_expired(self, now: datetime) -> int:
+        # The change-log and FTS delete triggers fire per row, as for any delete.
+        expired = encode_time(check_time(now, "now"))
+        with translate():
+            cursor = self._conn.execute(
+                "DELETE FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ?", (expired,)
+            )
+        return cursor.rowcount
+
 
 class SqliteRecordRepository(_Repository):
     __slots__ = ()
@@ -421,6 +438,19 @@ class SqliteRecordRepository(_Repository):
         # Links touching the record go with it (ON DELETE CASCADE).
         with translate():
             return self._conn.execute("DELETE FROM records WHERE id = ?", (record_id,)).rowcount > 0
+
+    def expired_ids(self, now: datetime, *, limit: int | None = None) -> list[str]:
+        expired = encode_time(check_time(now, "now"))
+        limit = _check_limit(limit, minimum=0)
+        sql = (
+            "SELECT id FROM records WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id"
+        )
+        with translate():
+            if limit is None:
+                rows = self._conn.execute(sql, (expired,)).fetchall()
+            else:
+                rows = self._conn.execute(f"{sql} LIMIT ?", (expired, limit)).fetchall()
+        return [row[0] for row in rows]
 
     def list(
         self,
@@ -587,3 +617,99 @@ class SqliteLinkRepository(_Repository):
         with translate():
             rows = _newest(self._conn, LINK_COLUMNS, "links", where, ("created_at", "id"), limit)
         return [link_from_row(row) for row in rows]
+
+
+class SqliteSummaryRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, summary: ThreadSummary) -> None:
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            if not self._exists("threads", "id", summary.thread_id):
+                raise ThreadNotFoundError(f"No thread with id {summary.thread_id!r}.")
+            if self._exists("summaries", "id", summary.id):
+                raise DuplicateIdError(f"A summary with id {summary.id!r} already exists.")
+            if conn.execute(
+                "SELECT 1 FROM summaries WHERE thread_id = ? AND revision = ?",
+                (summary.thread_id, summary.revision),
+            ).fetchone():
+                raise ConflictError(
+                    f"Thread {summary.thread_id!r} already has summary revision {summary.revision}; "
+                    "it was refreshed or invalidated concurrently."
+                )
+            conn.execute(
+                f"INSERT INTO summaries ({SUMMARY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    summary.id,
+                    summary.thread_id,
+                    summary.revision,
+                    summary.text,
+                    json.dumps(list(summary.topics), ensure_ascii=False),
+                    summary.covered_through_seq,
+                    summary.status.value,
+                    summary.user_id,
+                    summary.agent_id,
+                    encode_json(summary.metadata),
+                    encode_time(summary.created_at),
+                ),
+            )
+
+    def latest(self, thread_id: str, *, valid_only: bool = False) -> ThreadSummary | None:
+        status = " AND status = 'valid'" if valid_only else ""
+        with translate():
+            row = self._conn.execute(
+                f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE thread_id = ?{status} "
+                "ORDER BY revision DESC LIMIT 1",
+                (thread_id,),
+            ).fetchone()
+        return None if row is None else summary_from_row(row)
+
+    def list_for_thread(self, thread_id: str) -> list[ThreadSummary]:
+        with translate():
+            rows = self._conn.execute(
+                f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE thread_id = ? ORDER BY revision", (thread_id,)
+            ).fetchall()
+        return [summary_from_row(row) for row in rows]
+
+    def invalidate_covering(self, thread_id: str, seq: int) -> int:
+        with translate():
+            cursor = self._conn.execute(
+                "UPDATE summaries SET status = ? WHERE thread_id = ? AND status = ? AND covered_through_seq >= ?",
+                (RecordStatus.INVALID.value, thread_id, RecordStatus.VALID.value, seq),
+            )
+        return cursor.rowcount
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ValidationError("keep must be a non-negative integer.")
+        with translate():
+            cursor = self._conn.execute(
+                "DELETE FROM summaries WHERE thread_id = ? AND revision NOT IN "
+                "(SELECT revision FROM summaries WHERE thread_id = ? ORDER BY revision DESC LIMIT ?)",
+                (thread_id, thread_id, keep),
+            )
+        return cursor.rowcount
+
+
+class SqliteSettingsRepository(_Repository):
+    __slots__ = ()
+
+    def get(self, key: str) -> Any:
+        with translate():
+            row = self._conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set(self, key: str, value: Any) -> None:
+        if not isinstance(key, str) or not key:
+            raise ValidationError("a setting key must be a non-empty string.")
+        with translate():
+            if value is None:
+                self._conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+                return
+            # The same JSON checks as metadata (finite numbers, string keys, bounded depth).
+            plain = check_metadata({"value": value}) or {}
+            self._conn.execute(
+                "INSERT INTO settings (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, json.dumps(plain["value"], ensure_ascii=False, allow_nan=False)),
+            )

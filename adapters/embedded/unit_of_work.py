@@ -18,6 +18,8 @@ from .repositories import (
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
+    SqliteSettingsRepository,
+    SqliteSummaryRepository,
     SqliteThreadRepository,
 )
 
@@ -48,6 +50,8 @@ class SqliteUnitOfWork:
         self.messages = SqliteMessageRepository(self)
         self.records = SqliteRecordRepository(self)
         self.links = SqliteLinkRepository(self)
+        self.summaries = SqliteSummaryRepository(self)
+        self.settings = SqliteSettingsRepository(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
