@@ -1,5 +1,61 @@
-"""Application layer of palimpsest: use cases over the domain ports (the public client comes next)."""
+"""Application layer of palimpsest: the public client (``AgentMemory``), thread handles, result
+objects, configuration, and the ports for model capabilities (embedding, extraction, summaries,
+link resolution). Everything here depends on domain ports only; adapters are injected.
+"""
 
+from .client import AgentMemory
+from .config import (
+    BackgroundExtractionQueueFullBehavior,
+    MemoryExtractionConfig,
+    MemoryExtractionImageContext,
+    MemoryExtractionMode,
+    MemoryLinkExtractionMode,
+    MemoryRetentionConfig,
+    SchemaPolicy,
+)
 from .memory_service import MemoryService
+from .ports import (
+    Embedder,
+    ExtractedMemory,
+    ExtractionRequest,
+    Extractor,
+    LinkProposal,
+    LinkResolution,
+    LinkResolver,
+    Summariser,
+    SummaryText,
+)
+from .results import ContextCard, OracleSearchResultFormatConfig, SearchResult, SearchResultFormatConfig, Summary
+from .searching import SearchScope
+from .thread import ChatMessage, MemoryThread
+from .validation import TimeToLiveAnchor
 
-__all__ = ["MemoryService"]
+__all__ = [
+    "AgentMemory",
+    "BackgroundExtractionQueueFullBehavior",
+    "ChatMessage",
+    "ContextCard",
+    "Embedder",
+    "ExtractedMemory",
+    "ExtractionRequest",
+    "Extractor",
+    "LinkProposal",
+    "LinkResolution",
+    "LinkResolver",
+    "MemoryExtractionConfig",
+    "MemoryExtractionImageContext",
+    "MemoryExtractionMode",
+    "MemoryLinkExtractionMode",
+    "MemoryRetentionConfig",
+    "MemoryService",
+    "MemoryThread",
+    "OracleSearchResultFormatConfig",
+    "SchemaPolicy",
+    "SearchResult",
+    "SearchResultFormatConfig",
+    "SearchScope",
+    "Summariser",
+    "Summary",
+    "SummaryText",
+    "TimeToLiveAnchor",
+]

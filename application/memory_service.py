@@ -102,6 +102,71 @@ class MemoryService:
             uow.commit()
         return record
 
+    def add_record_with_link(
+        self,
+        *,
+        content: str,
+        record_type: RecordType,
+        record_id: str,
+        scope: Mapping[str, Any],
+        metadata: dict[str, Any] | None,
+        timestamp: datetime | None,
+        expires_at: datetime | None,
+        embedding: Sequence[float] | None,
+        link: Mapping[str, Any] | None,
+        require_thread: str | None = None,
+    ) -> MemoryRecord:
+        """Add a record, optionally linked to an existing one, in one unit of work.
+
+        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``; omitted dimensions
+        come from the link target when there is one (else they are unscoped), and from
+        ``require_thread``'s thread for thread-owned writes.
+        """
+        now = self._clock.now()
+        events: list[DomainEvent] = []
+        with self._store.unit_of_work() as uow:
+            target = None
+            if link is not None:
+                target = self._visible(uow, link["target_id"], now)
+                if require_thread is not None and target.thread_id != require_thread:
+                    raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
+            values = {}
+            for name in ("user_id", "agent_id", "thread_id"):
+                value = scope.get(name, NOTSET)
+                if isinstance(value, NotSetType):
+                    value = getattr(target, name) if target is not None else None
+                values[name] = value
+            record = MemoryRecord(
+                id=record_id,
+                record_type=record_type,
+                content=content,
+                created_at=now,
+                updated_at=now,
+                metadata=metadata,
+                timestamp=timestamp,
+                expires_at=expires_at,
+                **values,
+            )
+            uow.records.add(record, embedding=embedding)
+            if link is not None and target is not None:
+                check_link_request(link["relation_type"])
+                created = new_link(
+                    link_id=link.get("link_id") or self._new_id(),
+                    source=record,
+                    target=target,
+                    relation_type=link["relation_type"],
+                    existing_between=(),
+                    metadata=link.get("metadata"),
+                    timestamp=link.get("timestamp"),
+                    now=now,
+                )
+                uow.links.add(created)
+                events.append(LinkCreated(created))
+                events.extend(self._rederive(uow, {target.id}, now))
+            uow.commit()
+        self._publish(events)
+        return record
+
     def get_record(self, record_id: str) -> MemoryRecord:
         """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""
         with self._store.unit_of_work() as uow:
@@ -116,8 +181,10 @@ class MemoryService:
         timestamp: datetime | None | NotSetType = NOTSET,
         ttl_days: float | None | NotSetType = NOTSET,
         embedding: Sequence[float] | None | NotSetType = NOTSET,
+        expires_at: datetime | None | NotSetType = NOTSET,
     ) -> MemoryRecord:
         """Partial update; omitted fields stay. Scope, type and status cannot be set here.
+        ``expires_at`` sets the expiry directly (``ttl_days`` computes it from now).
 
         Changing ``content`` without a new ``embedding`` drops the old vector: a vector of
         the old text would make search answer for words the record no longer says.
@@ -136,6 +203,8 @@ class MemoryService:
                 changes["timestamp"] = timestamp
             if not isinstance(ttl_days, NotSetType):
                 changes["expires_at"] = expiry_from_ttl(now, ttl_days)
+            if not isinstance(expires_at, NotSetType):
+                changes["expires_at"] = expires_at
             updated = replace(record, **changes)
             uow.records.update(updated, embedding=embedding)
             uow.commit()
@@ -191,16 +260,26 @@ class MemoryService:
         link_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         timestamp: datetime | None = None,
+        expected_types: tuple[RecordType, RecordType] | None = None,
+        owner_thread: str | None = None,
     ) -> RecordLink:
-        """Create ``source -[relation_type]-> target``; a lifecycle type retires the target."""
+        """Create ``source -[relation_type]-> target``; a lifecycle type retires the target.
+
+        ``expected_types`` must match the stored endpoint types when given; ``owner_thread``
+        restricts both endpoints to one thread (thread-scoped linking)."""
         check_link_request(relation_type)
         check_id(source_id, "source_record_id")
         check_id(target_id, "target_record_id")
         link_id = check_id(link_id, "link id") if link_id is not None else self._new_id()
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
-            source = self._visible(uow, source_id, now)
-            target = self._visible(uow, target_id, now)
+            source = self._visible(uow, source_id, now, owner_thread)
+            target = self._visible(uow, target_id, now, owner_thread)
+            if expected_types is not None and (source.record_type, target.record_type) != expected_types:
+                raise ValidationError(
+                    "The given record types do not match the stored records "
+                    f"({source.record_type.value} → {target.record_type.value})."
+                )
             link = new_link(
                 link_id=link_id,
                 source=source,
@@ -234,6 +313,7 @@ class MemoryService:
         opposite_relation_type: str | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
         timestamp: datetime | None | NotSetType = NOTSET,
+        owner_thread: str | None = None,
     ) -> RecordLink:
         """Change a link; omitted fields stay, ``None`` clears metadata/timestamp. Retyping
         re-derives the status of both endpoints."""
@@ -244,7 +324,7 @@ class MemoryService:
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             before = uow.links.get(link_id)
-            if before is None:
+            if before is None or not self._owned(uow, before, owner_thread):
                 raise LinkNotFoundError(f"No link with id {link_id!r}.")
             after = retype_link(
                 before,
@@ -265,19 +345,36 @@ class MemoryService:
         self._publish(events)
         return after
 
-    def delete_link(self, link_id: str) -> bool:
+    def delete_link(self, link_id: str, *, owner_thread: str | None = None) -> bool:
         """Delete a link by id; its target becomes valid again if nothing else retires it."""
-        return self._delete_link(lambda uow: uow.links.get(link_id))
+        return self._delete_link(lambda uow: uow.links.get(link_id), owner_thread, None)
 
-    def delete_link_between(self, source_id: str, target_id: str, relation_type: str) -> bool:
+    def delete_link_between(
+        self,
+        source_id: str,
+        target_id: str,
+        relation_type: str,
+        *,
+        expected_types: tuple[RecordType, RecordType] | None = None,
+        owner_thread: str | None = None,
+    ) -> bool:
         """Delete by the complete directed tuple (stored orientation and type)."""
-        return self._delete_link(lambda uow: uow.links.find(source_id, target_id, relation_type))
+        return self._delete_link(
+            lambda uow: uow.links.find(source_id, target_id, relation_type), owner_thread, expected_types
+        )
 
-    def _delete_link(self, locate: Callable[[UnitOfWork], RecordLink | None]) -> bool:
+    def _delete_link(
+        self,
+        locate: Callable[[UnitOfWork], RecordLink | None],
+        owner_thread: str | None,
+        expected_types: tuple[RecordType, RecordType] | None,
+    ) -> bool:
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             link = locate(uow)
-            if link is None:
+            if link is None or not self._owned(uow, link, owner_thread):
+                return False
+            if expected_types is not None and (link.source_type, link.target_type) != expected_types:
                 return False
             uow.links.delete(link.id)
             events: list[DomainEvent] = [LinkDeleted(link)]
@@ -298,12 +395,23 @@ class MemoryService:
     # -- helpers ---------------------------------------------------------------------------
 
     @staticmethod
-    def _visible(uow: UnitOfWork, record_id: str, now: datetime) -> MemoryRecord:
+    def _visible(uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
-        if record is None:
+        if record is None or (owner_thread is not None and record.thread_id != owner_thread):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
+
+    @staticmethod
+    def _owned(uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
+        if owner_thread is None:
+            return True
+        ends = uow.records.get_many([link.source_id, link.target_id])
+        return all(r.thread_id == owner_thread for r in ends.values()) and len(ends) == 2
+
+    def rederive_in(self, uow: UnitOfWork, record_ids: Iterable[str], now: datetime) -> list[DomainEvent]:
+        """Re-derive statuses inside a caller's unit of work (deletes done outside this service)."""
+        return self._rederive(uow, record_ids, now)
 
     @staticmethod
     def _rederive(uow: UnitOfWork, record_ids: Iterable[str], now: datetime) -> list[DomainEvent]:

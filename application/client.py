@@ -1,0 +1,755 @@
+"""Application layer: ``AgentMemory``, the client users import (constructor-injected, ports only).
+
+It owns the shared machinery (store, clock, embedder, summariser, the record/link service,
+the searcher) in one ``MemoryCore`` that thread handles share; every public method validates
+its arguments before touching the store, so bad input writes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from palimpsest.domain.errors import (
+    ConfigurationError,
+    LinkNotFoundError,
+    RecordNotFoundError,
+    ThreadNotFoundError,
+    ValidationError,
+)
+from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
+    MemoryRecord,
+    RecordType,
+    Thread,
+    check_id,
+    check_metadata,
+    check_optional_id,
+    parse_record_type,
+)
+from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .asyncio_twins import with_async_twins
+from .config import MemoryExtractionConfig, MemoryRetentionConfig
+from .memory_service import MemoryService
+from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .results import SearchResult
+from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
+from .summaries import SummaryService
+from .thread import MemoryThread, ThreadSettings
+from .validation import TimeToLiveAnchor, parse_timestamp, resolve_expiry
+
+__all__ = ["AgentMemory", "MemoryCore"]
+
+RETENTION_SETTING = "memory_retention_config"
+EMBEDDING_MODEL_SETTING = "embedding_model"
+MEMORY_TYPE_NAMES = ", ".join(sorted(t.value for t in MEMORY_RECORD_TYPES))
+
+
+class _UtcClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass
+class MemoryCore:
+    """What the client and its thread handles share."""
+
+    store: MemoryStore
+    clock: Clock
+    embedder: Embedder | None
+    summariser: Summariser | None
+    extractor: Extractor | None
+    link_resolver: LinkResolver | None
+    extraction_config: MemoryExtractionConfig | None
+    retention: MemoryRetentionConfig
+    service: MemoryService
+    searcher: Searcher
+    summaries: SummaryService
+    new_id: Callable[[], str]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...] | None]:
+        if self.embedder is None or not texts:
+            return [None] * len(texts)
+        return [tuple(float(x) for x in v) for v in self.embedder.embed(list(texts), is_query=False)]
+
+    def expiry(
+        self, *, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
+    ) -> datetime | None:
+        return resolve_expiry(
+            now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self.retention
+        )
+
+    def get_thread_entity(self, thread_id: str) -> Thread:
+        check_id(thread_id, "thread_id")
+        with self.store.unit_of_work() as uow:
+            thread = uow.threads.get(thread_id)
+        if thread is None:
+            raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
+        return thread
+
+    def add_memory(
+        self,
+        content: str,
+        *,
+        memory_type: Any,
+        user_id: Any,
+        agent_id: Any,
+        thread_id: Any,
+        memory_id: Any,
+        metadata: Any,
+        timestamp: Any,
+        ttl_days: Any,
+        ttl_anchor: Any,
+        memory_id_to_link: Any,
+        link_type: Any,
+        link_id: Any,
+        link_timestamp: Any,
+        link_metadata: Any,
+        require_thread: str | None = None,
+    ) -> str:
+        """Validate everything, then add the record (and its link) in one unit of work."""
+        if not isinstance(content, str) or not content.strip():
+            raise ValidationError("memory content must be a non-empty string.")
+        try:
+            record_type = RecordType.MEMORY if isinstance(memory_type, NotSetType) else parse_record_type(
+                memory_type, memory_only=True
+            )
+        except ValidationError:
+            raise ValidationError(f"memory_type must be one of: {MEMORY_TYPE_NAMES}.") from None
+        if isinstance(memory_id_to_link, NotSetType) != isinstance(link_type, NotSetType):
+            raise ValidationError("memory_id_to_link and link_type must be provided together.")
+        now = self.clock.now()
+        event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
+        expires_at = self.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
+        meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
+        for name, value in scope.items():
+            if not isinstance(value, NotSetType):
+                check_optional_id(value, name)
+        link_request = None
+        if not isinstance(memory_id_to_link, NotSetType):
+            check_id(memory_id_to_link, "memory_id_to_link")
+            link_request = {
+                "target_id": memory_id_to_link,
+                "relation_type": link_type,
+                "link_id": None if isinstance(link_id, NotSetType) else link_id,
+                "timestamp": None if isinstance(link_timestamp, NotSetType) else parse_timestamp(link_timestamp),
+                "metadata": None if isinstance(link_metadata, NotSetType) else check_metadata(link_metadata),
+            }
+        record_id = self.new_id() if isinstance(memory_id, NotSetType) or memory_id is None else check_id(memory_id, "memory_id")
+        vector = self.embed_documents([content])[0]
+        self.service.add_record_with_link(
+            content=content,
+            record_type=record_type,
+            record_id=record_id,
+            scope=scope,
+            metadata=meta,
+            timestamp=event_time,
+            expires_at=expires_at,
+            embedding=vector,
+            link=link_request,
+            require_thread=require_thread,
+        )
+        return record_id
+
+
+def _check_no_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:
+    if kwargs:
+        raise TypeError(f"{method}() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+
+
+@with_async_twins(
+    "create_thread",
+    "get_thread",
+    "update_thread",
+    "delete_thread",
+    "list_threads",
+    "add_memory",
+    "update_memory",
+    "delete_memory",
+    "list_memories",
+    "link_records",
+    "update_record_link",
+    "delete_record_link",
+    "search",
+    "purge_expired",
+    "wait_for_memory_extraction",
+    "close",
+)
+class AgentMemory:
+    """Durable memory for agents: threads, memories, links, search and context cards.
+
+    Every dependency is a port passed in: ``store`` (required), and optionally an
+    ``embedder`` (vector search), a ``summariser`` (summaries and context cards; without one
+    they fall back to a transcript of recent messages), an ``extractor`` and a
+    ``link_resolver`` (automatic extraction). ``memory_extraction_config`` holds client-wide
+    defaults that threads inherit; ``memory_retention_config`` is stored with the store so
+    every client of it applies the same TTL policy.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        embedder: Embedder | None = None,
+        summariser: Summariser | None = None,
+        extractor: Extractor | None = None,
+        link_resolver: LinkResolver | None = None,
+        clock: Clock | None = None,
+        memory_extraction_config: MemoryExtractionConfig | None = None,
+        memory_retention_config: MemoryRetentionConfig | None = None,
+        search_strategy: SearchStrategy | None = None,
+        id_factory: Callable[[], str] | None = None,
+    ) -> None:
+        if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
+            raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
+        if memory_retention_config is not None and not isinstance(memory_retention_config, MemoryRetentionConfig):
+            raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
+        strategy: SearchStrategy = search_strategy or ("hybrid" if embedder is not None else "keyword")
+        if strategy not in ("vector", "keyword", "hybrid"):
+            raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
+        if strategy != "keyword" and embedder is None:
+            raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
+        clock = clock or _UtcClock()
+        retention = self._sync_store_settings(store, embedder, memory_retention_config)
+        new_id = id_factory or (lambda: str(uuid.uuid4()))
+        self._core = MemoryCore(
+            store=store,
+            clock=clock,
+            embedder=embedder,
+            summariser=summariser,
+            extractor=extractor,
+            link_resolver=link_resolver,
+            extraction_config=memory_extraction_config,
+            retention=retention,
+            service=MemoryService(store, clock, id_factory=new_id),
+            searcher=Searcher(store, embedder, strategy),
+            summaries=SummaryService(store, clock, summariser),
+            new_id=new_id,
+        )
+        self._closed = False
+
+    @staticmethod
+    def _sync_store_settings(
+        store: MemoryStore, embedder: Embedder | None, retention: MemoryRetentionConfig | None
+    ) -> MemoryRetentionConfig:
+        """Persist or read the store-wide settings; refuse an embedder the vectors don't fit."""
+        with store.unit_of_work() as uow:
+            if embedder is not None:
+                if store.dimension is not None and store.dimension != embedder.dimension:
+                    raise ConfigurationError(
+                        f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
+                        f"{embedder.dimension}-dimensional ones."
+                    )
+                stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
+                if stored_model is not None and stored_model != embedder.model_id:
+                    raise ConfigurationError(
+                        f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
+                        "re-embed the store before switching models."
+                    )
+                if stored_model is None:
+                    uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
+            if retention is not None:
+                uow.settings.set(
+                    RETENTION_SETTING, {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
+                )
+            else:
+                saved = uow.settings.get(RETENTION_SETTING) or {}
+                retention = MemoryRetentionConfig(
+                    default_ttl_days=saved.get("default_ttl_days"), max_ttl_days=saved.get("max_ttl_days")
+                )
+            uow.commit()
+        return retention
+
+    @property
+    def store(self) -> MemoryStore:
+        return self._core.store
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def create_thread(
+        self,
+        *,
+        thread_id: str | NotSetType = NOTSET,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        max_message_token_length: int | NotSetType = NOTSET,
+        context_card_token_limit: int | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> MemoryThread:
+        """Create and persist a thread (ids generated when omitted) with its resolved settings."""
+        _check_no_kwargs("create_thread", kwargs)
+        core = self._core
+        tid = core.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
+        uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
+        aid = None if isinstance(agent_id, NotSetType) else check_optional_id(agent_id, "agent_id")
+        settings = ThreadSettings.create(
+            client_config=core.extraction_config,
+            thread_config=None if isinstance(memory_extraction_config, NotSetType) else memory_extraction_config,
+            max_message_token_length=max_message_token_length,
+            context_card_token_limit=context_card_token_limit,
+            context_card_type_search_concurrency=context_card_type_search_concurrency,
+        )
+        settings.check_capabilities(core)
+        now = core.clock.now()
+        thread = Thread(
+            id=tid,
+            user_id=uid,
+            agent_id=aid,
+            metadata=None if isinstance(metadata, NotSetType) else check_metadata(metadata),
+            config=settings.to_json(),
+            state={"memory_extraction_state": {"last_memory_extraction_counter": 0}},
+            created_at=now,
+            updated_at=now,
+        )
+        with core.store.unit_of_work() as uow:
+            uow.threads.add(thread)
+            uow.commit()
+        return MemoryThread(core, thread, settings)
+
+    def get_thread(
+        self,
+        thread_id: str,
+        *,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        max_message_token_length: int | NotSetType = NOTSET,
+        context_card_token_limit: int | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> MemoryThread:
+        """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
+        _check_no_kwargs("get_thread", kwargs)
+        thread = self._core.get_thread_entity(thread_id)
+        settings = ThreadSettings.from_json(thread.config).overridden(
+            memory_extraction_config=memory_extraction_config,
+            max_message_token_length=max_message_token_length,
+            context_card_token_limit=context_card_token_limit,
+            context_card_type_search_concurrency=context_card_type_search_concurrency,
+        )
+        return MemoryThread(self._core, thread, settings)
+
+    def update_thread(
+        self,
+        thread_id: str,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        *,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        max_message_token_length: int | NotSetType = NOTSET,
+        context_card_token_limit: int | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> MemoryThread:
+        """Persist new metadata (whole replace; ``None`` clears) and durable setting overrides.
+
+        ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
+        _check_no_kwargs("update_thread", kwargs)
+        core = self._core
+        check_id(thread_id, "thread_id")
+        new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        with core.store.unit_of_work() as uow:
+            thread = uow.threads.get(thread_id)
+            if thread is None:
+                raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
+            settings = ThreadSettings.from_json(thread.config).overridden(
+                memory_extraction_config=memory_extraction_config,
+                max_message_token_length=max_message_token_length,
+                context_card_token_limit=context_card_token_limit,
+            )
+            settings.check_capabilities(core)
+            changes: dict[str, Any] = {"config": settings.to_json(), "updated_at": core.clock.now()}
+            if not isinstance(new_meta, NotSetType):
+                changes["metadata"] = new_meta
+            thread = replace(thread, **changes)
+            uow.threads.update(thread)
+            uow.commit()
+        return MemoryThread(core, thread, settings)
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread with its messages, summaries and the memories scoped to it."""
+        check_id(thread_id, "thread_id")
+        core = self._core
+        now = core.clock.now()
+        with core.store.unit_of_work() as uow:
+            owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
+            partners: set[str] = set()
+            owned_ids = {r.id for r in owned}
+            for record in owned:
+                partners.update(l.other_end(record.id) for l in uow.links.touching(record.id))
+            if not uow.threads.delete(thread_id):
+                return 0
+            core.service.rederive_in(uow, partners - owned_ids, now)
+            uow.commit()
+        return 1
+
+    def list_threads(
+        self,
+        user_id: str | None,
+        agent_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[Thread]:
+        """Threads of a user (``None``: threads without a user), oldest first."""
+        check_optional_id(user_id, "user_id")
+        with self._core.store.unit_of_work() as uow:
+            return uow.threads.list(
+                user_id=user_id,
+                agent_id=agent_id,
+                metadata_filter=metadata_filter,
+                limit=10_000 if isinstance(limit, NotSetType) else limit,
+            )
+
+    # -- memories --------------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        content: str,
+        *,
+        memory_type: str | NotSetType = NOTSET,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        memory_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        memory_id_to_link: str | NotSetType = NOTSET,
+        link_type: str | NotSetType = NOTSET,
+        link_id: str | NotSetType = NOTSET,
+        link_timestamp: str | datetime | None | NotSetType = NOTSET,
+        link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        """Store a memory-like record (default type ``memory``) and return its id.
+
+        With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
+        in the same transaction, and omitted scopes are inherited from that target."""
+        return self._core.add_memory(
+            content,
+            memory_type=memory_type,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            memory_id=memory_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            memory_id_to_link=memory_id_to_link,
+            link_type=link_type,
+            link_id=link_id,
+            link_timestamp=link_timestamp,
+            link_metadata=link_metadata,
+        )
+
+    def update_memory(
+        self,
+        memory_id: str,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Partial update (metadata replaced whole); scope and type are immutable."""
+        _check_no_kwargs("update_memory", kwargs)
+        return update_memory(self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor)
+
+    def delete_memory(self, memory_id: str) -> int:
+        check_id(memory_id, "memory_id")
+        return int(self._core.service.delete_record(memory_id))
+
+    def list_memories(
+        self,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[MemoryRecord]:
+        """Memory-like records, oldest first. Omitted = no filter; ``None`` = unscoped only."""
+        return self._core.service.list_records(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            metadata_filter=metadata_filter,
+            limit=10_000 if isinstance(limit, NotSetType) else limit,
+        )
+
+    # -- links -----------------------------------------------------------------------------
+
+    def link_records(
+        self,
+        source_record_id: str,
+        source_record_type: str,
+        target_record_id: str,
+        target_record_type: str,
+        relation_type: str,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        """Link two memory-like records (source → target); returns the relation id."""
+        return link_records(
+            self._core,
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            opposite_relation_type,
+            relation_id,
+            timestamp,
+            metadata,
+        )
+
+    def update_record_link(
+        self,
+        relation_id: str,
+        relation_type: str | NotSetType = NOTSET,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> int:
+        """Change a link (omitted fields unchanged; ``None`` clears timestamp/metadata); 0 if absent."""
+        return update_record_link(self._core, relation_id, relation_type, opposite_relation_type, timestamp, metadata)
+
+    def delete_record_link(
+        self,
+        source_record_id: str | NotSetType = NOTSET,
+        source_record_type: str | NotSetType = NOTSET,
+        target_record_id: str | NotSetType = NOTSET,
+        target_record_type: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+    ) -> int:
+        """Delete by ``relation_id`` alone, or by the complete directed tuple."""
+        return delete_record_link(
+            self._core, source_record_id, source_record_type, target_record_id, target_record_type, relation_type, relation_id
+        )
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        exact_user_match: bool | NotSetType = NOTSET,
+        exact_agent_match: bool | NotSetType = NOTSET,
+        exact_thread_match: bool | NotSetType = NOTSET,
+        max_results: int | NotSetType = NOTSET,
+        token_budget: int | None | NotSetType = NOTSET,
+        soft_token_budget: int | None | NotSetType = NOTSET,
+        record_types: Iterable[str] | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        num_hops: int | NotSetType = NOTSET,
+        max_linked_results: int | NotSetType = NOTSET,
+        include_invalid_results: bool | NotSetType = NOTSET,
+        scope: SearchScope | NotSetType = NOTSET,
+    ) -> list[SearchResult]:
+        """Scoped retrieval over messages and memories, with optional graph hops."""
+        resolved = resolve_scope(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
+            scope=scope,
+            require_user=True,
+        )
+        return self._core.searcher.run(
+            query,
+            now=self._core.clock.now(),
+            scope=resolved,
+            max_results=max_results,
+            record_types=record_types,
+            metadata_filter=metadata_filter,
+            num_hops=num_hops,
+            max_linked_results=max_linked_results,
+            include_invalid_results=include_invalid_results,
+            token_budget=token_budget,
+            soft_token_budget=soft_token_budget,
+        )
+
+    # -- retention and lifecycle -----------------------------------------------------------
+
+    def purge_expired(self) -> int:
+        """Physically remove expired messages and memories; returns how many rows went."""
+        core = self._core
+        now = core.clock.now()
+        with core.store.unit_of_work() as uow:
+            removed = uow.messages.purge_expired(now)
+            expired = uow.records.expired_ids(now)
+            partners: set[str] = set()
+            for record_id in expired:
+                partners.update(l.other_end(record_id) for l in uow.links.touching(record_id))
+                uow.records.delete(record_id)
+            core.service.rederive_in(uow, partners - set(expired), now)
+            uow.commit()
+        return removed + len(expired)
+
+    def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
+        """Extraction runs inline in this version, so there is never pending work to wait for."""
+
+    def close(self, timeout: float | None = 300.0) -> None:
+        """Stop using the store; idempotent. The store itself belongs to whoever built it."""
+        self._closed = True
+
+
+# -- operations shared by the client and thread handles --------------------------------------
+
+
+def update_memory(
+    core: MemoryCore,
+    memory_id: str,
+    content: Any,
+    metadata: Any,
+    timestamp: Any,
+    ttl_days: Any,
+    ttl_anchor: Any,
+    *,
+    owner_thread: str | None = None,
+) -> str:
+    check_id(memory_id, "memory_id")
+    if content is None:
+        raise ValidationError("content cannot be None; omit it to keep the current text.")
+    if not isinstance(content, (str, NotSetType)):
+        raise ValidationError("memory content must be a string.")
+    if all(isinstance(v, NotSetType) for v in (content, metadata, timestamp, ttl_days, ttl_anchor)):
+        raise ValidationError("Provide at least one of content, metadata, timestamp, ttl_days or ttl_anchor.")
+    now = core.clock.now()
+    with core.store.unit_of_work() as uow:
+        record = uow.records.get(memory_id, now=now)
+    if record is None or (owner_thread is not None and record.thread_id != owner_thread):
+        raise RecordNotFoundError(f"No memory record with id {memory_id!r}.")
+    event_time = record.timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
+    expires: Any = NOTSET
+    if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
+        expires = core.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
+    embedding: Any = NOTSET
+    if isinstance(content, str) and content != record.content:
+        embedding = core.embed_documents([content])[0]
+    core.service.update_record(
+        memory_id,
+        content=content,
+        metadata=metadata,
+        timestamp=NOTSET if isinstance(timestamp, NotSetType) else event_time,
+        expires_at=expires,
+        embedding=embedding,
+    )
+    return memory_id
+
+
+def _check_endpoint_type(record_type: Any, what: str) -> RecordType:
+    if not isinstance(record_type, str):
+        raise ValidationError(f"{what} must be a string.")
+    try:
+        return parse_record_type(record_type, memory_only=True)
+    except ValidationError:
+        raise ValidationError("A memory link endpoint must be a memory-like record.") from None
+
+
+def link_records(
+    core: MemoryCore,
+    source_record_id: Any,
+    source_record_type: Any,
+    target_record_id: Any,
+    target_record_type: Any,
+    relation_type: Any,
+    opposite_relation_type: Any,
+    relation_id: Any,
+    timestamp: Any,
+    metadata: Any,
+    *,
+    owner_thread: str | None = None,
+) -> str:
+    source_type = _check_endpoint_type(source_record_type, "source_record_type")
+    target_type = _check_endpoint_type(target_record_type, "target_record_type")
+    check_id(source_record_id, "source_record_id")
+    check_id(target_record_id, "target_record_id")
+    if opposite_relation_type is None:
+        raise ValidationError("opposite_relation_type cannot be None; omit it for the default label.")
+    link = core.service.link(
+        source_record_id,
+        target_record_id,
+        relation_type,
+        opposite_relation_type=None if isinstance(opposite_relation_type, NotSetType) else opposite_relation_type,
+        link_id=None if isinstance(relation_id, NotSetType) else relation_id,
+        metadata=None if isinstance(metadata, NotSetType) else check_metadata(metadata),
+        timestamp=None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp),
+        expected_types=(source_type, target_type),
+        owner_thread=owner_thread,
+    )
+    return link.id
+
+
+def update_record_link(
+    core: MemoryCore,
+    relation_id: Any,
+    relation_type: Any,
+    opposite_relation_type: Any,
+    timestamp: Any,
+    metadata: Any,
+    *,
+    owner_thread: str | None = None,
+) -> int:
+    check_id(relation_id, "relation_id")
+    if all(isinstance(v, NotSetType) for v in (relation_type, opposite_relation_type, timestamp, metadata)):
+        raise ValidationError("Provide at least one relation field to update.")
+    try:
+        core.service.update_link(
+            relation_id,
+            relation_type=relation_type,
+            opposite_relation_type=opposite_relation_type,
+            metadata=metadata if isinstance(metadata, NotSetType) else check_metadata(metadata),
+            timestamp=timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp),
+            owner_thread=owner_thread,
+        )
+    except LinkNotFoundError:
+        return 0
+    return 1
+
+
+def delete_record_link(
+    core: MemoryCore,
+    source_record_id: Any,
+    source_record_type: Any,
+    target_record_id: Any,
+    target_record_type: Any,
+    relation_type: Any,
+    relation_id: Any,
+    *,
+    owner_thread: str | None = None,
+) -> int:
+    tuple_args = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
+    given = [not isinstance(v, NotSetType) for v in tuple_args]
+    if not isinstance(relation_id, NotSetType):
+        if any(given):
+            raise ValidationError("Provide relation_id alone or a complete relation endpoint tuple.")
+        check_id(relation_id, "relation_id")
+        return int(core.service.delete_link(relation_id, owner_thread=owner_thread))
+    if not all(given):
+        raise ValidationError("Provide relation_id alone or a complete relation endpoint tuple.")
+    source_type = _check_endpoint_type(source_record_type, "source_record_type")
+    target_type = _check_endpoint_type(target_record_type, "target_record_type")
+    return int(
+        core.service.delete_link_between(
+            source_record_id,
+            target_record_id,
+            relation_type,
+            expected_types=(source_type, target_type),
+            owner_thread=owner_thread,
+        )
+    )

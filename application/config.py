@@ -1,0 +1,226 @@
+"""Application layer: configuration objects, resolved field by field (operation → thread → client → default).
+
+Every field defaults to ``NOTSET`` so that "not configured at this level" is distinguishable
+from an explicit value (including ``None``); :meth:`MemoryExtractionConfig.resolve` merges the
+layers and fills the library defaults, and the resolved values are what a thread persists.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+__all__ = [
+    "BackgroundExtractionQueueFullBehavior",
+    "MemoryExtractionConfig",
+    "MemoryExtractionImageContext",
+    "MemoryExtractionMode",
+    "MemoryLinkExtractionMode",
+    "MemoryRetentionConfig",
+    "SchemaPolicy",
+]
+
+
+class MemoryExtractionMode(str, enum.Enum):
+    """INLINE finishes extraction before ``add_messages`` returns; BACKGROUND queues it after the raw write."""
+
+    INLINE = "INLINE"
+    BACKGROUND = "BACKGROUND"
+
+
+class MemoryLinkExtractionMode(str, enum.Enum):
+    """How new memories are linked to older ones during automatic extraction."""
+
+    DISABLED = "DISABLED"
+    DURING_EXTRACTION = "DURING_EXTRACTION"
+    POST_EXTRACTION = "POST_EXTRACTION"
+
+
+class MemoryExtractionImageContext(str, enum.Enum):
+    DISABLED = "disabled"
+    IMAGE = "image"
+    CAPTION = "caption"
+
+
+class BackgroundExtractionQueueFullBehavior(str, enum.Enum):
+    DROP = "DROP"
+    WAIT_THEN_DROP = "WAIT_THEN_DROP"
+    WAIT_THEN_RAISE = "WAIT_THEN_RAISE"
+
+
+class SchemaPolicy(str, enum.Enum):
+    """What a store does with its schema when opened."""
+
+    REQUIRE_EXISTING = "require_existing"
+    CREATE_IF_EMPTY = "create_if_empty"
+    CREATE_IF_NECESSARY = "create_if_necessary"
+    RECREATE = "recreate"
+
+
+_DEFAULTS: dict[str, Any] = {
+    "memory_extraction_window": -1,
+    "context_summary_update_frequency": -1,
+    "memory_extraction_frequency": -1,
+    "memory_extraction_token_limit": 100_000,
+    "extract_memories": True,
+    "enable_context_summary": True,
+    "memory_extraction_custom_instructions": None,
+    "memory_link_extraction_custom_instructions": None,
+    "memory_extraction_image_context": MemoryExtractionImageContext.DISABLED,
+    "memory_extraction_inherit_message_metadata": True,
+    "extraction_mode": MemoryExtractionMode.BACKGROUND,
+    "memory_link_extraction_mode": MemoryLinkExtractionMode.POST_EXTRACTION,
+    "memory_link_extraction_token_limit": 100_000,
+    "background_extraction_queue_full_behavior": BackgroundExtractionQueueFullBehavior.DROP,
+    "background_extraction_queue_put_timeout_seconds": 300.0,
+}
+
+_ENUMS: dict[str, type[enum.Enum]] = {
+    "memory_extraction_image_context": MemoryExtractionImageContext,
+    "extraction_mode": MemoryExtractionMode,
+    "memory_link_extraction_mode": MemoryLinkExtractionMode,
+    "background_extraction_queue_full_behavior": BackgroundExtractionQueueFullBehavior,
+}
+
+_INTS = (
+    "memory_extraction_window",
+    "context_summary_update_frequency",
+    "memory_extraction_frequency",
+    "memory_extraction_token_limit",
+    "memory_link_extraction_token_limit",
+)
+
+
+def _coerce_enum(name: str, value: Any) -> enum.Enum:
+    enum_type = _ENUMS[name]
+    if name == "memory_extraction_image_context" and value in ("memory", "MEMORY"):
+        raise ConfigurationError("The 'memory' memory extraction image context is not supported.")
+    try:
+        return enum_type(value)
+    except ValueError:
+        try:
+            return enum_type[str(value).upper()]
+        except KeyError:
+            allowed = ", ".join(m.name for m in enum_type)
+            raise ConfigurationError(f"Invalid {name.replace('_', ' ')}: {value!r} (expected one of {allowed}).") from None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryExtractionConfig:
+    """When and how memories are extracted from a thread. Omitted fields inherit."""
+
+    memory_extraction_window: int | NotSetType = NOTSET
+    context_summary_update_frequency: int | NotSetType = NOTSET
+    memory_extraction_frequency: int | NotSetType = NOTSET
+    memory_extraction_token_limit: int | NotSetType = NOTSET
+    extract_memories: bool | NotSetType = NOTSET
+    enable_context_summary: bool | NotSetType = NOTSET
+    memory_extraction_custom_instructions: str | None | NotSetType = NOTSET
+    memory_link_extraction_custom_instructions: str | None | NotSetType = NOTSET
+    memory_extraction_image_context: MemoryExtractionImageContext | str | NotSetType = NOTSET
+    memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET
+    extraction_mode: MemoryExtractionMode | str | NotSetType = NOTSET
+    memory_link_extraction_mode: MemoryLinkExtractionMode | str | NotSetType = NOTSET
+    memory_link_extraction_token_limit: int | NotSetType = NOTSET
+    background_extraction_queue_full_behavior: BackgroundExtractionQueueFullBehavior | str | NotSetType = NOTSET
+    background_extraction_queue_put_timeout_seconds: float | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        for name in _INTS:
+            value = getattr(self, name)
+            if value is not NOTSET and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ConfigurationError(f"{name} must be an integer.")
+        for name in ("extract_memories", "enable_context_summary"):
+            value = getattr(self, name)
+            if value is not NOTSET and not isinstance(value, bool):
+                raise ConfigurationError(f"{name} must be True or False.")
+        for name in ("memory_extraction_custom_instructions", "memory_link_extraction_custom_instructions"):
+            value = getattr(self, name)
+            if value is not NOTSET and value is not None and not isinstance(value, str):
+                raise ConfigurationError(f"{name} must be a string or None.")
+        for name in _ENUMS:
+            value = getattr(self, name)
+            if value is not NOTSET:
+                object.__setattr__(self, name, _coerce_enum(name, value))
+        inherit = self.memory_extraction_inherit_message_metadata
+        if inherit is not NOTSET and not isinstance(inherit, bool):
+            if isinstance(inherit, str) or not isinstance(inherit, Sequence):
+                raise ConfigurationError(
+                    "memory_extraction_inherit_message_metadata must be True, False or a sequence of keys."
+                )
+            keys = list(inherit)
+            if not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
+                raise ConfigurationError("inherited metadata keys must be unique, non-empty strings.")
+            object.__setattr__(self, "memory_extraction_inherit_message_metadata", tuple(keys))
+        timeout = self.background_extraction_queue_put_timeout_seconds
+        if timeout is not NOTSET and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0):
+            raise ConfigurationError("background_extraction_queue_put_timeout_seconds must be a non-negative number.")
+
+    def merged_over(self, base: MemoryExtractionConfig | None) -> MemoryExtractionConfig:
+        """This config's set fields over ``base``'s (the more specific layer wins)."""
+        if base is None:
+            return self
+        values = {
+            f.name: getattr(self, f.name) if getattr(self, f.name) is not NOTSET else getattr(base, f.name)
+            for f in fields(self)
+        }
+        return MemoryExtractionConfig(**values)
+
+    @classmethod
+    def resolve(cls, *layers: MemoryExtractionConfig | None) -> MemoryExtractionConfig:
+        """Merge layers, most specific first, and fill every remaining field with its default."""
+        result = cls(**_DEFAULTS)
+        for layer in reversed([l for l in layers if l is not None]):
+            result = layer.merged_over(result)
+        return result
+
+    def to_json(self) -> dict[str, Any]:
+        """The set fields as JSON values (enums by value) — what a thread persists."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is NOTSET:
+                continue
+            if isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> MemoryExtractionConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (data or {}).items() if k in known})
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRetentionConfig:
+    """Store-wide TTL policy: a default for writes that omit ``ttl_days`` and a cap for all."""
+
+    default_ttl_days: float | None | NotSetType = NOTSET
+    max_ttl_days: float | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        for name in ("default_ttl_days", "max_ttl_days"):
+            value = getattr(self, name)
+            if value is NOTSET or value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigurationError(f"{name} must be a non-negative number of days or None.")
+        default, cap = self.default, self.maximum
+        if default is not None and cap is not None and default > cap:
+            raise ConfigurationError("default_ttl_days must be less than or equal to max_ttl_days.")
+
+    @property
+    def default(self) -> float | None:
+        return None if isinstance(self.default_ttl_days, NotSetType) else self.default_ttl_days
+
+    @property
+    def maximum(self) -> float | None:
+        return None if isinstance(self.max_ttl_days, NotSetType) else self.max_ttl_days

@@ -1,0 +1,133 @@
+"""Application layer: ports for the capabilities the use cases need from models.
+
+Each port is one small Protocol shaped around what a use case asks (cosmicpython-style), with
+plain data in and out. Adapters implement them with a remote model (OpenAI-compatible), a
+local model (MiniLM), or honest heuristics; shipped fakes implement them for tests.
+Text handed to these ports is untrusted user data: implementations that prompt a model must
+tell it never to follow instructions found in messages, summaries or memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from palimpsest.domain.model import MemoryRecord, Message, RecordType
+
+__all__ = [
+    "Embedder",
+    "ExtractedMemory",
+    "ExtractionRequest",
+    "Extractor",
+    "LinkProposal",
+    "LinkResolution",
+    "LinkResolver",
+    "SummaryText",
+    "Summariser",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts → unit vectors of a fixed dimension."""
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector this embedder returns."""
+        ...
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the model (and its settings); stores remember it so vectors
+        of different models are never mixed."""
+        ...
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> Sequence[Sequence[float]]:
+        """One unit vector per text, in order. ``is_query`` lets asymmetric models add a prefix."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryText:
+    """A thread summary: dense text plus up to 8 retrieval topics."""
+
+    text: str
+    topics: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Summariser(Protocol):
+    def summarise(
+        self, previous: SummaryText | None, messages: Sequence[Message], *, token_limit: int | None = None
+    ) -> SummaryText:
+        """Fold ``messages`` (oldest first) into ``previous`` and return the new summary of the
+        whole conversation so far. ``token_limit`` bounds the input the implementation may use."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LinkProposal:
+    """A link from a new memory to an existing one, proposed by a model or a rule."""
+
+    target_id: str
+    link_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedMemory:
+    """One atomic memory found in the newest messages."""
+
+    record_type: RecordType
+    text: str
+    entities: tuple[str, ...] = ()
+    importance: int | None = None
+    scope: str | None = None
+    timestamp: datetime | None = None
+    valid_to: datetime | None = None
+    links: tuple[LinkProposal, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionRequest:
+    target_messages: Sequence[Message]
+    history_messages: Sequence[Message] = ()
+    summary: SummaryText | None = None
+    past_memories: Sequence[MemoryRecord] = ()
+    link_candidates: Sequence[MemoryRecord] = ()
+    custom_instructions: str | None = None
+    token_limit: int | None = None
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    def extract(self, request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        """Durable, atomic memories grounded in ``request.target_messages`` (possibly none).
+
+        With ``link_candidates`` given, proposals may reference only those candidates' ids.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LinkResolution:
+    source_id: str
+    links: tuple[LinkProposal, ...] = ()
+    updated_text: str | None = None
+
+
+@runtime_checkable
+class LinkResolver(Protocol):
+    def resolve(
+        self,
+        sources: Sequence[MemoryRecord],
+        candidates: Mapping[str, Sequence[MemoryRecord]],
+        *,
+        custom_instructions: str | None = None,
+    ) -> Sequence[LinkResolution]:
+        """For each new memory, links to some of its candidates (new → candidate), and
+        optionally a consolidated text for the new memory."""
+        ...
+
+

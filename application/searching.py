@@ -1,0 +1,175 @@
+"""Application layer: turning the public ``search`` arguments into a store query, and back.
+
+The scoping rules (which the client and thread share, with different defaults) live here:
+a client search must name its user (``user_id=None`` means "unscoped records only"); an
+agent id narrows exactly; a thread id narrows only with ``exact_thread_match=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from palimpsest.domain.errors import InvalidSearchError, ValidationError
+from palimpsest.domain.model import RecordType, check_optional_id, parse_record_type
+from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.search import (
+    DEFAULT_MAX_LINKED_RESULTS,
+    MAX_SEARCH_K,
+    ScopeFilter,
+    SearchQuery,
+    ScopeValue,
+)
+from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
+
+from .ports import Embedder
+from .results import SearchResult
+from .validation import apply_token_budgets
+
+__all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope"]
+
+SearchStrategy = Literal["vector", "keyword", "hybrid"]
+
+DEFAULT_MAX_RESULTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """An explicit search scope, the alternative to passing ids and flags one by one."""
+
+    user_id: str | None | NotSetType = NOTSET
+    agent_id: str | None | NotSetType = NOTSET
+    thread_id: str | None | NotSetType = NOTSET
+    exact_user_match: bool | NotSetType = NOTSET
+    exact_agent_match: bool | NotSetType = NOTSET
+    exact_thread_match: bool | NotSetType = NOTSET
+
+
+def _dimension(value: str | None | NotSetType, exact: bool | NotSetType, *, narrows_by_default: bool) -> ScopeValue:
+    if not isinstance(exact, (bool, NotSetType)):
+        raise ValidationError("exact_*_match flags must be True or False.")
+    if not isinstance(value, NotSetType):
+        check_optional_id(value, "scope id")
+    if exact is False:
+        return ANY
+    if exact is True:
+        return None if isinstance(value, NotSetType) else value
+    if isinstance(value, NotSetType) or not narrows_by_default:
+        return ANY
+    return value
+
+
+def resolve_scope(
+    *,
+    user_id: str | None | NotSetType,
+    agent_id: str | None | NotSetType,
+    thread_id: str | None | NotSetType,
+    exact_user_match: bool | NotSetType,
+    exact_agent_match: bool | NotSetType,
+    exact_thread_match: bool | NotSetType,
+    scope: SearchScope | NotSetType,
+    require_user: bool,
+) -> ScopeFilter:
+    """The store-level scope filter for a public search call."""
+    if not isinstance(scope, NotSetType):
+        if not isinstance(scope, SearchScope):
+            raise ValidationError("scope must be a SearchScope.")
+        explicit = (user_id, agent_id, thread_id, exact_user_match, exact_agent_match, exact_thread_match)
+        if any(not isinstance(v, NotSetType) for v in explicit):
+            raise ValidationError("Provide either 'scope' or explicit user/agent/thread ids, not both.")
+        user_id, agent_id, thread_id = scope.user_id, scope.agent_id, scope.thread_id
+        exact_user_match, exact_agent_match, exact_thread_match = (
+            scope.exact_user_match,
+            scope.exact_agent_match,
+            scope.exact_thread_match,
+        )
+    if require_user:
+        if isinstance(user_id, NotSetType):
+            raise ValidationError(
+                "Client searches must be scoped to a user: pass user_id=... (or user_id=None for "
+                "unscoped records only), or scope=SearchScope(user_id=...)."
+            )
+        if exact_user_match is False:
+            raise ValidationError("Client searches require exact user scoping; do not set exact_user_match=False.")
+    return ScopeFilter(
+        user_id=_dimension(user_id, exact_user_match, narrows_by_default=True),
+        agent_id=_dimension(agent_id, exact_agent_match, narrows_by_default=True),
+        thread_id=_dimension(thread_id, exact_thread_match, narrows_by_default=False),
+    )
+
+
+def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordType] | None:
+    if isinstance(value, NotSetType) or value is None:
+        return None
+    if isinstance(value, str):
+        raise ValidationError("record_types must be a list of record type names, not a string.")
+    items = list(value)
+    if not all(isinstance(t, str) for t in items):
+        raise ValidationError("record_types entries must be strings.")
+    return frozenset(parse_record_type(t) for t in items)
+
+
+class Searcher:
+    """Runs public searches: embeds the query, queries the store, wraps and budgets results."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder | None, strategy: SearchStrategy) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._strategy = strategy
+
+    def query_vector(self, text: str) -> tuple[float, ...] | None:
+        if self._embedder is None or self._strategy == "keyword":
+            return None
+        return tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
+
+    def run(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        scope: ScopeFilter,
+        max_results: int | NotSetType = NOTSET,
+        record_types: Iterable[str] | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        num_hops: int | NotSetType = NOTSET,
+        max_linked_results: int | NotSetType = NOTSET,
+        include_invalid_results: bool | NotSetType = NOTSET,
+        token_budget: int | None | NotSetType = NOTSET,
+        soft_token_budget: int | None | NotSetType = NOTSET,
+        vector: Sequence[float] | None | NotSetType = NOTSET,
+    ) -> list[SearchResult]:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidSearchError("query must be a non-empty string.")
+        k = DEFAULT_MAX_RESULTS if isinstance(max_results, NotSetType) else max_results
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidSearchError("max_results must be at least 1; allow at least one search result.")
+        if k > MAX_SEARCH_K:
+            raise InvalidSearchError("max_results exceeds the maximum allowed search result count (1000).")
+        if not isinstance(metadata_filter, (dict, NotSetType)) and metadata_filter is not None:
+            raise ValidationError("metadata_filter must be a dict or None.")
+        include_invalid = True if isinstance(include_invalid_results, NotSetType) else include_invalid_results
+        if not isinstance(include_invalid, bool):
+            raise ValidationError("include_invalid_results must be True or False.")
+        qvec = self.query_vector(query) if isinstance(vector, NotSetType) else vector
+        text = None if self._strategy == "vector" and qvec is not None else query
+        search_query = SearchQuery(
+            k=k,
+            now=now,
+            vector=tuple(qvec) if qvec is not None else None,
+            text=text,
+            scope=scope,
+            record_types=_record_types(record_types),
+            include_invalid=include_invalid,
+            metadata_filter=None if isinstance(metadata_filter, NotSetType) else metadata_filter,
+            num_hops=0 if isinstance(num_hops, NotSetType) else num_hops,
+            max_linked_results=DEFAULT_MAX_LINKED_RESULTS
+            if isinstance(max_linked_results, NotSetType)
+            else max_linked_results,
+        )
+        results = [
+            SearchResult.from_hit(hit, include_invalid_results=include_invalid)
+            for hit in self._store.search(search_query)
+        ]
+        return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)

@@ -1,0 +1,159 @@
+"""Application layer: durable, versioned thread summaries with incremental refresh.
+
+A refresh reads the newest valid revision and the newest revision of any status, folds the
+messages the valid one does not cover into it, and stores the result as ``newest + 1``. The
+store refuses a revision number that exists, so of two concurrent refreshes only one wins and
+a refresh can never overwrite the fence an invalidation wrote (message edited or deleted).
+Without a summariser, summaries are a transcript of the last few messages, never stored.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Final
+
+from palimpsest.domain.errors import ConflictError
+from palimpsest.domain.model import Message, RecordStatus, Thread, ThreadSummary
+from palimpsest.domain.ports import Clock, MemoryStore
+
+from .ports import Summariser, SummaryText
+from .rendering import format_time
+
+__all__ = ["SummaryService", "transcript"]
+
+MAX_RETAINED_REVISIONS: Final = 50
+TRANSCRIPT_CHAR_CAP: Final = 4000
+_ATTEMPTS: Final = 3
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    """The no-model fallback: ``role (timestamp): content`` lines, capped at 4,000 characters."""
+    text = "\n- ".join(f"{m.role} ({format_time(m.timestamp)}): {m.content}" for m in messages)
+    return text[:TRANSCRIPT_CHAR_CAP]
+
+
+class SummaryService:
+    def __init__(self, store: MemoryStore, clock: Clock, summariser: Summariser | None) -> None:
+        self._store = store
+        self._clock = clock
+        self._summariser = summariser
+
+    @property
+    def has_summariser(self) -> bool:
+        return self._summariser is not None
+
+    def current(
+        self, thread: Thread, *, token_limit: int | None = None, fallback_message_count: int = 5
+    ) -> SummaryText:
+        """The summary of the whole visible thread, refreshing the durable one if it is stale."""
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            last = uow.messages.list_for_thread(thread.id, now=now, last_n=1)
+            valid = uow.summaries.latest(thread.id, valid_only=True)
+        if not last:
+            return SummaryText("")
+        if self._summariser is None:
+            return self._fallback(thread, now, fallback_message_count)
+        if valid is not None and valid.covered_through_seq >= last[-1].seq:
+            return SummaryText(valid.text, valid.topics)
+        for _ in range(_ATTEMPTS):
+            refreshed = self.refresh(thread, token_limit=token_limit)
+            if refreshed is not None:
+                return refreshed
+        # Lost every race: summarise transiently rather than fail the caller.
+        return self._summarise_prefix(thread, None, token_limit=token_limit)
+
+    def refresh(self, thread: Thread, *, token_limit: int | None = None) -> SummaryText | None:
+        """Fold uncovered messages into the newest valid revision and store it (CAS).
+
+        Returns the new summary, the existing one when nothing is uncovered, or None when a
+        concurrent writer won (the caller may retry)."""
+        assert self._summariser is not None
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            newest = uow.summaries.latest(thread.id)
+            valid = uow.summaries.latest(thread.id, valid_only=True)
+            covered = valid.covered_through_seq if valid is not None else 0
+            uncovered = uow.messages.list_for_thread(thread.id, now=now, start_seq=covered + 1)
+        if not uncovered:
+            return SummaryText(valid.text, valid.topics) if valid is not None else SummaryText("")
+        base = SummaryText(valid.text, valid.topics) if valid is not None else None
+        draft = self._summariser.summarise(base, uncovered, token_limit=token_limit)
+        draft = SummaryText(draft.text, tuple(draft.topics)[:8])
+        if not draft.text.strip():
+            return None
+        summary = ThreadSummary(
+            id=str(uuid.uuid4()),
+            thread_id=thread.id,
+            revision=(newest.revision if newest is not None else 0) + 1,
+            text=draft.text,
+            topics=draft.topics,
+            covered_through_seq=uncovered[-1].seq,
+            created_at=self._clock.now(),
+            user_id=thread.user_id,
+            agent_id=thread.agent_id,
+        )
+        try:
+            with self._store.unit_of_work() as uow:
+                uow.summaries.add(summary)
+                uow.summaries.prune(thread.id, keep=MAX_RETAINED_REVISIONS)
+                uow.commit()
+        except ConflictError:
+            return None
+        return draft
+
+    def prefix(
+        self, thread: Thread, last_seq: int, *, token_limit: int | None = None, fallback_message_count: int = 5
+    ) -> SummaryText:
+        """A transient summary of the messages with ``seq <= last_seq`` (durable rows untouched)."""
+        if self._summariser is None:
+            return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
+        return self._summarise_prefix(thread, last_seq, token_limit=token_limit)
+
+    def _summarise_prefix(self, thread: Thread, last_seq: int | None, *, token_limit: int | None) -> SummaryText:
+        assert self._summariser is not None
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
+            bases = [
+                s
+                for s in uow.summaries.list_for_thread(thread.id)
+                if s.is_valid and (last_seq is None or s.covered_through_seq <= last_seq)
+            ]
+            base = bases[-1] if bases else None
+            start = (base.covered_through_seq if base is not None else 0) + 1
+            end = None if last_seq is None else last_seq + 1
+            messages = uow.messages.list_for_thread(thread.id, now=now, start_seq=start, end_seq=end)
+        base_text = SummaryText(base.text, base.topics) if base is not None else None
+        if not messages:
+            return base_text or SummaryText("")
+        draft = self._summariser.summarise(base_text, messages, token_limit=token_limit)
+        return SummaryText(draft.text, tuple(draft.topics)[:8])
+
+    def _fallback(
+        self, thread: Thread, now: datetime, count: int, *, end_seq: int | None = None
+    ) -> SummaryText:
+        with self._store.unit_of_work() as uow:
+            messages = uow.messages.list_for_thread(thread.id, now=now, end_seq=end_seq, last_n=max(count, 0))
+        return SummaryText(transcript(messages))
+
+    def invalidate_from(self, thread: Thread, seq: int) -> None:
+        """A message at ``seq`` changed or went away: retire covering revisions and fence."""
+        with self._store.unit_of_work() as uow:
+            if uow.summaries.invalidate_covering(thread.id, seq) == 0:
+                return
+            newest = uow.summaries.latest(thread.id)
+            uow.summaries.add(
+                ThreadSummary(
+                    id=str(uuid.uuid4()),
+                    thread_id=thread.id,
+                    revision=(newest.revision if newest is not None else 0) + 1,
+                    text="",
+                    status=RecordStatus.INVALID,
+                    created_at=self._clock.now(),
+                    user_id=thread.user_id,
+                    agent_id=thread.agent_id,
+                )
+            )
+            uow.commit()

@@ -1,0 +1,858 @@
+"""Application layer: ``MemoryThread``, the handle on one conversation (messages, summary, card, search)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from palimpsest.domain.errors import (
+    ConfigurationError,
+    MessageNotFoundError,
+    ThreadNotFoundError,
+    ValidationError,
+)
+from palimpsest.domain.model import MEMORY_RECORD_TYPES, Message, RecordType, Thread, check_id, check_metadata
+from palimpsest.domain.search import ScopeFilter
+from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
+
+from .asyncio_twins import with_async_twins
+from .config import MemoryExtractionConfig
+from .ports import ExtractionRequest, SummaryText
+from .results import ContextCard, SearchResult, Summary
+from .searching import SearchScope, resolve_scope
+from .validation import CHARS_PER_TOKEN, TimeToLiveAnchor, apply_token_budgets, parse_timestamp
+
+if TYPE_CHECKING:
+    from .client import MemoryCore
+
+__all__ = ["ChatMessage", "MemoryThread", "ThreadSettings"]
+
+log = logging.getLogger("palimpsest")
+
+DEFAULT_MESSAGE_WINDOW = 100
+DEFAULT_SUMMARY_TOKEN_BUDGET = 1000
+CARD_MAX_RELEVANT_DEFAULT = 5
+CARD_TYPE_KEYS = frozenset({"message", "memory", "fact", "guideline", "preference"})
+PAST_MEMORY_LIMIT = 7
+MAX_EXTRACTED_PER_PASS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A message to append: role and text, optionally an id, an event timestamp and metadata."""
+
+    role: str
+    content: str
+    timestamp: str | datetime | None = None
+    metadata: dict[str, Any] | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSettings:
+    """A thread's resolved settings. Everything but the search concurrency is persisted."""
+
+    extraction: MemoryExtractionConfig
+    max_message_token_length: int = 15_000
+    context_card_token_limit: int = 100_000
+    context_card_type_search_concurrency: int = 5
+
+    @staticmethod
+    def _positive(name: str, value: Any, default: int) -> int:
+        if isinstance(value, NotSetType):
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{name} must be an integer.")
+        if name == "context_card_type_search_concurrency" and value < 1:
+            raise ValidationError("context_card_type_search_concurrency must be at least 1.")
+        return value
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        client_config: MemoryExtractionConfig | None,
+        thread_config: MemoryExtractionConfig | None,
+        max_message_token_length: Any = NOTSET,
+        context_card_token_limit: Any = NOTSET,
+        context_card_type_search_concurrency: Any = NOTSET,
+    ) -> ThreadSettings:
+        if thread_config is not None and not isinstance(thread_config, MemoryExtractionConfig):
+            raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
+        return cls(
+            extraction=MemoryExtractionConfig.resolve(thread_config, client_config),
+            max_message_token_length=cls._positive("max_message_token_length", max_message_token_length, 15_000),
+            context_card_token_limit=cls._positive("context_card_token_limit", context_card_token_limit, 100_000),
+            context_card_type_search_concurrency=cls._positive(
+                "context_card_type_search_concurrency", context_card_type_search_concurrency, 5
+            ),
+        )
+
+    def overridden(
+        self,
+        *,
+        memory_extraction_config: Any = NOTSET,
+        max_message_token_length: Any = NOTSET,
+        context_card_token_limit: Any = NOTSET,
+        context_card_type_search_concurrency: Any = NOTSET,
+    ) -> ThreadSettings:
+        extraction = self.extraction
+        if not isinstance(memory_extraction_config, NotSetType):
+            if not isinstance(memory_extraction_config, MemoryExtractionConfig):
+                raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
+            extraction = memory_extraction_config.merged_over(extraction)
+        return ThreadSettings(
+            extraction=extraction,
+            max_message_token_length=self._positive(
+                "max_message_token_length", max_message_token_length, self.max_message_token_length
+            ),
+            context_card_token_limit=self._positive(
+                "context_card_token_limit", context_card_token_limit, self.context_card_token_limit
+            ),
+            context_card_type_search_concurrency=self._positive(
+                "context_card_type_search_concurrency",
+                context_card_type_search_concurrency,
+                self.context_card_type_search_concurrency,
+            ),
+        )
+
+    def check_capabilities(self, core: MemoryCore) -> None:
+        if self.extraction.extract_memories and core.extractor is None:
+            raise ConfigurationError(
+                "Memory extraction is enabled but this client has no extractor: pass extractor=... "
+                "or memory_extraction_config=MemoryExtractionConfig(extract_memories=False)."
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_extraction_config": self.extraction.to_json(),
+            "max_message_token_length": self.max_message_token_length,
+            "context_card_token_limit": self.context_card_token_limit,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThreadSettings:
+        return cls(
+            extraction=MemoryExtractionConfig.resolve(
+                MemoryExtractionConfig.from_json(data.get("memory_extraction_config"))
+            ),
+            max_message_token_length=int(data.get("max_message_token_length", 15_000)),
+            context_card_token_limit=int(data.get("context_card_token_limit", 100_000)),
+        )
+
+
+def _text_of(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a content-part list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (list, tuple)):
+        if not content:
+            raise ValidationError("Message requires at least one content part.")
+        texts = []
+        for part in content:
+            if isinstance(part, Mapping):
+                if part.get("type", "text") != "text" or not isinstance(part.get("text"), str):
+                    raise ValidationError("only text content parts are supported.")
+                texts.append(part["text"])
+            else:
+                raise ValidationError("Message content must be a string or a sequence of content parts.")
+        return "".join(texts)
+    raise ValidationError("Message content must be a string or a sequence of content parts.")
+
+
+def _per_message(value: Any, count: int, name: str) -> list[Any]:
+    if isinstance(value, list):
+        if len(value) != count:
+            raise ValidationError(f"When using a list for {name}, its length must match the messages.")
+        return value
+    return [value] * count
+
+
+def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None]:
+    if isinstance(raw, (ChatMessage, Message)):
+        role, content, ts, meta, mid = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id
+    elif isinstance(raw, Mapping):
+        if "content" not in raw:
+            raise ValidationError("Each thread message must include content.")
+        role, content = raw.get("role"), raw["content"]
+        ts, meta, mid = raw.get("timestamp"), raw.get("metadata"), raw.get("id")
+    else:
+        raise ValidationError("messages must be dicts or ChatMessage objects.")
+    if not isinstance(role, str) or not role.strip():
+        raise ValidationError("Message role must be a non-empty string.")
+    return role, _text_of(content), parse_timestamp(ts), check_metadata(meta), mid
+
+
+@with_async_twins(
+    "add_messages",
+    "get_messages",
+    "get_message",
+    "update_message",
+    "delete_message",
+    "get_summary",
+    "get_context_card",
+    "search",
+    "add_memory",
+    "update_memory",
+    "delete_memory",
+    "link_records",
+    "update_record_link",
+    "delete_record_link",
+    "wait_for_memory_extraction",
+)
+class MemoryThread:
+    """One conversation: its messages, durable summary, context cards, and scoped memory."""
+
+    def __init__(self, core: MemoryCore, thread: Thread, settings: ThreadSettings) -> None:
+        self._core = core
+        self._thread = thread
+        self._settings = settings
+
+    @property
+    def thread_id(self) -> str:
+        return self._thread.id
+
+    @property
+    def user_id(self) -> str | None:
+        return self._thread.user_id
+
+    @property
+    def agent_id(self) -> str | None:
+        return self._thread.agent_id
+
+    @property
+    def metadata(self) -> dict[str, Any] | None:
+        return self._thread.metadata
+
+    @property
+    def settings(self) -> ThreadSettings:
+        return self._settings
+
+    # -- messages --------------------------------------------------------------------------
+
+    def add_messages(
+        self,
+        messages: Sequence[Mapping[str, Any] | ChatMessage],
+        metadata: Mapping[str, Any] | None | list[Any] | NotSetType = NOTSET,
+        ttl_days: float | None | list[Any] | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | list[Any] | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Append messages (all committed together, before any model call); returns their ids."""
+        if kwargs:
+            raise TypeError(f"add_messages() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence):
+            raise ValidationError("messages must be a list of messages.")
+        core = self._core
+        parsed = [_parse_message(m) for m in messages]
+        if not parsed:
+            return []
+        ids = [p[4] for p in parsed]
+        if any(i is None for i in ids) and any(i is not None for i in ids):
+            raise ValidationError("message ids must be either all set or all omitted.")
+        ids = [check_id(i, "message id") if i is not None else core.new_id() for i in ids]
+        if len(set(ids)) != len(ids):
+            raise ValidationError("Duplicate message ids are not allowed.")
+        shared_meta = _per_message(NOTSET if isinstance(metadata, NotSetType) else metadata, len(parsed), "metadata")
+        ttls = _per_message(ttl_days, len(parsed), "ttl_days")
+        anchors = _per_message(ttl_anchor, len(parsed), "ttl_anchor")
+        now = core.clock.now()
+        rows = []
+        for (role, text, ts, meta, _), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
+            if not isinstance(extra, NotSetType) and extra is not None:
+                meta = {**check_metadata(extra), **(meta or {})}  # type: ignore[dict-item]
+            expires = core.expiry(now=now, ttl_days=ttl, ttl_anchor=anchor, timestamp=ts)
+            rows.append((mid, role, text, ts, meta, expires))
+        vectors = core.embed_documents([r[2] for r in rows])
+        stored: list[Message] = []
+        with core.store.unit_of_work() as uow:
+            seq = uow.messages.last_seq(self.thread_id)
+            if uow.threads.get(self.thread_id) is None:
+                raise ThreadNotFoundError(f"No thread found with id {self.thread_id!r}.")
+            for (mid, role, text, ts, meta, expires), vector in zip(rows, vectors):
+                seq += 1
+                message = Message(
+                    id=mid,
+                    thread_id=self.thread_id,
+                    role=role,
+                    content=text,
+                    seq=seq,
+                    created_at=now,
+                    timestamp=ts,
+                    metadata=meta,
+                    user_id=self.user_id,
+                    agent_id=self.agent_id,
+                    expires_at=expires,
+                )
+                uow.messages.add(message, embedding=vector)
+                stored.append(message)
+            uow.commit()
+        self._after_append(stored)
+        return ids
+
+    def _after_append(self, stored: list[Message]) -> None:
+        """Extraction and summary upkeep; runs after the raw messages are durable."""
+        config = self._settings.extraction
+        if config.extract_memories and self._core.extractor is not None:
+            try:
+                self._extract(stored)
+            except Exception:  # a model failure must never lose or undo the acknowledged write
+                log.exception("memory extraction failed for thread %s; messages are stored", self.thread_id)
+        if config.enable_context_summary and self._core.summaries.has_summariser:
+            try:
+                self._maybe_refresh_summary(stored[-1].seq)
+            except Exception:
+                log.exception("summary refresh failed for thread %s", self.thread_id)
+
+    def _maybe_refresh_summary(self, last_seq: int) -> None:
+        core = self._core
+        frequency = self._settings.extraction.context_summary_update_frequency
+        with core.store.unit_of_work() as uow:
+            valid = uow.summaries.latest(self.thread_id, valid_only=True)
+        covered = valid.covered_through_seq if valid is not None else 0
+        if isinstance(frequency, int) and frequency > 0 and last_seq - covered < frequency:
+            return
+        core.summaries.refresh(self._thread, token_limit=self._settings.context_card_token_limit)
+
+    def _extract(self, targets: list[Message]) -> None:
+        core = self._core
+        config = self._settings.extraction
+        assert core.extractor is not None
+        now = core.clock.now()
+        window = config.memory_extraction_window
+        with core.store.unit_of_work() as uow:
+            history: list[Message] = []
+            if isinstance(window, int) and window > len(targets):
+                history = uow.messages.list_for_thread(
+                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
+                )
+            summary = uow.summaries.latest(self.thread_id, valid_only=True)
+        query = "\n".join(m.content for m in targets).strip()
+        past: list[Any] = []
+        if query:
+            past = [
+                r.record
+                for r in core.searcher.run(
+                    query,
+                    now=now,
+                    scope=ScopeFilter(user_id=self.user_id, agent_id=self.agent_id),
+                    max_results=PAST_MEMORY_LIMIT,
+                    record_types=[t.value for t in MEMORY_RECORD_TYPES],
+                    include_invalid_results=False,
+                )
+            ]
+        request = ExtractionRequest(
+            target_messages=targets,
+            history_messages=history,
+            summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
+            past_memories=past,
+            custom_instructions=config.memory_extraction_custom_instructions
+            if isinstance(config.memory_extraction_custom_instructions, str)
+            else None,
+            token_limit=config.memory_extraction_token_limit if isinstance(config.memory_extraction_token_limit, int) else None,
+        )
+        inherited = self._inherited_metadata(targets)
+        for memory in list(core.extractor.extract(request))[:MAX_EXTRACTED_PER_PASS]:
+            managed = {
+                "scope": memory.scope,
+                "importance": memory.importance,
+                "entities": list(memory.entities),
+                "source_message_ids": [m.id for m in targets],
+            }
+            if memory.valid_to is not None:
+                managed["valid_to"] = memory.valid_to.isoformat()
+            core.add_memory(
+                memory.text,
+                memory_type=memory.record_type.value,
+                user_id=self.user_id,
+                agent_id=self.agent_id,
+                thread_id=self.thread_id,
+                memory_id=NOTSET,
+                metadata={**inherited, "$agent_memory": managed},
+                timestamp=memory.timestamp,
+                ttl_days=NOTSET,
+                ttl_anchor=NOTSET,
+                memory_id_to_link=NOTSET,
+                link_type=NOTSET,
+                link_id=NOTSET,
+                link_timestamp=NOTSET,
+                link_metadata=NOTSET,
+            )
+
+    def _inherited_metadata(self, targets: list[Message]) -> dict[str, Any]:
+        rule = self._settings.extraction.memory_extraction_inherit_message_metadata
+        if rule is False or isinstance(rule, NotSetType):
+            return {}
+        merged: dict[str, Any] = {}
+        for message in targets:
+            for key, value in (message.metadata or {}).items():
+                if key.startswith("$") or (rule is not True and key not in rule):  # type: ignore[operator]
+                    continue
+                merged.setdefault(key, value)
+        return merged
+
+    def _visible_messages(self) -> list[Message]:
+        with self._core.store.unit_of_work() as uow:
+            return uow.messages.list_for_thread(self.thread_id, now=self._core.clock.now())
+
+    def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
+        """Messages oldest first. Both omitted: the newest 100. ``start`` alone: 100 from it.
+        ``end`` is exclusive (``None``/-1: to the end); a negative ``start`` counts from the end."""
+        for name, value in (("start", start), ("end", end)):
+            if not isinstance(value, NotSetType) and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValidationError(f"{name} must be an integer.")
+        if isinstance(start, NotSetType) and isinstance(end, NotSetType):
+            with self._core.store.unit_of_work() as uow:
+                return uow.messages.list_for_thread(
+                    self.thread_id, now=self._core.clock.now(), last_n=DEFAULT_MESSAGE_WINDOW
+                )
+        messages = self._visible_messages()
+        first = 0 if isinstance(start, NotSetType) else start
+        if first < 0:
+            first = max(0, len(messages) + first)
+        if isinstance(end, NotSetType):
+            stop = first + DEFAULT_MESSAGE_WINDOW
+        elif end is None or end == -1:
+            stop = len(messages)
+        else:
+            stop = end
+        return messages[first:stop]
+
+    def get_message(self, message_id: str) -> Message:
+        check_id(message_id, "message_id")
+        with self._core.store.unit_of_work() as uow:
+            message = uow.messages.get(message_id, now=self._core.clock.now())
+        if message is None or message.thread_id != self.thread_id:
+            raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
+        return message
+
+    def update_message(
+        self,
+        message_id: str,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Edit a message's text, metadata or TTL (role and time are immutable)."""
+        if kwargs:
+            raise TypeError(f"update_message() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        if content is None:
+            raise ValidationError("content must be provided when updating a message; omit content to preserve it.")
+        text = NOTSET if isinstance(content, NotSetType) else _text_of(content)
+        meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        message = self.get_message(message_id)
+        core = self._core
+        changes: dict[str, Any] = {}
+        embedding: Any = NOTSET
+        if not isinstance(text, NotSetType):
+            changes["content"] = text
+            embedding = core.embed_documents([text])[0]
+        if not isinstance(meta, NotSetType):
+            changes["metadata"] = meta
+        if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
+            changes["expires_at"] = core.expiry(
+                now=core.clock.now(), ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=message.timestamp
+            )
+        if changes:
+            with core.store.unit_of_work() as uow:
+                uow.messages.update(replace(message, **changes), embedding=embedding)
+                uow.commit()
+            if "content" in changes:
+                core.summaries.invalidate_from(self._thread, message.seq)
+        return message_id
+
+    def delete_message(self, message_id: str) -> int:
+        """Delete one raw message (memories derived from it stay)."""
+        try:
+            message = self.get_message(message_id)
+        except MessageNotFoundError:
+            return 0
+        with self._core.store.unit_of_work() as uow:
+            deleted = uow.messages.delete(message_id)
+            uow.commit()
+        if deleted:
+            self._core.summaries.invalidate_from(self._thread, message.seq)
+        return int(deleted)
+
+    # -- summary and context card ------------------------------------------------------------
+
+    def get_summary(
+        self, except_last: int | NotSetType = NOTSET, token_budget: int | None | NotSetType = NOTSET, **kwargs: Any
+    ) -> Summary:
+        """The thread's summary (refreshed when stale); ``except_last=N`` summarises all but the
+        newest N messages transiently. ``token_budget`` (default 1000) truncates the text."""
+        if kwargs:
+            raise TypeError(f"get_summary() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        skip = 0 if isinstance(except_last, NotSetType) else except_last
+        if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+            raise ValidationError("except_last must be a non-negative integer.")
+        budget = DEFAULT_SUMMARY_TOKEN_BUDGET if isinstance(token_budget, NotSetType) else token_budget
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+            raise ValidationError("token_budget must be an integer or None.")
+        summary = self._summary_text(skip, fallback_message_count=5)
+        text = summary.text
+        if budget is not None and budget > 0 and len(text) > budget * CHARS_PER_TOKEN:
+            text = "(truncated)\n" + text[: int(budget * CHARS_PER_TOKEN)]
+        return Summary(text, summary.topics)
+
+    def _summary_text(self, except_last: int, *, fallback_message_count: int) -> SummaryText:
+        core = self._core
+        limit = self._settings.context_card_token_limit
+        if except_last == 0:
+            return core.summaries.current(self._thread, token_limit=limit, fallback_message_count=fallback_message_count)
+        with core.store.unit_of_work() as uow:
+            tail = uow.messages.list_for_thread(self.thread_id, now=core.clock.now(), last_n=except_last + 1)
+        if len(tail) <= except_last:
+            return SummaryText("")
+        return core.summaries.prefix(
+            self._thread, tail[0].seq, token_limit=limit, fallback_message_count=fallback_message_count
+        )
+
+    def get_context_card(
+        self,
+        fallback_message_count: int | NotSetType = NOTSET,
+        max_relevant_results: int | NotSetType = NOTSET,
+        max_recent_messages: int | NotSetType = NOTSET,
+        except_last_messages: int | NotSetType = NOTSET,
+        min_relevant_results_by_type: Mapping[str, int] | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        include_invalid_results: bool | NotSetType = NOTSET,
+        token_budget: int | None | NotSetType = NOTSET,
+        soft_token_budget: int | None | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> ContextCard:
+        """Summary, topics, the most relevant records and (optionally) the newest messages."""
+        if kwargs:
+            raise TypeError(f"get_context_card() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        plan = _CardPlan.validate(
+            fallback_message_count,
+            max_relevant_results,
+            max_recent_messages,
+            except_last_messages,
+            min_relevant_results_by_type,
+            include_invalid_results,
+        )
+        core = self._core
+        now = core.clock.now()
+        window = max(plan.except_last, plan.recent, 1)
+        with core.store.unit_of_work() as uow:
+            tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=window + 1)
+        if not tail:
+            return ContextCard("")
+        recent = tuple(tail[len(tail) - plan.recent :]) if plan.recent else ()
+        excluded_ids = {m.id for m in tail[len(tail) - plan.except_last :]} if plan.except_last else set()
+        if plan.except_last and len(tail) <= plan.except_last:
+            log.warning("context card: no messages remain after excluding the last %d", plan.except_last)
+            return ContextCard("", recent_messages=recent)
+        summary = self._summary_text(plan.except_last, fallback_message_count=plan.fallback)
+        query = summary.text + ("\n" + "; ".join(summary.topics) if summary.topics else "")
+        results: list[SearchResult] = []
+        if query.strip():
+            results = self._card_results(query, plan, metadata_filter, excluded_ids, now)
+        results = apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)
+        return ContextCard(summary.text, summary.topics, tuple(results), recent)
+
+    def _card_results(
+        self,
+        query: str,
+        plan: _CardPlan,
+        metadata_filter: Any,
+        excluded_ids: set[str],
+        now: datetime,
+    ) -> list[SearchResult]:
+        core = self._core
+        memory_scope = ScopeFilter(user_id=self.user_id, agent_id=self.agent_id, thread_id=ANY)
+        message_scope = ScopeFilter(user_id=self.user_id, agent_id=self.agent_id, thread_id=self.thread_id)
+        vector = core.searcher.query_vector(query)
+        memory_types = [t.value for t in sorted(MEMORY_RECORD_TYPES, key=lambda t: t.value)]
+
+        def run(types: list[str], k: int) -> list[SearchResult]:
+            is_message = types == ["message"]
+            found = core.searcher.run(
+                query,
+                now=now,
+                scope=message_scope if is_message else memory_scope,
+                max_results=min(k + (len(excluded_ids) if is_message else 0), 1000),
+                record_types=types,
+                metadata_filter=metadata_filter,
+                include_invalid_results=plan.include_invalid,
+                vector=vector,
+            )
+            if is_message:
+                found = [r for r in found if r.id not in excluded_ids]
+            return found[:k]
+
+        jobs = [([key], count) for key, count in plan.minimums.items()]
+        jobs.append((memory_types, plan.max_relevant))
+        jobs.append((["message"], plan.max_relevant))
+        workers = min(self._settings.context_card_type_search_concurrency, len(jobs))
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="palimpsest-card") as pool:
+                batches = list(pool.map(lambda job: run(*job), jobs))
+        else:
+            batches = [run(*job) for job in jobs]
+        merged: list[SearchResult] = []
+        seen: set[tuple[RecordType, str]] = set()
+        for batch in batches:
+            for result in batch:
+                key = (result.record_type, result.id)
+                if key not in seen:
+                    seen.add(key)
+                    merged.append(result)
+        return merged[: plan.max_relevant]
+
+    # -- search and thread-scoped memory ------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        exact_user_match: bool | NotSetType = NOTSET,
+        exact_agent_match: bool | NotSetType = NOTSET,
+        exact_thread_match: bool | NotSetType = NOTSET,
+        max_results: int | NotSetType = NOTSET,
+        token_budget: int | None | NotSetType = NOTSET,
+        soft_token_budget: int | None | NotSetType = NOTSET,
+        record_types: Iterable[str] | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        num_hops: int | NotSetType = NOTSET,
+        max_linked_results: int | NotSetType = NOTSET,
+        include_invalid_results: bool | NotSetType = NOTSET,
+        scope: SearchScope | NotSetType = NOTSET,
+    ) -> list[SearchResult]:
+        """Search with the thread's defaults: its user and agent exactly, any of their threads
+        (``exact_thread_match=True`` keeps to this thread)."""
+        if isinstance(scope, NotSetType):
+            user_id = self.user_id if isinstance(user_id, NotSetType) else user_id
+            agent_id = self.agent_id if isinstance(agent_id, NotSetType) else agent_id
+            thread_id = self.thread_id if isinstance(thread_id, NotSetType) else thread_id
+            exact_user_match = True if isinstance(exact_user_match, NotSetType) else exact_user_match
+            exact_agent_match = True if isinstance(exact_agent_match, NotSetType) else exact_agent_match
+        resolved = resolve_scope(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
+            scope=scope,
+            require_user=False,
+        )
+        return self._core.searcher.run(
+            query,
+            now=self._core.clock.now(),
+            scope=resolved,
+            max_results=max_results,
+            record_types=record_types,
+            metadata_filter=metadata_filter,
+            num_hops=num_hops,
+            max_linked_results=max_linked_results,
+            include_invalid_results=include_invalid_results,
+            token_budget=token_budget,
+            soft_token_budget=soft_token_budget,
+        )
+
+    def add_memory(
+        self,
+        content: str,
+        *,
+        memory_type: str | NotSetType = NOTSET,
+        memory_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        memory_id_to_link: str | NotSetType = NOTSET,
+        link_type: str | NotSetType = NOTSET,
+        link_id: str | NotSetType = NOTSET,
+        link_timestamp: str | datetime | None | NotSetType = NOTSET,
+        link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        """A memory owned by this thread (its user, agent and thread); a link target must be
+        owned by this thread too."""
+        return self._core.add_memory(
+            content,
+            memory_type=memory_type,
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+            thread_id=self.thread_id,
+            memory_id=memory_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            memory_id_to_link=memory_id_to_link,
+            link_type=link_type,
+            link_id=link_id,
+            link_timestamp=link_timestamp,
+            link_metadata=link_metadata,
+            require_thread=self.thread_id,
+        )
+
+    def update_memory(
+        self,
+        memory_id: str,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        from .client import update_memory
+
+        if kwargs:
+            raise TypeError(f"update_memory() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        return update_memory(
+            self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
+        )
+
+    def delete_memory(self, memory_id: str) -> int:
+        check_id(memory_id, "memory_id")
+        with self._core.store.unit_of_work() as uow:
+            record = uow.records.get(memory_id)
+        if record is None or record.thread_id != self.thread_id:
+            return 0
+        return int(self._core.service.delete_record(memory_id))
+
+    def link_records(
+        self,
+        source_record_id: str,
+        source_record_type: str,
+        target_record_id: str,
+        target_record_type: str,
+        relation_type: str,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        from .client import link_records
+
+        return link_records(
+            self._core,
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            opposite_relation_type,
+            relation_id,
+            timestamp,
+            metadata,
+            owner_thread=self.thread_id,
+        )
+
+    def update_record_link(
+        self,
+        relation_id: str,
+        relation_type: str | NotSetType = NOTSET,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> int:
+        from .client import update_record_link
+
+        return update_record_link(
+            self._core, relation_id, relation_type, opposite_relation_type, timestamp, metadata, owner_thread=self.thread_id
+        )
+
+    def delete_record_link(
+        self,
+        source_record_id: str | NotSetType = NOTSET,
+        source_record_type: str | NotSetType = NOTSET,
+        target_record_id: str | NotSetType = NOTSET,
+        target_record_type: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+    ) -> int:
+        from .client import delete_record_link
+
+        return delete_record_link(
+            self._core,
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            relation_id,
+            owner_thread=self.thread_id,
+        )
+
+    def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
+        """Extraction runs inline in this version: nothing is ever pending."""
+
+
+@dataclass(frozen=True, slots=True)
+class _CardPlan:
+    fallback: int
+    max_relevant: int
+    recent: int
+    except_last: int
+    minimums: dict[str, int]
+    include_invalid: bool
+
+    @staticmethod
+    def _count(name: str, value: Any, default: int, *, minimum: int = 0) -> int:
+        if isinstance(value, NotSetType):
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{name} must be an integer.")
+        if value < minimum:
+            raise ValidationError(f"{name} must be at least {minimum}.")
+        return value
+
+    @classmethod
+    def validate(
+        cls,
+        fallback: Any,
+        max_relevant: Any,
+        recent: Any,
+        except_last: Any,
+        minimums: Any,
+        include_invalid: Any,
+    ) -> _CardPlan:
+        if not isinstance(except_last, NotSetType) and isinstance(except_last, int) and except_last < 0:
+            raise ValidationError("except_last_messages must be non-negative.")
+        skip = cls._count("except_last_messages", except_last, 0)
+        tail = cls._count("max_recent_messages", recent, 0)
+        if skip and tail not in (0, skip):
+            raise ValidationError("except_last_messages requires max_recent_messages to be zero or the same count.")
+        mins: dict[str, int] = {}
+        if not isinstance(minimums, NotSetType) and minimums is not None:
+            if not isinstance(minimums, Mapping):
+                raise ValidationError("min_relevant_results_by_type must be a mapping.")
+            if not set(minimums) <= CARD_TYPE_KEYS:
+                raise ValidationError("min_relevant_results_by_type contains unsupported record types.")
+            for key, count in minimums.items():
+                if isinstance(count, bool) or not isinstance(count, int):
+                    raise ValidationError("min_relevant_results_by_type counts must be integers.")
+                if count < 1:
+                    raise ValidationError("min_relevant_results_by_type counts must be positive integers.")
+                mins[key] = count
+        total = sum(mins.values())
+        if isinstance(max_relevant, NotSetType):
+            cap = max(CARD_MAX_RELEVANT_DEFAULT, total)
+        else:
+            cap = cls._count("max_relevant_results", max_relevant, CARD_MAX_RELEVANT_DEFAULT, minimum=1)
+            if total > cap:
+                raise ValidationError("min_relevant_results_by_type total must not exceed max_relevant_results.")
+        if not isinstance(include_invalid, (bool, NotSetType)):
+            raise ValidationError("include_invalid_results must be True or False.")
+        return cls(
+            fallback=cls._count("fallback_message_count", fallback, 5),
+            max_relevant=cap,
+            recent=tail,
+            except_last=skip,
+            minimums=mins,
+            include_invalid=True if isinstance(include_invalid, NotSetType) else include_invalid,
+        )

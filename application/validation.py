@@ -1,0 +1,136 @@
+"""Application layer: argument parsing shared by the client and thread APIs (times, TTLs, budgets)."""
+
+from __future__ import annotations
+
+import enum
+import math
+import warnings
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from palimpsest.domain.errors import ValidationError
+from palimpsest.domain.sentinel import NotSetType
+
+from .config import MemoryRetentionConfig
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "TimeToLiveAnchor",
+    "apply_token_budgets",
+    "estimate_tokens",
+    "parse_timestamp",
+    "resolve_expiry",
+]
+
+CHARS_PER_TOKEN: Final = 3.5
+
+
+class TimeToLiveAnchor(str, enum.Enum):
+    """What a TTL counts from: the record's creation, or its event ``timestamp``."""
+
+    CREATED_AT = "created_at"
+    TIMESTAMP = "timestamp"
+
+
+def parse_timestamp(value: object, what: str = "timestamp") -> datetime | None:
+    """``None``, an aware datetime, or an ISO-8601 string; naive values are taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(f"{what} must be an ISO-8601 date/time string, got {value!r}.") from None
+    elif isinstance(value, datetime):
+        parsed = value
+    else:
+        raise ValidationError(f"{what} must be an ISO-8601 string or a datetime.")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _check_ttl(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValidationError("ttl_days must be a number of days or None.")
+    if value < 0:
+        raise ValidationError("ttl_days must be non-negative.")
+    return float(value)
+
+
+def resolve_expiry(
+    *,
+    now: datetime,
+    ttl_days: float | None | NotSetType,
+    ttl_anchor: TimeToLiveAnchor | str | NotSetType,
+    timestamp: datetime | None,
+    retention: MemoryRetentionConfig,
+) -> datetime | None:
+    """When a new row expires: omitted ttl → the store default; ``None`` → the store maximum if
+    one is set, else never; above the maximum → clamped (with a warning)."""
+    anchor = TimeToLiveAnchor.CREATED_AT if isinstance(ttl_anchor, NotSetType) else _anchor(ttl_anchor)
+    if isinstance(ttl_days, NotSetType):
+        days = retention.default
+    elif ttl_days is None:
+        days = retention.maximum
+    else:
+        days = _check_ttl(ttl_days)
+        cap = retention.maximum
+        if cap is not None and days > cap:
+            warnings.warn(
+                "ttl_days exceeds the store's maximum TTL and was clamped to it.", UserWarning, stacklevel=4
+            )
+            days = cap
+    if days is None:
+        return None
+    if anchor is TimeToLiveAnchor.TIMESTAMP:
+        if timestamp is None:
+            raise ValidationError("ttl_anchor=TIMESTAMP needs an ISO-8601 timestamp on the record.")
+        return timestamp + timedelta(days=days)
+    return now + timedelta(days=days)
+
+
+def _anchor(value: object) -> TimeToLiveAnchor:
+    try:
+        return TimeToLiveAnchor(value)
+    except ValueError:
+        raise ValidationError("ttl_anchor must be TimeToLiveAnchor.CREATED_AT or TimeToLiveAnchor.TIMESTAMP.") from None
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _budget(value: object, name: str) -> int | None:
+    if value is None or isinstance(value, NotSetType):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} must be an integer or None.")
+    return value if value > 0 else None
+
+
+def apply_token_budgets(items: Sequence[Any], texts: Sequence[str], token_budget: object, soft_token_budget: object) -> list[Any]:
+    """Keep results in rank order within the budgets (never splitting one).
+
+    Hard budget: keep while the running total fits (the first one too large → none). Soft
+    budget: keep up to and including the result that reaches the target. ≤0 disables.
+    """
+    hard = _budget(token_budget, "token_budget")
+    soft = _budget(soft_token_budget, "soft_token_budget")
+    kept: list[Any] = []
+    total = 0
+    for item, text in zip(items, texts):
+        cost = estimate_tokens(text)
+        if hard is not None and total + cost > hard:
+            break
+        kept.append(item)
+        total += cost
+        if soft is not None and total >= soft:
+            break
+    return kept
+
+
