@@ -16,6 +16,7 @@ library asked for (``calls`` / ``requests``), without mocking.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import threading
@@ -41,8 +42,7 @@ _EMPTY_FEATURE: Final = "\x00<no tokens>"
 _MAX_TOPICS: Final = 8
 _MAX_SENTENCE_CHARS: Final = 240
 
-STOPWORDS: Final = frozenset(
-    """
+_STOPWORD_TEXT: Final = """
     a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
     had has have having he her here hers herself him himself his how i if in into is it its itself
@@ -51,8 +51,8 @@ STOPWORDS: Final = frozenset(
     these they this those through to too under until up very was we were what when where which
     while who whom why will with would you your yours yourself yourselves i'm im it's let lets
     also get got like want wants need needs please thanks thank yes okay ok right
-    """.split()
-)
+"""
+STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
 
 def _tokens(text: str) -> list[str]:
@@ -88,7 +88,7 @@ class HashingEmbedder:
 
     def _embed_one(self, text: str) -> list[float]:
         tokens = _tokens(text)
-        features = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
+        features = tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
         if not features:
             features = [_EMPTY_FEATURE]
         vector = [0.0] * self._dimension

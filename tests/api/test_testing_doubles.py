@@ -6,9 +6,15 @@ import math
 from datetime import UTC, datetime
 
 import pytest
-
-from palimpsest.application import Embedder, ExtractedMemory, ExtractionRequest, Extractor, Summariser, SummaryText
-from palimpsest.application import testing
+from palimpsest.application import (
+    Embedder,
+    ExtractedMemory,
+    ExtractionRequest,
+    Extractor,
+    Summariser,
+    SummaryText,
+    testing,
+)
 from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import Message, RecordType
 
