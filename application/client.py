@@ -334,6 +334,7 @@ class AgentMemory:
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
         )
+        settings.check_capabilities(self._core)
         return MemoryThread(self._core, thread, settings)
 
     def update_thread(
