@@ -139,10 +139,13 @@ class SummaryService:
         return SummaryText(transcript(messages))
 
     def invalidate_from(self, thread: Thread, seq: int) -> None:
-        """A message at ``seq`` changed or went away: retire covering revisions and fence."""
+        """A message at ``seq`` changed or went away: retire covering revisions and fence.
+
+        The fence is written even when no stored revision covers ``seq``: a refresh that read
+        the old text before this change may still be running, and the fence's revision number
+        is what makes its compare-and-set fail."""
         with self._store.unit_of_work() as uow:
-            if uow.summaries.invalidate_covering(thread.id, seq) == 0:
-                return
+            uow.summaries.invalidate_covering(thread.id, seq)
             newest = uow.summaries.latest(thread.id)
             uow.summaries.add(
                 ThreadSummary(
@@ -156,4 +159,5 @@ class SummaryService:
                     agent_id=thread.agent_id,
                 )
             )
+            uow.summaries.prune(thread.id, keep=MAX_RETAINED_REVISIONS)
             uow.commit()
