@@ -284,7 +284,8 @@ def tree_size(nodes: Sequence[LinkedRecord]) -> int:
 
 def _latency_figure(key: str, title: str, samples: Sequence[float], target_ms: float) -> Figure:
     p50, p95 = percentile(samples, 50), percentile(samples, 95)
-    return Figure(key, title, p95, target_ms, f"p50 {p50:.3f} ms, p95 {p95:.3f} ms")
+    # The targets are stated as medians; p95 is printed beside them for the tail.
+    return Figure(key, title, p50, target_ms, f"p50 {p50:.3f} ms, p95 {p95:.3f} ms")
 
 
 def measure_spread(config: Config, workdir: Path, rng: np.random.Generator, result: Result) -> None:
@@ -368,10 +369,18 @@ def _measure_searches(
     )
 
 
-def run(config: Config, workdir: Path, log: Callable[[str], None] = print) -> Result:
-    """Build both store files under ``workdir``, then measure the four figures."""
+def run(config: Config, workdir: Path, log: Callable[[str], None] = print, *, reuse: bool = False) -> Result:
+    """Build both store files under ``workdir`` (unless reusing them), then measure the four figures."""
     result = Result(config)
     started = time.perf_counter()
+    if reuse:
+        result.build = {"spread_records_s": 0.0, "solo_records_s": 0.0, "links": float(config.links), "links_s": 0.0}
+        log("reusing the store files already built in " + str(workdir))
+        rng = np.random.default_rng([config.seed, STREAM_QUERIES])
+        measure_spread(config, workdir, rng, result)
+        measure_solo(config, workdir, rng, result)
+        result.figures.sort(key=lambda f: f.key)
+        return result
     result.build = build_all(config, workdir)
     log(
         f"built in {time.perf_counter() - started:.1f} s (wall): "
@@ -424,7 +433,7 @@ def report(result: Result, elapsed: float, quick: bool) -> str:
     )
     if quick:
         lines.append("quick run: the targets are for the full run (N=100,000); PASS/FAIL here is indicative only")
-    lines.append("(a) and (b) are judged on p95, (c) on the difference of medians, (d) on the best open")
+    lines.append("(a) and (b) are judged on p50, (c) on the difference of medians, (d) on the best open")
     for fig in result.figures:
         value = f"{fig.value_ms / 1000:.3f} s" if fig.target_ms >= 1000 else f"{fig.value_ms:.3f} ms"
         target = f"{fig.target_ms / 1000:g} s" if fig.target_ms >= 1000 else f"{fig.target_ms:g} ms"
@@ -442,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, help="measured queries per figure (default 200)")
     parser.add_argument("--serial", action="store_true", help="build the two stores one after the other")
     parser.add_argument("--dir", type=Path, help="keep the store files here instead of a temporary folder")
+    parser.add_argument("--reuse", action="store_true", help="with --dir: measure the files built by an earlier run")
     parser.add_argument("--build-worker", choices=(SPREAD, SOLO), help=argparse.SUPPRESS)
     parser.add_argument("--config-json", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -463,7 +473,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)
-    if args.dir is not None:
+    if args.dir is not None and args.reuse:
+        result = run(config, args.dir, log, reuse=True)
+    elif args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         for kind in (SPREAD, SOLO):
             for suffix in ("", "-wal", "-shm"):

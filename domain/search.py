@@ -241,31 +241,38 @@ def shortest_path_tree(
     """
     if num_hops <= 0 or max_linked_results <= 0:
         return []
-    best: dict[str, TreeEdge] = {}
+    ranked: list[TreeEdge] = []
     seen = {root_id}
+    rejected: set[str] = set()
     frontier = [root_id]
     for depth in range(1, num_hops + 1):
-        level: dict[str, TreeEdge] = {}
+        # record id -> ((link created_at, link id, parent id), link): the best parent so far.
+        level: dict[str, tuple[tuple[Any, str, str], RecordLink]] = {}
         for parent in frontier:
             for link in links_of(parent):
-                other = link.other_end(parent)
-                if other in seen or not admits(other):
+                other = link.target_id if parent == link.source_id else link.source_id
+                if other in seen or other in rejected:
                     continue
-                candidate = TreeEdge(other, parent, link, depth)
+                key = (link.created_at, link.id, parent)
                 current = level.get(other)
-                if current is None or _parent_key(candidate) < _parent_key(current):
-                    level[other] = candidate
+                if current is None:
+                    if not admits(other):
+                        rejected.add(other)
+                        continue
+                    level[other] = (key, link)
+                elif key < current[0]:
+                    level[other] = (key, link)
         if not level:
             break
-        best.update(level)
+        for record_id, ((created_at, link_id, parent), link) in sorted(
+            level.items(), key=lambda item: (item[1][0][0], item[1][0][1], item[0])
+        ):
+            ranked.append(TreeEdge(record_id, parent, link, depth))
+        if len(ranked) >= max_linked_results:
+            break  # deeper records rank after every record found so far
         seen.update(level)
         frontier = sorted(level)
-    ranked = sorted(best.values(), key=lambda e: (e.depth, e.link.created_at, e.link.id, e.record_id))
     return ranked[:max_linked_results]
-
-
-def _parent_key(edge: TreeEdge) -> tuple[Any, ...]:
-    return (edge.depth, edge.link.created_at, edge.link.id, edge.parent_id)
 
 
 def build_tree(

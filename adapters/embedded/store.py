@@ -82,9 +82,12 @@ def _collector_paused() -> Iterator[None]:
     A rebuild allocates a few hundred thousand containers that all stay alive; with the
     collector running, young-generation passes would rescan the growing heap again and again
     (more than half the load time) to find no garbage, and what is left would be paid by the
-    first searches after open. One collection of the young generations at the end moves
-    everything to the old generation in a single pass. Reference counting frees memory as
-    usual meanwhile.
+    first searches after open. One *full* collection at the end moves everything to the old
+    generation and, as importantly, records how large that generation is: CPython only runs
+    a full collection when the objects promoted since the last one exceed a quarter of that
+    size, and with the size still unknown it would rescan the whole cache every ~70k
+    allocations (measured: graph expansion 2.2 ms → 1.3 ms extra per search after the change).
+    Reference counting frees memory as usual meanwhile.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -93,7 +96,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-            gc.collect(1)
+            gc.collect()
 
 
 class _Connections:
