@@ -75,7 +75,7 @@ class MemoryCore:
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...] | None]:
         if self.embedder is None or not texts:
             return [None] * len(texts)
-        return [tuple(float(x) for x in v) for v in self.embedder.embed(list(texts), is_query=False)]
+        return [tuple(map(float, v)) for v in self.embedder.embed(list(texts), is_query=False)]
 
     def expiry(
         self, *, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None

@@ -273,23 +273,24 @@ class MemoryThread:
             seq = uow.messages.last_seq(self.thread_id)
             if uow.threads.get(self.thread_id) is None:
                 raise ThreadNotFoundError(f"No thread found with id {self.thread_id!r}.")
-            for (mid, role, text, ts, meta, expires), vector in zip(rows, vectors):
+            for mid, role, text, ts, meta, expires in rows:
                 seq += 1
-                message = Message(
-                    id=mid,
-                    thread_id=self.thread_id,
-                    role=role,
-                    content=text,
-                    seq=seq,
-                    created_at=now,
-                    timestamp=ts,
-                    metadata=meta,
-                    user_id=self.user_id,
-                    agent_id=self.agent_id,
-                    expires_at=expires,
+                stored.append(
+                    Message(
+                        id=mid,
+                        thread_id=self.thread_id,
+                        role=role,
+                        content=text,
+                        seq=seq,
+                        created_at=now,
+                        timestamp=ts,
+                        metadata=meta,
+                        user_id=self.user_id,
+                        agent_id=self.agent_id,
+                        expires_at=expires,
+                    )
                 )
-                uow.messages.add(message, embedding=vector)
-                stored.append(message)
+            uow.messages.add_many(stored, vectors)
             uow.commit()
         self._after_append(stored)
         return ids

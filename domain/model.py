@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -42,6 +43,8 @@ __all__ = [
     "expiry_from_ttl",
     "parse_record_type",
 ]
+
+_CONTROL: Final = re.compile("[\x00-\x1f]")
 
 MAX_ID_LENGTH: Final = 128
 """Ids, user ids, agent ids and labels fit a VARCHAR2(128) column on every backend."""
@@ -101,7 +104,7 @@ def check_id(value: object, what: str) -> str:
         raise ValidationError(f"{what} must not be empty.")
     if len(value) > MAX_ID_LENGTH:
         raise ValidationError(f"{what} must be at most {MAX_ID_LENGTH} characters.")
-    if any(ord(ch) < 32 for ch in value):
+    if _CONTROL.search(value):
         raise ValidationError(f"{what} must not contain control characters.")
     return value
 

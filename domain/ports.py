@@ -100,6 +100,11 @@ class MessageRepository(Protocol):
         """
         ...
 
+    def add_many(self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None) -> None:
+        """Store several messages at once (same checks and errors as :meth:`add`, one vector
+        or ``None`` per message). On an error nothing of the batch is stored."""
+        ...
+
     def get(self, message_id: str, *, now: datetime) -> Message | None:
         """The message if it exists and is visible at ``now``."""
         ...

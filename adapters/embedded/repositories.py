@@ -248,6 +248,59 @@ class SqliteMessageRepository(_Repository):
                 "INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, message.content)
             )
 
+    def add_many(self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None) -> None:
+        """One round of checks and ``executemany`` inserts for a whole batch (add_messages)."""
+        if not messages:
+            return
+        vectors = list(embeddings) if embeddings is not None else [None] * len(messages)
+        if len(vectors) != len(messages):
+            raise ValidationError("add_many needs one embedding (or None) per message.")
+        checked = [None if v is None else self._uow.validate_vector(v) for v in vectors]
+        ids = [m.id for m in messages]
+        if len(set(ids)) != len(ids):
+            raise DuplicateIdError("A batch cannot hold the same message id twice.")
+        slots = [(m.thread_id, m.seq) for m in messages]
+        if len(set(slots)) != len(slots):
+            raise DuplicateIdError("A batch cannot hold two messages with the same thread and seq.")
+        with translate(ThreadNotFoundError):
+            conn = self._conn
+            for thread_id in {m.thread_id for m in messages}:
+                if not self._exists("threads", "id", thread_id):
+                    raise ThreadNotFoundError(f"No thread with id {thread_id!r}.")
+            taken = conn.execute(
+                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+            ).fetchone()
+            if taken:
+                raise DuplicateIdError(f"A message with id {taken[0]!r} already exists.")
+            clash = conn.execute(
+                "SELECT m.thread_id, m.seq FROM messages m JOIN json_each(?) j "
+                "ON m.thread_id = json_extract(j.value, '$[0]') AND m.seq = json_extract(j.value, '$[1]')",
+                (json.dumps(slots),),
+            ).fetchone()
+            if clash:
+                raise DuplicateIdError(f"Thread {clash[0]!r} already has a message with seq {clash[1]}.")
+            rows = [
+                (*self._values(m), None if v is None else self._uow.store_vector(v))
+                for m, v in zip(messages, checked)
+            ]
+            conn.execute("SAVEPOINT add_many")  # all or nothing even if the caller goes on
+            try:
+                conn.executemany(
+                    f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                conn.execute(
+                    "INSERT INTO messages_fts (rowid, content) SELECT pk, content FROM messages "
+                    "WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(ids),),
+                )
+            except BaseException:
+                conn.execute("ROLLBACK TO add_many")
+                conn.execute("RELEASE add_many")
+                raise
+            conn.execute("RELEASE add_many")
+
     @staticmethod
     def _values(message: Message) -> tuple[Any, ...]:
         return (

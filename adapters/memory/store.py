@@ -202,6 +202,20 @@ class InMemoryMessageRepository(_Repository):
         self._vector(("message", message.id), embedding)
         s.messages[message.id] = message
 
+    def add_many(
+        self, messages: Sequence[Message], embeddings: Sequence[Sequence[float] | None] | None = None
+    ) -> None:
+        vectors = list(embeddings) if embeddings is not None else [None] * len(messages)
+        if len(vectors) != len(messages):
+            raise ValidationError("add_many needs one embedding (or None) per message.")
+        before = self._s.copy()
+        try:
+            for message, vector in zip(messages, vectors):
+                self.add(message, embedding=vector)
+        except BaseException:
+            self._uow._work = before  # all or nothing, as the port promises
+            raise
+
     def get(self, message_id: str, *, now: datetime) -> Message | None:
         message = self._s.messages.get(message_id)
         return None if message is None or message.is_expired(now) else message
