@@ -1,8 +1,9 @@
-"""Adapters layer: the one composition root, wiring stores, clock and services.
+"""Adapters layer: the one composition root, wiring stores, models, clock and the client.
 
 The dependency-injector container never leaks inward: application and domain code receive
-plain constructor arguments. Users call :func:`open_memory_service`; tests may build the
-container themselves and ``override`` any provider with a fake.
+plain constructor arguments. Users call :func:`open_memory` (or :func:`open_memory_service`
+for the bare record/link service); tests may build the container themselves and
+``override`` any provider with a fake.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from typing import Any, Literal
 
 from dependency_injector import containers, providers
 
-from palimpsest.application import MemoryService
+from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryService
 from palimpsest.domain.errors import ConfigurationError
 
 from .clock import SystemClock
 from .memory import InMemoryStore
 
-__all__ = ["Container", "open_memory_service"]
+__all__ = ["Container", "open_memory", "open_memory_service"]
 
 
 def _embedded_store(path: str | os.PathLike[str], dimension: int | None) -> Any:
@@ -52,6 +53,23 @@ class Container(containers.DeclarativeContainer):
 
     memory_service = providers.Singleton(MemoryService, store=store, clock=clock)
 
+    # Model capabilities: none by default. The offline adapters (local embedder, heuristic
+    # extraction) plug in here as they land; until then search is keyword (BM25) only and
+    # summaries fall back to a transcript of the newest messages.
+    embedder = providers.Object(None)
+    summariser = providers.Object(None)
+    extractor = providers.Object(None)
+    link_resolver = providers.Object(None)
+
+
+def _chosen_backend(path: object, backend: str | None) -> str:
+    chosen = backend or ("embedded" if path is not None else "memory")
+    if chosen not in ("embedded", "memory"):
+        raise ConfigurationError(f"backend must be 'embedded' or 'memory', got {chosen!r}.")
+    if chosen == "embedded" and path is None:
+        raise ConfigurationError("the embedded backend needs a path for its store file.")
+    return chosen
+
 
 def open_memory_service(
     path: str | os.PathLike[str] | None = None,
@@ -63,12 +81,67 @@ def open_memory_service(
 
     ``backend`` defaults to ``"embedded"`` when a ``path`` is given, else ``"memory"``.
     """
-    chosen = backend or ("embedded" if path is not None else "memory")
-    if chosen not in ("embedded", "memory"):
-        raise ConfigurationError(f"backend must be 'embedded' or 'memory', got {chosen!r}.")
-    if chosen == "embedded" and path is None:
-        raise ConfigurationError("the embedded backend needs a path for its store file.")
+    chosen = _chosen_backend(path, backend)
     container = Container()
     container.config.from_dict({"backend": chosen, "path": str(path) if path else None, "dimension": dimension})
     container.init_resources()
     return container.memory_service(), container
+
+
+def open_memory(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    backend: Literal["embedded", "memory"] | None = None,
+    store: Any = None,
+    embedder: Any = None,
+    summariser: Any = None,
+    extractor: Any = None,
+    link_resolver: Any = None,
+    clock: Any = None,
+    memory_extraction_config: MemoryExtractionConfig | None = None,
+    **client_options: Any,
+) -> AgentMemory:
+    """An ``AgentMemory`` on the embedded store at ``path`` (or in memory without a path).
+
+    Every port can be overridden by keyword (``store``, ``embedder``, ``summariser``,
+    ``extractor``, ``link_resolver``, ``clock``); other keywords go to ``AgentMemory``.
+    Without an extractor, automatic extraction is switched off unless the given
+    ``memory_extraction_config`` says otherwise. Closing the client closes a store that
+    ``open_memory`` created (not one passed in).
+    """
+    container = Container()
+    owns_store = store is None
+    if owns_store:
+        chosen = _chosen_backend(path, backend)
+        container.config.from_dict({"backend": chosen, "path": str(path) if path else None, "dimension": None})
+        store = container.raw_store()
+    elif path is not None or backend is not None:
+        raise ConfigurationError("pass either a store or a path/backend, not both.")
+    for name, override in (
+        ("embedder", embedder),
+        ("summariser", summariser),
+        ("extractor", extractor),
+        ("link_resolver", link_resolver),
+        ("clock", clock),
+    ):
+        if override is not None:
+            getattr(container, name).override(providers.Object(override))
+    chosen_extractor = container.extractor()
+    if memory_extraction_config is None and chosen_extractor is None:
+        memory_extraction_config = MemoryExtractionConfig(extract_memories=False)
+    try:
+        return AgentMemory(
+            store=store,
+            embedder=container.embedder(),
+            summariser=container.summariser(),
+            extractor=chosen_extractor,
+            link_resolver=container.link_resolver(),
+            clock=container.clock(),
+            memory_extraction_config=memory_extraction_config,
+            close_store=owns_store,
+            **client_options,
+        )
+    except BaseException:
+        if owns_store:
+            store.close()
+        raise

@@ -205,6 +205,7 @@ class AgentMemory:
         memory_retention_config: MemoryRetentionConfig | None = None,
         search_strategy: SearchStrategy | None = None,
         id_factory: Callable[[], str] | None = None,
+        close_store: bool = False,
     ) -> None:
         if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
@@ -233,6 +234,7 @@ class AgentMemory:
             new_id=new_id,
         )
         self._closed = False
+        self._close_store = close_store
 
     @staticmethod
     def _sync_store_settings(
@@ -605,8 +607,19 @@ class AgentMemory:
         """Extraction runs inline in this version, so there is never pending work to wait for."""
 
     def close(self, timeout: float | None = 300.0) -> None:
-        """Stop using the store; idempotent. The store itself belongs to whoever built it."""
+        """Stop using the store; idempotent. The store is closed too when this client was
+        told it owns it (``close_store=True``, as ``open_memory`` does)."""
+        if self._closed:
+            return
         self._closed = True
+        if self._close_store:
+            self._core.store.close()
+
+    def __enter__(self) -> AgentMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # -- operations shared by the client and thread handles --------------------------------------

@@ -35,3 +35,34 @@ def test_an_unknown_backend_or_a_missing_path_is_a_configuration_error() -> None
         open_memory_service(backend="cloud")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError):
         open_memory_service(backend="embedded")
+
+
+def test_open_memory_gives_a_client_on_the_embedded_store_that_closes_it(tmp_path) -> None:
+    from palimpsest.adapters import open_memory
+
+    path = tmp_path / "memory.db"
+    with open_memory(path) as memory:
+        thread = memory.create_thread(user_id="u1")
+        thread.add_messages([{"role": "user", "content": "I now prefer sourdough pizza."}])
+        memory.add_memory("Prefers sourdough pizza.", memory_type="preference", user_id="u1")
+        assert [r.content for r in memory.search("pizza", user_id="u1", record_types=["preference"])] == [
+            "Prefers sourdough pizza."
+        ]
+    assert path.exists()
+    with pytest.raises(StoreClosedError):
+        memory.search("pizza", user_id="u1")
+    with open_memory(path) as reopened:  # everything acknowledged is still there
+        assert len(reopened.list_memories(user_id="u1")) == 1
+
+
+def test_open_memory_accepts_overrides_for_its_ports() -> None:
+    from palimpsest.adapters import open_memory
+
+    store = InMemoryStore()
+    start = datetime(2031, 1, 1, tzinfo=UTC)
+    memory = open_memory(store=store, clock=ManualClock(start))
+    memory.add_memory("Fixed time.", user_id="u")
+    assert store.dimension is None
+    assert memory.list_memories(user_id="u")[0].created_at.year == start.year
+    memory.close()
+    memory.add_memory("The store passed in is not closed by the client.", user_id="u")
