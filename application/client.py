@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +49,7 @@ __all__ = ["AgentMemory", "MemoryCore"]
 
 RETENTION_SETTING = "memory_retention_config"
 EMBEDDING_MODEL_SETTING = "embedding_model"
+MAX_SEARCH_WORKERS = 8
 MEMORY_TYPE_NAMES = ", ".join(sorted(t.value for t in MEMORY_RECORD_TYPES))
 
 
@@ -71,6 +74,21 @@ class MemoryCore:
     searcher: Searcher
     summaries: SummaryService
     new_id: Callable[[], str]
+    _pool: ThreadPoolExecutor | None = None
+    _pool_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def search_pool(self) -> ThreadPoolExecutor:
+        """Worker threads for concurrent per-type card searches, created on first use."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=MAX_SEARCH_WORKERS, thread_name_prefix="palimpsest-search")
+            return self._pool
+
+    def shutdown(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
 
     def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...] | None]:
         if self.embedder is None or not texts:
@@ -185,7 +203,8 @@ class AgentMemory:
     """Durable memory for agents: threads, memories, links, search and context cards.
 
     Every dependency is a port passed in: ``store`` (required), and optionally an
-    ``embedder`` (vector search), a ``summariser`` (summaries and context cards; without one
+    ``embedder`` (vector search; ``search_strategy`` "vector" by default with an embedder,
+    "keyword" without, "hybrid" on request), a ``summariser`` (summaries and context cards; without one
     they fall back to a transcript of recent messages), an ``extractor`` and a
     ``link_resolver`` (automatic extraction). ``memory_extraction_config`` holds client-wide
     defaults that threads inherit; ``memory_retention_config`` is stored with the store so
@@ -211,7 +230,9 @@ class AgentMemory:
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
         if memory_retention_config is not None and not isinstance(memory_retention_config, MemoryRetentionConfig):
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
-        strategy: SearchStrategy = search_strategy or ("hybrid" if embedder is not None else "keyword")
+        # Vector search is the default with an embedder (as in the reference system); hybrid is
+        # opt-in until the retrieval-quality work measures when fusion pays for its cost.
+        strategy: SearchStrategy = search_strategy or ("vector" if embedder is not None else "keyword")
         if strategy not in ("vector", "keyword", "hybrid"):
             raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
         if strategy != "keyword" and embedder is None:
@@ -612,6 +633,7 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
+        self._core.shutdown()
         if self._close_store:
             self._core.store.close()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -594,8 +593,12 @@ class MemoryThread:
         jobs.append((["message"], plan.max_relevant))
         workers = min(self._settings.context_card_type_search_concurrency, len(jobs))
         if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="palimpsest-card") as pool:
-                batches = list(pool.map(lambda job: run(*job), jobs))
+            # A long-lived pool: store connections are per thread, so fresh threads per card
+            # would reopen them every time. Jobs go in waves of at most ``workers``.
+            pool = core.search_pool()
+            batches = []
+            for wave in range(0, len(jobs), workers):
+                batches.extend(pool.map(lambda job: run(*job), jobs[wave : wave + workers]))
         else:
             batches = [run(*job) for job in jobs]
         merged: list[SearchResult] = []
