@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
 from palimpsest.application import AgentMemory, MemoryThread
 from palimpsest.domain import (
     ConflictError,
@@ -20,7 +19,7 @@ from palimpsest.domain import (
 )
 from palimpsest.domain.ports import MemoryStore
 
-from .helpers import snapshot, stored_link, stored_record
+from .helpers import ARGUMENT_CHECK, snapshot, stored_link, stored_record
 
 
 def _pizza(memory: AgentMemory) -> tuple[str, str, str]:
@@ -55,6 +54,7 @@ def test_every_memory_like_type_can_be_added(memory: AgentMemory, memory_type: s
     assert memory_id
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("memory_type", ["message", "note", "", None, 3])
 def test_an_unknown_memory_type_is_rejected(memory: AgentMemory, store: MemoryStore, memory_type: object) -> None:
     before = snapshot(store)
@@ -77,7 +77,7 @@ def test_list_memories_filters_by_scope_where_none_means_unscoped(memory: AgentM
     memory.add_memory("u and a", memory_id="2", user_id="u", agent_id="a")
     memory.add_memory("unscoped", memory_id="3")
     memory.add_memory("in thread", memory_id="4", user_id="u", thread_id="t", metadata={"k": 1})
-    ids = lambda records: [r.id for r in records]  # noqa: E731
+    ids = lambda records: [r.id for r in records]
     assert ids(memory.list_memories()) == ["1", "2", "3", "4"]
     assert ids(memory.list_memories(user_id="u")) == ["1", "2", "4"]
     assert ids(memory.list_memories(user_id=None)) == ["3"]
@@ -100,6 +100,7 @@ def test_update_memory_changes_content_metadata_and_time_but_never_scope(memory:
     assert stored_record(store, memory_id).metadata is None  # type: ignore[union-attr]
 
 
+@ARGUMENT_CHECK
 def test_update_memory_rejects_none_content_no_fields_and_scope_changes(memory: AgentMemory, store: MemoryStore) -> None:
     memory_id = memory.add_memory("keep", user_id="u")
     before = snapshot(store)
@@ -161,6 +162,7 @@ def test_explicit_scopes_win_over_the_inherited_ones(memory: AgentMemory, store:
     assert record is not None and (record.user_id, record.agent_id) == ("u", None)
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("given", [{"memory_id_to_link": "x"}, {"link_type": "supports"}])
 def test_link_target_and_link_type_go_together(memory: AgentMemory, store: MemoryStore, given: dict[str, str]) -> None:
     before = snapshot(store)
@@ -389,6 +391,7 @@ def test_delete_record_link_by_the_complete_directed_tuple(memory: AgentMemory, 
     assert _status(store, sour) is RecordStatus.VALID
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import AgentMemory, ChatMessage, MemoryThread
 from palimpsest.application.testing import ScriptedSummariser
@@ -13,7 +12,7 @@ from palimpsest.domain import MessageNotFoundError, RecordStatus, ThreadNotFound
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import days, snapshot, stored_summaries
+from .helpers import ARGUMENT_CHECK, WITH_IN_MEMORY_LAST_N_BUG, days, snapshot, stored_summaries
 
 
 @pytest.fixture
@@ -52,6 +51,7 @@ def test_message_ids_given_by_the_caller_are_kept(thread: MemoryThread) -> None:
     assert thread.get_message("m2").content == "b"
 
 
+@ARGUMENT_CHECK
 def test_message_ids_must_be_all_set_or_all_omitted(thread: MemoryThread, store: MemoryStore) -> None:
     before = snapshot(store)
     with pytest.raises(ValidationError):
@@ -66,6 +66,7 @@ def test_text_content_parts_are_joined(thread: MemoryThread) -> None:
     assert thread.get_message(mid).content == "Hello world"
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize(
     "content",
     [[], [{"type": "image", "bytes": b"..."}], [{"type": "text", "text": 5}], ["plain string part"], 42, None],
@@ -101,6 +102,7 @@ def test_scalar_batch_metadata_applies_to_every_message(thread: MemoryThread) ->
     assert [thread.get_message(i).metadata for i in ids] == [{"src": "x"}, {"src": "x"}]
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("field", ["metadata", "ttl_days", "ttl_anchor"])
 def test_per_message_lists_must_match_the_number_of_messages(thread: MemoryThread, store: MemoryStore, field: str) -> None:
     before = snapshot(store)
@@ -128,6 +130,12 @@ def test_get_messages_returns_the_newest_hundred_by_default(long_thread: MemoryT
     assert _contents(long_thread) == [f"message {i}" for i in range(20, 120)]
 
 
+@WITH_IN_MEMORY_LAST_N_BUG
+def test_a_thread_shorter_than_the_default_window_returns_all_its_messages(thread: MemoryThread) -> None:
+    thread.add_messages([{"role": "user", "content": f"message {i}"} for i in range(60)])
+    assert _contents(thread) == [f"message {i}" for i in range(60)]
+
+
 def test_get_messages_windows_are_zero_based_with_an_exclusive_end(long_thread: MemoryThread) -> None:
     assert _contents(long_thread, start=0) == [f"message {i}" for i in range(100)]
     assert _contents(long_thread, start=10, end=13) == ["message 10", "message 11", "message 12"]
@@ -143,6 +151,7 @@ def test_a_negative_start_counts_from_the_end(long_thread: MemoryThread) -> None
     assert len(_contents(long_thread, start=-500, end=None)) == 120
 
 
+@ARGUMENT_CHECK
 def test_get_messages_rejects_non_integer_bounds(long_thread: MemoryThread) -> None:
     with pytest.raises(ValidationError):
         long_thread.get_messages(start="1")  # type: ignore[arg-type]
@@ -168,6 +177,7 @@ def test_update_message_changes_content_and_metadata_but_not_role_or_time(thread
     assert [h.content for h in hits] == ["I live in Rome"]
 
 
+@ARGUMENT_CHECK
 def test_update_message_rejects_none_content_and_unknown_arguments(thread: MemoryThread, store: MemoryStore) -> None:
     [mid] = thread.add_messages([{"role": "user", "content": "keep me"}])
     before = snapshot(store)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from palimpsest.application import (
     AgentMemory,
     OracleSearchResultFormatConfig,
@@ -13,9 +12,16 @@ from palimpsest.application import (
     SearchResultFormatConfig,
     SearchScope,
 )
-from palimpsest.domain import InvalidRecordTypeError, InvalidSearchError, RecordStatus, RecordType, ValidationError
+from palimpsest.domain import (
+    InvalidRecordTypeError,
+    InvalidSearchError,
+    RecordStatus,
+    RecordType,
+    ValidationError,
+)
 
 from .conftest import ClientFactory
+from .helpers import ARGUMENT_CHECK
 
 Q = "pizza"
 
@@ -85,6 +91,7 @@ def test_an_explicit_search_scope_is_the_same_as_explicit_ids(scoped: AgentMemor
         scoped.search(Q, scope=SearchScope(agent_id="a"))
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize(
     "explicit", [{"user_id": "u"}, {"agent_id": "a"}, {"thread_id": "t1"}, {"exact_thread_match": True}]
 )
@@ -93,6 +100,7 @@ def test_scope_and_explicit_ids_are_exclusive(scoped: AgentMemory, explicit: dic
         scoped.search(Q, scope=SearchScope(user_id="u"), **explicit)  # type: ignore[arg-type]
 
 
+@ARGUMENT_CHECK
 def test_a_scope_object_must_be_a_search_scope(scoped: AgentMemory) -> None:
     with pytest.raises(ValidationError):
         scoped.search(Q, scope={"user_id": "u"})  # type: ignore[arg-type]
@@ -109,6 +117,7 @@ def test_a_thread_search_defaults_to_its_user_and_agent_across_their_threads(sco
 # -- limits and types ------------------------------------------------------------------------
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("bad", [0, -1, 1001, 2.5, True, "10"])
 def test_max_results_must_be_between_1_and_1000(scoped: AgentMemory, bad: object) -> None:
     with pytest.raises(InvalidSearchError):
@@ -121,6 +130,7 @@ def test_max_results_caps_the_number_of_results(scoped: AgentMemory) -> None:
     assert len(scoped.search(Q, user_id="u")) == 7
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("query", ["", "   ", None, 5])
 def test_the_query_must_be_a_non_empty_string(scoped: AgentMemory, query: object) -> None:
     with pytest.raises(InvalidSearchError, match="query"):
@@ -134,12 +144,14 @@ def test_record_types_restrict_the_results(scoped: AgentMemory) -> None:
     assert _ids(scoped.search(Q, user_id="u", record_types=("fact", "message"), max_results=50)) == {"f", "msg1", "msg2"}
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("bad", [[1], ["memory", None], [RecordType.FACT, 2]])
 def test_record_types_entries_must_be_strings(scoped: AgentMemory, bad: list[object]) -> None:
     with pytest.raises(ValidationError, match="strings"):
         scoped.search(Q, user_id="u", record_types=bad)  # type: ignore[arg-type]
 
 
+@ARGUMENT_CHECK
 def test_record_types_must_be_known_names_in_a_list(scoped: AgentMemory) -> None:
     with pytest.raises(InvalidRecordTypeError):
         scoped.search(Q, user_id="u", record_types=["image"])
@@ -206,6 +218,7 @@ def test_max_linked_results_caps_the_tree(chain: AgentMemory) -> None:
     assert bare.linked_results == []
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize(("field", "bad"), [("num_hops", 6), ("num_hops", -1), ("max_linked_results", -1)])
 def test_graph_limits_are_validated(chain: AgentMemory, field: str, bad: int) -> None:
     with pytest.raises(InvalidSearchError):
@@ -290,6 +303,7 @@ def test_the_oracle_named_format_config_is_the_same_class() -> None:
     assert OracleSearchResultFormatConfig is SearchResultFormatConfig
 
 
+@ARGUMENT_CHECK
 def test_format_config_values_are_validated(memory: AgentMemory) -> None:
     memory.add_memory("x", user_id="u")
     [result] = memory.search("x", user_id="u")
@@ -326,7 +340,7 @@ def budgeted(memory: AgentMemory) -> tuple[AgentMemory, list[int]]:
 
 def test_a_hard_budget_keeps_whole_results_while_they_fit(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, costs = budgeted
-    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)  # noqa: E731
+    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)
     assert len(search(token_budget=costs[0] - 1)) == 0, "the first result does not fit: nothing"
     assert len(search(token_budget=costs[0])) == 1
     assert len(search(token_budget=costs[0] + costs[1] - 1)) == 1
@@ -337,13 +351,14 @@ def test_a_hard_budget_keeps_whole_results_while_they_fit(budgeted: tuple[AgentM
 
 def test_a_soft_budget_includes_the_result_that_reaches_it(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, costs = budgeted
-    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)  # noqa: E731
+    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)
     assert len(search(soft_token_budget=1)) == 1
     assert len(search(soft_token_budget=costs[0])) == 1
     assert len(search(soft_token_budget=costs[0] + 1)) == 2
     assert len(search(soft_token_budget=-5)) == 3
 
 
+@ARGUMENT_CHECK
 def test_token_budgets_must_be_integers(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, _ = budgeted
     with pytest.raises(ValidationError):

@@ -7,14 +7,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread, SummaryText
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import Message, RecordStatus, ValidationError
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import snapshot, stored_summaries
+from .helpers import ARGUMENT_CHECK, snapshot, stored_summaries
 
 QUIET = MemoryExtractionConfig(extract_memories=False, context_summary_update_frequency=1000)
 """Appends never refresh the summary, so only get_summary does."""
@@ -127,6 +126,7 @@ def test_the_token_budget_truncates_long_summaries(make_client: ClientFactory) -
     assert thread.get_summary(token_budget=5000).content == long_text.strip()
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("kwargs", [{"except_last": -1}, {"except_last": 1.5}, {"token_budget": "10"}])
 def test_get_summary_validates_its_arguments(memory: AgentMemory, kwargs: dict[str, object]) -> None:
     thread = memory.create_thread()
@@ -134,6 +134,7 @@ def test_get_summary_validates_its_arguments(memory: AgentMemory, kwargs: dict[s
         thread.get_summary(**kwargs)  # type: ignore[arg-type]
 
 
+@ARGUMENT_CHECK
 def test_get_summary_rejects_unknown_keyword_arguments(memory: AgentMemory) -> None:
     with pytest.raises(TypeError):
         memory.create_thread().get_summary(style="short")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import (
@@ -19,7 +18,7 @@ from palimpsest.domain import (
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import snapshot, stored_record
+from .helpers import ARGUMENT_CHECK, snapshot, stored_record
 
 
 def test_a_thread_gets_a_generated_uuid_when_no_id_is_given(memory: AgentMemory) -> None:
@@ -92,6 +91,7 @@ def test_the_type_search_concurrency_is_accepted_but_never_persisted(memory: Age
     assert "context_card_type_search_concurrency" not in repr(stored.config)
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_the_type_search_concurrency_must_be_a_positive_integer(memory: AgentMemory, store: MemoryStore, bad: object) -> None:
     before = snapshot(store)
@@ -100,6 +100,7 @@ def test_the_type_search_concurrency_must_be_a_positive_integer(memory: AgentMem
     assert snapshot(store) == before
 
 
+@ARGUMENT_CHECK
 def test_unknown_keyword_arguments_are_rejected_by_every_thread_method(memory: AgentMemory, store: MemoryStore) -> None:
     memory.create_thread(thread_id="t")
     before = snapshot(store)
@@ -133,6 +134,7 @@ def test_update_thread_without_metadata_keeps_it_and_persists_setting_overrides(
     assert reopened.settings.context_card_token_limit == 123
 
 
+@ARGUMENT_CHECK
 @pytest.mark.parametrize("field", ["user_id", "agent_id", "thread_id_new", "context_card_type_search_concurrency"])
 def test_user_and_agent_of_a_thread_cannot_be_changed(memory: AgentMemory, store: MemoryStore, field: str) -> None:
     memory.create_thread(thread_id="t", user_id="u1", agent_id="a1")
