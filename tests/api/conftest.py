@@ -8,6 +8,7 @@ included, so "nothing was written" is a plain equality of two snapshots.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,18 @@ def make_client(store: MemoryStore, clock: ManualClock) -> ClientFactory:
 @pytest.fixture
 def memory(make_client: ClientFactory) -> AgentMemory:
     return make_client()
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _long_lived_objects_frozen() -> Iterator[None]:
+    """Freeze what is alive before this package runs (pytest, imported modules) for its duration.
+
+    ``EmbeddedStore`` ends every cache rebuild — each open, even of an empty file — with a
+    full ``gc.collect()`` (deliberately: see ``_collector_paused`` in the adapter). In a test
+    process that pass rescans every pytest object, ~60 ms per store, which doubled this
+    package's run time. Frozen objects are skipped by the collector; nothing tested changes.
+    """
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
