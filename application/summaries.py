@@ -9,6 +9,7 @@ Without a summariser, summaries are a transcript of the last few messages, never
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -22,6 +23,8 @@ from .ports import Summariser, SummaryText
 from .rendering import format_time
 
 __all__ = ["SummaryService", "transcript"]
+
+log = logging.getLogger("palimpsest")
 
 MAX_RETAINED_REVISIONS: Final = 50
 TRANSCRIPT_CHAR_CAP: Final = 4000
@@ -58,12 +61,16 @@ class SummaryService:
             return self._fallback(thread, now, fallback_message_count)
         if valid is not None and valid.covered_through_seq >= last[-1].seq:
             return SummaryText(valid.text, valid.topics)
-        for _ in range(_ATTEMPTS):
-            refreshed = self.refresh(thread, token_limit=token_limit)
-            if refreshed is not None:
-                return refreshed
-        # Lost every race: summarise transiently rather than fail the caller.
-        return self._summarise_prefix(thread, None, token_limit=token_limit)
+        try:
+            for _ in range(_ATTEMPTS):
+                refreshed = self.refresh(thread, token_limit=token_limit)
+                if refreshed is not None:
+                    return refreshed
+            # Lost every race: summarise transiently rather than fail the caller.
+            return self._summarise_prefix(thread, None, token_limit=token_limit)
+        except Exception:  # the model failed: a transcript keeps summaries and cards available
+            log.exception("summary rebuild failed for thread %s; using a transcript", thread.id)
+            return self._fallback(thread, now, fallback_message_count)
 
     def refresh(self, thread: Thread, *, token_limit: int | None = None) -> SummaryText | None:
         """Fold uncovered messages into the newest valid revision and store it (CAS).
@@ -110,7 +117,11 @@ class SummaryService:
         """A transient summary of the messages with ``seq <= last_seq`` (durable rows untouched)."""
         if self._summariser is None:
             return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
-        return self._summarise_prefix(thread, last_seq, token_limit=token_limit)
+        try:
+            return self._summarise_prefix(thread, last_seq, token_limit=token_limit)
+        except Exception:  # the model failed: fall back to a transcript of the prefix
+            log.exception("prefix summary failed for thread %s; using a transcript", thread.id)
+            return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
 
     def _summarise_prefix(self, thread: Thread, last_seq: int | None, *, token_limit: int | None) -> SummaryText:
         assert self._summariser is not None
