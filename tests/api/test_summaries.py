@@ -194,3 +194,21 @@ def test_summaries_are_kept_per_thread(make_client: ClientFactory, store: Memory
     before = snapshot(store)
     a.get_summary()
     assert snapshot(store) == before
+
+
+def test_a_failing_summariser_falls_back_to_a_transient_transcript(
+    make_client: ClientFactory, store: MemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(previous: SummaryText | None, messages: Sequence[Message]) -> SummaryText:
+        raise RuntimeError("model down")
+
+    thread = make_client(summariser=ScriptedSummariser(broken), memory_extraction_config=QUIET).create_thread(
+        thread_id="t"
+    )
+    _say(thread, "Alpha.", "Beta.")
+    assert thread.get_summary().content == "user (-): Alpha.\n- user (-): Beta."
+    assert thread.get_summary(except_last=1).content == "user (-): Alpha."
+    card = thread.get_context_card(except_last_messages=1, max_recent_messages=1)
+    assert card.summary == "user (-): Alpha." and [m.content for m in card.recent_messages] == ["Beta."]
+    assert stored_summaries(store, "t") == []
+    assert "model down" in caplog.text
