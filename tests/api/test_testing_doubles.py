@@ -135,3 +135,9 @@ def test_an_extractor_without_a_script_extracts_nothing() -> None:
 def test_scripted_batches_must_hold_extracted_memories() -> None:
     with pytest.raises(TypeError):
         ScriptedExtractor([["not a memory"]])  # type: ignore[list-item]
+
+
+def test_the_doubles_describe_themselves() -> None:
+    assert repr(HashingEmbedder(16)) == "HashingEmbedder(dimension=16)"
+    assert repr(ScriptedSummariser()) == "ScriptedSummariser(calls=0)"
+    assert repr(ScriptedExtractor()) == "ScriptedExtractor(requests=0)"
