@@ -15,6 +15,7 @@ library asked for (``calls`` / ``requests``), without mocking.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -95,13 +96,21 @@ class HashingEmbedder:
         self._add(vector, features)
         if not any(vector):  # the features cancelled out; the placeholder gives a direction
             self._add(vector, [_EMPTY_FEATURE])
-        norm = math.sqrt(sum(x * x for x in vector))
+        norm = math.hypot(*vector)
         return [x / norm for x in vector]
 
     def _add(self, vector: list[float], features: Iterable[str]) -> None:
+        dimension = self._dimension
         for feature in features:
-            value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
-            vector[value % self._dimension] += 1.0 if (value >> 63) & 1 == 0 else -1.0
+            bucket, sign = _bucket(feature, dimension)
+            vector[bucket] += sign
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    """Where a feature lands and with which sign (memoised: chat text repeats its words)."""
+    value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+    return value % dimension, (1.0 if (value >> 63) & 1 == 0 else -1.0)
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dimension={self._dimension})"

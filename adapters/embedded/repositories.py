@@ -243,10 +243,11 @@ class SqliteMessageRepository(_Repository):
                 f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*self._values(message), blob),
             )
-            # Indexed here rather than by a trigger: see migrations/0001_initial.sql.
+            # Indexed and logged here rather than by triggers: see migrations 0001 and 0003.
             conn.execute(
                 "INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, message.content)
             )
+            conn.execute("INSERT INTO changes (kind, ref) VALUES ('message', ?)", (message.id,))
 
     def add_many(self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None) -> None:
         """One round of checks and ``executemany`` inserts for a whole batch (add_messages)."""
@@ -290,11 +291,13 @@ class SqliteMessageRepository(_Repository):
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
+                batch = json.dumps(ids)
                 conn.execute(
                     "INSERT INTO messages_fts (rowid, content) SELECT pk, content FROM messages "
                     "WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(ids),),
+                    (batch,),
                 )
+                conn.execute("INSERT INTO changes (kind, ref) SELECT 'message', value FROM json_each(?)", (batch,))
             except BaseException:
                 conn.execute("ROLLBACK TO add_many")
                 conn.execute("RELEASE add_many")
