@@ -129,8 +129,11 @@ class MemoryCore:
         link_timestamp: Any,
         link_metadata: Any,
         require_thread: str | None = None,
+        expires_at: datetime | NotSetType = NOTSET,
     ) -> str:
-        """Validate everything, then add the record (and its link) in one unit of work."""
+        """Validate everything, then add the record (and its link) in one unit of work.
+
+        ``expires_at`` (extraction's inherited expiry) replaces the TTL computation."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("memory content must be a non-empty string.")
         try:
@@ -143,7 +146,10 @@ class MemoryCore:
             raise ValidationError("memory_id_to_link and link_type must be provided together.")
         now = self.clock.now()
         event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
-        expires_at = self.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
+        if isinstance(expires_at, NotSetType):
+            expires = self.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
+        else:
+            expires = expires_at
         meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
         scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
         for name, value in scope.items():
@@ -168,7 +174,7 @@ class MemoryCore:
             scope=scope,
             metadata=meta,
             timestamp=event_time,
-            expires_at=expires_at,
+            expires_at=expires,
             embedding=vector,
             link=link_request,
             require_thread=require_thread,
@@ -610,11 +616,18 @@ class AgentMemory:
     # -- retention and lifecycle -----------------------------------------------------------
 
     def purge_expired(self) -> int:
-        """Physically remove expired messages and memories; returns how many rows went."""
+        """Physically remove expired messages and memories; returns how many rows went.
+
+        Summaries that covered a purged message are retired (a fence revision), so purged
+        text does not live on in them; memories a purged memory had retired become valid."""
         core = self._core
         now = core.clock.now()
         with core.store.unit_of_work() as uow:
-            removed = uow.messages.purge_expired(now)
+            purged = uow.messages.purge_expired(now)
+            lowest: dict[str, int] = {}
+            for thread_id, seq in purged:
+                lowest[thread_id] = min(seq, lowest.get(thread_id, seq))
+            threads = {tid: uow.threads.get(tid) for tid in lowest}
             expired = uow.records.expired_ids(now)
             partners: set[str] = set()
             for record_id in expired:
@@ -622,7 +635,11 @@ class AgentMemory:
                 uow.records.delete(record_id)
             core.service.rederive_in(uow, partners - set(expired), now)
             uow.commit()
-        return removed + len(expired)
+        for thread_id, seq in lowest.items():
+            thread = threads[thread_id]
+            if thread is not None:
+                core.summaries.invalidate_from(thread, seq)
+        return len(purged) + len(expired)
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Extraction runs inline in this version, so there is never pending work to wait for."""

@@ -60,6 +60,13 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _bucket(feature: str, dimension: int) -> tuple[int, float]:
+    """Where a feature lands and with which sign (memoised: chat text repeats its words)."""
+    value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+    return value % dimension, (1.0 if (value >> 63) & 1 == 0 else -1.0)
+
+
 class HashingEmbedder:
     """Implements the ``Embedder`` port by hashing word unigrams and bigrams into a signed vector.
 
@@ -105,12 +112,6 @@ class HashingEmbedder:
             bucket, sign = _bucket(feature, dimension)
             vector[bucket] += sign
 
-
-@functools.lru_cache(maxsize=1 << 16)
-def _bucket(feature: str, dimension: int) -> tuple[int, float]:
-    """Where a feature lands and with which sign (memoised: chat text repeats its words)."""
-    value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
-    return value % dimension, (1.0 if (value >> 63) & 1 == 0 else -1.0)
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dimension={self._dimension})"

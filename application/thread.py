@@ -299,7 +299,9 @@ class MemoryThread:
         config = self._settings.extraction
         if config.extract_memories and self._core.extractor is not None:
             try:
-                self._extract(stored)
+                targets = self._due_targets(stored)
+                if targets:
+                    self._extract(targets)
             except Exception:  # a model failure must never lose or undo the acknowledged write
                 log.exception("memory extraction failed for thread %s; messages are stored", self.thread_id)
         if config.enable_context_summary and self._core.summaries.has_summariser:
@@ -307,6 +309,37 @@ class MemoryThread:
                 self._maybe_refresh_summary(stored[-1].seq)
             except Exception:
                 log.exception("summary refresh failed for thread %s", self.thread_id)
+
+    def _due_targets(self, stored: list[Message]) -> list[Message]:
+        """The messages an extraction pass should read now, per ``memory_extraction_frequency``.
+
+        A negative (or zero) frequency extracts every append. Otherwise the thread's counter
+        (the seq of the last message extracted) is advanced, and persisted before the model
+        call so that a retry never counts the same messages twice, once ``frequency``
+        messages have accumulated."""
+        frequency = self._settings.extraction.memory_extraction_frequency
+        if not isinstance(frequency, int) or frequency <= 0:
+            return stored
+        core = self._core
+        last = stored[-1].seq
+        with core.store.unit_of_work() as uow:
+            thread = uow.threads.get(self.thread_id)
+            if thread is None:
+                return []
+            state = dict(thread.state)
+            counters = dict(state.get("memory_extraction_state") or {})
+            done = int(counters.get("last_memory_extraction_counter", 0))
+            if last - done < frequency:
+                return []
+            targets = uow.messages.list_for_thread(
+                self.thread_id, now=core.clock.now(), start_seq=done + 1, end_seq=last + 1
+            )
+            counters["last_memory_extraction_counter"] = last
+            state["memory_extraction_state"] = counters
+            self._thread = replace(thread, state=state, updated_at=core.clock.now())
+            uow.threads.update(self._thread)
+            uow.commit()
+        return targets
 
     def _maybe_refresh_summary(self, last_seq: int) -> None:
         core = self._core
@@ -356,6 +389,10 @@ class MemoryThread:
             token_limit=config.memory_extraction_token_limit if isinstance(config.memory_extraction_token_limit, int) else None,
         )
         inherited = self._inherited_metadata(targets)
+        # A memory must not outlive what it was drawn from: it expires with the first of its
+        # source messages to expire (never, if none of them does).
+        expiries = [m.expires_at for m in targets if m.expires_at is not None]
+        expires_at = min(expiries) if expiries else NOTSET
         for memory in list(core.extractor.extract(request))[:MAX_EXTRACTED_PER_PASS]:
             managed = {
                 "scope": memory.scope,
@@ -381,6 +418,7 @@ class MemoryThread:
                 link_id=NOTSET,
                 link_timestamp=NOTSET,
                 link_metadata=NOTSET,
+                expires_at=expires_at,
             )
 
     def _inherited_metadata(self, targets: list[Message]) -> dict[str, Any]:

@@ -386,14 +386,15 @@ class SqliteMessageRepository(_Repository):
         with translate():
             return self._conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount > 0
 
-    def purge_expired(self, now: datetime) -> int:
+    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
         # The change-log and FTS delete triggers fire per row, as for any delete.
         expired = encode_time(check_time(now, "now"))
         with translate():
-            cursor = self._conn.execute(
-                "DELETE FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ?", (expired,)
-            )
-        return cursor.rowcount
+            purged = self._conn.execute(
+                "DELETE FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING thread_id, seq",
+                (expired,),
+            ).fetchall()
+        return sorted((thread_id, seq) for thread_id, seq in purged)
 
 
 class SqliteRecordRepository(_Repository):

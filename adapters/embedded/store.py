@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
@@ -75,8 +75,13 @@ _INDEX_COLUMNS: Final = "id, record_type, user_id, agent_id, thread_id, status, 
 _MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, embedding"
 
 
+_FULL_COLLECTION_MIN_OBJECTS = 50_000
+"""Below this many cached entries a young-generation sweep is enough (a full collection costs
+tens of milliseconds in a large process, which small stores opened often should not pay)."""
+
+
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused(size: Callable[[], int] = lambda: _FULL_COLLECTION_MIN_OBJECTS) -> Iterator[None]:
     """Pause the cyclic garbage collector during a bulk load, then sweep the young objects once.
 
     A rebuild allocates a few hundred thousand containers that all stay alive; with the
@@ -96,7 +101,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-            gc.collect()
+            gc.collect() if size() >= _FULL_COLLECTION_MIN_OBJECTS else gc.collect(1)
 
 
 class _Connections:
@@ -346,7 +351,7 @@ class EmbeddedStore:
         self._vectors.clear()
         self._graph.clear()
         self._attrs.clear()
-        with _collector_paused():
+        with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
             self._load_records(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), ())
             self._load_messages(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), ())
             self._graph.upsert(conn.execute(f"SELECT {LINK_COLUMNS} FROM links"))

@@ -246,7 +246,7 @@ class InMemoryMessageRepository(_Repository):
         if last_n is not None:
             if last_n < 0:
                 raise ValidationError("last_n must be non-negative.")
-            found = found[len(found) - last_n :] if last_n else []
+            found = found[max(0, len(found) - last_n) :] if last_n else []
         return found
 
     def update(self, message: Message, *, embedding: Sequence[float] | None | NotSetType = NOTSET) -> None:
@@ -267,11 +267,11 @@ class InMemoryMessageRepository(_Repository):
         s.vectors.pop(("message", message_id), None)
         return True
 
-    def purge_expired(self, now: datetime) -> int:
-        expired = [m.id for m in self._s.messages.values() if m.is_expired(now)]
-        for message_id in expired:
-            self.delete(message_id)
-        return len(expired)
+    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+        expired = [m for m in self._s.messages.values() if m.is_expired(now)]
+        for message in expired:
+            self.delete(message.id)
+        return sorted((m.thread_id, m.seq) for m in expired)
 
 
 class InMemoryRecordRepository(_Repository):

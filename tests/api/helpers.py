@@ -55,17 +55,6 @@ def days(n: float) -> timedelta:
     return timedelta(days=n)
 
 
-IN_MEMORY_LAST_N_BUG = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "adapter bug: InMemoryStore's MessageRepository.list_for_thread(last_n=n) slices "
-        "found[len(found) - n:], so with len(found) < n < 2 * len(found) the negative start "
-        "keeps only the newest 2 * len(found) - n messages instead of all of them"
-    ),
-)
-WITH_IN_MEMORY_LAST_N_BUG = pytest.mark.parametrize(
-    "store", [pytest.param("memory", marks=IN_MEMORY_LAST_N_BUG), "embedded"], indirect=True
-)
 """Both stores, the in-memory one expected to fail until its ``last_n`` slice is fixed."""
 
 ARGUMENT_CHECK = pytest.mark.parametrize("store", ["memory"], indirect=True)

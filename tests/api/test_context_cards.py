@@ -12,7 +12,7 @@ from palimpsest.domain import RecordType, ValidationError
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import ARGUMENT_CHECK, WITH_IN_MEMORY_LAST_N_BUG, snapshot, stored_summaries
+from .helpers import ARGUMENT_CHECK, snapshot, stored_summaries
 
 TURNS = [
     ("user", "I'm Maya and I am migrating invoice reconciliation to LangGraph."),
@@ -125,7 +125,6 @@ def test_except_last_messages_must_not_be_negative(thread: MemoryThread) -> None
         thread.get_context_card(except_last_messages=-1)
 
 
-@WITH_IN_MEMORY_LAST_N_BUG
 def test_when_the_tail_is_everything_only_the_recent_messages_remain(thread: MemoryThread) -> None:
     card = thread.get_context_card(except_last_messages=6, max_recent_messages=6)
     assert _sections(card) == ["topics", "summary", "relevant_information", "recent_messages"]

@@ -12,7 +12,7 @@ from palimpsest.domain import MessageNotFoundError, RecordStatus, ThreadNotFound
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import ARGUMENT_CHECK, WITH_IN_MEMORY_LAST_N_BUG, days, snapshot, stored_summaries
+from .helpers import ARGUMENT_CHECK, days, snapshot, stored_summaries
 
 
 @pytest.fixture
@@ -130,7 +130,6 @@ def test_get_messages_returns_the_newest_hundred_by_default(long_thread: MemoryT
     assert _contents(long_thread) == [f"message {i}" for i in range(20, 120)]
 
 
-@WITH_IN_MEMORY_LAST_N_BUG
 def test_a_thread_shorter_than_the_default_window_returns_all_its_messages(thread: MemoryThread) -> None:
     thread.add_messages([{"role": "user", "content": f"message {i}"} for i in range(60)])
     assert _contents(thread) == [f"message {i}" for i in range(60)]

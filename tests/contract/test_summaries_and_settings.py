@@ -110,7 +110,7 @@ def test_expired_messages_are_purged_and_expired_records_are_listed_for_the_purg
     )
     with committing(store) as uow:
         assert uow.records.expired_ids(NOW) == ["gone"]
-        assert uow.messages.purge_expired(NOW) == 1
+        assert uow.messages.purge_expired(NOW) == [("t1", 1)]
     with reading(store) as uow:
         assert uow.messages.get("old", now=at(-10)) is None
         assert [m.id for m in uow.messages.list_for_thread("t1", now=at(-10))] == ["live"]

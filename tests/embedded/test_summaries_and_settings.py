@@ -114,8 +114,8 @@ def test_purging_expired_rows_removes_them_from_reads_and_search(open_store: Ope
     with store.unit_of_work() as uow:
         assert uow.records.expired_ids(NOW) == ["r-c", "r-a", "r-b"]  # by expiry, then id
         assert uow.records.expired_ids(NOW, limit=1) == ["r-c"]
-        assert uow.messages.purge_expired(NOW) == 2
-        assert uow.messages.purge_expired(NOW) == 0
+        assert uow.messages.purge_expired(NOW) == [("t1", 1), ("t1", 2)]
+        assert uow.messages.purge_expired(NOW) == []
         uow.commit()
     earlier = query(vector=E1, now=at(-10))  # a "now" at which nothing had expired yet
     assert set(ids(other.search(earlier))) == {"m-later", "m-never", "r-a", "r-b", "r-c", "r-never"}
