@@ -256,7 +256,10 @@ class SqliteMessageRepository(_Repository):
         vectors = list(embeddings) if embeddings is not None else [None] * len(messages)
         if len(vectors) != len(messages):
             raise ValidationError("add_many needs one embedding (or None) per message.")
-        checked = [None if v is None else self._uow.validate_vector(v) for v in vectors]
+        present = [i for i, v in enumerate(vectors) if v is not None]
+        checked: list[Any] = [None] * len(vectors)
+        for i, unit in zip(present, self._uow.validate_vectors([vectors[i] for i in present])):
+            checked[i] = unit
         ids = [m.id for m in messages]
         if len(set(ids)) != len(ids):
             raise DuplicateIdError("A batch cannot hold the same message id twice.")
@@ -268,18 +271,6 @@ class SqliteMessageRepository(_Repository):
             for thread_id in {m.thread_id for m in messages}:
                 if not self._exists("threads", "id", thread_id):
                     raise ThreadNotFoundError(f"No thread with id {thread_id!r}.")
-            taken = conn.execute(
-                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
-            ).fetchone()
-            if taken:
-                raise DuplicateIdError(f"A message with id {taken[0]!r} already exists.")
-            clash = conn.execute(
-                "SELECT m.thread_id, m.seq FROM messages m JOIN json_each(?) j "
-                "ON m.thread_id = json_extract(j.value, '$[0]') AND m.seq = json_extract(j.value, '$[1]')",
-                (json.dumps(slots),),
-            ).fetchone()
-            if clash:
-                raise DuplicateIdError(f"Thread {clash[0]!r} already has a message with seq {clash[1]}.")
             rows = [
                 (*self._values(m), None if v is None else self._uow.store_vector(v))
                 for m, v in zip(messages, checked)
@@ -298,11 +289,29 @@ class SqliteMessageRepository(_Repository):
                     (batch,),
                 )
                 conn.execute("INSERT INTO changes (kind, ref) SELECT 'message', value FROM json_each(?)", (batch,))
-            except BaseException:
+            except BaseException as exc:
                 conn.execute("ROLLBACK TO add_many")
                 conn.execute("RELEASE add_many")
+                if isinstance(exc, sqlite3.IntegrityError):
+                    # The unique constraints caught it (no pre-checks on the hot path); name it.
+                    self._explain_duplicate(ids, slots)
                 raise
             conn.execute("RELEASE add_many")
+
+    def _explain_duplicate(self, ids: Sequence[str], slots: Sequence[tuple[str, int]]) -> None:
+        conn = self._conn
+        taken = conn.execute(
+            "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+        ).fetchone()
+        if taken:
+            raise DuplicateIdError(f"A message with id {taken[0]!r} already exists.")
+        clash = conn.execute(
+            "SELECT m.thread_id, m.seq FROM messages m JOIN json_each(?) j "
+            "ON m.thread_id = json_extract(j.value, '$[0]') AND m.seq = json_extract(j.value, '$[1]')",
+            (json.dumps(list(slots)),),
+        ).fetchone()
+        if clash:
+            raise DuplicateIdError(f"Thread {clash[0]!r} already has a message with seq {clash[1]}.")
 
     @staticmethod
     def _values(message: Message) -> tuple[Any, ...]:

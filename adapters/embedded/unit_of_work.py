@@ -12,7 +12,7 @@ from palimpsest.domain.errors import StorageError
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import schema
-from .codec import encode_embedding, normalise
+from .codec import encode_embedding, normalise, normalise_many
 from .errors import translate
 from .repositories import (
     SqliteLinkRepository,
@@ -134,6 +134,10 @@ class SqliteUnitOfWork:
     def validate_vector(self, embedding: Sequence[float]) -> np.ndarray:
         """Check and normalise an embedding before anything is written."""
         return normalise(embedding, self.dimension())
+
+    def validate_vectors(self, embeddings: Sequence[Sequence[float]]) -> list[np.ndarray]:
+        """:meth:`validate_vector` for a batch, in one vectorised pass."""
+        return normalise_many(embeddings, self.dimension())
 
     def store_vector(self, vector: np.ndarray) -> bytes:
         """The blob to store; the first vector of a store without dimension fixes it."""
