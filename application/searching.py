@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from palimpsest.domain.errors import InvalidSearchError, ValidationError
+from palimpsest.domain.errors import ArgumentTypeError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import RecordType, check_optional_id, parse_record_type
 from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.search import (
@@ -107,7 +107,7 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
         raise ValidationError("record_types must be a list of record type names, not a string.")
     items = list(value)
     if not all(isinstance(t, str) for t in items):
-        raise ValidationError("record_types entries must be strings.")
+        raise ArgumentTypeError("record_types entries must be strings.")
     return frozenset(parse_record_type(t) for t in items)
 
 

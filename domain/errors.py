@@ -12,6 +12,7 @@ who do not know our names::
     │   ├── InvalidMetadataFilterError
     │   ├── InvalidSearchError
     │   ├── VectorDimensionError
+    │   ├── ArgumentTypeError (TypeError too)  an argument of the wrong type
     │   └── InvalidLinkError
     │       ├── SelfLinkError
     │       └── LinkEndpointTypeError
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentMemoryError",
+    "ArgumentTypeError",
     "ConfigurationError",
     "ConflictError",
     "DuplicateIdError",
@@ -95,6 +97,10 @@ class InvalidSearchError(ValidationError):
 
 class VectorDimensionError(ValidationError):
     """A vector's length differs from the store's embedding dimension, or it is not finite."""
+
+
+class ArgumentTypeError(ValidationError, TypeError):
+    """An argument has the wrong type (also a ``TypeError``, as Python callers expect)."""
 
 
 class InvalidLinkError(ValidationError):

@@ -31,6 +31,7 @@ from palimpsest.application import (
 )
 from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
 from palimpsest.domain import (
+    ArgumentTypeError,
     AgentMemoryError,
     ConfigurationError,
     ConflictError,
@@ -147,7 +148,7 @@ CASES = [
     Case("thread query is non-empty", _thread_search(""), InvalidSearchError),
     Case("max_results >= 1", _search(user_id="u", max_results=0), InvalidSearchError),
     Case("max_results <= 1000", _search(user_id="u", max_results=1001), InvalidSearchError),
-    Case("record_types entries are strings", _search(user_id="u", record_types=[1]), ValidationError),
+    Case("record_types entries are strings", _search(user_id="u", record_types=[1]), ArgumentTypeError),
     Case("record_types names are known", _search(user_id="u", record_types=["image"]), InvalidRecordTypeError),
     Case("metadata_filter is a dict or None", _search(user_id="u", metadata_filter="k=v"), ValidationError),
     Case("scope excludes explicit ids", _search(user_id="u", scope=SearchScope(user_id="u")), ValidationError),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from palimpsest.domain import errors
 from palimpsest.domain.errors import (
+    ArgumentTypeError,
     AgentMemoryError,
     ConfigurationError,
     ConflictError,
@@ -41,6 +42,7 @@ TREE = [
     (InvalidMetadataFilterError, ValidationError, ValueError),
     (InvalidSearchError, ValidationError, ValueError),
     (VectorDimensionError, ValidationError, ValueError),
+    (ArgumentTypeError, ValidationError, TypeError),
     (InvalidLinkError, ValidationError, ValueError),
     (SelfLinkError, InvalidLinkError, ValueError),
     (LinkEndpointTypeError, InvalidLinkError, ValueError),
