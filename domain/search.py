@@ -264,7 +264,7 @@ def shortest_path_tree(
                     level[other] = (key, link)
         if not level:
             break
-        for record_id, ((created_at, link_id, parent), link) in sorted(
+        for record_id, ((_created_at, _link_id, parent), link) in sorted(
             level.items(), key=lambda item: (item[1][0][0], item[1][0][1], item[0])
         ):
             ranked.append(TreeEdge(record_id, parent, link, depth))

@@ -3,7 +3,6 @@ summaries retired by the purge, and the extraction frequency."""
 
 from __future__ import annotations
 
-import pytest
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import ExtractedMemory, MemoryExtractionConfig
 from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
