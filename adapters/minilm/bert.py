@@ -1,0 +1,212 @@
+"""MiniLM adapter: the BERT encoder forward pass (embeddings, 6 attention layers) in numpy, float32.
+
+Pure functions over a dict of weight arrays; the key names are those of Hugging Face's
+``BertModel`` (``embeddings.word_embeddings.weight``, ``encoder.layer.0.attention.self.query.weight``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["BertConfig", "BertWeights", "encode", "gelu", "mean_pool_normalise"]
+
+Array = npt.NDArray[np.float32]
+
+# Added to the attention scores of padding keys: after the max is subtracted, exp() of it is exactly 0.
+_MASKED_SCORE = np.float32(-1e9)
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The shape of the encoder, read from the model's ``config.json``."""
+
+    hidden_size: int = 384
+    num_hidden_layers: int = 6
+    num_attention_heads: int = 12
+    intermediate_size: int = 1536
+    layer_norm_eps: float = 1e-12
+    max_position_embeddings: int = 512
+    hidden_act: str = "gelu"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BertConfig:
+        config = cls(
+            hidden_size=int(data.get("hidden_size", cls.hidden_size)),
+            num_hidden_layers=int(data.get("num_hidden_layers", cls.num_hidden_layers)),
+            num_attention_heads=int(data.get("num_attention_heads", cls.num_attention_heads)),
+            intermediate_size=int(data.get("intermediate_size", cls.intermediate_size)),
+            layer_norm_eps=float(data.get("layer_norm_eps", cls.layer_norm_eps)),
+            max_position_embeddings=int(data.get("max_position_embeddings", cls.max_position_embeddings)),
+            hidden_act=str(data.get("hidden_act", cls.hidden_act)),
+        )
+        if config.hidden_act != "gelu":
+            raise ValueError(f"unsupported activation {config.hidden_act!r}; only 'gelu' (exact, erf) is.")
+        if config.hidden_size % config.num_attention_heads:
+            raise ValueError("hidden_size must be a multiple of num_attention_heads.")
+        return config
+
+
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    qkv_w: Array  # (hidden, 3*hidden): query, key and value projections fused into one matmul
+    qkv_b: Array
+    out_w: Array
+    out_b: Array
+    ln1_g: Array
+    ln1_b: Array
+    up_w: Array
+    up_b: Array
+    down_w: Array
+    down_b: Array
+    ln2_g: Array
+    ln2_b: Array
+
+
+@dataclass(frozen=True, slots=True)
+class BertWeights:
+    """The encoder's weights, transposed for ``x @ W`` and made contiguous float32 once at load."""
+
+    config: BertConfig
+    word: Array
+    position: Array
+    token_type: Array
+    emb_ln_g: Array
+    emb_ln_b: Array
+    layers: tuple[_Layer, ...]
+
+    @classmethod
+    def from_state_dict(cls, config: BertConfig, state: Mapping[str, npt.NDArray[Any]]) -> BertWeights:
+        prefix = _prefix_of(state)
+
+        def get(name: str) -> Array:
+            key = prefix + name
+            if key not in state:
+                raise KeyError(f"the weights file has no tensor {key!r}")
+            return np.ascontiguousarray(state[key], dtype=np.float32)
+
+        def linear(name: str) -> tuple[Array, Array]:
+            return np.ascontiguousarray(get(f"{name}.weight").T), get(f"{name}.bias")
+
+        layers = []
+        for i in range(config.num_hidden_layers):
+            base = f"encoder.layer.{i}"
+            q_w, q_b = linear(f"{base}.attention.self.query")
+            k_w, k_b = linear(f"{base}.attention.self.key")
+            v_w, v_b = linear(f"{base}.attention.self.value")
+            out_w, out_b = linear(f"{base}.attention.output.dense")
+            up_w, up_b = linear(f"{base}.intermediate.dense")
+            down_w, down_b = linear(f"{base}.output.dense")
+            layers.append(
+                _Layer(
+                    qkv_w=np.ascontiguousarray(np.concatenate([q_w, k_w, v_w], axis=1)),
+                    qkv_b=np.concatenate([q_b, k_b, v_b]),
+                    out_w=out_w,
+                    out_b=out_b,
+                    ln1_g=get(f"{base}.attention.output.LayerNorm.weight"),
+                    ln1_b=get(f"{base}.attention.output.LayerNorm.bias"),
+                    up_w=up_w,
+                    up_b=up_b,
+                    down_w=down_w,
+                    down_b=down_b,
+                    ln2_g=get(f"{base}.output.LayerNorm.weight"),
+                    ln2_b=get(f"{base}.output.LayerNorm.bias"),
+                )
+            )
+        word = get("embeddings.word_embeddings.weight")
+        if word.shape[1] != config.hidden_size:
+            raise ValueError(f"word embeddings are {word.shape[1]}-d, config.json says {config.hidden_size}")
+        return cls(
+            config=config,
+            word=word,
+            position=get("embeddings.position_embeddings.weight"),
+            token_type=get("embeddings.token_type_embeddings.weight"),
+            emb_ln_g=get("embeddings.LayerNorm.weight"),
+            emb_ln_b=get("embeddings.LayerNorm.bias"),
+            layers=tuple(layers),
+        )
+
+
+def _prefix_of(state: Mapping[str, Any]) -> str:
+    """``""`` for a bare ``BertModel`` file, ``"bert."`` or similar for a wrapped one."""
+    suffix = "embeddings.word_embeddings.weight"
+    for key in state:
+        if key.endswith(suffix):
+            return key[: -len(suffix)]
+    raise KeyError(f"the weights file has no {suffix!r}: not a BERT model")
+
+
+def _layer_norm(x: Array, gamma: Array, beta: Array, eps: float) -> Array:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.mean(centred * centred, axis=-1, keepdims=True)
+    out: Array = centred / np.sqrt(var + np.float32(eps)) * gamma + beta
+    return out
+
+
+def _erfc_nonneg(z: Array) -> Array:
+    """erfc(z) for z >= 0 with relative error below 1.2e-7 (Chebyshev fit, Numerical Recipes ``erfcc``)."""
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.5) * z)
+    poly = np.float32(0.17087277)
+    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196,
+              1.00002368, -1.26551223):
+        poly = poly * t + np.float32(c)
+    out: Array = t * np.exp(-z * z + poly)
+    return out
+
+
+_INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
+
+
+def gelu(x: Array) -> Array:
+    """The exact (erf) GELU, ``x * Φ(x)``, as BERT uses it; Φ via erfc keeps the negative tail accurate."""
+    z = np.abs(x) * _INV_SQRT2
+    half_tail = np.float32(0.5) * _erfc_nonneg(z)  # Φ(-|x|)
+    phi = np.where(x >= 0, np.float32(1.0) - half_tail, half_tail)
+    out: Array = x * phi
+    return out
+
+
+def encode(weights: BertWeights, input_ids: npt.NDArray[np.int64], attention_mask: npt.NDArray[np.int64]) -> Array:
+    """Last hidden states, shape (batch, seq, hidden), for right-padded ``input_ids`` (token type 0)."""
+    config = weights.config
+    batch, seq = input_ids.shape
+    hidden = config.hidden_size
+    heads = config.num_attention_heads
+    head_dim = hidden // heads
+    eps = config.layer_norm_eps
+
+    x = weights.word[input_ids] + weights.position[:seq][None, :, :] + weights.token_type[0]
+    x = _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps).reshape(batch * seq, hidden)
+
+    key_bias = np.where(attention_mask[:, None, None, :] > 0, np.float32(0.0), _MASKED_SCORE).astype(np.float32)
+    scale = np.float32(1.0 / np.sqrt(head_dim))
+
+    for layer in weights.layers:
+        qkv = x @ layer.qkv_w + layer.qkv_b  # (batch*seq, 3*hidden)
+        qkv = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, b, h, s, d)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias  # (b, h, s, s)
+        scores -= scores.max(axis=-1, keepdims=True)
+        probs = np.exp(scores)
+        probs /= probs.sum(axis=-1, keepdims=True)
+        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
+        attended = _layer_norm(context @ layer.out_w + layer.out_b + x, layer.ln1_g, layer.ln1_b, eps)
+        inner = gelu(attended @ layer.up_w + layer.up_b)
+        x = _layer_norm(inner @ layer.down_w + layer.down_b + attended, layer.ln2_g, layer.ln2_b, eps)
+    return x.reshape(batch, seq, hidden)
+
+
+def mean_pool_normalise(hidden_states: Array, attention_mask: npt.NDArray[np.int64]) -> Array:
+    """Mean of the token vectors under the mask, then L2-normalised (sentence-transformers' Pooling + Normalize)."""
+    mask = attention_mask.astype(np.float32)[:, :, None]
+    summed = (hidden_states * mask).sum(axis=1)
+    counts = np.maximum(mask.sum(axis=1), np.float32(1e-9))
+    pooled = summed / counts
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+    out: Array = (pooled / norms).astype(np.float32)
+    return out

