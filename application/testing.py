@@ -22,17 +22,18 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from palimpsest.domain.model import Message
+from palimpsest.domain.model import MemoryRecord, Message
 
-from .ports import ExtractedMemory, ExtractionRequest, SummaryText
+from .ports import ExtractedMemory, ExtractionRequest, LinkProposal, LinkResolution, SummaryText
 
 __all__ = [
     "HashingEmbedder",
     "ScriptedExtractor",
+    "ScriptedLinkResolver",
     "ScriptedSummariser",
     "SummariserCall",
 ]
@@ -213,3 +214,41 @@ class ScriptedExtractor:
 
     def __repr__(self) -> str:
         return f"ScriptedExtractor(requests={len(self.requests)})"
+
+
+LinkFunction = Callable[[MemoryRecord, Sequence[MemoryRecord]], Sequence[LinkProposal]]
+
+
+class ScriptedLinkResolver:
+    """Implements the ``LinkResolver`` port without a model.
+
+    ``decide(source, candidates) -> proposals`` is called once per source memory; every call
+    (source id and candidate ids) is recorded in :attr:`calls`, and every ``resolve`` batch
+    size in :attr:`batches`.
+    """
+
+    def __init__(self, decide: LinkFunction) -> None:
+        self._decide = decide
+        self._lock = threading.Lock()
+        self.calls: list[tuple[str, tuple[str, ...]]] = []
+        self.batches: list[int] = []
+
+    def resolve(
+        self,
+        sources: Sequence[MemoryRecord],
+        candidates: Mapping[str, Sequence[MemoryRecord]],
+        *,
+        custom_instructions: str | None = None,
+    ) -> list[LinkResolution]:
+        with self._lock:
+            self.batches.append(len(sources))
+        out = []
+        for source in sources:
+            shown = list(candidates.get(source.id, ()))
+            with self._lock:
+                self.calls.append((source.id, tuple(c.id for c in shown)))
+            out.append(LinkResolution(source.id, tuple(self._decide(source, shown))))
+        return out
+
+    def __repr__(self) -> str:
+        return f"ScriptedLinkResolver(calls={len(self.calls)})"

@@ -19,7 +19,8 @@ from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig
+from .config import MemoryExtractionConfig, MemoryLinkExtractionMode
+from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, resolve_scope
@@ -378,11 +379,14 @@ class MemoryThread:
                     include_invalid_results=False,
                 )
             ]
+        link_mode = config.memory_link_extraction_mode
+        during = link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and bool(past)
         request = ExtractionRequest(
             target_messages=targets,
             history_messages=history,
             summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
             past_memories=past,
+            link_candidates=past if during else (),
             custom_instructions=config.memory_extraction_custom_instructions
             if isinstance(config.memory_extraction_custom_instructions, str)
             else None,
@@ -393,6 +397,7 @@ class MemoryThread:
         # source messages to expire (never, if none of them does).
         expiries = [m.expires_at for m in targets if m.expires_at is not None]
         expires_at = min(expiries) if expiries else NOTSET
+        created: list[tuple[Any, Any]] = []
         for memory in list(core.extractor.extract(request))[:MAX_EXTRACTED_PER_PASS]:
             managed = {
                 "scope": memory.scope,
@@ -402,7 +407,7 @@ class MemoryThread:
             }
             if memory.valid_to is not None:
                 managed["valid_to"] = memory.valid_to.isoformat()
-            core.add_memory(
+            record_id = core.add_memory(
                 memory.text,
                 memory_type=memory.record_type.value,
                 user_id=self.user_id,
@@ -419,6 +424,23 @@ class MemoryThread:
                 link_timestamp=NOTSET,
                 link_metadata=NOTSET,
                 expires_at=expires_at,
+            )
+            created.append((record_id, memory))
+        if not created:
+            return
+        with core.store.unit_of_work() as uow:
+            stored = uow.records.get_many([rid for rid, _ in created])
+        if during:
+            allowed = {r.id: r for r in past}
+            for record_id, memory in created:
+                if record_id in stored:
+                    apply_proposals(core, stored[record_id], memory.links, allowed)
+        elif link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and core.link_resolver is not None:
+            custom = config.memory_link_extraction_custom_instructions
+            resolve_links_after_extraction(
+                core,
+                [stored[rid] for rid, _ in created if rid in stored],
+                custom_instructions=custom if isinstance(custom, str) else None,
             )
 
     def _inherited_metadata(self, targets: list[Message]) -> dict[str, Any]:

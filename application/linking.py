@@ -1,0 +1,94 @@
+"""Application layer: linking new memories to older ones (the two automatic link modes).
+
+DURING_EXTRACTION: the extractor saw numbered candidates and proposed links in the same call.
+POST_EXTRACTION: each new memory gets its own bounded candidate list (k=7, same user and
+agent, valid memories only) and a ``LinkResolver`` decides, in batches of at most 10 sources.
+Either way a proposal becomes a link only if its target was one of the shown candidates, and
+a proposal that the lifecycle rules refuse (self-link, reverse orientation, repeat) is
+skipped: a model's mistake can never corrupt the graph or undo the stored memories.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final
+
+from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
+from palimpsest.domain.search import ScopeFilter
+
+from .ports import LinkProposal
+
+if TYPE_CHECKING:
+    from .client import MemoryCore
+
+__all__ = ["LINK_CANDIDATES", "RESOLVER_BATCH", "apply_proposals", "resolve_links_after_extraction"]
+
+log = logging.getLogger("palimpsest")
+
+LINK_CANDIDATES: Final = 7
+RESOLVER_BATCH: Final = 10
+_MEMORY_TYPES: Final = sorted(t.value for t in MEMORY_RECORD_TYPES)
+
+
+def candidates_for(core: MemoryCore, record: MemoryRecord, exclude: Iterable[str]) -> list[MemoryRecord]:
+    """The bounded candidate list of one new memory (never itself or its batch siblings)."""
+    skip = set(exclude)
+    found = core.searcher.run(
+        record.content,
+        now=core.clock.now(),
+        scope=ScopeFilter(user_id=record.user_id, agent_id=record.agent_id),
+        max_results=LINK_CANDIDATES + len(skip),
+        record_types=_MEMORY_TYPES,
+        include_invalid_results=False,
+    )
+    out = [r.record for r in found if isinstance(r.record, MemoryRecord) and r.record.id not in skip]
+    return out[:LINK_CANDIDATES]
+
+
+def apply_proposals(
+    core: MemoryCore, source: MemoryRecord, proposals: Sequence[LinkProposal], allowed: Mapping[str, MemoryRecord]
+) -> int:
+    """Create the proposed links whose targets were shown; returns how many were created."""
+    created = 0
+    for proposal in proposals:
+        if proposal.target_id not in allowed or proposal.target_id == source.id:
+            continue
+        try:
+            core.service.link(source.id, proposal.target_id, proposal.link_type)
+            created += 1
+        except AgentMemoryError as exc:
+            log.info("skipped a proposed %s link %s -> %s: %s", proposal.link_type, source.id, proposal.target_id, exc)
+    return created
+
+
+def resolve_links_after_extraction(
+    core: MemoryCore, new_records: Sequence[MemoryRecord], *, custom_instructions: str | None
+) -> int:
+    """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources."""
+    resolver = core.link_resolver
+    if resolver is None or not new_records:
+        return 0
+    batch_ids = {r.id for r in new_records}
+    created = 0
+    for start in range(0, len(new_records), RESOLVER_BATCH):
+        sources = list(new_records[start : start + RESOLVER_BATCH])
+        candidates = {s.id: candidates_for(core, s, batch_ids) for s in sources}
+        sources = [s for s in sources if candidates[s.id]]
+        if not sources:
+            continue
+        resolutions = resolver.resolve(
+            sources, {s.id: candidates[s.id] for s in sources}, custom_instructions=custom_instructions
+        )
+        by_id = {s.id: s for s in sources}
+        for resolution in resolutions:
+            source = by_id.get(resolution.source_id)
+            if source is None:
+                continue
+            if resolution.updated_text and resolution.updated_text.strip() and resolution.updated_text != source.content:
+                vector = core.embed_documents([resolution.updated_text])[0]
+                source = core.service.update_record(source.id, content=resolution.updated_text, embedding=vector)
+            allowed = {c.id: c for c in candidates[source.id]}
+            created += apply_proposals(core, source, resolution.links, allowed)
+    return created

@@ -1,0 +1,118 @@
+"""Automatic linking of extracted memories: POST_EXTRACTION (a resolver per batch of new
+memories) and DURING_EXTRACTION (links proposed by the extractor), on both stores."""
+
+from __future__ import annotations
+
+from palimpsest.application import (
+    AgentMemory,
+    ExtractedMemory,
+    LinkProposal,
+    MemoryExtractionConfig,
+    MemoryLinkExtractionMode,
+    MemoryExtractionMode,
+)
+from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedLinkResolver
+from palimpsest.domain import RecordType
+from palimpsest.domain.ports import MemoryStore
+
+PREF = RecordType.PREFERENCE
+
+
+def _client(store: MemoryStore, extractor: ScriptedExtractor, resolver: ScriptedLinkResolver | None, mode: str) -> AgentMemory:
+    return AgentMemory(
+        store=store,
+        embedder=HashingEmbedder(),
+        extractor=extractor,
+        link_resolver=resolver,
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.INLINE,
+            memory_link_extraction_mode=mode,
+            enable_context_summary=False,
+        ),
+    )
+
+
+def _supersede_pizza(source, candidates):  # type: ignore[no-untyped-def]
+    return [LinkProposal(c.id, "supersedes") for c in candidates if "thin crust" in c.content]
+
+
+def test_post_extraction_links_a_new_preference_to_the_one_it_replaces(store: MemoryStore) -> None:
+    extractor = ScriptedExtractor(
+        [
+            [ExtractedMemory(PREF, "The user's preferred pizza style is thin crust.")],
+            [ExtractedMemory(PREF, "The user now prefers sourdough pizza.")],
+        ]
+    )
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = _client(store, extractor, resolver, "POST_EXTRACTION")
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
+    thread.add_messages([{"role": "user", "content": "I now prefer sourdough pizza."}])
+    by_text = {m.content: m for m in memory.list_memories(user_id="u1")}
+    old = by_text["The user's preferred pizza style is thin crust."]
+    new = by_text["The user now prefers sourdough pizza."]
+    assert not old.is_valid and old.invalidation_reason == "Superseded by another memory."
+    assert new.is_valid
+    results = memory.search(
+        "pizza", user_id="u1", record_types=["preference"], num_hops=1, include_invalid_results=False
+    )
+    assert [(r.id, [(n.relation_label, n.record.id) for n in r.linked_records]) for r in results] == [
+        (new.id, [("supersedes", old.id)])
+    ]
+    # The first memory had no candidates, so the resolver was only asked about the second.
+    assert [source for source, _ in resolver.calls] == [new.id]
+
+
+def test_a_proposal_to_a_memory_that_was_not_shown_is_ignored(store: MemoryStore) -> None:
+    extractor = ScriptedExtractor([[ExtractedMemory(PREF, "Likes tea.")], [ExtractedMemory(PREF, "Likes green tea.")]])
+    resolver = ScriptedLinkResolver(lambda source, candidates: [LinkProposal("not-a-candidate", "supersedes")])
+    memory = _client(store, extractor, resolver, "POST_EXTRACTION")
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I like tea."}])
+    thread.add_messages([{"role": "user", "content": "I like green tea."}])
+    assert all(m.is_valid for m in memory.list_memories(user_id="u1"))
+
+
+def test_new_memories_of_one_pass_are_not_candidates_of_each_other(store: MemoryStore) -> None:
+    extractor = ScriptedExtractor(
+        [[ExtractedMemory(PREF, "Likes tea."), ExtractedMemory(PREF, "Likes green tea.")]]
+    )
+    resolver = ScriptedLinkResolver(lambda source, candidates: [LinkProposal(c.id, "duplicates") for c in candidates])
+    memory = _client(store, extractor, resolver, "POST_EXTRACTION")
+    memory.create_thread(user_id="u1").add_messages([{"role": "user", "content": "I like tea, green tea too."}])
+    assert resolver.calls == []  # no older memory exists, so nobody had a candidate
+    assert all(m.is_valid for m in memory.list_memories(user_id="u1"))
+
+
+def test_during_extraction_uses_the_extractors_proposals_to_shown_candidates(store: MemoryStore) -> None:
+    def extract(request):  # type: ignore[no-untyped-def]
+        if not request.link_candidates:
+            return [ExtractedMemory(PREF, "The user's preferred pizza style is thin crust.")]
+        target = request.link_candidates[0]
+        return [
+            ExtractedMemory(
+                PREF,
+                "The user now prefers sourdough pizza.",
+                links=(LinkProposal(target.id, "supersedes"), LinkProposal("invented-id", "refines")),
+            )
+        ]
+
+    memory = _client(store, ScriptedExtractor(extract), None, "DURING_EXTRACTION")
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
+    thread.add_messages([{"role": "user", "content": "Now I prefer sourdough pizza."}])
+    statuses = {m.content: m.is_valid for m in memory.list_memories(user_id="u1")}
+    assert statuses == {
+        "The user's preferred pizza style is thin crust.": False,
+        "The user now prefers sourdough pizza.": True,
+    }
+
+
+def test_disabled_link_mode_creates_no_links(store: MemoryStore) -> None:
+    extractor = ScriptedExtractor([[ExtractedMemory(PREF, "Likes thin crust pizza.")], [ExtractedMemory(PREF, "Likes sourdough pizza.")]])
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = _client(store, extractor, resolver, MemoryLinkExtractionMode.DISABLED)
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "thin crust"}])
+    thread.add_messages([{"role": "user", "content": "sourdough"}])
+    assert resolver.calls == [] and all(m.is_valid for m in memory.list_memories(user_id="u1"))
