@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,8 @@ from .thread import MemoryThread, ThreadSettings
 from .validation import TimeToLiveAnchor, parse_timestamp, resolve_expiry
 
 __all__ = ["AgentMemory", "MemoryCore"]
+
+log = logging.getLogger("palimpsest")
 
 RETENTION_SETTING = "memory_retention_config"
 EMBEDDING_MODEL_SETTING = "embedding_model"
@@ -130,6 +133,7 @@ class MemoryCore:
         link_metadata: Any,
         require_thread: str | None = None,
         expires_at: datetime | NotSetType = NOTSET,
+        autonomous_linking: bool | NotSetType = False,
     ) -> str:
         """Validate everything, then add the record (and its link) in one unit of work.
 
@@ -179,6 +183,20 @@ class MemoryCore:
             link=link_request,
             require_thread=require_thread,
         )
+        if isinstance(autonomous_linking, NotSetType):
+            autonomous_linking = self.link_resolver is not None
+        if autonomous_linking is not True and autonomous_linking is not False:
+            raise ValidationError("autonomous_linking must be True or False.")
+        if autonomous_linking and link_request is None and self.link_resolver is not None:
+            from .linking import resolve_links_after_extraction
+
+            with self.store.unit_of_work() as uow:
+                stored = uow.records.get(record_id)
+            if stored is not None:
+                try:
+                    resolve_links_after_extraction(self, [stored], custom_instructions=None)
+                except Exception:  # the memory is stored; a failed resolution only costs its links
+                    log.exception("autonomous linking failed for memory %s", record_id)
         return record_id
 
 
@@ -455,11 +473,14 @@ class AgentMemory:
         link_id: str | NotSetType = NOTSET,
         link_timestamp: str | datetime | None | NotSetType = NOTSET,
         link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        autonomous_linking: bool | NotSetType = NOTSET,
     ) -> str:
         """Store a memory-like record (default type ``memory``) and return its id.
 
         With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
-        in the same transaction, and omitted scopes are inherited from that target."""
+        in the same transaction, and omitted scopes are inherited from that target. Otherwise,
+        with a link resolver (``autonomous_linking`` defaults to on when there is one), the
+        resolver links it to its closest existing memories after it is stored."""
         return self._core.add_memory(
             content,
             memory_type=memory_type,
@@ -476,6 +497,7 @@ class AgentMemory:
             link_id=link_id,
             link_timestamp=link_timestamp,
             link_metadata=link_metadata,
+            autonomous_linking=autonomous_linking,
         )
 
     def update_memory(

@@ -740,6 +740,7 @@ class MemoryThread:
         link_id: str | NotSetType = NOTSET,
         link_timestamp: str | datetime | None | NotSetType = NOTSET,
         link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        autonomous_linking: bool | NotSetType = NOTSET,
     ) -> str:
         """A memory owned by this thread (its user, agent and thread); a link target must be
         owned by this thread too."""
@@ -760,6 +761,7 @@ class MemoryThread:
             link_timestamp=link_timestamp,
             link_metadata=link_metadata,
             require_thread=self.thread_id,
+            autonomous_linking=autonomous_linking,
         )
 
     def update_memory(

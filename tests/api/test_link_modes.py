@@ -116,3 +116,14 @@ def test_disabled_link_mode_creates_no_links(store: MemoryStore) -> None:
     thread.add_messages([{"role": "user", "content": "thin crust"}])
     thread.add_messages([{"role": "user", "content": "sourdough"}])
     assert resolver.calls == [] and all(m.is_valid for m in memory.list_memories(user_id="u1"))
+
+
+def test_add_memory_links_autonomously_when_a_resolver_is_configured(store: MemoryStore) -> None:
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = _client(store, ScriptedExtractor(), resolver, "POST_EXTRACTION")
+    old = memory.add_memory("Prefers thin crust pizza.", memory_type="preference", user_id="u1")
+    new = memory.add_memory("Now prefers sourdough pizza over thin crust pizza.", memory_type="preference", user_id="u1")
+    quiet = memory.add_memory("Pizza with friends on Fridays.", user_id="u1", autonomous_linking=False)
+    statuses = {m.id: m.is_valid for m in memory.list_memories(user_id="u1")}
+    assert statuses == {old: False, new: True, quiet: True}
+    assert [source for source, _ in resolver.calls] == [new]
