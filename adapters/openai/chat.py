@@ -1,0 +1,210 @@
+"""Adapters layer (OpenAI-compatible): ``OpenAIChatModel``, JSON-schema chat completions with retries, a prompt-only fallback and usage accounting."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+import openai
+import pydantic
+
+from palimpsest.domain.errors import ConfigurationError
+
+from ._transport import RetryPolicy, ensure_requests_allowed, log
+from .errors import ModelOutputError
+from .usage import TokenUsage
+
+__all__ = ["OpenAIChatModel", "parse_json_object"]
+
+_THINK: Final = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_DANGLING_THINK_END: Final = re.compile(r"^.*?</think(?:ing)?>", re.DOTALL | re.IGNORECASE)
+_FENCE: Final = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_FORMAT_WORDS: Final = ("response_format", "json_schema", "structured output", "guided_json")
+
+JSON_REMINDER: Final = (
+    "\n\nReturn exactly one JSON object that matches the JSON schema below, and nothing else "
+    "(no prose, no markdown).\nSchema:\n```json\n{schema}\n```"
+)
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model's answer, tolerating ``<think>`` blocks and ```json fences.
+
+    Raises :class:`ModelOutputError` when no JSON object can be read.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ModelOutputError("the model returned an empty answer.", raw=text if isinstance(text, str) else None)
+    cleaned = _THINK.sub("", text)
+    if re.search(r"</think(?:ing)?>", cleaned, re.IGNORECASE):  # the opening tag was in the prompt
+        cleaned = _DANGLING_THINK_END.sub("", cleaned, count=1)
+    candidates = [m.group(1) for m in _FENCE.finditer(cleaned)] + [cleaned]
+    for candidate in candidates:
+        candidate = candidate.strip()
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            start, end = candidate.find("{"), candidate.rfind("}")
+            if start < 0 or end <= start:
+                continue
+            try:
+                value = json.loads(candidate[start : end + 1])
+            except ValueError:
+                continue
+        if isinstance(value, dict):
+            return value
+    raise ModelOutputError("the model's answer is not a JSON object.", raw=text)
+
+
+def _rejects_response_format(exc: openai.APIStatusError) -> bool:
+    if exc.status_code not in (400, 415, 422, 501):
+        return False
+    text = f"{exc.message} {exc.body!r}".lower()
+    return any(word in text for word in _FORMAT_WORDS)
+
+
+class OpenAIChatModel:
+    """JSON answers from an OpenAI-compatible chat-completions endpoint.
+
+    ``complete_json`` sends ``response_format={"type": "json_schema", ...}``. When the server
+    rejects that parameter (an HTTP 400/422 naming it), or ``structured_output=False`` was
+    given, the schema is appended to the user message instead and the JSON is parsed out of
+    the text. Either way the answer is validated with the given pydantic model.
+
+    The SDK's own retries are disabled; 429, 5xx, timeouts and connection errors are retried
+    here (``max_retries`` extra attempts, exponential backoff with jitter), then raise
+    :class:`~palimpsest.adapters.openai.errors.ModelUnavailableError`. Unparseable or
+    schema-violating answers raise :class:`~palimpsest.adapters.openai.errors.ModelOutputError`.
+    Every response's token usage is recorded in :attr:`usage` under the call's ``name``.
+    """
+
+    def __init__(
+        self,
+        client: openai.OpenAI,
+        model: str,
+        *,
+        max_retries: int = 3,
+        timeout: float | None = 60.0,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        structured_output: bool = True,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+        sleep: Callable[[float], None] | None = None,
+        usage: TokenUsage | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError("model must be a non-empty model name.")
+        self._client = client.with_options(max_retries=0, timeout=timeout) if timeout else client.with_options(
+            max_retries=0
+        )
+        self.model = model
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+        self._structured = structured_output
+        self._lock = threading.Lock()
+        policy_kwargs: dict[str, Any] = {"max_retries": max_retries, "backoff_base": backoff_base,
+                                         "backoff_cap": backoff_cap}
+        if sleep is not None:
+            policy_kwargs["sleep"] = sleep
+        self._retry = RetryPolicy(**policy_kwargs)
+        self.usage = usage if usage is not None else TokenUsage()
+
+    @property
+    def structured_output(self) -> bool:
+        """Whether requests still carry ``response_format`` (False after the server rejected it)."""
+        return self._structured
+
+    def complete_json(
+        self, system: str, user: str, schema: type[pydantic.BaseModel], *, name: str
+    ) -> dict[str, Any]:
+        """Ask for one JSON object matching ``schema``; return it validated, as a plain dict."""
+        ensure_requests_allowed()
+        json_schema = schema.model_json_schema()
+        while True:
+            structured = self._structured
+            try:
+                text = self._request(system, user, json_schema, name=name, structured=structured)
+                break
+            except openai.APIStatusError as exc:  # only a response_format rejection reaches here
+                if structured and _rejects_response_format(exc):
+                    log.warning("%s: the server rejected response_format; falling back to prompted JSON", name)
+                    with self._lock:
+                        self._structured = False
+                    continue
+                raise
+        data = parse_json_object(text)
+        try:
+            return schema.model_validate(data).model_dump(mode="json")
+        except pydantic.ValidationError as exc:
+            raise ModelOutputError(
+                f"{name}: the model's JSON does not match the expected schema: {exc.error_count()} error(s).",
+                raw=text,
+            ) from exc
+
+    def _request(self, system: str, user: str, json_schema: dict[str, Any], *, name: str, structured: bool) -> str:
+        kwargs: dict[str, Any] = {"model": self.model}
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
+        if self._max_tokens is not None:
+            kwargs["max_tokens"] = self._max_tokens
+        if structured:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(name), "schema": json_schema, "strict": False},
+            }
+            user_text = user
+        else:
+            user_text = user + JSON_REMINDER.format(schema=json.dumps(json_schema, indent=1))
+        kwargs["messages"] = [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
+
+        def call() -> Any:
+            try:
+                return self._client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                if structured and _rejects_response_format(exc):
+                    raise _FormatRejected(exc) from exc
+                raise
+
+        try:
+            response = self._retry.run(name, call)
+        except _FormatRejected as rejected:
+            raise rejected.original from None
+        self._record_usage(name, response)
+        try:
+            choice = response.choices[0]
+            content = choice.message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise ModelOutputError(f"{name}: the response has no message.") from exc
+        if getattr(choice.message, "refusal", None) and not content:
+            raise ModelOutputError(f"{name}: the model refused: {choice.message.refusal}", raw=None)
+        return content or ""
+
+    def _record_usage(self, name: str, response: Any) -> None:
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            self.usage.record(name)
+            return
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        total = getattr(usage, "total_tokens", None)
+        self.usage.record(name, prompt_tokens=prompt, completion_tokens=completion,
+                          total_tokens=None if total is None else int(total))
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, structured_output={self._structured})"
+
+
+class _FormatRejected(Exception):
+    """Internal: carries a response_format rejection past the retry loop (openai errors are translated there)."""
+
+    def __init__(self, original: openai.APIStatusError) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def _schema_name(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+    return cleaned or "response"

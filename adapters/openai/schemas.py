@@ -1,0 +1,55 @@
+"""Adapters layer (OpenAI-compatible): the pydantic models that model answers are validated against."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ExtractedItem",
+    "ExtractionPayload",
+    "LinkItem",
+    "LinkResolutionItem",
+    "LinkResolutionPayload",
+    "SummaryPayload",
+]
+
+
+class _Answer(BaseModel):
+    # Unknown keys are ignored: servers and models add harmless extras.
+    model_config = ConfigDict(extra="ignore")
+
+
+class LinkItem(_Answer):
+    candidate: int = Field(description="Index of a shown candidate, from 1.")
+    link_type: str = Field(description="supersedes, refines, duplicates, contradicts or supports.")
+
+
+class ExtractedItem(_Answer):
+    text: str = Field(min_length=1)
+    record_type: str = Field(description="preference, fact, guideline or memory.")
+    scope: str | None = None
+    entities: list[str] | None = None
+    importance: int | None = Field(default=None, description="1 (trivia) to 5 (essential).")
+    timestamp: str | None = None
+    valid_to: str | None = None
+    links: list[LinkItem] | None = None
+
+
+class ExtractionPayload(_Answer):
+    thoughts: str | None = None
+    memories: list[ExtractedItem]
+
+
+class SummaryPayload(_Answer):
+    summary: str = Field(min_length=1)
+    topics: list[str] = Field(default_factory=list)
+
+
+class LinkResolutionItem(_Answer):
+    source: int
+    updated_text: str | None = None
+    links: list[LinkItem] = Field(default_factory=list)
+
+
+class LinkResolutionPayload(_Answer):
+    resolutions: list[LinkResolutionItem]
