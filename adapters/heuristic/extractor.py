@@ -1,0 +1,438 @@
+"""Adapters layer (heuristic): ``HeuristicExtractor``, an offline, pattern-based ``Extractor`` port."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, LinkProposal
+from palimpsest.domain.model import Message, RecordType
+
+from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, sentences, third_person, tokens
+from .linker import classify_link
+
+__all__ = ["HeuristicExtractor", "USER_ROLES"]
+
+USER_ROLES: Final = frozenset({"user", "human"})
+
+_ADV: Final = (
+    r"now|really|actually|usually|generally|mostly|always|definitely|absolutely|also|still|just|truly|"
+    r"totally|honestly|strongly|much|especially|typically|normally|personally|no longer|never|genuinely|"
+    r"kind of|sort of|slightly|somewhat|quite|currently|sometimes|often|even|absolutely|very much"
+)
+_ADVS: Final = rf"(?:(?:{_ADV})\s+)*"
+
+_FILLER: Final = re.compile(
+    r"^(?:also|actually|well|oh|ok|okay|so|btw|by the way|honestly|anyway|and|but|yes|yeah|no|hey|hi|"
+    r"hello|fyi|just so you know|for the record|for context|oh and|also note|note)\s*[,:\-]?\s+",
+    re.IGNORECASE,
+)
+_QUESTION_START: Final = re.compile(
+    r"^(?:what|how|why|where|when|who|whom|which|whose|do|does|did|can|could|would|will|should|shall|is|"
+    r"are|am|may|have|has|isn't|aren't|won't|wouldn't|shouldn't|couldn't|any idea|anyone)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL: Final = re.compile(
+    r"^(?:if|suppose|supposing|imagine|assuming|what if|maybe|perhaps|unless|in case|when|once|"
+    r"I wonder|I guess|I think|I believe|I might|I may|I could|I feel like|let's say|say)\b"
+    r"|\b(?:might|could have|would have|used to|wonder|wondering|hypothetically|someday|one day)\b",
+    re.IGNORECASE,
+)
+_CONTRACTIONS: Final = (
+    (re.compile(r"\bI'm\b", re.I), "I am"),
+    (re.compile(r"\bI've\b", re.I), "I have"),
+    (re.compile(r"\bI'd\b", re.I), "I would"),
+    (re.compile(r"\bI'll\b", re.I), "I will"),
+    (re.compile(r"\bi\b"), "I"),
+)
+_CLAUSE_SPLIT: Final = re.compile(r",?\s+(?:but|and|while|whereas)\s+(?=I\b|my\b)|,\s+(?=I\s)")
+
+# --- guidelines ------------------------------------------------------------------------------
+_G_WANT_YOU: Final = re.compile(
+    r"^I\s+(?:would like|want|need|expect|would prefer|prefer)\s+(?:you|the assistant)\s+to\s+(?P<rest>.+)$",
+    re.I,
+)
+_G_ALWAYS_NEVER: Final = re.compile(r"^(?:please\s+)?(?P<rest>(?:always|never)\s+(?!mind\b)\w.+)$", re.I)
+_G_PLEASE_FIRM: Final = re.compile(
+    r"^please\s+(?P<rest>(?:do not|don't|stop|avoid|keep|make sure|remember|call me|address me|refer to me)\b.+)$",
+    re.I,
+)
+_G_PLEASE_MANNER: Final = re.compile(
+    r"^please\s+(?P<rest>(?:use|reply|respond|answer|write|format|include|add|check|double-check|"
+    r"give|show|list|put|send|sign)\b.+\b(?:in|with|using|as|without|only|every|each|whenever|when|by default)\b.+)$",
+    re.I,
+)
+_G_MARKER: Final = re.compile(
+    r"^(?P<rest>(?:next time|from now on|going forward|in the future|in future|for future reference|"
+    r"whenever|every time|each time)\b.+)$",
+    re.I,
+)
+_G_DONT: Final = re.compile(
+    r"^(?:please\s+)?(?P<rest>(?:do not|don't)\s+(?!worry|mind|bother|be sorry|be silly|know|get me wrong|"
+    r"forget it|panic|rush)\w.+)$",
+    re.I,
+)
+_G_IMPERATIVE: Final = re.compile(
+    r"^(?P<rest>(?:make sure|remember|be sure)\s+(?:to|that you)\s+.+|stop\s+\w+ing\b.+|avoid\s+\w+.+)$", re.I
+)
+
+# --- preferences -------------------------------------------------------------------------------
+_PREF_VERBS: Final = (
+    r"prefer(?:red)?|like[ds]?|love[ds]?|hate[ds]?|enjoy(?:ed)?|adore[d]?|dislike[d]?|detest(?:ed)?|"
+    r"despise[d]?|can't stand|cannot stand|can not stand|can't bear|would rather|would prefer|"
+    r"am (?:not )?(?:a |really )?(?:big |huge |massive )?fan of|am (?:not )?(?:really )?into"
+)
+_P_VERB: Final = re.compile(
+    rf"^I\s+{_ADVS}(?:(?:do not|don't|did not|have always|have never|have)\s+{_ADVS})?"
+    rf"(?P<verb>{_PREF_VERBS})\s+(?P<obj>.+)$",
+    re.I,
+)
+_P_FAVOURITE: Final = re.compile(
+    r"^my\s+(?P<x>(?:all-time\s+)?(?:favou?rite|preferred|go-to)\s+[\w' -]+?)\s+(?:is|are)\s+(?P<obj>.+)$", re.I
+)
+_DEICTIC_OBJECT: Final = re.compile(
+    r"^(?:it|this|that|them|these|those|you|your|yours|him|her|what|how|when|so|the idea|to think|to say|"
+    r"to know|to ask|to help|to see|to hear|working with you|talking)\b",
+    re.I,
+)
+
+# --- facts -------------------------------------------------------------------------------------
+_DEMONYM: Final = re.compile(
+    r"^(?:[A-Z][a-z]+(?:ian|ish|ese|ean)|American|Italian|German|French|Dutch|Greek|Thai|Swiss|Irish|"
+    r"Scottish|Welsh|Canadian|Mexican|Brazilian|Chinese|Japanese|Korean|Indian|Israeli|Iraqi|Pakistani|"
+    r"Catholic|Jewish|Muslim|Christian|Buddhist|Hindu|English|Spanish|British|Polish|Czech|Austrian)$"
+)
+_F_NAME: Final = re.compile(
+    r"^(?:my name is|my name's|I am called|call me|I go by|people call me|everyone calls me)\s+"
+    r"(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*(?:[.!,].*)?$"
+)
+_F_I_AM_NAME: Final = re.compile(r"^I am\s+(?P<name>[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?)\s*(?:[.!]|,.*)?$")
+_F_I_AM: Final = re.compile(r"^I am\s+(?P<obj>.+)$", re.I)
+_TRANSIENT: Final = frozenset(
+    """fine good great ok okay well tired sorry sure back here done ready glad happy excited busy confused
+    curious bored hungry thirsty lost stuck afraid thinking wondering trying going asking getting having
+    feeling about kidding joking doing on late early sick cold hot away off out home free available
+    listening waiting looking planning considering interested new unsure worried annoyed frustrated
+    fed grateful thankful impressed surprised amazed not just so very really pretty quite kind sort
+    a bit still all almost nearly totally""".split()
+)
+_TRANSIENT_TIME: Final = re.compile(
+    r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|at the moment|yesterday|tomorrow)\b",
+    re.I,
+)
+_F_VERB: Final = re.compile(
+    rf"^I\s+{_ADVS}(?P<verb>work(?:ed)?\s+(?:on|at|as|for|in|with|from)|live\s+(?:in|near|on|at|with)|"
+    r"have lived in|moved to|grew up in|was born in|was born on|study|studied|speak|use|own|drive|teach|"
+    r"manage|have\s+(?:a|an|two|three|four|five|six|seven|eight|nine|ten|\d+|several|many)|"
+    r"commute|volunteer|practi[cs]e|attend|collect|maintain|lead|run|do not eat|don't eat|do not drink|"
+    r"don't drink|never eat|never drink|eat|follow|belong to|support|play|am based in|am married|"
+    r"have been (?:a|an|\w+ing)|graduated from|report to|own|keep)\b(?P<obj>.*)$",
+    re.I,
+)
+_NOT_A_FACT_OBJECT: Final = re.compile(
+    r"^\s*(?:a question|a problem|an idea|a meeting|a doubt|no idea|a minute|a moment|a second|time|"
+    r"a quick|an issue with this|it|this|that|them|to\b|a look|a go|fun|a good|a great|a nice|lunch|dinner|"
+    r"breakfast|the same)\b",
+    re.I,
+)
+_F_MY: Final = re.compile(
+    r"^(?P<my>my|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are|was|were|has|have)\s+(?P<y>.+)$", re.I
+)
+_MY_EXCLUDED: Final = frozenset(
+    """question point guess bad pleasure apologies apology answer reply turn thought thoughts concern
+    idea mind head god goodness gosh honest view opinion hunch feeling response request bet""".split()
+)
+_F_THE: Final = re.compile(
+    r"^(?P<the>the|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are)\s+(?P<y>.+)$", re.I
+)
+_STATUS_NOUNS: Final = frozenset(
+    """failing broken current main blocking deadline goal problem issue bug error budget target plan project
+    stack bottleneck priority blocker database language framework release migration step pipeline job
+    service workflow repo repository team company""".split()
+)
+
+# --- importance --------------------------------------------------------------------------------
+_STRONG: Final = re.compile(
+    r"\b(?:love|loves|hate|hates|can't stand|cannot stand|always|never|really|absolutely|strongly|"
+    r"definitely|must|important|critical|allergic|allergy|deadline|medical|diabetic|vegan|vegetarian|"
+    r"name is|under no circumstances)\b",
+    re.I,
+)
+_WEAK: Final = re.compile(
+    r"\b(?:kind of|sort of|a bit|a little|somewhat|sometimes|slightly|maybe|occasionally|not that)\b", re.I
+)
+
+_MAX_PER_MESSAGE: Final = 5
+_MAX_PER_PASS: Final = 30
+_MAX_ENTITIES: Final = 8
+_CAPITALISED_SPAN: Final = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+_ENTITY_SKIP: Final = STOPWORDS | NEGATIONS | frozenset(
+    """user the i please always never next time from now on don't prefer prefers like likes love loves hate
+    hates enjoy enjoys would rather especially lot lots thing things stuff way much more one""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    record_type: RecordType
+    text: str
+    obj: str
+
+
+def _strip_fillers(sentence: str) -> str:
+    previous = None
+    while previous != sentence:
+        previous = sentence
+        sentence = _FILLER.sub("", sentence).strip()
+    return sentence
+
+
+def _expand(sentence: str) -> str:
+    for pattern, replacement in _CONTRACTIONS:
+        sentence = pattern.sub(replacement, sentence)
+    return sentence
+
+
+def _finish(text: str) -> str:
+    text = text.strip().rstrip(".!;:, ").strip()
+    text = re.sub(r"\s*,?\s*please$", "", text, flags=re.I).strip()
+    if not text:
+        return ""
+    return text[0].upper() + text[1:] + "."
+
+
+_I_VERB: Final = re.compile(rf"\bI\s+(?P<adv>{_ADVS})(?P<verb>do not|am not|[\w']+)")
+
+
+def _i_to_user(match: re.Match[str]) -> str:
+    verb = match.group("verb")
+    if verb.lower() == "do not":
+        verb = "does not"
+    elif verb.lower() == "am not":
+        verb = "is not"
+    else:
+        verb = third_person(verb)
+    return f"the user {match.group('adv')}{verb}"
+
+
+def _third_person_text(text: str, *, possessive: str) -> str:
+    """First person → "the user" (verb agreement for the verb after ``I``), ``my`` → ``possessive``."""
+    text = _I_VERB.sub(_i_to_user, text)
+    text = re.sub(r"\bI\b", "the user", text)
+    text = re.sub(r"\b(?:my|our)\b", possessive, text, flags=re.I)
+    text = re.sub(r"\b(?:mine|ours)\b", "the user's", text, flags=re.I)
+    text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\bme\b", "the user", text)
+    text = re.sub(r"^the user\b", "The user", text)
+    return text
+
+
+def _guideline(sentence: str) -> _Hit | None:
+    for pattern in (_G_WANT_YOU, _G_PLEASE_FIRM, _G_PLEASE_MANNER, _G_MARKER, _G_DONT, _G_ALWAYS_NEVER, _G_IMPERATIVE):
+        match = pattern.match(sentence)
+        if match:
+            rest = match.group("rest")
+            text = _finish(_third_person_text(rest, possessive="the user's"))
+            return _Hit(RecordType.GUIDELINE, text, rest) if text else None
+    return None
+
+
+def _preference(sentence: str) -> _Hit | None:
+    match = _P_FAVOURITE.match(sentence)
+    if match:
+        text = "The user's " + _third_person_text(sentence[match.start("x"):], possessive="their")
+        return _Hit(RecordType.PREFERENCE, _finish(text), match.group("obj"))
+    match = _P_VERB.match(sentence)
+    if match:
+        obj = match.group("obj")
+        if _DEICTIC_OBJECT.match(obj) or not any(t not in STOPWORDS for t in tokens(obj)):
+            return None
+        return _Hit(RecordType.PREFERENCE, _finish(_third_person_text(sentence, possessive="their")), obj)
+    return None
+
+
+def _fact(sentence: str) -> _Hit | None:
+    match = _F_NAME.match(sentence)
+    if match:
+        return _Hit(RecordType.FACT, f"The user's name is {match.group('name')}.", match.group("name"))
+    match = _F_I_AM_NAME.match(sentence)
+    if match and not _DEMONYM.match(match.group("name").split()[0]):
+        return _Hit(RecordType.FACT, f"The user's name is {match.group('name')}.", match.group("name"))
+    match = _F_VERB.match(sentence)
+    if match:
+        obj = match.group("obj")
+        if _NOT_A_FACT_OBJECT.match(obj) or _TRANSIENT_TIME.search(sentence):
+            return None
+        if not obj.strip() and not match.group("verb").lower().startswith("am married"):
+            return None
+        return _Hit(RecordType.FACT, _finish(_third_person_text(sentence, possessive="their")), obj)
+    match = _F_I_AM.match(sentence)
+    if match:
+        obj = match.group("obj")
+        words = tokens(obj)
+        if not words or _TRANSIENT_TIME.search(sentence):
+            return None
+        head = words[1] if words[0] == "not" and len(words) > 1 else words[0]
+        if head in _TRANSIENT or words[0] in _TRANSIENT - {"not"}:
+            return None
+        if head in {"a", "an"} and len(words) > 1 and words[1] in {"bit", "little"}:
+            return None
+        return _Hit(RecordType.FACT, _finish(_third_person_text(sentence, possessive="their")), obj)
+    match = _F_MY.match(sentence)
+    if match:
+        subject_words = tokens(match.group("x"))
+        if not subject_words or subject_words[-1] in _MY_EXCLUDED or subject_words[0] in _MY_EXCLUDED:
+            return None
+        rest = sentence[match.start("x"):]
+        text = "The user's " + _third_person_text(rest, possessive="their")
+        return _Hit(RecordType.FACT, _finish(text), match.group("y"))
+    match = _F_THE.match(sentence)
+    if match and set(tokens(match.group("x"))) & _STATUS_NOUNS:
+        if match.group("the").lower() == "our":
+            text = "The user's " + _third_person_text(sentence[match.start("x"):], possessive="their")
+        else:
+            text = _third_person_text(sentence, possessive="the user's")
+        return _Hit(RecordType.FACT, _finish(text), match.group("y"))
+    return None
+
+
+def _entities(obj: str) -> tuple[str, ...]:
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def add(entity: str) -> None:
+        key = entity.lower()
+        if key not in seen and key not in _ENTITY_SKIP and len(found) < _MAX_ENTITIES:
+            seen.add(key)
+            found.append(entity)
+
+    for span in _CAPITALISED_SPAN.findall(obj):
+        words = [w for w in span.split() if w.lower() not in _ENTITY_SKIP]
+        if words:
+            add(" ".join(words))
+    for token in tokens(obj):
+        if len(token) >= 3 and token not in _ENTITY_SKIP and not token.isdigit():
+            if not any(token in e.lower().split() for e in found):
+                add(token)
+    return tuple(found)
+
+
+def _importance(hit: _Hit, sentence: str) -> int:
+    score = 4 if hit.record_type is RecordType.GUIDELINE else 3
+    if hit.text.startswith("The user's name is"):
+        score = 4
+    if _STRONG.search(sentence):
+        score += 1
+    if _WEAK.search(sentence):
+        score -= 1
+    return max(1, min(5, score))
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
+
+
+def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...], int]]:
+    """Every (type, text, entities, importance) the patterns find in one user message, in order,
+    at most five. Exposed for benchmarks and tests; :class:`HeuristicExtractor` wraps it."""
+    found: list[tuple[RecordType, str, tuple[str, ...], int]] = []
+    seen: set[str] = set()
+    for raw_sentence in sentences(normalise_apostrophes(text)):
+        if raw_sentence.rstrip().endswith("?"):
+            continue
+        for raw in _clauses(raw_sentence):
+            sentence = _expand(_strip_fillers(raw))
+            if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.I):
+                continue
+            if _HYPOTHETICAL.search(sentence):
+                continue
+            hit = _guideline(sentence) or _preference(sentence) or _fact(sentence)
+            if hit is None or not hit.text:
+                continue
+            key = " ".join(tokens(hit.text))
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append((hit.record_type, hit.text, _entities(hit.obj), _importance(hit, sentence)))
+            if len(found) >= _MAX_PER_MESSAGE:
+                return found
+    return found
+
+
+class HeuristicExtractor:
+    """Implements the ``Extractor`` port with English regular-expression patterns, offline.
+
+    It reads the *user* turns of ``request.target_messages`` (roles ``user``/``human``; other
+    turns are context, never a source of memories), splits them into sentences and clauses, and
+    keeps a clause only when one of these pattern families matches it:
+
+    * **guideline** — "please always/never …", "next time …", "from now on …", "don't …",
+      "I want you to …", "make sure to …";
+    * **preference** — "I prefer/like/love/hate/enjoy/can't stand/now prefer/would rather …",
+      "I'm a fan of …", "my favourite X is Y";
+    * **fact** — "my name is …", "I'm Maya", "I'm a …", "I work on/at/as …", "I live in …",
+      "I have a …", "my X is Y", "the failing step … is …" (a status noun such as *failing*,
+      *deadline* or *goal* must appear before the verb).
+
+    Questions, hedged or hypothetical clauses ("if …", "maybe …", "I might …", "used to …"),
+    transient states ("I'm tired today") and deictic objects ("I love it") are skipped; third
+    parties ("my sister loves jazz") match no first-person pattern. First person is rewritten
+    into a self-contained sentence about "The user" with verb agreement ("I now prefer
+    sourdough pizza." → "The user now prefers sourdough pizza."). Entities are capitalised
+    spans and content words of the matched object (at most 8); importance is 1–5 from simple
+    cues (strong words raise it, hedges lower it). At most 5 memories per message and 30 per
+    call. With ``link_candidates``, links are proposed by the same rules as
+    :class:`~palimpsest.adapters.heuristic.RuleLinkResolver`, to those candidates only.
+
+    The patterns are English only: other languages yield nothing. Because it only matches
+    patterns, it cannot follow instructions found in the text — an instruction such as "ignore
+    previous rules" is at most stored as a guideline-shaped string, never executed. It ignores
+    ``custom_instructions`` for the same reason. Recall is modest by design; see the labelled
+    benchmark for measured precision and recall.
+    """
+
+    def __init__(self, *, roles: frozenset[str] = USER_ROLES) -> None:
+        self._roles = frozenset(r.lower() for r in roles)
+
+    def extract(self, request: ExtractionRequest) -> list[ExtractedMemory]:
+        memories: list[ExtractedMemory] = []
+        seen: set[str] = set()
+        for message in request.target_messages:
+            if not self._is_source(message):
+                continue
+            for record_type, text, entities, importance in extract_from_text(message.content):
+                key = " ".join(tokens(text))
+                if key in seen:
+                    continue
+                seen.add(key)
+                links = self._links(record_type, text, request)
+                memories.append(
+                    ExtractedMemory(
+                        record_type=record_type,
+                        text=text,
+                        entities=entities,
+                        importance=importance,
+                        timestamp=message.timestamp,
+                        links=links,
+                    )
+                )
+                if len(memories) >= _MAX_PER_PASS:
+                    return memories
+        return memories
+
+    def _is_source(self, message: Message) -> bool:
+        return message.role.lower() in self._roles
+
+    @staticmethod
+    def _links(record_type: RecordType, text: str, request: ExtractionRequest) -> tuple[LinkProposal, ...]:
+        proposals: list[LinkProposal] = []
+        for candidate in request.link_candidates:
+            link_type = classify_link(text, record_type, candidate.content, candidate.record_type)
+            if link_type is not None:
+                proposals.append(LinkProposal(candidate.id, link_type))
+        return tuple(proposals)
+
+    def __repr__(self) -> str:
+        return f"HeuristicExtractor(roles={sorted(self._roles)})"
