@@ -152,8 +152,17 @@ def _erfc_nonneg(z: Array) -> Array:
     """erfc(z) for z >= 0 with relative error below 1.2e-7 (Chebyshev fit, Numerical Recipes ``erfcc``)."""
     t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.5) * z)
     poly = np.float32(0.17087277)
-    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196,
-              1.00002368, -1.26551223):
+    for c in (
+        -0.82215223,
+        1.48851587,
+        -1.13520398,
+        0.27886807,
+        -0.18628806,
+        0.09678418,
+        0.37409196,
+        1.00002368,
+        -1.26551223,
+    ):
         poly = poly * t + np.float32(c)
     out: Array = t * np.exp(-z * z + poly)
     return out
@@ -171,7 +180,9 @@ def gelu(x: Array) -> Array:
     return out
 
 
-def encode(weights: BertWeights, input_ids: npt.NDArray[np.int64], attention_mask: npt.NDArray[np.int64]) -> Array:
+def encode(
+    weights: BertWeights, input_ids: npt.NDArray[np.int64], attention_mask: npt.NDArray[np.int64]
+) -> Array:
     """Last hidden states, shape (batch, seq, hidden), for right-padded ``input_ids`` (token type 0)."""
     config = weights.config
     batch, seq = input_ids.shape
@@ -183,7 +194,9 @@ def encode(weights: BertWeights, input_ids: npt.NDArray[np.int64], attention_mas
     x = weights.word[input_ids] + weights.position[:seq][None, :, :] + weights.token_type[0]
     x = _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps).reshape(batch * seq, hidden)
 
-    key_bias = np.where(attention_mask[:, None, None, :] > 0, np.float32(0.0), _MASKED_SCORE).astype(np.float32)
+    key_bias = np.where(attention_mask[:, None, None, :] > 0, np.float32(0.0), _MASKED_SCORE).astype(
+        np.float32
+    )
     scale = np.float32(1.0 / np.sqrt(head_dim))
 
     for layer in weights.layers:

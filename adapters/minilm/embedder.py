@@ -52,7 +52,11 @@ class MiniLMEmbedder:
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("batch_size must be a positive integer.")
-        if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or not 2 <= max_seq_length <= 512:
+        if (
+            isinstance(max_seq_length, bool)
+            or not isinstance(max_seq_length, int)
+            or not 2 <= max_seq_length <= 512
+        ):
             raise ValueError("max_seq_length must be an integer between 2 and 512.")
         self._path = None if path is None else Path(path)
         self._batch_size = batch_size
