@@ -1,0 +1,96 @@
+"""Tests of OpenAIEmbedder against the scripted local server: normalisation, order, batching, dimension, retries."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
+
+from fake_openai_server import EMBEDDINGS, embedding_answer, error  # noqa: E402
+
+from palimpsest.adapters.openai import ModelUnavailableError, OpenAIEmbedder  # noqa: E402
+from palimpsest.application.ports import Embedder  # noqa: E402
+from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError  # noqa: E402
+
+
+def test_vectors_come_back_unit_length_in_input_order_whatever_order_the_server_uses(server, client, sleeps) -> None:
+    server.embeddings(embedding_answer([[3.0, 4.0], [0.0, 2.0], [1.0, 1.0]], order=[2, 0, 1]))
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=2, sleep=sleeps)
+
+    vectors = embedder.embed(["a", "b", "c"])
+
+    assert vectors[0] == pytest.approx([0.6, 0.8]) and vectors[1] == pytest.approx([0.0, 1.0])
+    assert vectors[2] == pytest.approx([math.sqrt(0.5), math.sqrt(0.5)])
+    assert all(math.isclose(math.hypot(*v), 1.0) for v in vectors)
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_id == "text-embedder@2"
+    [request] = server.requests_to(EMBEDDINGS)
+    assert request["input"] == ["a", "b", "c"] and request["model"] == "text-embedder"
+    assert "dimensions" not in request
+
+
+def test_texts_are_sent_in_batches_of_the_configured_size(server, client, sleeps) -> None:
+    server.embeddings(
+        embedding_answer([[1.0, 0.0], [0.0, 1.0]]),
+        embedding_answer([[1.0, 1.0], [2.0, 0.0]]),
+        embedding_answer([[0.0, 5.0]]),
+    )
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=2, batch_size=2, sleep=sleeps)
+
+    vectors = embedder.embed(["t1", "t2", "t3", "t4", "t5"])
+
+    assert len(vectors) == 5 and vectors[4] == pytest.approx([0.0, 1.0])
+    assert [r["input"] for r in server.requests_to(EMBEDDINGS)] == [["t1", "t2"], ["t3", "t4"], ["t5"]]
+    assert embedder.usage.for_operation("embed").calls == 3
+
+
+def test_the_dimension_is_learned_from_one_probe_when_not_given(server, client, sleeps) -> None:
+    server.embeddings(embedding_answer([[1.0, 2.0, 2.0]]))
+    embedder = OpenAIEmbedder(client, "text-embedder", sleep=sleeps)
+
+    assert embedder.dimension == 3 and embedder.model_id == "text-embedder@3"
+    assert len(server.requests_to(EMBEDDINGS)) == 1
+
+
+def test_a_vector_of_the_wrong_length_is_a_configuration_error(server, client, sleeps) -> None:
+    server.embeddings(embedding_answer([[1.0, 2.0, 2.0]]))
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=4, sleep=sleeps)
+
+    with pytest.raises(ConfigurationError, match="3-d"):
+        embedder.embed(["x"])
+
+
+def test_the_requested_dimension_and_the_query_prefix_are_sent(server, client, sleeps) -> None:
+    server.embeddings(embedding_answer([[1.0, 0.0]]), embedding_answer([[0.0, 1.0]]))
+    embedder = OpenAIEmbedder(
+        client, "text-embedder", dimension=2, request_dimension=True, query_prefix="query: ",
+        document_prefix="passage: ", sleep=sleeps,
+    )
+
+    embedder.embed(["where"], is_query=True)
+    embedder.embed(["there"])
+
+    query, document = server.requests_to(EMBEDDINGS)
+    assert query["input"] == ["query: where"] and query["dimensions"] == 2
+    assert document["input"] == ["passage: there"]
+
+
+def test_no_texts_means_no_request_and_a_single_string_is_refused(server, client, sleeps) -> None:
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=2, sleep=sleeps)
+
+    assert embedder.embed([]) == []
+    with pytest.raises(ArgumentTypeError):
+        embedder.embed("one string")  # type: ignore[arg-type]
+    assert server.requests_to(EMBEDDINGS) == []
+
+
+def test_embedding_requests_are_retried_on_rate_limits_and_give_up_after_the_budget(server, client, sleeps) -> None:
+    server.embeddings(error(429), embedding_answer([[1.0, 0.0]]), error(500), error(500))
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=2, max_retries=1, sleep=sleeps)
+
+    assert embedder.embed(["x"]) == [pytest.approx([1.0, 0.0])]
+    with pytest.raises(ModelUnavailableError):
+        embedder.embed(["y"])
+    assert len(server.requests_to(EMBEDDINGS)) == 4 and len(sleeps.delays) == 2
