@@ -20,16 +20,7 @@ _TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 STOPWORDS: Final = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself nor of off on once only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself yourselves i'm it's
-    also really actually usually generally mostly definitely absolutely truly totally
-    """.split()
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "i'm", "it's", "also", "really", "actually", "usually", "generally", "mostly", "definitely", "absolutely", "truly", "totally"]
 )
 """Function words. Negations are deliberately *not* stopwords: they carry polarity."""
 
@@ -61,8 +52,7 @@ def stem(token: str) -> str:
     token = token.lower()
     if token in _IRREGULAR_STEMS:
         return _IRREGULAR_STEMS[token]
-    if token.endswith("'s"):
-        token = token[:-2]
+    token = token.removesuffix("'s")
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
@@ -89,6 +79,9 @@ _MODALS: Final = frozenset(
     {"can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should",
      "shouldn't", "must", "might", "may", "was", "wasn't", "did", "didn't", "used", "had"}
 )
+_IRREGULAR_PAST: Final = frozenset(
+    ["grew", "went", "came", "got", "made", "took", "saw", "knew", "began", "became", "left", "felt", "kept", "met", "ran", "spoke", "taught", "wrote", "bought", "brought", "built", "thought", "found", "told", "said", "gave", "sold", "drove", "flew", "lost", "paid", "sent", "spent", "stood", "understood", "won", "were"]
+)
 _THIRD_PERSON_IRREGULAR: Final = {
     "am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "go": "goes",
     "haven't": "hasn't", "'d": "would", "'ll": "will", "aren't": "isn't", "am not": "is not",
@@ -100,7 +93,7 @@ def third_person(verb: str) -> str:
     low = verb.lower()
     if low in _THIRD_PERSON_IRREGULAR:
         return _THIRD_PERSON_IRREGULAR[low]
-    if low in _MODALS or not low.isalpha() or low.endswith("ed"):
+    if low in _MODALS or low in _IRREGULAR_PAST or not low.isalpha() or low.endswith("ed"):
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -13,7 +12,7 @@ from palimpsest.domain.model import Message, RecordType
 from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, sentences, third_person, tokens
 from .linker import classify_link
 
-__all__ = ["HeuristicExtractor", "USER_ROLES"]
+__all__ = ["USER_ROLES", "HeuristicExtractor"]
 
 USER_ROLES: Final = frozenset({"user", "human"})
 
@@ -41,10 +40,10 @@ _HYPOTHETICAL: Final = re.compile(
     re.IGNORECASE,
 )
 _CONTRACTIONS: Final = (
-    (re.compile(r"\bI'm\b", re.I), "I am"),
-    (re.compile(r"\bI've\b", re.I), "I have"),
-    (re.compile(r"\bI'd\b", re.I), "I would"),
-    (re.compile(r"\bI'll\b", re.I), "I will"),
+    (re.compile(r"\bI'm\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\bI've\b", re.IGNORECASE), "I have"),
+    (re.compile(r"\bI'd\b", re.IGNORECASE), "I would"),
+    (re.compile(r"\bI'll\b", re.IGNORECASE), "I will"),
     (re.compile(r"\bi\b"), "I"),
 )
 _CLAUSE_SPLIT: Final = re.compile(r",?\s+(?:but|and|while|whereas)\s+(?=I\b|my\b)|,\s+(?=I\s)")
@@ -52,30 +51,30 @@ _CLAUSE_SPLIT: Final = re.compile(r",?\s+(?:but|and|while|whereas)\s+(?=I\b|my\b
 # --- guidelines ------------------------------------------------------------------------------
 _G_WANT_YOU: Final = re.compile(
     r"^I\s+(?:would like|want|need|expect|would prefer|prefer)\s+(?:you|the assistant)\s+to\s+(?P<rest>.+)$",
-    re.I,
+    re.IGNORECASE,
 )
-_G_ALWAYS_NEVER: Final = re.compile(r"^(?:please\s+)?(?P<rest>(?:always|never)\s+(?!mind\b)\w.+)$", re.I)
+_G_ALWAYS_NEVER: Final = re.compile(r"^(?:please\s+)?(?P<rest>(?:always|never)\s+(?!mind\b)\w.+)$", re.IGNORECASE)
 _G_PLEASE_FIRM: Final = re.compile(
     r"^please\s+(?P<rest>(?:do not|don't|stop|avoid|keep|make sure|remember|call me|address me|refer to me)\b.+)$",
-    re.I,
+    re.IGNORECASE,
 )
 _G_PLEASE_MANNER: Final = re.compile(
     r"^please\s+(?P<rest>(?:use|reply|respond|answer|write|format|include|add|check|double-check|"
     r"give|show|list|put|send|sign)\b.+\b(?:in|with|using|as|without|only|every|each|whenever|when|by default)\b.+)$",
-    re.I,
+    re.IGNORECASE,
 )
 _G_MARKER: Final = re.compile(
     r"^(?P<rest>(?:next time|from now on|going forward|in the future|in future|for future reference|"
     r"whenever|every time|each time)\b.+)$",
-    re.I,
+    re.IGNORECASE,
 )
 _G_DONT: Final = re.compile(
     r"^(?:please\s+)?(?P<rest>(?:do not|don't)\s+(?!worry|mind|bother|be sorry|be silly|know|get me wrong|"
     r"forget it|panic|rush)\w.+)$",
-    re.I,
+    re.IGNORECASE,
 )
 _G_IMPERATIVE: Final = re.compile(
-    r"^(?P<rest>(?:make sure|remember|be sure)\s+(?:to|that you)\s+.+|stop\s+\w+ing\b.+|avoid\s+\w+.+)$", re.I
+    r"^(?P<rest>(?:make sure|remember|be sure)\s+(?:to|that you)\s+.+|stop\s+\w+ing\b.+|avoid\s+\w+.+)$", re.IGNORECASE
 )
 
 # --- preferences -------------------------------------------------------------------------------
@@ -87,15 +86,15 @@ _PREF_VERBS: Final = (
 _P_VERB: Final = re.compile(
     rf"^I\s+{_ADVS}(?:(?:do not|don't|did not|have always|have never|have)\s+{_ADVS})?"
     rf"(?P<verb>{_PREF_VERBS})\s+(?P<obj>.+)$",
-    re.I,
+    re.IGNORECASE,
 )
 _P_FAVOURITE: Final = re.compile(
-    r"^my\s+(?P<x>(?:all-time\s+)?(?:favou?rite|preferred|go-to)\s+[\w' -]+?)\s+(?:is|are)\s+(?P<obj>.+)$", re.I
+    r"^my\s+(?P<x>(?:all-time\s+)?(?:favou?rite|preferred|go-to)\s+[\w' -]+?)\s+(?:is|are)\s+(?P<obj>.+)$", re.IGNORECASE
 )
 _DEICTIC_OBJECT: Final = re.compile(
     r"^(?:it|this|that|them|these|those|you|your|yours|him|her|what|how|when|so|the idea|to think|to say|"
     r"to know|to ask|to help|to see|to hear|working with you|talking)\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 # --- facts -------------------------------------------------------------------------------------
@@ -105,52 +104,50 @@ _DEMONYM: Final = re.compile(
     r"Catholic|Jewish|Muslim|Christian|Buddhist|Hindu|English|Spanish|British|Polish|Czech|Austrian)$"
 )
 _F_NAME: Final = re.compile(
-    r"^(?:my name is|my name's|I am called|call me|I go by|people call me|everyone calls me)\s+"
+    r"^(?i:my name is|my name's|I am called|call me|I go by|people call me|everyone calls me)\s+"
     r"(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*(?:[.!,].*)?$"
 )
 _F_I_AM_NAME: Final = re.compile(r"^I am\s+(?P<name>[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?)\s*(?:[.!]|,.*)?$")
-_F_I_AM: Final = re.compile(r"^I am\s+(?P<obj>.+)$", re.I)
+_F_I_AM: Final = re.compile(r"^I am\s+(?P<obj>.+)$", re.IGNORECASE)
 _TRANSIENT: Final = frozenset(
-    """fine good great ok okay well tired sorry sure back here done ready glad happy excited busy confused
-    curious bored hungry thirsty lost stuck afraid thinking wondering trying going asking getting having
-    feeling about kidding joking doing on late early sick cold hot away off out home free available
-    listening waiting looking planning considering interested new unsure worried annoyed frustrated
-    fed grateful thankful impressed surprised amazed not just so very really pretty quite kind sort
-    a bit still all almost nearly totally""".split()
+    ["fine", "good", "great", "ok", "okay", "well", "tired", "sorry", "sure", "back", "here", "done", "ready", "glad", "happy", "excited", "busy", "confused", "curious", "bored", "hungry", "thirsty", "lost", "stuck", "afraid", "thinking", "wondering", "trying", "going", "asking", "getting", "having", "feeling", "about", "kidding", "joking", "doing", "on", "late", "early", "sick", "cold", "hot", "away", "off", "out", "home", "free", "available", "listening", "waiting", "looking", "planning", "considering", "interested", "new", "unsure", "worried", "annoyed", "frustrated", "fed", "grateful", "thankful", "impressed", "surprised", "amazed", "not", "just", "so", "very", "really", "pretty", "quite", "still", "all", "almost", "nearly", "totally"]
 )
+_HEDGE_PREFIX: Final = re.compile(r"^(?:(?:kind of|sort of|a bit|a little|so|very|really|pretty|quite|just)\s+)+", re.IGNORECASE)
 _TRANSIENT_TIME: Final = re.compile(
     r"\b(?:today|tonight|this morning|this afternoon|this evening|right now|at the moment|yesterday|tomorrow)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _F_VERB: Final = re.compile(
-    rf"^I\s+{_ADVS}(?P<verb>work(?:ed)?\s+(?:on|at|as|for|in|with|from)|live\s+(?:in|near|on|at|with)|"
+    rf"^I\s+{_ADVS}(?P<verb>work(?:ed)?\s+(?:on|at|as|for|in|with|from|remotely|part-time|full-time|nights)|live\s+(?:in|near|on|at|with)|"
     r"have lived in|moved to|grew up in|was born in|was born on|study|studied|speak|use|own|drive|teach|"
     r"manage|have\s+(?:a|an|two|three|four|five|six|seven|eight|nine|ten|\d+|several|many)|"
     r"commute|volunteer|practi[cs]e|attend|collect|maintain|lead|run|do not eat|don't eat|do not drink|"
     r"don't drink|never eat|never drink|eat|follow|belong to|support|play|am based in|am married|"
     r"have been (?:a|an|\w+ing)|graduated from|report to|own|keep)\b(?P<obj>.*)$",
-    re.I,
+    re.IGNORECASE,
 )
 _NOT_A_FACT_OBJECT: Final = re.compile(
     r"^\s*(?:a question|a problem|an idea|a meeting|a doubt|no idea|a minute|a moment|a second|time|"
     r"a quick|an issue with this|it|this|that|them|to\b|a look|a go|fun|a good|a great|a nice|lunch|dinner|"
     r"breakfast|the same)\b",
-    re.I,
+    re.IGNORECASE,
+)
+_HAVE_TRANSIENT: Final = re.compile(
+    r"^I\s+have\s+(?:a|an|one|two)\s+(?:quick\s+|small\s+|few\s+)?(?:question|problem|idea|meeting|doubt|minute|"
+    r"moment|second|issue|look|go|feeling|suggestion|request|favou?r|thought|call|appointment)s?\b",
+    re.IGNORECASE,
 )
 _F_MY: Final = re.compile(
-    r"^(?P<my>my|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are|was|were|has|have)\s+(?P<y>.+)$", re.I
+    r"^(?P<my>my|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are|was|were|has|have)\s+(?P<y>.+)$", re.IGNORECASE
 )
 _MY_EXCLUDED: Final = frozenset(
-    """question point guess bad pleasure apologies apology answer reply turn thought thoughts concern
-    idea mind head god goodness gosh honest view opinion hunch feeling response request bet""".split()
+    ["question", "point", "guess", "bad", "pleasure", "apologies", "apology", "answer", "reply", "turn", "thought", "thoughts", "concern", "idea", "mind", "head", "god", "goodness", "gosh", "honest", "view", "opinion", "hunch", "feeling", "response", "request", "bet"]
 )
 _F_THE: Final = re.compile(
-    r"^(?P<the>the|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are)\s+(?P<y>.+)$", re.I
+    r"^(?P<the>the|our)\s+(?P<x>[\w' -]{1,60}?)\s+(?P<cop>is|are)\s+(?P<y>.+)$", re.IGNORECASE
 )
 _STATUS_NOUNS: Final = frozenset(
-    """failing broken current main blocking deadline goal problem issue bug error budget target plan project
-    stack bottleneck priority blocker database language framework release migration step pipeline job
-    service workflow repo repository team company""".split()
+    ["failing", "broken", "current", "main", "blocking", "deadline", "goal", "problem", "issue", "bug", "error", "budget", "target", "plan", "project", "stack", "bottleneck", "priority", "blocker", "database", "language", "framework", "release", "migration", "step", "pipeline", "job", "service", "workflow", "repo", "repository", "team", "company"]
 )
 
 # --- importance --------------------------------------------------------------------------------
@@ -158,10 +155,10 @@ _STRONG: Final = re.compile(
     r"\b(?:love|loves|hate|hates|can't stand|cannot stand|always|never|really|absolutely|strongly|"
     r"definitely|must|important|critical|allergic|allergy|deadline|medical|diabetic|vegan|vegetarian|"
     r"name is|under no circumstances)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _WEAK: Final = re.compile(
-    r"\b(?:kind of|sort of|a bit|a little|somewhat|sometimes|slightly|maybe|occasionally|not that)\b", re.I
+    r"\b(?:kind of|sort of|a bit|a little|somewhat|sometimes|slightly|maybe|occasionally|not that)\b", re.IGNORECASE
 )
 
 _MAX_PER_MESSAGE: Final = 5
@@ -169,8 +166,7 @@ _MAX_PER_PASS: Final = 30
 _MAX_ENTITIES: Final = 8
 _CAPITALISED_SPAN: Final = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 _ENTITY_SKIP: Final = STOPWORDS | NEGATIONS | frozenset(
-    """user the i please always never next time from now on don't prefer prefers like likes love loves hate
-    hates enjoy enjoys would rather especially lot lots thing things stuff way much more one""".split()
+    ["user", "the", "i", "please", "always", "never", "next", "time", "from", "now", "on", "don't", "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "enjoy", "enjoys", "would", "rather", "especially", "lot", "lots", "thing", "things", "stuff", "way", "much", "more", "one"]
 )
 
 
@@ -197,7 +193,7 @@ def _expand(sentence: str) -> str:
 
 def _finish(text: str) -> str:
     text = text.strip().rstrip(".!;:, ").strip()
-    text = re.sub(r"\s*,?\s*please$", "", text, flags=re.I).strip()
+    text = re.sub(r"\s*,?\s*please$", "", text, flags=re.IGNORECASE).strip()
     if not text:
         return ""
     return text[0].upper() + text[1:] + "."
@@ -221,9 +217,9 @@ def _third_person_text(text: str, *, possessive: str) -> str:
     """First person → "the user" (verb agreement for the verb after ``I``), ``my`` → ``possessive``."""
     text = _I_VERB.sub(_i_to_user, text)
     text = re.sub(r"\bI\b", "the user", text)
-    text = re.sub(r"\b(?:my|our)\b", possessive, text, flags=re.I)
-    text = re.sub(r"\b(?:mine|ours)\b", "the user's", text, flags=re.I)
-    text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
+    text = re.sub(r"\b(?:my|our)\b", possessive, text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:mine|ours)\b", "the user's", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bmyself\b", "themselves", text, flags=re.IGNORECASE)
     text = re.sub(r"\bme\b", "the user", text)
     text = re.sub(r"^the user\b", "The user", text)
     return text
@@ -261,7 +257,7 @@ def _fact(sentence: str) -> _Hit | None:
     if match and not _DEMONYM.match(match.group("name").split()[0]):
         return _Hit(RecordType.FACT, f"The user's name is {match.group('name')}.", match.group("name"))
     match = _F_VERB.match(sentence)
-    if match:
+    if match and not _HAVE_TRANSIENT.match(sentence):
         obj = match.group("obj")
         if _NOT_A_FACT_OBJECT.match(obj) or _TRANSIENT_TIME.search(sentence):
             return None
@@ -271,13 +267,11 @@ def _fact(sentence: str) -> _Hit | None:
     match = _F_I_AM.match(sentence)
     if match:
         obj = match.group("obj")
-        words = tokens(obj)
+        words = tokens(_HEDGE_PREFIX.sub("", obj))
         if not words or _TRANSIENT_TIME.search(sentence):
             return None
         head = words[1] if words[0] == "not" and len(words) > 1 else words[0]
         if head in _TRANSIENT or words[0] in _TRANSIENT - {"not"}:
-            return None
-        if head in {"a", "an"} and len(words) > 1 and words[1] in {"bit", "little"}:
             return None
         return _Hit(RecordType.FACT, _finish(_third_person_text(sentence, possessive="their")), obj)
     match = _F_MY.match(sentence)
@@ -313,9 +307,9 @@ def _entities(obj: str) -> tuple[str, ...]:
         if words:
             add(" ".join(words))
     for token in tokens(obj):
-        if len(token) >= 3 and token not in _ENTITY_SKIP and not token.isdigit():
-            if not any(token in e.lower().split() for e in found):
-                add(token)
+        content = len(token) >= 3 and token not in _ENTITY_SKIP and not token.isdigit()
+        if content and not any(token in e.lower().split() for e in found):
+            add(token)
     return tuple(found)
 
 
@@ -344,7 +338,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
             continue
         for raw in _clauses(raw_sentence):
             sentence = _expand(_strip_fillers(raw))
-            if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.I):
+            if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE):
                 continue
             if _HYPOTHETICAL.search(sentence):
                 continue

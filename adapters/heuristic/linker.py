@@ -15,9 +15,7 @@ from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, stem, tokens
 __all__ = ["RuleLinkResolver", "classify_link"]
 
 _GENERIC: Final = frozenset(
-    """user now currently anymore instead lately recently these days style kind type sort thing things
-    especially particularly generally usually really much lot lots more most very quite rather also
-    still just always""".split()
+    ["user", "now", "right", "currently", "anymore", "instead", "lately", "recently", "these", "days", "style", "kind", "type", "sort", "thing", "things", "especially", "particularly", "generally", "usually", "really", "much", "lot", "lots", "more", "most", "very", "quite", "rather", "also", "still", "just", "always"]
 )
 """Words that neither make a claim different nor make it more specific."""
 
@@ -29,14 +27,14 @@ _POLARITY_FLIP: Final = frozenset({"hate", "dislike", "stand", "detest", "despis
 _CHANGE_MARKERS: Final = re.compile(
     r"\b(?:now|no longer|anymore|any more|instead|switched|changed|these days|nowadays|lately|moved|"
     r"has since|not \w+ anymore)\b",
-    re.I,
+    re.IGNORECASE,
 )
 _SINGLE_VALUED_PREDICATES: Final = (
-    ("live", re.compile(r"\b(?:lives? (?:in|near)|moved to|is based in|relocated to)\s+(?P<obj>.+)$", re.I)),
-    ("work", re.compile(r"\b(?:works? (?:at|for)|is employed (?:at|by)|joined)\s+(?P<obj>.+)$", re.I)),
-    ("job", re.compile(r"\b(?:works? as|is employed as)\s+(?P<obj>.+)$", re.I)),
+    ("live", re.compile(r"\b(?:lives? (?:in|near)|moved to|is based in|relocated to)\s+(?P<obj>.+)$", re.IGNORECASE)),
+    ("work", re.compile(r"\b(?:works? (?:at|for)|is employed (?:at|by)|joined)\s+(?P<obj>.+)$", re.IGNORECASE)),
+    ("job", re.compile(r"\b(?:works? as|is employed as)\s+(?P<obj>.+)$", re.IGNORECASE)),
 )
-_COPULA: Final = re.compile(r"^(?P<subject>.+?)\s+(?:is|are)\s+(?:now\s+)?(?P<obj>.+)$", re.I)
+_COPULA: Final = re.compile(r"^(?P<subject>.+?)\s+(?:is|are)\s+(?:now\s+)?(?P<obj>.+)$", re.IGNORECASE)
 _SINGLE_VALUED_SUBJECT: Final = frozenset(
     {"name", "favourite", "prefer", "age", "email", "birthday", "phone", "address", "deadline", "timezone",
      "step", "failing", "goal", "budget", "manager", "boss", "job", "role", "title", "current", "main"}
@@ -50,6 +48,8 @@ def _clean(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class _Claim:
     text: str
+    sequence: tuple[str, ...]
+    """Content stems in order (generic words and negations left out)."""
     words: frozenset[str]
     """Content stems minus generic words and negations."""
     negative: bool
@@ -70,9 +70,9 @@ def _claim(text: str) -> _Claim:
     stems = [s for s in _stems(text) if s not in _GENERIC]
     words = frozenset(stems)
     preference = bool(words & _PREFERENCE_STEMS)
-    negations = sum(1 for t in raw if t in NEGATIONS) + len(re.findall(r"\bno longer\b", text, re.I))
+    negations = sum(1 for t in raw if t in NEGATIONS)
     negative = (negations % 2 == 1) ^ bool(words & _POLARITY_FLIP)
-    subject = ("user",) if re.match(r"^the user\b", text, re.I) else tuple(stems[:1])
+    subject = ("user",) if re.match(r"^the user\b", text, re.IGNORECASE) else tuple(stems[:1])
     copula_subject = copula_object = None
     match = _COPULA.match(text.rstrip("."))
     if match:
@@ -85,7 +85,7 @@ def _claim(text: str) -> _Claim:
         if found:
             single_valued = (key, frozenset(s for s in _stems(found.group("obj")) if s not in _GENERIC))
             break
-    return _Claim(text, words, negative, preference, subject, copula_subject, copula_object, single_valued)
+    return _Claim(text, tuple(stems), words, negative, preference, subject, copula_subject, copula_object, single_valued)
 
 
 def _topic(words: frozenset[str]) -> frozenset[str]:
@@ -102,7 +102,7 @@ def classify_link(
     new, old = _claim(new_text), _claim(old_text)
     if not new.words or not old.words:
         return None
-    if new.words == old.words and new.negative == old.negative and RecordType(new_type) is RecordType(old_type):
+    if new.sequence == old.sequence and new.negative == old.negative and RecordType(new_type) is RecordType(old_type):
         return "duplicates"
     if RecordType(new_type) is not RecordType(old_type) or new.subject != old.subject:
         return None
@@ -133,15 +133,15 @@ def _supersedes(new: _Claim, old: _Claim) -> bool:
             return False
         if new.negative != old.negative and old_topic <= new_topic:
             return True
+        if new_topic == old_topic and new.sequence != old.sequence and new.negative == old.negative:
+            return changed_marker  # "now prefers spaces over tabs" vs "prefers tabs over spaces"
         changed_object = bool(new_topic - old_topic) and bool(old_topic - new_topic)
         single_valued = any(
             c.copula_subject is not None and set(c.copula_subject) & {"favourite", "prefer"} for c in (new, old)
         )
         return changed_object and (changed_marker or single_valued)
     # "The user is no longer X" / "The user is now Y" against "The user is X".
-    if changed_marker and new.negative != old.negative and _topic(old.words) <= _topic(new.words):
-        return True
-    return False
+    return changed_marker and new.negative != old.negative and _topic(old.words) <= _topic(new.words)
 
 
 class RuleLinkResolver:

@@ -9,7 +9,7 @@ from itertools import combinations, pairwise
 from typing import Final
 
 import networkx as nx
-
+import numpy as np
 from palimpsest.application.ports import SummaryText
 from palimpsest.domain.model import Message
 
@@ -18,13 +18,14 @@ from ._text import STOPWORDS, sentences, stem, tokens
 __all__ = ["TextRankSummariser"]
 
 _CHARS_PER_TOKEN: Final = 3.5
+_DAMPING: Final = 0.85
+_MIN_ISOLATED_WORDS: Final = 3
 _DEFAULT_MAX_CHARS: Final = 600
 _MAX_TOPICS: Final = 8
 _MAX_SENTENCES: Final = 400
 _MAX_SENTENCE_CHARS: Final = 300
 _TOPIC_STOPWORDS: Final = STOPWORDS | frozenset(
-    """like want wants need needs please thanks thank yes okay ok right sure also get got let lets one
-    would could should can't don't doesn't i'd i've i'll you're it's that's there's user""".split()
+    ["like", "want", "wants", "need", "needs", "please", "thanks", "thank", "yes", "okay", "ok", "right", "sure", "also", "get", "got", "let", "lets", "one", "would", "could", "should", "can't", "don't", "doesn't", "i'd", "i've", "i'll", "you're", "it's", "that's", "there's", "user"]
 )
 
 
@@ -86,15 +87,39 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     return tuple(chosen[:limit])
 
 
+def _pagerank(graph: nx.Graph) -> dict[int, float]:
+    """``networkx.pagerank`` (weighted, damping 0.85); networkx needs SciPy for it, so without SciPy
+    the same power iteration runs on networkx's dense adjacency matrix with NumPy."""
+    try:
+        return dict(nx.pagerank(graph, alpha=_DAMPING, weight="weight", max_iter=200, tol=1e-10))
+    except ModuleNotFoundError:
+        pass
+    nodes = list(graph.nodes)
+    adjacency = nx.to_numpy_array(graph, nodelist=nodes, weight="weight")
+    out_weight = adjacency.sum(axis=1)
+    dangling = out_weight == 0
+    transition = np.divide(adjacency, out_weight[:, None], out=np.zeros_like(adjacency), where=~dangling[:, None])
+    count = len(nodes)
+    rank = np.full(count, 1.0 / count)
+    for _ in range(200):
+        previous = rank
+        rank = _DAMPING * (rank @ transition + rank[dangling].sum() / count) + (1 - _DAMPING) / count
+        if np.abs(rank - previous).sum() < count * 1e-10:
+            break
+    return {node: float(score) for node, score in zip(nodes, rank, strict=True)}
+
+
 class TextRankSummariser:
     """Implements the ``Summariser`` port by extractive TextRank, offline and deterministic.
 
     The sentences of the previous summary and of the new messages (oldest first) form a graph
     whose edges weigh word overlap (shared content stems over the log lengths of the two
-    sentences, as in Mihalcea & Tarau's TextRank); ``networkx.pagerank`` ranks them. The best
+    sentences, as in Mihalcea & Tarau's TextRank); ``networkx.pagerank`` ranks them (or, when
+    SciPy — which networkx needs for it — is absent, the same power iteration in NumPy). The best
     sentences are taken until the budget is spent — ``token_limit × 3.5`` characters when
     ``token_limit`` is given, otherwise about 600 — and emitted in their original
-    (chronological) order. Topics are up to 8 keyphrases of the summary text (frequent
+    (chronological) order; a sentence that shares no word with any other and has fewer than
+    three content words ("Lol, what a day.") is left out. Topics are up to 8 keyphrases of the summary text (frequent
     non-stopword unigrams and repeated bigrams). It paraphrases nothing: every sentence of
     the summary is a sentence that was in its input, so it cannot follow instructions in it
     either. Sentences are not rewritten to third person, and very long inputs keep their
@@ -141,7 +166,7 @@ class TextRankSummariser:
             if weight > 0:
                 graph.add_edge(i, j, weight=weight)
         if graph.number_of_edges():
-            scores = nx.pagerank(graph, weight="weight", max_iter=200, tol=1e-8)
+            scores = _pagerank(graph)
         else:
             scores = {i: 1.0 for i in range(len(candidates))}
         # Ties (and isolated sentences) favour the newest sentence, then the longer one.
@@ -149,6 +174,8 @@ class TextRankSummariser:
         chosen: list[int] = []
         used = 0
         for index in order:
+            if graph.degree(index) == 0 and len(words[index]) < _MIN_ISOLATED_WORDS and graph.number_of_edges():
+                continue  # chit-chat: shares no word with anything and says little itself
             cost = len(candidates[index]) + (1 if chosen else 0)
             if used + cost <= budget:
                 chosen.append(index)

@@ -1,0 +1,69 @@
+"""Tests of the heuristic adapters layer: ``TextRankSummariser`` selection, order, budget and topics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from palimpsest.adapters.heuristic import TextRankSummariser
+from palimpsest.application.ports import Summariser, SummaryText
+from palimpsest.domain.model import Message
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+MAYA = [
+    "I'm Maya. I'm migrating our nightly invoice reconciliation workflow from cron jobs to LangGraph.",
+    "Got it, Maya: the nightly invoice reconciliation workflow is moving from cron jobs to LangGraph.",
+    "The failing step right now is ledger enrichment after reconciliation.",
+    "Understood: ledger enrichment after reconciliation is the failing step of the workflow.",
+    "Lol, what a day.",
+]
+
+
+def _messages(*contents: str) -> list[Message]:
+    return [
+        Message(id=f"m{i}", thread_id="t", role="user" if i % 2 else "assistant", content=c, seq=i + 1, created_at=NOW)
+        for i, c in enumerate(contents)
+    ]
+
+
+def test_the_textrank_summariser_implements_the_summariser_port() -> None:
+    assert isinstance(TextRankSummariser(), Summariser)
+
+
+def test_the_summary_keeps_central_sentences_in_chronological_order_and_drops_chit_chat() -> None:
+    summary = TextRankSummariser().summarise(None, _messages(*MAYA), token_limit=100)
+    assert len(summary.text) <= 100 * 3.5
+    assert "Lol" not in summary.text
+    assert "ledger enrichment" in summary.text
+    sentences = [s for s in MAYA if s.split(".")[0] in summary.text]
+    assert [summary.text.index(s.split(".")[0]) for s in sentences] == sorted(
+        summary.text.index(s.split(".")[0]) for s in sentences
+    )
+
+
+def test_the_default_budget_is_about_six_hundred_characters() -> None:
+    long = [f"Sentence {i} talks about invoices, ledgers and reconciliation in detail." for i in range(60)]
+    summary = TextRankSummariser().summarise(None, _messages(*long))
+    assert 300 < len(summary.text) <= 600
+
+
+def test_the_previous_summary_is_folded_in() -> None:
+    previous = SummaryText("Maya is migrating the invoice reconciliation workflow to LangGraph.")
+    summary = TextRankSummariser().summarise(previous, _messages("The ledger enrichment step of the invoice workflow fails."))
+    assert "Maya" in summary.text and "ledger enrichment" in summary.text
+
+
+def test_topics_are_at_most_eight_ranked_keyphrases() -> None:
+    summary = TextRankSummariser().summarise(None, _messages(*MAYA), token_limit=400)
+    assert 0 < len(summary.topics) <= 8
+    assert summary.topics[0] in {"invoice reconciliation", "ledger enrichment", "reconciliation", "workflow"}
+    assert all(t == t.lower() and t.strip() for t in summary.topics)
+
+
+def test_no_messages_and_no_previous_summary_give_an_empty_summary() -> None:
+    assert TextRankSummariser().summarise(None, []) == SummaryText("", ())
+
+
+def test_an_isolated_chit_chat_sentence_is_left_out_even_when_the_budget_has_room() -> None:
+    summary = TextRankSummariser().summarise(None, _messages(*MAYA), token_limit=1000)
+    assert "ledger enrichment" in summary.text
+    assert "Lol" not in summary.text
