@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 
 import openai
-
 from palimpsest.domain.errors import ConfigurationError
 
 from .chat import OpenAIChatModel, parse_json_object

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import openai
-
 from palimpsest.domain.errors import ConfigurationError
 
 from .errors import ModelError, ModelRequestsDisabledError, ModelUnavailableError

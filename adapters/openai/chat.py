@@ -10,7 +10,6 @@ from typing import Any, Final
 
 import openai
 import pydantic
-
 from palimpsest.domain.errors import ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed, log

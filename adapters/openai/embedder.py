@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
-
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from fake_openai_server import FakeOpenAIServer
 
 if importlib.util.find_spec("openai") is None:  # the test modules skip themselves with the reason

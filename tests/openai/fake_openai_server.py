@@ -12,7 +12,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"
@@ -83,7 +83,9 @@ class FakeOpenAIServer:
         self.received: list[Received] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -104,7 +106,7 @@ class FakeOpenAIServer:
         with self._lock:
             return [r.body for r in self.received if r.path == path]
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -127,7 +129,7 @@ class FakeOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:

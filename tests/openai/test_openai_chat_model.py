@@ -9,10 +9,9 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
-from pydantic import BaseModel  # noqa: E402
-
-import palimpsest.adapters.openai as adapters  # noqa: E402
-from palimpsest.adapters.openai import (  # noqa: E402
+import palimpsest.adapters.openai as adapters
+from fake_openai_server import CHAT, Scripted, chat_answer, error, json_answer
+from palimpsest.adapters.openai import (
     ModelOutputError,
     ModelRequestsDisabledError,
     ModelUnavailableError,
@@ -21,10 +20,9 @@ from palimpsest.adapters.openai import (  # noqa: E402
     client_from_env,
     parse_json_object,
 )
-from palimpsest.adapters.openai._transport import RetryPolicy  # noqa: E402
-from palimpsest.domain.errors import AgentMemoryError, ConfigurationError  # noqa: E402
-
-from fake_openai_server import CHAT, Scripted, chat_answer, error, json_answer  # noqa: E402
+from palimpsest.adapters.openai._transport import RetryPolicy
+from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
+from pydantic import BaseModel
 
 
 class Answer(BaseModel):

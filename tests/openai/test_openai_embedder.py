@@ -8,11 +8,10 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
-from fake_openai_server import EMBEDDINGS, embedding_answer, error  # noqa: E402
-
-from palimpsest.adapters.openai import ModelUnavailableError, OpenAIEmbedder  # noqa: E402
-from palimpsest.application.ports import Embedder  # noqa: E402
-from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError  # noqa: E402
+from fake_openai_server import EMBEDDINGS, embedding_answer, error
+from palimpsest.adapters.openai import ModelUnavailableError, OpenAIEmbedder
+from palimpsest.application.ports import Embedder
+from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 
 
 def test_vectors_come_back_unit_length_in_input_order_whatever_order_the_server_uses(server, client, sleeps) -> None:

@@ -9,16 +9,15 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
-from fake_openai_server import CHAT, chat_answer, json_answer  # noqa: E402
-
-from palimpsest.adapters.openai import (  # noqa: E402
+from fake_openai_server import CHAT, chat_answer, json_answer
+from palimpsest.adapters.openai import (
     LlmExtractor,
     LlmLinkResolver,
     LlmSummariser,
     ModelOutputError,
     OpenAIChatModel,
 )
-from palimpsest.application.ports import (  # noqa: E402
+from palimpsest.application.ports import (
     ExtractedMemory,
     ExtractionRequest,
     Extractor,
@@ -28,7 +27,7 @@ from palimpsest.application.ports import (  # noqa: E402
     Summariser,
     SummaryText,
 )
-from palimpsest.domain.model import MemoryRecord, Message, RecordType  # noqa: E402
+from palimpsest.domain.model import MemoryRecord, Message, RecordType
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
