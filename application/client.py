@@ -38,6 +38,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
 from .config import MemoryExtractionConfig, MemoryRetentionConfig
+from .extraction import ExtractionRunner
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
@@ -79,6 +80,7 @@ class MemoryCore:
     new_id: Callable[[], str]
     _pool: ThreadPoolExecutor | None = None
     _pool_lock: threading.Lock = field(default_factory=threading.Lock)
+    runner: ExtractionRunner | None = None
 
     def search_pool(self) -> ThreadPoolExecutor:
         """Worker threads for concurrent per-type card searches, created on first use."""
@@ -280,6 +282,9 @@ class AgentMemory:
         )
         self._closed = False
         self._close_store = close_store
+        self._core.runner = ExtractionRunner(self._core)
+        if extractor is not None:
+            self._core.runner.resume()  # jobs left by a crash or an earlier process
 
     @staticmethod
     def _sync_store_settings(
@@ -423,6 +428,8 @@ class AgentMemory:
         """Delete a thread with its messages, summaries and the memories scoped to it."""
         check_id(thread_id, "thread_id")
         core = self._core
+        if core.runner is not None:
+            core.runner.wait(300.0, thread_id=thread_id)  # let its extraction finish first
         now = core.clock.now()
         with core.store.unit_of_work() as uow:
             owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
@@ -664,7 +671,10 @@ class AgentMemory:
         return len(purged) + len(expired)
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
-        """Extraction runs inline in this version, so there is never pending work to wait for."""
+        """Wait for the background extraction this client started (``WaitTimeoutError`` when
+        it takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
+        assert self._core.runner is not None
+        self._core.runner.wait(timeout)
 
     def close(self, timeout: float | None = 300.0) -> None:
         """Stop using the store; idempotent. The store is closed too when this client was
@@ -672,7 +682,11 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
-        self._core.shutdown()
+        try:
+            if self._core.runner is not None:
+                self._core.runner.close(timeout)
+        finally:
+            self._core.shutdown()
         if self._close_store:
             self._core.store.close()
 

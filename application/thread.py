@@ -14,12 +14,20 @@ from palimpsest.domain.errors import (
     ThreadNotFoundError,
     ValidationError,
 )
-from palimpsest.domain.model import MEMORY_RECORD_TYPES, Message, RecordType, Thread, check_id, check_metadata
+from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
+    ExtractionJob,
+    Message,
+    RecordType,
+    Thread,
+    check_id,
+    check_metadata,
+)
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryLinkExtractionMode
+from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryLinkExtractionMode
 from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
@@ -291,56 +299,59 @@ class MemoryThread:
                     )
                 )
             uow.messages.add_many(stored, vectors)
+            job = self._plan_extraction(uow, stored, now)
             uow.commit()
-        self._after_append(stored)
+        self._after_append(stored, job)
         return ids
 
-    def _after_append(self, stored: list[Message]) -> None:
-        """Extraction and summary upkeep; runs after the raw messages are durable."""
+    def _after_append(self, stored: list[Message], job: ExtractionJob | None) -> None:
+        """Extraction and summary upkeep; runs after the raw messages (and the job) are durable."""
         config = self._settings.extraction
-        if config.extract_memories and self._core.extractor is not None:
-            try:
-                targets = self._due_targets(stored)
-                if targets:
-                    self._extract(targets)
-            except Exception:  # a model failure must never lose or undo the acknowledged write
-                log.exception("memory extraction failed for thread %s; messages are stored", self.thread_id)
+        runner = self._core.runner
+        if job is not None and runner is not None:
+            if config.extraction_mode is MemoryExtractionMode.INLINE:
+                runner.run(job.id)
+            else:
+                runner.submit(job)
         if config.enable_context_summary and self._core.summaries.has_summariser:
             try:
                 self._maybe_refresh_summary(stored[-1].seq)
             except Exception:
                 log.exception("summary refresh failed for thread %s", self.thread_id)
 
-    def _due_targets(self, stored: list[Message]) -> list[Message]:
-        """The messages an extraction pass should read now, per ``memory_extraction_frequency``.
+    def _plan_extraction(self, uow: Any, stored: list[Message], now: datetime) -> ExtractionJob | None:
+        """The extraction job this append makes due, recorded in the append's own transaction.
 
-        A negative (or zero) frequency extracts every append. Otherwise the thread's counter
-        (the seq of the last message extracted) is advanced, and persisted before the model
-        call so that a retry never counts the same messages twice, once ``frequency``
-        messages have accumulated."""
-        frequency = self._settings.extraction.memory_extraction_frequency
-        if not isinstance(frequency, int) or frequency <= 0:
-            return stored
-        core = self._core
+        A negative (or zero) ``memory_extraction_frequency`` extracts every append. Otherwise
+        the thread's counter (the seq of the last message handed to extraction) advances once
+        ``frequency`` messages have accumulated, and the job covers all of them."""
+        config = self._settings.extraction
+        if not config.extract_memories or self._core.extractor is None:
+            return None
         last = stored[-1].seq
-        with core.store.unit_of_work() as uow:
+        first = stored[0].seq
+        frequency = config.memory_extraction_frequency
+        if isinstance(frequency, int) and frequency > 0:
             thread = uow.threads.get(self.thread_id)
-            if thread is None:
-                return []
             state = dict(thread.state)
             counters = dict(state.get("memory_extraction_state") or {})
             done = int(counters.get("last_memory_extraction_counter", 0))
             if last - done < frequency:
-                return []
-            targets = uow.messages.list_for_thread(
-                self.thread_id, now=core.clock.now(), start_seq=done + 1, end_seq=last + 1
-            )
+                return None
+            first = done + 1
             counters["last_memory_extraction_counter"] = last
             state["memory_extraction_state"] = counters
-            self._thread = replace(thread, state=state, updated_at=core.clock.now())
+            self._thread = replace(thread, state=state, updated_at=now)
             uow.threads.update(self._thread)
-            uow.commit()
-        return targets
+        job = ExtractionJob(
+            id=self._core.new_id(), thread_id=self.thread_id, first_seq=first, last_seq=last, created_at=now
+        )
+        uow.jobs.add(job)
+        return job
+
+    def extract_now(self, targets: list[Message]) -> None:
+        """Run one extraction pass over ``targets`` (called by the job runner)."""
+        self._extract(targets)
 
     def _maybe_refresh_summary(self, last_seq: int) -> None:
         core = self._core
@@ -855,7 +866,9 @@ class MemoryThread:
         )
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
-        """Extraction runs inline in this version: nothing is ever pending."""
+        """Wait for this thread's background extraction started by this client."""
+        if self._core.runner is not None:
+            self._core.runner.wait(timeout, thread_id=self.thread_id)
 
 
 @dataclass(frozen=True, slots=True)

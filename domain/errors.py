@@ -26,6 +26,7 @@ who do not know our names::
     │   ├── RecordNotFoundError
     │   └── LinkNotFoundError
     ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
+    ├── WaitTimeoutError (TimeoutError)       background work outlasted the caller's timeout
     └── StorageError (RuntimeError)           the backend failed; driver errors are translated here
         ├── StoreBusyError (TimeoutError)     contention outlasted every retry
         ├── SchemaVersionError                the store file is newer than this library
@@ -64,6 +65,7 @@ __all__ = [
     "ThreadNotFoundError",
     "ValidationError",
     "VectorDimensionError",
+    "WaitTimeoutError",
 ]
 
 
@@ -156,6 +158,10 @@ class LinkNotFoundError(NotFoundError):
 
 class ConfigurationError(AgentMemoryError, ValueError):
     """Inconsistent configuration, e.g. opening a 384-d store with a 768-d embedder."""
+
+
+class WaitTimeoutError(AgentMemoryError, TimeoutError):
+    """Waiting for background work (extraction) took longer than the given timeout."""
 
 
 class StorageError(AgentMemoryError, RuntimeError):

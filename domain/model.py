@@ -25,6 +25,7 @@ from .errors import (
 
 __all__ = [
     "MAX_ID_LENGTH",
+    "ExtractionJob",
     "MEMORY_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
     "Message",
@@ -425,6 +426,37 @@ class ThreadSummary:
     @property
     def is_valid(self) -> bool:
         return self.status is RecordStatus.VALID
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionJob:
+    """Pending extraction over messages ``first_seq..last_seq`` of a thread.
+
+    Recorded in the same transaction as the messages it covers, so acknowledged messages are
+    never left unextracted by a crash; a worker *claims* a job with a lease (``claimed_until``)
+    and deletes it when done, and an expired lease lets another worker retry it.
+    """
+
+    id: str
+    thread_id: str
+    first_seq: int
+    last_seq: int
+    created_at: datetime
+    attempts: int = 0
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "job id")
+        check_id(self.thread_id, "thread_id")
+        for name in ("first_seq", "last_seq", "attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValidationError(f"{name} must be a non-negative integer.")
+        if self.first_seq > self.last_seq:
+            raise ValidationError("first_seq must not exceed last_seq.")
+        check_time(self.created_at, "created_at")
+        _check_optional_time(self.claimed_until, "claimed_until")
 
 
 UTC: Final = timezone.utc

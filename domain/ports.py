@@ -23,13 +23,14 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-from .model import MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
+from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import SearchHit, SearchQuery
 from .sentinel import NotSetType, NOTSET
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "Clock",
+    "JobRepository",
     "LinkRepository",
     "MemoryStore",
     "MessageRepository",
@@ -271,6 +272,28 @@ class SummaryRepository(Protocol):
         ...
 
 
+class JobRepository(Protocol):
+    """Durable pending-extraction jobs (deleted with their thread)."""
+
+    def add(self, job: ExtractionJob) -> None:
+        """Record a job. Raises ``ThreadNotFoundError`` or ``DuplicateIdError``."""
+        ...
+
+    def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
+        """Jobs not claimed, or whose lease expired by ``now``, oldest first."""
+        ...
+
+    def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
+        """Lease the job to ``owner`` until ``until`` (counting an attempt) if it is free or its
+        lease expired by ``now``; returns the claimed job, or ``None`` if someone else holds it
+        or it is gone."""
+        ...
+
+    def delete(self, job_id: str) -> bool:
+        """Remove a finished (or abandoned) job."""
+        ...
+
+
 class SettingsRepository(Protocol):
     """Store-wide settings (JSON values) that every client of the store must share, such as
     the retention policy or the embedding model the vectors were made with."""
@@ -299,6 +322,7 @@ class UnitOfWork(Protocol):
     links: LinkRepository
     summaries: SummaryRepository
     settings: SettingsRepository
+    jobs: JobRepository
 
     def __enter__(self) -> UnitOfWork: ...
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application import AgentMemory, ExtractedMemory, MemoryExtractionConfig
+from palimpsest.application import AgentMemory, ExtractedMemory, MemoryExtractionConfig, MemoryExtractionMode
 from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import RecordType
 
@@ -40,6 +40,9 @@ def main(folder: str | Path) -> dict[str, Any]:
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser(),
         extractor=extractor,
+        # Extract before add_messages returns, so the card below already sees the memories
+        # (the default, BACKGROUND, would need wait_for_memory_extraction() first).
+        memory_extraction_config=MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.INLINE),
     )
 
     thread = memory.create_thread(

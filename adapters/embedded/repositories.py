@@ -27,6 +27,7 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.metadata_filter import validate_filter
 from palimpsest.domain.model import (
+    ExtractionJob,
     MemoryRecord,
     Message,
     RecordLink,
@@ -48,6 +49,7 @@ from .codec import (
     RECORD_COLUMNS,
     SUMMARY_COLUMNS,
     THREAD_COLUMNS,
+    decode_time,
     encode_json,
     encode_time,
     link_from_row,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from .unit_of_work import SqliteUnitOfWork
 
 __all__ = [
+    "SqliteJobRepository",
     "SqliteLinkRepository",
     "SqliteMessageRepository",
     "SqliteRecordRepository",
@@ -755,6 +758,73 @@ class SqliteSummaryRepository(_Repository):
                 (thread_id, thread_id, keep),
             )
         return cursor.rowcount
+
+
+_JOB_COLUMNS = "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until"
+
+
+def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
+    return ExtractionJob(
+        id=row[0],
+        thread_id=row[1],
+        first_seq=row[2],
+        last_seq=row[3],
+        created_at=decode_time(row[4]),  # type: ignore[arg-type]
+        attempts=row[5],
+        claimed_by=row[6],
+        claimed_until=decode_time(row[7]) if row[7] is not None else None,
+    )
+
+
+class SqliteJobRepository(_Repository):
+    __slots__ = ()
+
+    def add(self, job: ExtractionJob) -> None:
+        with translate(ThreadNotFoundError):
+            if not self._exists("threads", "id", job.thread_id):
+                raise ThreadNotFoundError(f"No thread with id {job.thread_id!r}.")
+            if self._exists("extraction_jobs", "id", job.id):
+                raise DuplicateIdError(f"A job with id {job.id!r} already exists.")
+            self._conn.execute(
+                f"INSERT INTO extraction_jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    job.id,
+                    job.thread_id,
+                    job.first_seq,
+                    job.last_seq,
+                    encode_time(job.created_at),
+                    job.attempts,
+                    job.claimed_by,
+                    encode_time(job.claimed_until),
+                ),
+            )
+
+    def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
+        limit = _check_limit(limit)
+        sql = (
+            f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE claimed_until IS NULL OR claimed_until <= ? "
+            "ORDER BY created_at, id"
+        )
+        params: tuple[Any, ...] = (encode_time(check_time(now, "now")),)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        with translate():
+            return [_job_from_row(row) for row in self._conn.execute(sql, params)]
+
+    def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
+        with translate():
+            updated = self._conn.execute(
+                "UPDATE extraction_jobs SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
+                "WHERE id = ? AND (claimed_until IS NULL OR claimed_until <= ?) "
+                f"RETURNING {_JOB_COLUMNS}",
+                (owner, encode_time(check_time(until, "until")), job_id, encode_time(check_time(now, "now"))),
+            ).fetchone()
+        return None if updated is None else _job_from_row(updated)
+
+    def delete(self, job_id: str) -> bool:
+        with translate():
+            return self._conn.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,)).rowcount > 0
 
 
 class SqliteSettingsRepository(_Repository):

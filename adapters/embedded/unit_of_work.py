@@ -18,6 +18,7 @@ from .repositories import (
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
+    SqliteJobRepository,
     SqliteSettingsRepository,
     SqliteSummaryRepository,
     SqliteThreadRepository,
@@ -52,6 +53,7 @@ class SqliteUnitOfWork:
         self.links = SqliteLinkRepository(self)
         self.summaries = SqliteSummaryRepository(self)
         self.settings = SqliteSettingsRepository(self)
+        self.jobs = SqliteJobRepository(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
 

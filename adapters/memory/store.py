@@ -37,6 +37,7 @@ from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordLink,
+    ExtractionJob,
     RecordStatus,
     RecordType,
     Thread,
@@ -109,6 +110,7 @@ class _State:
     dimension: int | None = None
     summaries: dict[str, ThreadSummary] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    jobs: dict[str, ExtractionJob] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -120,6 +122,7 @@ class _State:
             self.dimension,
             dict(self.summaries),
             dict(self.settings),
+            dict(self.jobs),
         )
 
 
@@ -170,6 +173,8 @@ class InMemoryThreadRepository(_Repository):
             del s.links[link.id]
         for summary in [x for x in s.summaries.values() if x.thread_id == thread_id]:
             del s.summaries[summary.id]
+        for job in [j for j in s.jobs.values() if j.thread_id == thread_id]:
+            del s.jobs[job.id]
         return True
 
     def list(
@@ -472,6 +477,34 @@ class InMemorySummaryRepository(_Repository):
         return len(doomed)
 
 
+class InMemoryJobRepository(_Repository):
+    def add(self, job: ExtractionJob) -> None:
+        s = self._s
+        if job.thread_id not in s.threads:
+            raise ThreadNotFoundError(f"No thread with id {job.thread_id!r}.")
+        if job.id in s.jobs:
+            raise DuplicateIdError(f"A job with id {job.id!r} already exists.")
+        s.jobs[job.id] = job
+
+    def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
+        free = sorted(
+            (j for j in self._s.jobs.values() if j.claimed_until is None or j.claimed_until <= now),
+            key=lambda j: (j.created_at, j.id),
+        )
+        return free if limit is None else free[:limit]
+
+    def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
+        job = self._s.jobs.get(job_id)
+        if job is None or (job.claimed_until is not None and job.claimed_until > now):
+            return None
+        claimed = replace(job, claimed_by=owner, claimed_until=until, attempts=job.attempts + 1)
+        self._s.jobs[job_id] = claimed
+        return claimed
+
+    def delete(self, job_id: str) -> bool:
+        return self._s.jobs.pop(job_id, None) is not None
+
+
 class InMemorySettingsRepository(_Repository):
     def get(self, key: str) -> Any:
         return self._s.settings.get(key)
@@ -498,6 +531,7 @@ class InMemoryUnitOfWork:
         self.links = InMemoryLinkRepository(self)
         self.summaries = InMemorySummaryRepository(self)
         self.settings = InMemorySettingsRepository(self)
+        self.jobs = InMemoryJobRepository(self)
 
     def _state(self) -> _State:
         if self._work is None or self._done:

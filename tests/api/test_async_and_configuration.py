@@ -201,6 +201,7 @@ def test_each_append_sends_only_the_new_messages_with_past_memories(make_client:
     thread = client.create_thread(user_id="u")
     thread.add_messages([{"role": "user", "content": "I like Rome."}])
     thread.add_messages([{"role": "user", "content": "Rome again, I really like it."}])
+    thread.wait_for_memory_extraction()  # the default mode is BACKGROUND
     first, second = extractor.requests
     assert [m.content for m in second.target_messages] == ["Rome again, I really like it."]
     assert [m.content for m in second.past_memories] == ["The user likes Rome."]
@@ -215,4 +216,5 @@ def test_a_failing_extractor_never_loses_the_messages(make_client: ClientFactory
     thread = client.create_thread()
     ids = thread.add_messages([{"role": "user", "content": "still stored"}])
     assert [m.id for m in thread.get_messages()] == ids
+    thread.wait_for_memory_extraction()
     assert "extraction failed" in caplog.text

@@ -40,4 +40,5 @@ def test_the_extraction_frequency_spaces_extraction_runs(make_client: ClientFact
     thread = client.create_thread(memory_extraction_config=MemoryExtractionConfig(memory_extraction_frequency=2))
     for text in ("one", "two", "three", "four"):
         thread.add_messages([{"role": "user", "content": text}])
+    thread.wait_for_memory_extraction()
     assert len(extractor.requests) == 2

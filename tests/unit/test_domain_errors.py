@@ -6,6 +6,7 @@ import pytest
 from palimpsest.domain import errors
 from palimpsest.domain.errors import (
     ArgumentTypeError,
+    WaitTimeoutError,
     AgentMemoryError,
     ConfigurationError,
     ConflictError,
@@ -43,6 +44,7 @@ TREE = [
     (InvalidSearchError, ValidationError, ValueError),
     (VectorDimensionError, ValidationError, ValueError),
     (ArgumentTypeError, ValidationError, TypeError),
+    (WaitTimeoutError, AgentMemoryError, TimeoutError),
     (InvalidLinkError, ValidationError, ValueError),
     (SelfLinkError, InvalidLinkError, ValueError),
     (LinkEndpointTypeError, InvalidLinkError, ValueError),

@@ -1,0 +1,71 @@
+"""Durable extraction: a process killed (SIGKILL) right after ``add_messages`` returned in
+BACKGROUND mode loses nothing — the next client to open the store finishes the extraction."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.memory import ManualClock
+from palimpsest.application import AgentMemory, ExtractedMemory
+from palimpsest.application.extraction import JOB_LEASE
+from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.domain import RecordType
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.application import AgentMemory
+    from palimpsest.application.testing import ScriptedExtractor
+
+    def slow(request):
+        time.sleep(60)  # the model is slow; the parent kills us meanwhile
+        return []
+
+    memory = AgentMemory(store=EmbeddedStore(sys.argv[1]), extractor=ScriptedExtractor(slow))
+    thread = memory.create_thread(thread_id="t1", user_id="u1")
+    thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+    print("ACK", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+def test_a_killed_process_leaves_its_extraction_to_the_next_client(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True, env={**os.environ}
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ACK"  # add_messages returned: acknowledged
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+
+    extractor = ScriptedExtractor([[ExtractedMemory(RecordType.FACT, "The user's name is Maya.")]])
+    # Past the lease the dead process may have taken on the job.
+    clock = ManualClock(datetime.now(UTC) + JOB_LEASE + timedelta(minutes=1))
+    memory = AgentMemory(store=EmbeddedStore(path), extractor=extractor, clock=clock, close_store=True)
+    try:
+        memory.wait_for_memory_extraction(timeout=30)
+        assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
+        assert [m.content for m in extractor.requests[0].target_messages] == [
+            "My name is Maya and I love sourdough."
+        ]
+        with memory.store.unit_of_work() as uow:
+            assert uow.jobs.pending(clock.now() + timedelta(days=1)) == []  # done, not pending
+    finally:
+        memory.close()
