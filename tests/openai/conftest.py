@@ -7,7 +7,6 @@ unique names and import the server helper as a top-level module.
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -15,10 +14,10 @@ from typing import Any
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
-if importlib.util.find_spec("openai") is None:  # the test modules skip themselves with the reason
-    openai = None
-else:
+try:  # without the SDK, every test module here skips itself, with the reason
     import openai
+except ImportError:
+    openai = None
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
