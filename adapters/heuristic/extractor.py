@@ -334,8 +334,8 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
     found: list[tuple[RecordType, str, tuple[str, ...], int]] = []
     seen: set[str] = set()
     for raw_sentence in sentences(normalise_apostrophes(text)):
-        if raw_sentence.rstrip().endswith("?"):
-            continue
+        if raw_sentence.rstrip().endswith("?") or _HYPOTHETICAL.search(_expand(_strip_fillers(raw_sentence))):
+            continue  # a question, or a conditional/hedged sentence: none of its clauses is asserted
         for raw in _clauses(raw_sentence):
             sentence = _expand(_strip_fillers(raw))
             if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE):

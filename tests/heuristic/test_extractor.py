@@ -112,6 +112,8 @@ def test_each_guideline_pattern_yields_a_guideline(utterance: str, expected: str
         "I'm fine, thanks.",
         "I'm tired today.",
         "If I moved to Berlin, I would need a visa.",
+        "When I was a kid, I loved cartoons.",
+        "Suppose I live in Tokyo and I love sushi.",
         "Maybe I should try sushi sometime.",
         "My friend loves pizza.",
         "John prefers tea.",
