@@ -6,16 +6,15 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
-from fake_openai_server import CHAT, chat_answer, json_answer  # noqa: E402
-
-from palimpsest.adapters import open_memory  # noqa: E402
-from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver, OpenAIChatModel  # noqa: E402
-from palimpsest.application import (  # noqa: E402
+from fake_openai_server import CHAT, chat_answer, json_answer
+from palimpsest.adapters import open_memory
+from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver, OpenAIChatModel
+from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder  # noqa: E402
+from palimpsest.application.testing import HashingEmbedder
 
 
 def open_client(chat: OpenAIChatModel):  # type: ignore[no-untyped-def]
