@@ -383,7 +383,8 @@ class HeuristicExtractor:
     The patterns are English only: other languages yield nothing. Because it only matches
     patterns, it cannot follow instructions found in the text — an instruction such as "ignore
     previous rules" is at most stored as a guideline-shaped string, never executed. It ignores
-    ``custom_instructions`` for the same reason. Recall is modest by design; see the labelled
+    ``custom_instructions`` for the same reason, and ``history_messages``, ``summary``,
+    ``past_memories`` and ``token_limit`` too (each clause must stand on its own). Recall is modest by design; see the labelled
     benchmark for measured precision and recall.
     """
 
