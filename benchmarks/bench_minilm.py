@@ -15,12 +15,13 @@ import time
 
 from palimpsest.adapters.minilm import MiniLMEmbedder
 
-WORDS = (
+_VOCABULARY = (
     "i want to book a flight to rome next friday morning please can you remind me about the meeting "
     "with anna at three my budget for the trip is around two thousand euros we prefer window seats "
     "and vegetarian meals what was the name of that pizza place near the station the weather looks "
     "rainy so maybe we should postpone hiking until sunday also add coffee beans to the shopping list"
-).split()
+)
+WORDS = tuple(_VOCABULARY.split())
 
 
 def chat_sentences(count: int, seed: int = 7) -> list[str]:
@@ -36,7 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--path", default=None, help="folder of the model files (default: the installed package)")
+    parser.add_argument(
+        "--path", default=None, help="folder of the model files (default: the installed package)"
+    )
     parser.add_argument("--quick", action="store_true", help="100 texts, one round")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds; the best is reported")
     args = parser.parse_args(argv)

@@ -169,3 +169,15 @@ def test_concurrent_first_calls_load_once() -> None:
         t.join()
     assert not errors
     assert all(r == results[0] for r in results)
+
+
+@needs_model
+def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "bench_minilm", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_minilm.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--count", "20", "--rounds", "1"])
+    assert "texts/s" in capsys.readouterr().out
