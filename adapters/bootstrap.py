@@ -29,6 +29,26 @@ def _embedded_store(path: str | os.PathLike[str], dimension: int | None) -> Any:
     return EmbeddedStore(path, dimension=dimension)
 
 
+def _offline_embedder() -> Any:
+    """MiniLM on numpy when its packages and weights are installed, else ``None``."""
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+
+        from .minilm import MiniLMEmbedder, find_model_folder
+
+        find_model_folder(None)
+    except Exception:  # not installed: keyword search still works
+        return None
+    return MiniLMEmbedder()
+
+
+def _heuristic(name: str) -> Any:
+    from . import heuristic
+
+    return getattr(heuristic, name)()
+
+
 def _resource(store: Any) -> Any:
     try:
         yield store
@@ -53,13 +73,13 @@ class Container(containers.DeclarativeContainer):
 
     memory_service = providers.Singleton(MemoryService, store=store, clock=clock)
 
-    # Model capabilities: none by default. The offline adapters (local embedder, heuristic
-    # extraction) plug in here as they land; until then search is keyword (BM25) only and
-    # summaries fall back to a transcript of the newest messages.
-    embedder = providers.Object(None)
-    summariser = providers.Object(None)
-    extractor = providers.Object(None)
-    link_resolver = providers.Object(None)
+    # Model capabilities: the best offline defaults available. The local MiniLM embedder when
+    # its weights are installed (else keyword search only), and the honest heuristics for
+    # extraction, summaries and links; every one can be overridden with a model adapter.
+    embedder = providers.Singleton(_offline_embedder)
+    summariser = providers.Singleton(_heuristic, "TextRankSummariser")
+    extractor = providers.Singleton(_heuristic, "HeuristicExtractor")
+    link_resolver = providers.Singleton(_heuristic, "RuleLinkResolver")
 
 
 def _chosen_backend(path: object, backend: str | None) -> str:
@@ -103,11 +123,11 @@ def open_memory(
 ) -> AgentMemory:
     """An ``AgentMemory`` on the embedded store at ``path`` (or in memory without a path).
 
-    Every port can be overridden by keyword (``store``, ``embedder``, ``summariser``,
-    ``extractor``, ``link_resolver``, ``clock``); other keywords go to ``AgentMemory``.
-    Without an extractor, automatic extraction is switched off unless the given
-    ``memory_extraction_config`` says otherwise. Closing the client closes a store that
-    ``open_memory`` created (not one passed in).
+    Defaults are offline: the MiniLM embedder when installed, and the heuristic extractor,
+    summariser and link resolver. Every port can be overridden by keyword (``store``,
+    ``embedder``, ``summariser``, ``extractor``, ``link_resolver``, ``clock``); other keywords
+    go to ``AgentMemory``. Closing the client closes a store that ``open_memory`` created (not
+    one passed in).
     """
     container = Container()
     owns_store = store is None
