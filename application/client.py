@@ -222,6 +222,7 @@ def _check_no_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:
     "delete_record_link",
     "search",
     "purge_expired",
+    "reembed",
     "wait_for_memory_extraction",
     "close",
 )
@@ -251,6 +252,7 @@ class AgentMemory:
         search_strategy: SearchStrategy | None = None,
         id_factory: Callable[[], str] | None = None,
         close_store: bool = False,
+        allow_embedding_model_change: bool = False,
     ) -> None:
         if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
@@ -264,7 +266,9 @@ class AgentMemory:
         if strategy != "keyword" and embedder is None:
             raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
         clock = clock or _UtcClock()
-        retention = self._sync_store_settings(store, embedder, memory_retention_config)
+        retention = self._sync_store_settings(
+            store, embedder, memory_retention_config, check_model=not allow_embedding_model_change
+        )
         new_id = id_factory or (lambda: str(uuid.uuid4()))
         self._core = MemoryCore(
             store=store,
@@ -288,11 +292,16 @@ class AgentMemory:
 
     @staticmethod
     def _sync_store_settings(
-        store: MemoryStore, embedder: Embedder | None, retention: MemoryRetentionConfig | None
+        store: MemoryStore,
+        embedder: Embedder | None,
+        retention: MemoryRetentionConfig | None,
+        *,
+        check_model: bool = True,
     ) -> MemoryRetentionConfig:
-        """Persist or read the store-wide settings; refuse an embedder the vectors don't fit."""
+        """Persist or read the store-wide settings; refuse an embedder the vectors don't fit
+        (unless a model change was allowed, to be followed by :meth:`AgentMemory.reembed`)."""
         with store.unit_of_work() as uow:
-            if embedder is not None:
+            if embedder is not None and check_model:
                 if store.dimension is not None and store.dimension != embedder.dimension:
                     raise ConfigurationError(
                         f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
@@ -302,7 +311,7 @@ class AgentMemory:
                 if stored_model is not None and stored_model != embedder.model_id:
                     raise ConfigurationError(
                         f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
-                        "re-embed the store before switching models."
+                        "open it with allow_embedding_model_change=True and call reembed()."
                     )
                 if stored_model is None:
                     uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
@@ -669,6 +678,63 @@ class AgentMemory:
             if thread is not None:
                 core.summaries.invalidate_from(thread, seq)
         return len(purged) + len(expired)
+
+    def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recompute every vector with this client's embedder from the stored text (nothing is
+        re-extracted), then record the new model as the store's. Returns how many records and
+        messages were embedded; ``progress(done, total)`` is called after each batch.
+
+        A model of another dimension first clears the old vectors; until this finishes, vector
+        search returns only what has been re-embedded (keyword search is unaffected)."""
+        core = self._core
+        embedder = core.embedder
+        if embedder is None:
+            raise ConfigurationError("reembed() needs a client with an embedder.")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size must be a positive integer.")
+        if core.store.dimension is not None and core.store.dimension != embedder.dimension:
+            core.store.clear_vectors()
+        now = core.clock.now()
+        with core.store.unit_of_work() as uow:
+            record_ids = [r.id for r in uow.records.list(now=now, limit=None)]
+            message_keys = [
+                (t.id, m.id)
+                for t in uow.threads.list(limit=None)
+                for m in uow.messages.list_for_thread(t.id, now=now)
+            ]
+        total = len(record_ids) + len(message_keys)
+        done = 0
+        for start in range(0, len(record_ids), batch_size):
+            with core.store.unit_of_work() as uow:
+                batch = [r for r in (uow.records.get(i) for i in record_ids[start : start + batch_size]) if r]
+            vectors = core.embed_documents([r.content for r in batch])
+            with core.store.unit_of_work() as uow:
+                for record, vector in zip(batch, vectors):
+                    current = uow.records.get(record.id)
+                    if current is not None:  # deleted meanwhile: nothing to do
+                        uow.records.update(current, embedding=vector)
+                uow.commit()
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+        for start in range(0, len(message_keys), batch_size):
+            with core.store.unit_of_work() as uow:
+                found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
+                batch_m = [m for m in found if m is not None]
+            vectors = core.embed_documents([m.content for m in batch_m])
+            with core.store.unit_of_work() as uow:
+                for message, vector in zip(batch_m, vectors):
+                    current = uow.messages.get(message.id, now=now)
+                    if current is not None:
+                        uow.messages.update(current, embedding=vector)
+                uow.commit()
+            done += len(batch_m)
+            if progress is not None:
+                progress(done, total)
+        with core.store.unit_of_work() as uow:
+            uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
+            uow.commit()
+        return done
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for the background extraction this client started (``WaitTimeoutError`` when

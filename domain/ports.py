@@ -372,6 +372,12 @@ class MemoryStore(RecordSearch, Protocol):
         """A new unit of work, to be used as a context manager."""
         ...
 
+    def clear_vectors(self) -> None:
+        """Drop every stored vector and forget the dimension (texts, links and everything else
+        stay), so that a different embedding model can re-embed the store. Keyword search keeps
+        working meanwhile; vector search finds nothing until vectors are stored again."""
+        ...
+
     def close(self) -> None:
         """Release resources; idempotent. Later use raises ``StoreClosedError``."""
         ...

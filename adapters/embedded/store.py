@@ -294,6 +294,24 @@ class EmbeddedStore:
             return
         self._prune_changes(conn)
 
+    def clear_vectors(self) -> None:
+        """See :class:`~palimpsest.domain.ports.MemoryStore`. Moves the change-log floor to the
+        head, so every process sharing the file rebuilds its caches (and re-reads the dimension)
+        at its next search."""
+        self._check_open()
+        with self.unit_of_work() as uow:
+            conn = uow.connection()
+            with translate():
+                conn.execute("UPDATE records SET embedding = NULL WHERE embedding IS NOT NULL")
+                conn.execute("UPDATE messages SET embedding = NULL WHERE embedding IS NOT NULL")
+                conn.execute("DELETE FROM meta WHERE key = 'dimension'")
+                head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
+                schema.write_meta(conn, "changes_floor", str(head))
+            uow.commit()
+        with self._lock:
+            self._dimension = None
+        self._sync(full=True)
+
     def _prune_changes(self, conn: sqlite3.Connection) -> None:
         head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0]
         low = conn.execute("SELECT min(seq) FROM changes").fetchone()[0]
@@ -331,11 +349,12 @@ class EmbeddedStore:
                 # Until this pass completes, the caches may be half updated: if it fails, the
                 # next pass rebuilds them from the tables rather than replaying onto them.
                 self._stale = True
-                if full or self._last_seen < floor:
+                rebuilt = full or self._last_seen < floor
+                if rebuilt:
                     head = self._rebuild(conn)
                 else:
                     head = self._replay(conn)
-                if self._dimension is None:
+                if self._dimension is None or rebuilt:
                     raw = schema.read_meta(conn, "dimension")
                     self._dimension = None if raw is None else int(raw)
                 conn.execute("COMMIT")

@@ -590,6 +590,14 @@ class InMemoryStore:
         self._check_open()
         return InMemoryUnitOfWork(self)
 
+    def clear_vectors(self) -> None:
+        self._check_open()
+        with self._lock:
+            state = self._committed.copy()
+            state.vectors = {}
+            state.dimension = None
+            self._committed = state
+
     def close(self) -> None:
         self._closed = True
 
