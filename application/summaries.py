@@ -21,12 +21,15 @@ from palimpsest.domain.ports import Clock, MemoryStore
 
 from .ports import Summariser, SummaryText
 from .rendering import format_time
+from .validation import shorten_for_prompt
 
 __all__ = ["SummaryService", "transcript"]
 
 log = logging.getLogger("palimpsest")
 
 MAX_RETAINED_REVISIONS: Final = 50
+MAX_MESSAGE_TOKENS: Final = 15_000
+"""Longer messages are shortened in summariser prompts (the stored text is untouched)."""
 TRANSCRIPT_CHAR_CAP: Final = 4000
 _ATTEMPTS: Final = 3
 
@@ -87,7 +90,9 @@ class SummaryService:
         if not uncovered:
             return SummaryText(valid.text, valid.topics) if valid is not None else SummaryText("")
         base = SummaryText(valid.text, valid.topics) if valid is not None else None
-        draft = self._summariser.summarise(base, uncovered, token_limit=token_limit)
+        draft = self._summariser.summarise(
+            base, shorten_for_prompt(uncovered, MAX_MESSAGE_TOKENS), token_limit=token_limit
+        )
         draft = SummaryText(draft.text, tuple(draft.topics)[:8])
         if not draft.text.strip():
             return None
@@ -139,7 +144,9 @@ class SummaryService:
         base_text = SummaryText(base.text, base.topics) if base is not None else None
         if not messages:
             return base_text or SummaryText("")
-        draft = self._summariser.summarise(base_text, messages, token_limit=token_limit)
+        draft = self._summariser.summarise(
+            base_text, shorten_for_prompt(messages, MAX_MESSAGE_TOKENS), token_limit=token_limit
+        )
         return SummaryText(draft.text, tuple(draft.topics)[:8])
 
     def _fallback(

@@ -32,7 +32,13 @@ from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, resolve_scope
-from .validation import CHARS_PER_TOKEN, TimeToLiveAnchor, apply_token_budgets, parse_timestamp
+from .validation import (
+    CHARS_PER_TOKEN,
+    TimeToLiveAnchor,
+    apply_token_budgets,
+    parse_timestamp,
+    shorten_for_prompt,
+)
 
 if TYPE_CHECKING:
     from .client import MemoryCore
@@ -392,9 +398,10 @@ class MemoryThread:
             ]
         link_mode = config.memory_link_extraction_mode
         during = link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and bool(past)
+        limit = self._settings.max_message_token_length
         request = ExtractionRequest(
-            target_messages=targets,
-            history_messages=history,
+            target_messages=shorten_for_prompt(targets, limit),
+            history_messages=shorten_for_prompt(history, limit),
             summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
             past_memories=past,
             link_candidates=past if during else (),

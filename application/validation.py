@@ -16,6 +16,8 @@ from .config import MemoryRetentionConfig
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "OMISSION_MARKER",
+    "shorten_for_prompt",
     "TimeToLiveAnchor",
     "apply_token_budgets",
     "estimate_tokens",
@@ -134,3 +136,26 @@ def apply_token_budgets(items: Sequence[Any], texts: Sequence[str], token_budget
     return kept
 
 
+
+
+OMISSION_MARKER: Final = "[... omitted to enforce size limit ...]"
+
+
+def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[Any]:
+    """Copies of ``messages`` whose text fits ``max_tokens`` (3.5 characters a token) for a
+    model prompt: an oversized text keeps its beginning and end around an omission marker.
+    The stored messages are untouched; ``None`` or a non-positive limit changes nothing."""
+    from dataclasses import replace
+
+    if max_tokens is None or max_tokens <= 0:
+        return list(messages)
+    limit = int(max_tokens * CHARS_PER_TOKEN)
+    out = []
+    for message in messages:
+        text = message.content
+        if len(text) > limit:
+            keep = max(0, limit - len(OMISSION_MARKER) - 2)
+            head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :] if keep // 3 else ""
+            message = replace(message, content=f"{head}\n{OMISSION_MARKER}\n{tail}")
+        out.append(message)
+    return out
