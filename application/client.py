@@ -45,7 +45,7 @@ from .results import SearchResult
 from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
 from .summaries import SummaryService
 from .thread import MemoryThread, ThreadSettings
-from .validation import TimeToLiveAnchor, parse_timestamp, resolve_expiry
+from .validation import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs, resolve_expiry
 
 __all__ = ["AgentMemory", "MemoryCore"]
 
@@ -202,11 +202,6 @@ class MemoryCore:
         return record_id
 
 
-def _check_no_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:
-    if kwargs:
-        raise TypeError(f"{method}() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
-
-
 @with_async_twins(
     "create_thread",
     "get_thread",
@@ -347,7 +342,7 @@ class AgentMemory:
         **kwargs: Any,
     ) -> MemoryThread:
         """Create and persist a thread (ids generated when omitted) with its resolved settings."""
-        _check_no_kwargs("create_thread", kwargs)
+        reject_unknown_kwargs("create_thread", kwargs)
         core = self._core
         tid = core.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
         uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
@@ -387,7 +382,7 @@ class AgentMemory:
         **kwargs: Any,
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
-        _check_no_kwargs("get_thread", kwargs)
+        reject_unknown_kwargs("get_thread", kwargs)
         thread = self._core.get_thread_entity(thread_id)
         settings = ThreadSettings.from_json(thread.config).overridden(
             memory_extraction_config=memory_extraction_config,
@@ -411,7 +406,7 @@ class AgentMemory:
         """Persist new metadata (whole replace; ``None`` clears) and durable setting overrides.
 
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
-        _check_no_kwargs("update_thread", kwargs)
+        reject_unknown_kwargs("update_thread", kwargs)
         core = self._core
         check_id(thread_id, "thread_id")
         new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
@@ -527,7 +522,7 @@ class AgentMemory:
         **kwargs: Any,
     ) -> str:
         """Partial update (metadata replaced whole); scope and type are immutable."""
-        _check_no_kwargs("update_memory", kwargs)
+        reject_unknown_kwargs("update_memory", kwargs)
         return update_memory(self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor)
 
     def delete_memory(self, memory_id: str) -> int:
@@ -667,11 +662,7 @@ class AgentMemory:
                 lowest[thread_id] = min(seq, lowest.get(thread_id, seq))
             threads = {tid: uow.threads.get(tid) for tid in lowest}
             expired = uow.records.expired_ids(now)
-            partners: set[str] = set()
-            for record_id in expired:
-                partners.update(l.other_end(record_id) for l in uow.links.touching(record_id))
-                uow.records.delete(record_id)
-            core.service.rederive_in(uow, partners - set(expired), now)
+            core.service.delete_records_in(uow, expired, now)
             uow.commit()
         for thread_id, seq in lowest.items():
             thread = threads[thread_id]

@@ -12,7 +12,6 @@ import logging
 import threading
 import uuid
 from collections import deque
-from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
@@ -148,7 +147,3 @@ class ExtractionRunner:
         with self._core.store.unit_of_work() as uow:
             uow.jobs.delete(job_id)
             uow.commit()
-
-    def pending_threads(self) -> Iterable[str]:
-        with self._lock:
-            return list(self._futures.values())

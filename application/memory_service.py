@@ -214,17 +214,27 @@ class MemoryService:
         """Delete a record and its links; records it had retired become valid again if no
         other lifecycle link still targets them."""
         now = self._clock.now()
-        events: list[DomainEvent] = []
         with self._store.unit_of_work() as uow:
-            links = uow.links.touching(record_id)
-            if not uow.records.delete(record_id):
+            if uow.records.get(record_id) is None:
                 return False
-            partners = {link.other_end(record_id) for link in links}
-            events.extend(LinkDeleted(link) for link in links)
-            events.extend(self._rederive(uow, partners, now))
+            events = self.delete_records_in(uow, [record_id], now)
             uow.commit()
         self._publish(events)
         return True
+
+    def delete_records_in(self, uow: UnitOfWork, record_ids: Sequence[str], now: datetime) -> list[DomainEvent]:
+        """Delete records (with their links) inside a caller's unit of work and re-derive the
+        status of the records they were linked to; the caller commits."""
+        doomed = set(record_ids)
+        partners: set[str] = set()
+        events: list[DomainEvent] = []
+        for record_id in record_ids:
+            links = uow.links.touching(record_id)
+            if uow.records.delete(record_id):
+                partners.update(link.other_end(record_id) for link in links)
+                events.extend(LinkDeleted(link) for link in links)
+        events.extend(self._rederive(uow, partners - doomed, now))
+        return events
 
     def list_records(
         self,

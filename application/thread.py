@@ -37,6 +37,7 @@ from .validation import (
     TimeToLiveAnchor,
     apply_token_budgets,
     parse_timestamp,
+    reject_unknown_kwargs,
     shorten_for_prompt,
 )
 
@@ -257,8 +258,7 @@ class MemoryThread:
         **kwargs: Any,
     ) -> list[str]:
         """Append messages (all committed together, before any model call); returns their ids."""
-        if kwargs:
-            raise TypeError(f"add_messages() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        reject_unknown_kwargs("add_messages", kwargs)
         if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence):
             raise ValidationError("messages must be a list of messages.")
         core = self._core
@@ -518,8 +518,7 @@ class MemoryThread:
         **kwargs: Any,
     ) -> str:
         """Edit a message's text, metadata or TTL (role and time are immutable)."""
-        if kwargs:
-            raise TypeError(f"update_message() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        reject_unknown_kwargs("update_message", kwargs)
         if content is None:
             raise ValidationError("content must be provided when updating a message; omit content to preserve it.")
         text = NOTSET if isinstance(content, NotSetType) else _text_of(content)
@@ -565,8 +564,7 @@ class MemoryThread:
     ) -> Summary:
         """The thread's summary (refreshed when stale); ``except_last=N`` summarises all but the
         newest N messages transiently. ``token_budget`` (default 1000) truncates the text."""
-        if kwargs:
-            raise TypeError(f"get_summary() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        reject_unknown_kwargs("get_summary", kwargs)
         skip = 0 if isinstance(except_last, NotSetType) else except_last
         if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
             raise ValidationError("except_last must be a non-negative integer.")
@@ -606,8 +604,7 @@ class MemoryThread:
         **kwargs: Any,
     ) -> ContextCard:
         """Summary, topics, the most relevant records and (optionally) the newest messages."""
-        if kwargs:
-            raise TypeError(f"get_context_card() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        reject_unknown_kwargs("get_context_card", kwargs)
         plan = _CardPlan.validate(
             fallback_message_count,
             max_relevant_results,
@@ -794,8 +791,7 @@ class MemoryThread:
     ) -> str:
         from .client import update_memory
 
-        if kwargs:
-            raise TypeError(f"update_memory() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        reject_unknown_kwargs("update_memory", kwargs)
         return update_memory(
             self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
         )

@@ -6,6 +6,8 @@ import enum
 import math
 import warnings
 from collections.abc import Sequence
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -16,6 +18,7 @@ from .config import MemoryRetentionConfig
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "reject_unknown_kwargs",
     "OMISSION_MARKER",
     "shorten_for_prompt",
     "TimeToLiveAnchor",
@@ -145,8 +148,6 @@ def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[
     """Copies of ``messages`` whose text fits ``max_tokens`` (3.5 characters a token) for a
     model prompt: an oversized text keeps its beginning and end around an omission marker.
     The stored messages are untouched; ``None`` or a non-positive limit changes nothing."""
-    from dataclasses import replace
-
     if max_tokens is None or max_tokens <= 0:
         return list(messages)
     limit = int(max_tokens * CHARS_PER_TOKEN)
@@ -159,3 +160,9 @@ def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[
             message = replace(message, content=f"{head}\n{OMISSION_MARKER}\n{tail}")
         out.append(message)
     return out
+
+
+def reject_unknown_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:
+    """The ``TypeError`` Python itself would raise, for methods that take ``**kwargs``."""
+    if kwargs:
+        raise TypeError(f"{method}() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
