@@ -28,6 +28,7 @@ from .ports import (
 from .results import ContextCard, OracleSearchResultFormatConfig, SearchResult, SearchResultFormatConfig, Summary
 from .searching import SearchScope
 from .thread import ChatMessage, MemoryThread
+from .usage import TokenCounts, TokenUsage
 from .validation import TimeToLiveAnchor
 
 __all__ = [
@@ -58,4 +59,6 @@ __all__ = [
     "Summary",
     "SummaryText",
     "TimeToLiveAnchor",
+    "TokenCounts",
+    "TokenUsage",
 ]

@@ -45,6 +45,7 @@ from .results import SearchResult
 from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
 from .summaries import SummaryService
 from .thread import MemoryThread, ThreadSettings
+from .usage import TokenUsage, merged_usage
 from .validation import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs, resolve_expiry
 
 __all__ = ["AgentMemory", "MemoryCore"]
@@ -325,6 +326,17 @@ class AgentMemory:
     @property
     def store(self) -> MemoryStore:
         return self._core.store
+
+    @property
+    def token_usage(self) -> TokenUsage:
+        """What this client's model adapters have consumed so far, per operation and in total.
+
+        A snapshot merged from every configured adapter that keeps a token ledger (the
+        OpenAI-compatible ones do; offline adapters cost nothing and report nothing). Reset the
+        counts on the adapters' own ``usage`` ledgers.
+        """
+        core = self._core
+        return merged_usage((core.embedder, core.extractor, core.summariser, core.link_resolver))
 
     # -- threads ---------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
 from . import prompts
 from .errors import ModelOutputError
 from .schemas import ExtractionPayload, LinkResolutionPayload, SummaryPayload
+from .usage import TokenUsage
 
 __all__ = ["JsonModel", "LlmExtractor", "LlmLinkResolver", "LlmSummariser"]
 
@@ -36,9 +37,20 @@ _TYPES_BY_VALUE: Final = {t.value: t for t in MEMORY_RECORD_TYPES}
 
 
 class JsonModel(Protocol):
-    """What the adapters need from a chat model (``OpenAIChatModel`` or a test double)."""
+    """What the adapters need from a chat model (``OpenAIChatModel`` or a test double such as
+    :class:`~palimpsest.adapters.openai.testing.FunctionChatModel`)."""
 
     def complete_json(self, system: str, user: str, schema: Any, *, name: str) -> dict[str, Any]: ...
+
+
+class _UsesModel:
+    _model: JsonModel
+
+    @property
+    def usage(self) -> TokenUsage | None:
+        """The chat model's token ledger (shared with other adapters on the same model), if it keeps one."""
+        ledger = getattr(self._model, "usage", None)
+        return ledger if isinstance(ledger, TokenUsage) else None
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -56,7 +68,7 @@ def _link_type(value: str) -> str | None:
     return cleaned if cleaned in LINK_TYPES else None
 
 
-class LlmExtractor:
+class LlmExtractor(_UsesModel):
     """Implements the ``Extractor`` port with one JSON-schema chat request per extraction pass.
 
     Link candidates are shown numbered from 1; proposals naming any other index, or an unknown
@@ -141,7 +153,7 @@ class LlmExtractor:
         return f"LlmExtractor({self._model!r})"
 
 
-class LlmSummariser:
+class LlmSummariser(_UsesModel):
     """Implements the ``Summariser`` port: the previous summary plus new messages → a new summary.
 
     Topics are trimmed, de-duplicated (case-insensitively) and capped at 8. An unusable answer
@@ -175,7 +187,7 @@ class LlmSummariser:
         return f"LlmSummariser({self._model!r})"
 
 
-class LlmLinkResolver:
+class LlmLinkResolver(_UsesModel):
     """Implements the ``LinkResolver`` port in batches of at most 10 sources with 7 candidates each.
 
     Links may only point at candidates shown for that source (never at the source itself);

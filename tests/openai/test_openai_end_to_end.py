@@ -68,3 +68,35 @@ def test_a_malformed_extraction_answer_keeps_the_messages_and_stores_no_memory(s
 
     assert [m.content for m in messages] == ["I like thin crust pizza."]
     assert memories == []
+
+
+def test_during_extraction_links_come_from_the_extraction_answer_over_the_socket(server, client, sleeps) -> None:
+    server.chat(
+        json_answer({"memories": [{"text": "The user's preferred pizza style is thin crust.",
+                                   "record_type": "preference"}]}),
+        json_answer({"memories": [{"text": "The user now prefers sourdough pizza.", "record_type": "preference",
+                                   "links": [{"candidate": 1, "link_type": "supersedes"}]}]}),
+    )
+    chat = OpenAIChatModel(client, "test-model", sleep=sleeps)
+    with open_memory(
+        embedder=HashingEmbedder(),
+        extractor=LlmExtractor(chat),
+        link_resolver=LlmLinkResolver(chat),
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.INLINE,
+            memory_link_extraction_mode=MemoryLinkExtractionMode.DURING_EXTRACTION,
+            enable_context_summary=False,
+        ),
+    ) as memory:
+        thread = memory.create_thread(user_id="u1")
+        thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
+        thread.add_messages([{"role": "user", "content": "Actually, I now prefer sourdough pizza."}])
+        by_text = {m.content: m for m in memory.list_memories(user_id="u1")}
+        usage = memory.token_usage
+
+    assert not by_text["The user's preferred pizza style is thin crust."].is_valid
+    assert by_text["The user now prefers sourdough pizza."].is_valid
+    requests = server.requests_to(CHAT)
+    assert [r["response_format"]["json_schema"]["name"] for r in requests] == ["extract_memories"] * 2
+    assert "thin crust" in requests[1]["messages"][1]["content"]
+    assert usage.for_operation("extract_memories").calls == 2 and usage.total.calls == 2
