@@ -1,0 +1,62 @@
+"""Adapters layer (Oracle): a SQL statement as a value (name, text, binds).
+
+Every statement the adapter sends is built as a :class:`Statement`, so that offline tests can
+render each one against a golden file and check that its bind names equal its placeholders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+__all__ = ["Statement", "placeholders", "render_value"]
+
+# A placeholder is ":name" that is not part of "::" and not inside a string literal, a quoted
+# identifier or a comment. Literals and identifiers are blanked before matching.
+_LITERALS: Final = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
+_PLACEHOLDER: Final = re.compile(r"(?<![:\w]):([A-Za-z][A-Za-z0-9_]*)")
+
+
+def placeholders(sql: str) -> set[str]:
+    """The bind placeholder names used in ``sql`` (case-sensitive, as written)."""
+    return set(_PLACEHOLDER.findall(_LITERALS.sub(" ", sql)))
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One SQL statement with its binds. ``name`` is stable and names the golden file entry."""
+
+    name: str
+    sql: str
+    binds: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        used = placeholders(self.sql)
+        given = set(self.binds)
+        if used != given:
+            raise ValueError(
+                f"statement {self.name!r}: placeholders {sorted(used)} do not match binds {sorted(given)}"
+            )
+
+    def render(self) -> str:
+        """The statement and its binds as stable text (for golden files and logs)."""
+        lines = [f"-- {self.name}", self.sql.strip()]
+        for key in sorted(self.binds):
+            lines.append(f"--   :{key} = {render_value(self.binds[key])}")
+        return "\n".join(lines) + "\n"
+
+
+def render_value(value: Any) -> str:
+    if isinstance(value, datetime):
+        return f"datetime({value.isoformat()})"
+    if isinstance(value, (bytes, bytearray)):
+        return f"bytes({len(value)})"
+    if hasattr(value, "typecode") and hasattr(value, "tolist"):  # array.array for VECTOR binds
+        return f"array({value.typecode!r}, {json.dumps([round(v, 6) for v in value.tolist()])})"
+    if isinstance(value, (dict, list, tuple)):
+        return f"json({json.dumps(value, sort_keys=True, default=str)})"
+    return repr(value)
