@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-__all__ = ["Statement", "placeholders", "render_value"]
+__all__ = ["Statement", "execute", "fetch_all", "fetch_one", "placeholders", "render_value", "run"]
 
 # A placeholder is ":name" that is not part of "::" and not inside a string literal, a quoted
 # identifier or a comment. Literals and identifiers are blanked before matching.
@@ -60,3 +60,37 @@ def render_value(value: Any) -> str:
     if isinstance(value, (dict, list, tuple)):
         return f"json({json.dumps(value, sort_keys=True, default=str)})"
     return repr(value)
+
+
+def execute(connection: Any, statement: Statement) -> Any:
+    """Run ``statement`` on a python-oracledb connection; returns the open cursor."""
+    cursor = connection.cursor()
+    cursor.execute(statement.sql, dict(statement.binds))
+    return cursor
+
+
+def fetch_all(connection: Any, statement: Statement) -> list[tuple[Any, ...]]:
+    """Run a query and return every row (the cursor is closed)."""
+    cursor = execute(connection, statement)
+    try:
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def fetch_one(connection: Any, statement: Statement) -> tuple[Any, ...] | None:
+    cursor = execute(connection, statement)
+    try:
+        row = cursor.fetchone()
+        return None if row is None else tuple(row)
+    finally:
+        cursor.close()
+
+
+def run(connection: Any, statement: Statement) -> int:
+    """Run a DML or DDL statement; returns the row count (0 for DDL)."""
+    cursor = execute(connection, statement)
+    try:
+        return int(cursor.rowcount or 0)
+    finally:
+        cursor.close()
