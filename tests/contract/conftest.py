@@ -2,14 +2,15 @@
 
 Every contract test takes ``store`` (an empty store of dimension 4) and so runs once per
 adapter. An adapter whose module is not written yet is skipped with a reason; once the module
-exists, any import error is a real error. The Oracle adapter joins later through the same
-fixture: its parameter skips unless ``ORACLE_DSN`` is set.
+exists, any import error is a real error. The Oracle parameter runs against ``ORACLE_DSN`` or
+a container on a Docker engine, and otherwise skips at once with one reason
+(``tests/oracle_database.py``, fixtures in ``tests/conftest.py``); each Oracle store is a fresh ``memory_store_id``, dropped afterwards.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ class StoreFactory:
     :meth:`open_again` a second live instance on the same location.
     """
 
-    def __init__(self, adapter: str, tmp_path: Path) -> None:
+    def __init__(self, adapter: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> None:
         self.adapter = adapter
         self._tmp_path = tmp_path
         self._opened: list[MemoryStore] = []
@@ -57,17 +58,19 @@ class StoreFactory:
             self._open = lambda location, dimension: cls(location, dimension=dimension)
             self.persistent = True
         elif adapter == "oracle":
-            # Oracle joins later through this same fixture.
-            dsn = os.environ.get("ORACLE_DSN")
-            if not dsn:
-                pytest.skip("oracle adapter: set ORACLE_DSN to run the contract suite against Oracle")
-            _adapter_class("palimpsest.adapters.oracle", "OracleStore")
-            pytest.skip("oracle adapter joins later: open OracleStore on ORACLE_DSN here")
+            assert request is not None
+            pool = request.getfixturevalue("oracle_pool")  # skips when no database answers
+            cls = _adapter_class("palimpsest.adapters.oracle", "OracleStore")
+            self._open = lambda store_id, dimension: cls(pool, memory_store_id=store_id, dimension=dimension)
+            self._oracle_pool = pool
+            self.persistent = True
         else:  # pragma: no cover - a typo in the parameter list
             raise AssertionError(f"unknown adapter {adapter!r}")
 
     def _location(self) -> Any:
         self._count += 1
+        if self.adapter == "oracle":
+            return f"T{uuid.uuid4().hex[:12].upper()}"  # a fresh memory_store_id per store
         return self._tmp_path / f"store{self._count}.db"
 
     def _track(self, store: MemoryStore, location: Any) -> MemoryStore:
@@ -97,6 +100,16 @@ class StoreFactory:
     def close_all(self) -> None:
         for store in reversed(self._opened):
             store.close()
+        if self.adapter == "oracle":
+            from palimpsest.adapters.oracle.names import StoreNames
+            from palimpsest.adapters.oracle.schema import SchemaManager
+
+            connection = self._oracle_pool.acquire()
+            try:
+                for store_id in sorted(set(self._locations.values())):
+                    SchemaManager(StoreNames(store_id)).drop(connection)
+            finally:
+                self._oracle_pool.release(connection)
 
 
 ADAPTERS = [
@@ -109,7 +122,7 @@ ADAPTERS = [
 @pytest.fixture(params=ADAPTERS)
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """A factory of stores of one adapter (new, reopen, open_again)."""
-    factory = StoreFactory(request.param, tmp_path)
+    factory = StoreFactory(request.param, tmp_path, request)
     try:
         yield factory
     finally:

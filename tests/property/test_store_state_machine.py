@@ -257,3 +257,33 @@ except ImportError:  # pragma: no cover - only while the embedded adapter is bei
 
     def test_embedded_store_against_model() -> None:
         pytest.skip("the embedded adapter is not importable")
+
+
+@pytest.mark.oracle
+def test_oracle_store_against_model(oracle_pool: Any) -> None:
+    """The same state machine on Oracle: one fresh store (memory_store_id) per example, dropped after."""
+    import uuid
+
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+    from palimpsest.adapters.oracle import OracleStore
+    from palimpsest.adapters.oracle.names import StoreNames
+    from palimpsest.adapters.oracle.schema import SchemaManager
+
+    class OracleStoreComparison(StoreComparison):
+        def __init__(self) -> None:
+            self.store_id = f"S{uuid.uuid4().hex[:12].upper()}"
+            super().__init__()
+
+        def make_store(self, tmp: Path) -> Any:  # type: ignore[override]
+            return OracleStore(oracle_pool, memory_store_id=self.store_id)
+
+        def teardown(self) -> None:
+            super().teardown()
+            connection = oracle_pool.acquire()
+            try:
+                SchemaManager(StoreNames(self.store_id)).drop(connection)
+            finally:
+                oracle_pool.release(connection)
+
+    run_state_machine_as_test(OracleStoreComparison, settings=settings(max_examples=10, stateful_step_count=20))
