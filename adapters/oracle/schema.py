@@ -133,7 +133,9 @@ def _parse_policy(policy: object) -> SchemaPolicy:
             return SchemaPolicy[str(policy).upper()]
         except KeyError:
             allowed = ", ".join(p.name for p in SchemaPolicy)
-            raise ConfigurationError(f"Invalid schema policy: {policy!r} (expected one of {allowed}).") from None
+            raise ConfigurationError(
+                f"Invalid schema policy: {policy!r} (expected one of {allowed})."
+            ) from None
 
 
 def _as_int(value: Any, what: str) -> int:
@@ -166,7 +168,9 @@ def parse_config(value: Any, *, schema_version: int = SCHEMA_VERSION) -> StoreCo
     kind = decoded.get(_INDEX_KEY, "none")
     if kind not in VECTOR_INDEX_KINDS:
         raise SchemaVersionError(f"the registry names an unknown vector index kind: {kind!r}.")
-    return StoreConfig(dimension=dimension, vector_index=kind, schema_version=_as_int(schema_version, "schema_version"))
+    return StoreConfig(
+        dimension=dimension, vector_index=kind, schema_version=_as_int(schema_version, "schema_version")
+    )
 
 
 def statements_from_ddl(text: str, placeholders: Mapping[str, str], *, prefix: str) -> list[SchemaObject]:
@@ -192,13 +196,10 @@ def statements_from_ddl(text: str, placeholders: Mapping[str, str], *, prefix: s
         base = match.group(2) if match else ""
         kind = re.sub(r"\s+", " ", match.group(1).upper()) if match else ""
 
-        def fill(found: re.Match[str]) -> str:
-            key = found.group(1)
-            if key not in placeholders:
-                raise ConfigurationError(f"DDL statement {number} names an unknown object {{{key}}}.")
-            return placeholders[key]
-
-        sql = _PLACEHOLDER.sub(fill, raw)
+        unknown = sorted({key for key in _PLACEHOLDER.findall(raw) if key not in placeholders})
+        if unknown:
+            raise ConfigurationError(f"DDL statement {number} names unknown objects: {unknown}.")
+        sql = _PLACEHOLDER.sub(lambda found: placeholders[found.group(1)], raw)
         if "{" in sql or "}" in sql:
             raise ConfigurationError(f"DDL statement {number} holds an unbalanced placeholder brace.")
         name = f"{prefix}_create_{base.lower()}" if base else f"{prefix}_{number}"
@@ -247,8 +248,14 @@ class SchemaManager:
             raise ConfigurationError(
                 f"Invalid vector index kind: {vector_index!r} (expected one of {', '.join(VECTOR_INDEX_KINDS)})."
             )
-        if isinstance(target_accuracy, bool) or not isinstance(target_accuracy, int) or not 1 <= target_accuracy <= 100:
-            raise ConfigurationError(f"target_accuracy must be an integer from 1 to 100, got {target_accuracy!r}.")
+        if (
+            isinstance(target_accuracy, bool)
+            or not isinstance(target_accuracy, int)
+            or not 1 <= target_accuracy <= 100
+        ):
+            raise ConfigurationError(
+                f"target_accuracy must be an integer from 1 to 100, got {target_accuracy!r}."
+            )
         self.names = names
         self.vector_index = vector_index
         self.target_accuracy = target_accuracy
@@ -263,7 +270,9 @@ class SchemaManager:
         files = _version_files()
         if version not in files:
             raise SchemaVersionError(f"there is no DDL file for schema version {version}.")
-        return statements_from_ddl(_read_ddl_file(files[version]), self.names.placeholders(), prefix=f"v{version}")
+        return statements_from_ddl(
+            _read_ddl_file(files[version]), self.names.placeholders(), prefix=f"v{version}"
+        )
 
     def load_ddl(self, version: int) -> list[Statement]:
         """The statements of schema version ``version``'s DDL file, for this store."""
@@ -317,7 +326,9 @@ class SchemaManager:
             if obj.kind == "PROPERTY GRAPH":
                 statements.insert(0, Statement(f"drop_{obj.base.lower()}", f"DROP PROPERTY GRAPH {name}"))
             elif obj.kind == "TABLE":
-                statements.append(Statement(f"drop_{obj.base.lower()}", f"DROP TABLE {name} CASCADE CONSTRAINTS PURGE"))
+                statements.append(
+                    Statement(f"drop_{obj.base.lower()}", f"DROP TABLE {name} CASCADE CONSTRAINTS PURGE")
+                )
         return statements
 
     def drop_vector_index_ddl(self) -> Statement:
@@ -353,7 +364,9 @@ class SchemaManager:
 
     def registry_exists_statement(self) -> Statement:
         return Statement(
-            "registry_exists", "SELECT table_name FROM user_tables WHERE table_name = :name", {"name": REGISTRY_TABLE}
+            "registry_exists",
+            "SELECT table_name FROM user_tables WHERE table_name = :name",
+            {"name": REGISTRY_TABLE},
         )
 
     def vector_index_exists_statement(self) -> Statement:
@@ -374,7 +387,9 @@ class SchemaManager:
         if for_update:
             sql += "\nFOR UPDATE"
         return Statement(
-            "registry_select_for_update" if for_update else "registry_select", sql, {"store_name": self.names.registry_name}
+            "registry_select_for_update" if for_update else "registry_select",
+            sql,
+            {"store_name": self.names.registry_name},
         )
 
     def set_dimension(self, dimension: int | None) -> Statement:
@@ -388,7 +403,9 @@ class SchemaManager:
             f"    updated_at = SYSTIMESTAMP\n"
             f"WHERE memory_store_name = :store_name"
         )
-        return Statement("registry_set_dimension", sql, {"dimension": value, "store_name": self.names.registry_name})
+        return Statement(
+            "registry_set_dimension", sql, {"dimension": value, "store_name": self.names.registry_name}
+        )
 
     def register_statement(self, config: Mapping[str, Any]) -> Statement:
         """Insert this store's registry row (state ``CREATING``) unless it exists."""
@@ -408,7 +425,9 @@ class SchemaManager:
         }
         return Statement("registry_register", sql, binds)
 
-    def update_registry_statement(self, lifecycle_state: str, schema_version: int, config: Mapping[str, Any]) -> Statement:
+    def update_registry_statement(
+        self, lifecycle_state: str, schema_version: int, config: Mapping[str, Any]
+    ) -> Statement:
         if lifecycle_state not in LIFECYCLE_STATES:
             raise ConfigurationError(f"unknown lifecycle state {lifecycle_state!r}.")
         sql = (
@@ -434,7 +453,9 @@ class SchemaManager:
             f"WHERE memory_store_name = :store_name"
         )
         return Statement(
-            "registry_set_state", sql, {"lifecycle_state": lifecycle_state, "store_name": self.names.registry_name}
+            "registry_set_state",
+            sql,
+            {"lifecycle_state": lifecycle_state, "store_name": self.names.registry_name},
         )
 
     def unregister_statement(self) -> Statement:
@@ -472,7 +493,9 @@ class SchemaManager:
             config = {}
         if not isinstance(config, dict):
             raise SchemaVersionError(f"the registry's store_config is not a JSON object: {config!r}.")
-        return _RegistryRow(config=config, schema_version=_as_int(row[1], "schema_version"), lifecycle_state=str(row[2]))
+        return _RegistryRow(
+            config=config, schema_version=_as_int(row[1], "schema_version"), lifecycle_state=str(row[2])
+        )
 
     # --- policies -------------------------------------------------------------------------------
 
@@ -518,6 +541,8 @@ class SchemaManager:
             if row is None:
                 self._register(connection, wanted)
             self._create_objects(connection, missing, present)
+            if row is not None:
+                self._upgrade(connection, row.schema_version)
         else:  # RECREATE
             self._drop(connection, present, registered=row is not None)
             self._register(connection, wanted)
@@ -546,14 +571,21 @@ class SchemaManager:
                 f"{SCHEMA_VERSION}; upgrade the library."
             )
         if row.schema_version < 1:
-            raise SchemaVersionError(f"{self._store_label()} has an unknown schema version {row.schema_version}.")
-        if row.schema_version < SCHEMA_VERSION and policy is SchemaPolicy.REQUIRE_EXISTING:
+            raise SchemaVersionError(
+                f"{self._store_label()} has an unknown schema version {row.schema_version}."
+            )
+        if row.schema_version < SCHEMA_VERSION and policy in (
+            SchemaPolicy.REQUIRE_EXISTING,
+            SchemaPolicy.CREATE_IF_EMPTY,
+        ):
             raise SchemaVersionError(
                 f"{self._store_label()} has schema version {row.schema_version} and needs an upgrade to "
                 f"{SCHEMA_VERSION}; open it once with CREATE_IF_NECESSARY."
             )
 
-    def _require_complete(self, row: _RegistryRow | None, missing: Sequence[SchemaObject], policy: SchemaPolicy) -> None:
+    def _require_complete(
+        self, row: _RegistryRow | None, missing: Sequence[SchemaObject], policy: SchemaPolicy
+    ) -> None:
         if row is None or missing:
             raise SchemaVersionError(
                 f"{self._store_label()} is not ready for schema policy {policy.name}: "
@@ -600,6 +632,15 @@ class SchemaManager:
             graph = next(o for o in self._objects if o.base == _GRAPH)
             run(connection, self.drop_statements([_GRAPH])[0])
             run(connection, graph.statement)
+
+    def _upgrade(self, connection: Any, stored_version: int) -> None:
+        """Run the statements of the files newer than ``stored_version`` that create no named
+        object (those that do were created with the missing objects). Version 1 is the only
+        version so far, so there is nothing to run yet; ``_finish`` then records the version."""
+        for version in range(stored_version + 1, SCHEMA_VERSION + 1):
+            for obj in self._load(version):
+                if not obj.base:
+                    run(connection, obj.statement)
 
     def _drop(self, connection: Any, present: set[str], *, registered: bool) -> None:
         if registered:

@@ -1,0 +1,243 @@
+-- create_registry
+CREATE TABLE "PALIMPSEST_STORES" (
+    memory_store_name  VARCHAR2(128) NOT NULL,
+    lifecycle_state    VARCHAR2(30) DEFAULT 'CREATING' NOT NULL,
+    schema_version     NUMBER NOT NULL,
+    store_config       JSON NOT NULL,
+    created_at         TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    updated_at         TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "PALIMPSEST_STORES_PK" PRIMARY KEY (memory_store_name),
+    CONSTRAINT "PALIMPSEST_STORES_STATE_CK" CHECK (lifecycle_state IN ('CREATING', 'CREATED', 'DROPPING'))
+)
+
+-- v1_create_thread
+CREATE TABLE "THREAD" (
+    record_id       VARCHAR2(128) NOT NULL,
+    user_id         VARCHAR2(128),
+    agent_id        VARCHAR2(128),
+    metadata        JSON,
+    runtime_config  JSON,
+    runtime_state   JSON,
+    created_at      TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    updated_at      TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "THREAD_PK" PRIMARY KEY (record_id)
+)
+
+-- v1_create_thread_created_i
+CREATE INDEX "THREAD_CREATED_I" ON "THREAD" (created_at, record_id)
+
+-- v1_create_thread_user_i
+CREATE INDEX "THREAD_USER_I" ON "THREAD" (user_id, created_at)
+
+-- v1_create_message
+CREATE TABLE "MESSAGE" (
+    record_id     VARCHAR2(128) NOT NULL,
+    thread_id     VARCHAR2(128) NOT NULL,
+    order_seq     NUMBER(19) NOT NULL,
+    message_role  VARCHAR2(30) NOT NULL,
+    content       CLOB,
+    timestamp     TIMESTAMP(6) WITH TIME ZONE,
+    metadata      JSON,
+    user_id       VARCHAR2(128),
+    agent_id      VARCHAR2(128),
+    created_at    TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    expires_at    TIMESTAMP(6) WITH TIME ZONE,
+    CONSTRAINT "MESSAGE_PK" PRIMARY KEY (record_id),
+    CONSTRAINT "MESSAGE_THREAD_FK" FOREIGN KEY (thread_id) REFERENCES "THREAD" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "MESSAGE_THREAD_ORDER_UQ" UNIQUE (thread_id, order_seq)
+)
+
+-- v1_create_message_expires_i
+CREATE INDEX "MESSAGE_EXPIRES_I" ON "MESSAGE" (expires_at)
+
+-- v1_create_memory
+CREATE TABLE "MEMORY" (
+    record_id            VARCHAR2(128) NOT NULL,
+    memory_type          VARCHAR2(30) NOT NULL,
+    content              CLOB,
+    user_id              VARCHAR2(128),
+    agent_id             VARCHAR2(128),
+    thread_id            VARCHAR2(128),
+    metadata             JSON,
+    status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
+    invalidation_reason  VARCHAR2(4000),
+    invalidated_at       TIMESTAMP(6) WITH TIME ZONE,
+    timestamp            TIMESTAMP(6) WITH TIME ZONE,
+    expires_at           TIMESTAMP(6) WITH TIME ZONE,
+    created_at           TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    updated_at           TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "MEMORY_PK" PRIMARY KEY (record_id),
+    CONSTRAINT "MEMORY_THREAD_FK" FOREIGN KEY (thread_id) REFERENCES "THREAD" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "MEMORY_TYPE_CK" CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference')),
+    CONSTRAINT "MEMORY_STATUS_CK" CHECK (status IN ('valid', 'invalid'))
+)
+
+-- v1_create_memory_created_i
+CREATE INDEX "MEMORY_CREATED_I" ON "MEMORY" (created_at, record_id)
+
+-- v1_create_memory_user_i
+CREATE INDEX "MEMORY_USER_I" ON "MEMORY" (user_id, created_at)
+
+-- v1_create_memory_thread_i
+CREATE INDEX "MEMORY_THREAD_I" ON "MEMORY" (thread_id)
+
+-- v1_create_memory_expires_i
+CREATE INDEX "MEMORY_EXPIRES_I" ON "MEMORY" (expires_at)
+
+-- v1_create_memory_link
+CREATE TABLE "MEMORY_LINK" (
+    relation_id             VARCHAR2(128) NOT NULL,
+    source_memory_id        VARCHAR2(128) NOT NULL,
+    source_memory_type      VARCHAR2(30) NOT NULL,
+    source_memory_user_id   VARCHAR2(128),
+    target_memory_id        VARCHAR2(128) NOT NULL,
+    target_memory_type      VARCHAR2(30) NOT NULL,
+    target_memory_user_id   VARCHAR2(128),
+    relation_type           VARCHAR2(128) NOT NULL,
+    opposite_relation_type  VARCHAR2(128) NOT NULL,
+    metadata                JSON,
+    timestamp               TIMESTAMP(6) WITH TIME ZONE,
+    created_at              TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "MEMORY_LINK_PK" PRIMARY KEY (relation_id),
+    CONSTRAINT "MEMORY_LINK_UQ" UNIQUE (source_memory_id, target_memory_id, relation_type),
+    CONSTRAINT "MEMORY_LINK_SOURCE_FK" FOREIGN KEY (source_memory_id) REFERENCES "MEMORY" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "MEMORY_LINK_TARGET_FK" FOREIGN KEY (target_memory_id) REFERENCES "MEMORY" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "MEMORY_LINK_NOT_SELF_CK" CHECK (source_memory_id <> target_memory_id)
+)
+
+-- v1_create_memory_link_source_i
+CREATE INDEX "MEMORY_LINK_SOURCE_I" ON "MEMORY_LINK" (source_memory_id, created_at)
+
+-- v1_create_memory_link_target_i
+CREATE INDEX "MEMORY_LINK_TARGET_I" ON "MEMORY_LINK" (target_memory_id, created_at)
+
+-- v1_create_thread_summary
+CREATE TABLE "THREAD_SUMMARY" (
+    record_id            VARCHAR2(128) NOT NULL,
+    thread_id            VARCHAR2(128) NOT NULL,
+    revision             NUMBER(19) NOT NULL,
+    content              CLOB,
+    topics               JSON,
+    covered_through_seq  NUMBER(19) DEFAULT 0 NOT NULL,
+    status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
+    user_id              VARCHAR2(128),
+    agent_id             VARCHAR2(128),
+    metadata             JSON,
+    created_at           TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "THREAD_SUMMARY_PK" PRIMARY KEY (record_id),
+    CONSTRAINT "THREAD_SUMMARY_THREAD_FK" FOREIGN KEY (thread_id) REFERENCES "THREAD" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "THREAD_SUMMARY_REVISION_UQ" UNIQUE (thread_id, revision),
+    CONSTRAINT "THREAD_SUMMARY_STATUS_CK" CHECK (status IN ('valid', 'invalid'))
+)
+
+-- v1_create_extraction_job
+CREATE TABLE "EXTRACTION_JOB" (
+    job_id         VARCHAR2(128) NOT NULL,
+    thread_id      VARCHAR2(128) NOT NULL,
+    first_seq      NUMBER(19) NOT NULL,
+    last_seq       NUMBER(19) NOT NULL,
+    attempts       NUMBER(10) DEFAULT 0 NOT NULL,
+    claimed_by     VARCHAR2(256),
+    claimed_until  TIMESTAMP(6) WITH TIME ZONE,
+    created_at     TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    CONSTRAINT "EXTRACTION_JOB_PK" PRIMARY KEY (job_id),
+    CONSTRAINT "EXTRACTION_JOB_THREAD_FK" FOREIGN KEY (thread_id) REFERENCES "THREAD" (record_id) ON DELETE CASCADE
+)
+
+-- v1_create_extraction_job_thread_i
+CREATE INDEX "EXTRACTION_JOB_THREAD_I" ON "EXTRACTION_JOB" (thread_id)
+
+-- v1_create_store_setting
+CREATE TABLE "STORE_SETTING" (
+    setting_key    VARCHAR2(128) NOT NULL,
+    setting_value  JSON,
+    CONSTRAINT "STORE_SETTING_PK" PRIMARY KEY (setting_key)
+)
+
+-- v1_create_record_chunks
+CREATE TABLE "RECORD_CHUNKS" (
+    chunk_id            NUMBER GENERATED ALWAYS AS IDENTITY,
+    source_id           VARCHAR2(128) NOT NULL,
+    source_record_type  VARCHAR2(30) NOT NULL,
+    source_emb_column   VARCHAR2(30) DEFAULT 'content' NOT NULL,
+    chunk_seq           NUMBER(10) DEFAULT 1 NOT NULL,
+    chunk_text          CLOB,
+    thread_id           VARCHAR2(128),
+    user_id             VARCHAR2(128),
+    agent_id            VARCHAR2(128),
+    status              VARCHAR2(30) DEFAULT 'valid' NOT NULL,
+    expires_at          TIMESTAMP(6) WITH TIME ZONE,
+    created_at          TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
+    embedding           VECTOR(*, FLOAT32),
+    CONSTRAINT "RECORD_CHUNKS_PK" PRIMARY KEY (chunk_id),
+    CONSTRAINT "RECORD_CHUNKS_SOURCE_UQ" UNIQUE (source_record_type, source_id, chunk_seq),
+    CONSTRAINT "RECORD_CHUNKS_STATUS_CK" CHECK (status IN ('valid', 'invalid'))
+)
+
+-- v1_create_record_chunks_scope_i
+CREATE INDEX "RECORD_CHUNKS_SCOPE_I" ON "RECORD_CHUNKS" (user_id, agent_id, source_record_type)
+
+-- v1_create_record_chunks_thread_i
+CREATE INDEX "RECORD_CHUNKS_THREAD_I" ON "RECORD_CHUNKS" (thread_id)
+
+-- v1_create_record_chunks_chunk_text_txt_i
+CREATE INDEX "RECORD_CHUNKS_CHUNK_TEXT_TXT_I" ON "RECORD_CHUNKS" (chunk_text)
+    INDEXTYPE IS CTXSYS.CONTEXT
+    PARAMETERS ('SYNC (ON COMMIT) STOPLIST CTXSYS.EMPTY_STOPLIST')
+
+-- v1_create_memory_graph
+CREATE PROPERTY GRAPH "MEMORY_GRAPH"
+    VERTEX TABLES (
+        "MEMORY" KEY (record_id)
+            LABEL memory
+            PROPERTIES ARE ALL COLUMNS
+    )
+    EDGE TABLES (
+        "MEMORY_LINK" KEY (relation_id)
+            SOURCE KEY (source_memory_id) REFERENCES "MEMORY" (record_id)
+            DESTINATION KEY (target_memory_id) REFERENCES "MEMORY" (record_id)
+            LABEL memory_link
+            PROPERTIES ARE ALL COLUMNS
+    )
+
+-- create_vector_index_hnsw
+CREATE VECTOR INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I" ON "RECORD_CHUNKS" (embedding)
+    ORGANIZATION INMEMORY NEIGHBOR GRAPH
+    DISTANCE COSINE
+    WITH TARGET ACCURACY 90
+
+-- create_vector_index_ivf
+CREATE VECTOR INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I" ON "RECORD_CHUNKS" (embedding)
+    ORGANIZATION NEIGHBOR PARTITIONS
+    DISTANCE COSINE
+    WITH TARGET ACCURACY 90
+
+-- drop_vector_index
+DROP INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I"
+
+-- drop_memory_graph
+DROP PROPERTY GRAPH "MEMORY_GRAPH"
+
+-- drop_record_chunks
+DROP TABLE "RECORD_CHUNKS" CASCADE CONSTRAINTS PURGE
+
+-- drop_store_setting
+DROP TABLE "STORE_SETTING" CASCADE CONSTRAINTS PURGE
+
+-- drop_extraction_job
+DROP TABLE "EXTRACTION_JOB" CASCADE CONSTRAINTS PURGE
+
+-- drop_thread_summary
+DROP TABLE "THREAD_SUMMARY" CASCADE CONSTRAINTS PURGE
+
+-- drop_memory_link
+DROP TABLE "MEMORY_LINK" CASCADE CONSTRAINTS PURGE
+
+-- drop_memory
+DROP TABLE "MEMORY" CASCADE CONSTRAINTS PURGE
+
+-- drop_message
+DROP TABLE "MESSAGE" CASCADE CONSTRAINTS PURGE
+
+-- drop_thread
+DROP TABLE "THREAD" CASCADE CONSTRAINTS PURGE

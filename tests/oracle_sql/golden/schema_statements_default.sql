@@ -1,0 +1,102 @@
+-- schema_inventory
+SELECT 'TABLE' AS object_kind, table_name AS object_name FROM user_tables
+WHERE table_name IN (:n0, :n1, :n2, :n3, :n4, :n5, :n6, :n7)
+UNION ALL
+SELECT 'INDEX' AS object_kind, index_name AS object_name FROM user_indexes
+WHERE index_name IN (:n8, :n9, :n10, :n11, :n12, :n13, :n14, :n15, :n16, :n17, :n18, :n19, :n20, :n21)
+UNION ALL
+SELECT 'PROPERTY GRAPH' AS object_kind, graph_name AS object_name FROM user_property_graphs
+WHERE graph_name IN (:n22)
+--   :n0 = 'THREAD'
+--   :n1 = 'MESSAGE'
+--   :n10 = 'MESSAGE_EXPIRES_I'
+--   :n11 = 'MEMORY_CREATED_I'
+--   :n12 = 'MEMORY_USER_I'
+--   :n13 = 'MEMORY_THREAD_I'
+--   :n14 = 'MEMORY_EXPIRES_I'
+--   :n15 = 'MEMORY_LINK_SOURCE_I'
+--   :n16 = 'MEMORY_LINK_TARGET_I'
+--   :n17 = 'EXTRACTION_JOB_THREAD_I'
+--   :n18 = 'RECORD_CHUNKS_SCOPE_I'
+--   :n19 = 'RECORD_CHUNKS_THREAD_I'
+--   :n2 = 'MEMORY'
+--   :n20 = 'RECORD_CHUNKS_CHUNK_TEXT_TXT_I'
+--   :n21 = 'RECORD_CHUNKS_EMBEDDING_VEC_I'
+--   :n22 = 'MEMORY_GRAPH'
+--   :n3 = 'MEMORY_LINK'
+--   :n4 = 'THREAD_SUMMARY'
+--   :n5 = 'EXTRACTION_JOB'
+--   :n6 = 'STORE_SETTING'
+--   :n7 = 'RECORD_CHUNKS'
+--   :n8 = 'THREAD_CREATED_I'
+--   :n9 = 'THREAD_USER_I'
+
+-- registry_exists
+SELECT table_name FROM user_tables WHERE table_name = :name
+--   :name = 'PALIMPSEST_STORES'
+
+-- vector_index_exists
+SELECT index_type FROM user_indexes WHERE index_name = :name
+--   :name = 'RECORD_CHUNKS_EMBEDDING_VEC_I'
+
+-- registry_select
+SELECT store_config, schema_version, lifecycle_state
+FROM "PALIMPSEST_STORES"
+WHERE memory_store_name = :store_name
+--   :store_name = '__DEFAULT__'
+
+-- registry_select_for_update
+SELECT store_config, schema_version, lifecycle_state
+FROM "PALIMPSEST_STORES"
+WHERE memory_store_name = :store_name
+FOR UPDATE
+--   :store_name = '__DEFAULT__'
+
+-- registry_set_dimension
+UPDATE "PALIMPSEST_STORES"
+SET store_config = JSON_TRANSFORM(store_config, SET '$.embedding_dimension' = :dimension),
+    updated_at = SYSTIMESTAMP
+WHERE memory_store_name = :store_name
+--   :dimension = 384
+--   :store_name = '__DEFAULT__'
+
+-- registry_set_dimension
+UPDATE "PALIMPSEST_STORES"
+SET store_config = JSON_TRANSFORM(store_config, SET '$.embedding_dimension' = :dimension),
+    updated_at = SYSTIMESTAMP
+WHERE memory_store_name = :store_name
+--   :dimension = None
+--   :store_name = '__DEFAULT__'
+
+-- registry_register
+MERGE INTO "PALIMPSEST_STORES" r
+USING (SELECT :store_name AS memory_store_name FROM dual) s
+ON (r.memory_store_name = s.memory_store_name)
+WHEN NOT MATCHED THEN INSERT
+    (memory_store_name, lifecycle_state, schema_version, store_config, created_at, updated_at)
+    VALUES (s.memory_store_name, :lifecycle_state, :schema_version, :store_config, SYSTIMESTAMP, SYSTIMESTAMP)
+--   :lifecycle_state = 'CREATING'
+--   :schema_version = 1
+--   :store_config = '{"embedding_dimension":384,"vector_index":"hnsw"}'
+--   :store_name = '__DEFAULT__'
+
+-- registry_update
+UPDATE "PALIMPSEST_STORES"
+SET lifecycle_state = :lifecycle_state, schema_version = :schema_version,
+    store_config = :store_config, updated_at = SYSTIMESTAMP
+WHERE memory_store_name = :store_name
+--   :lifecycle_state = 'CREATED'
+--   :schema_version = 1
+--   :store_config = '{"embedding_dimension":384,"vector_index":"hnsw"}'
+--   :store_name = '__DEFAULT__'
+
+-- registry_set_state
+UPDATE "PALIMPSEST_STORES"
+SET lifecycle_state = :lifecycle_state, updated_at = SYSTIMESTAMP
+WHERE memory_store_name = :store_name
+--   :lifecycle_state = 'DROPPING'
+--   :store_name = '__DEFAULT__'
+
+-- registry_delete
+DELETE FROM "PALIMPSEST_STORES" WHERE memory_store_name = :store_name
+--   :store_name = '__DEFAULT__'
