@@ -186,7 +186,9 @@ CREATE INDEX {RECORD_CHUNKS_CHUNK_TEXT_TXT_I} ON {RECORD_CHUNKS} (chunk_text)
 -- Graph hops: memory records are vertices (label memory), links are edges (label memory_link)
 -- from source_memory_id to target_memory_id. Every column is a property, so GRAPH_TABLE
 -- queries can read record_id, memory_type, user_id, agent_id, thread_id, status, expires_at,
--- created_at and metadata of a vertex and every column of an edge.
+-- created_at and metadata of a vertex and every column of an edge. The properties both
+-- labels share (metadata, timestamp, created_at) have the same types in both tables: a SQL
+-- property graph refuses one property name with mixed types unless told otherwise.
 CREATE PROPERTY GRAPH {MEMORY_GRAPH}
     VERTEX TABLES (
         {MEMORY} KEY (record_id)
