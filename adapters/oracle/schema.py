@@ -30,6 +30,7 @@ transactions.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 from .codec import decode_json, encode_json
 from .names import REGISTRY_TABLE, StoreNames, quote
 from .sql import Statement, fetch_all, fetch_one, run
+
+log = logging.getLogger("palimpsest.adapters.oracle")
 
 __all__ = [
     "LIFECYCLE_STATES",
@@ -550,8 +553,23 @@ class SchemaManager:
 
         config = self._finish(connection, policy, wanted)
         if policy is not SchemaPolicy.REQUIRE_EXISTING and config.dimension is not None:
-            self.ensure_vector_index(connection, config.dimension)
+            self.try_ensure_vector_index(connection, config.dimension)
         return config
+
+    def try_ensure_vector_index(self, connection: Any, dimension: int) -> bool:
+        """:meth:`ensure_vector_index`, but a database that cannot build the index (an HNSW index
+        needs a vector memory pool: ``VECTOR_MEMORY_SIZE``; ORA-51962 otherwise) is logged, not
+        raised: searches stay exact and correct without it, only slower on large stores."""
+        try:
+            return self.ensure_vector_index(connection, dimension)
+        except Exception as exc:  # noqa: BLE001 - the driver's error classes vary; nothing is lost
+            log.warning(
+                "%s: the %s vector index could not be created (%s); searches run exact until it exists. "
+                "For HNSW, give the database a vector pool (ALTER SYSTEM SET vector_memory_size = ...) "
+                "or open the store with vector_index='ivf'.",
+                self._store_label(), self.vector_index, exc,
+            )
+            return False
 
     def _store_label(self) -> str:
         if self.names.store_id is None:

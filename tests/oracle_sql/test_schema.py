@@ -800,3 +800,23 @@ def test_an_unknown_older_schema_version_is_refused(policy: SchemaPolicy) -> Non
     with pytest.raises(SchemaVersionError, match="unknown schema version"):
         manager.ensure(connection, policy, dimension=None)
     assert _ddl_calls(connection) == []
+
+
+def test_a_database_that_cannot_build_the_vector_index_still_opens_the_store(caplog) -> None:
+    """HNSW needs a vector memory pool (ORA-51962 without one): the store opens and searches exact."""
+    from palimpsest.adapters.oracle.names import StoreNames
+    from palimpsest.adapters.oracle.schema import SchemaManager
+
+    from .fakes import FakeConnection
+
+    def responder(sql: str, binds: dict) -> object:
+        if "CREATE VECTOR INDEX" in sql:
+            return RuntimeError("ORA-51962: The vector memory area is out of space for the current container.")
+        return []
+
+    manager = SchemaManager(StoreNames("acme"))
+    connection = FakeConnection(responder)
+    with caplog.at_level("WARNING", logger="palimpsest.adapters.oracle"):
+        assert manager.try_ensure_vector_index(connection, 4) is False
+    assert "vector_memory_size" in caplog.text
+    assert any("CREATE VECTOR INDEX" in sql for sql in connection.statements())
