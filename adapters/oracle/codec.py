@@ -13,6 +13,7 @@ verbatim with a table alias (``columns("m", MEMORY_COLUMNS)``).
 from __future__ import annotations
 
 import array
+import decimal
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -91,6 +92,20 @@ def decode_json(value: Any) -> Any:
         value = value.decode("utf-8")
     if isinstance(value, str):
         return json.loads(value)
+    return _plain_json(value)
+
+
+def _plain_json(value: Any) -> Any:
+    """Native JSON arrives with NUMBER attributes as ``decimal.Decimal``: integral ones become
+    ``int``, others ``float``, as ``json.loads`` would have made them (containers are copied)."""
+    if isinstance(value, decimal.Decimal):
+        if value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    if isinstance(value, dict):
+        return {key: _plain_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_json(item) for item in value]
     return value
 
 

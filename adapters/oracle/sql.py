@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-__all__ = ["Statement", "execute", "fetch_all", "fetch_one", "placeholders", "render_value", "run"]
+__all__ = ["Statement", "execute", "fetch_all", "fetch_one", "placeholders", "render_value", "run", "run_many"]
 
 # A placeholder is ":name" that is not part of "::" and not inside a string literal, a quoted
 # identifier or a comment. Literals and identifiers are blanked before matching.
@@ -65,7 +65,11 @@ def render_value(value: Any) -> str:
 def execute(connection: Any, statement: Statement) -> Any:
     """Run ``statement`` on a python-oracledb connection; returns the open cursor."""
     cursor = connection.cursor()
-    cursor.execute(statement.sql, dict(statement.binds))
+    try:
+        cursor.execute(statement.sql, dict(statement.binds))
+    except BaseException:
+        cursor.close()
+        raise
     return cursor
 
 
@@ -91,6 +95,24 @@ def run(connection: Any, statement: Statement) -> int:
     """Run a DML or DDL statement; returns the row count (0 for DDL)."""
     cursor = execute(connection, statement)
     try:
+        return int(cursor.rowcount or 0)
+    finally:
+        cursor.close()
+
+
+def run_many(connection: Any, statements: Sequence[Statement]) -> int:
+    """Run one DML statement once per bind set in a single ``executemany`` round trip.
+
+    Every statement must have the same SQL text (the same builder); returns the total row count.
+    """
+    if not statements:
+        return 0
+    sql = statements[0].sql
+    if any(statement.sql != sql for statement in statements):
+        raise ValueError(f"run_many needs one SQL text; {statements[0].name!r} was mixed with others")
+    cursor = connection.cursor()
+    try:
+        cursor.executemany(sql, [dict(statement.binds) for statement in statements])
         return int(cursor.rowcount or 0)
     finally:
         cursor.close()
