@@ -74,6 +74,7 @@ __all__ = [
     "memory_records_by_ids",
     "messages_by_ids",
     "metadata_prefilter",
+    "text_literal",
     "vector_candidates",
 ]
 
@@ -223,6 +224,11 @@ def keyword_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in tokens if any(ch.isalnum() for ch in t)))
 
 
+def text_literal(token: str) -> str:
+    """``token`` as an Oracle Text literal: wrapped in braces, a ``}`` inside written ``}}``."""
+    return "{" + token.replace("}", "}}") + "}"
+
+
 def keyword_query(text: str) -> str | None:
     """An Oracle Text query for ``text``: every token escaped as ``{token}``, joined by ``ACCUM``.
 
@@ -234,7 +240,7 @@ def keyword_query(text: str) -> str | None:
     parts: list[str] = []
     size = 0
     for token in keyword_tokens(text):
-        part = "{" + token.replace("}", "}}") + "}"
+        part = text_literal(token)
         added = len(part.encode("utf-8")) + (len(" ACCUM ") if parts else 0)
         if size + added > MAX_KEYWORD_QUERY_BYTES:
             break
