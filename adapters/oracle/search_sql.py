@@ -11,16 +11,18 @@ rejects, never the reverse); the search re-checks every row in Python.
 
 Oracle forms used here, checked against Oracle's documentation (not against a running database):
 
-* ``VECTOR_DISTANCE(expr, :bind, COSINE)`` and ``FETCH FIRST n ROWS ONLY`` (exact, the default)
-  versus ``FETCH APPROX FIRST n ROWS ONLY`` (approximate, may use the vector index), the row
-  count given as a bind: AI Vector Search User's Guide (exact and approximate similarity search,
-  HNSW approximate search example) and the SQL Language Reference ``row_limiting_clause``.
-  The approximate form orders by the distance alone, the shape the vector index serves; its
-  ties are broken in Python.
+* ``VECTOR_DISTANCE(expr, :bind, COSINE)`` and ``FETCH FIRST n ROWS ONLY`` (exact, the default:
+  without ``APPROX`` no vector index is used) versus ``FETCH APPROX FIRST n ROWS ONLY``
+  (approximate, may use the vector index): AI Vector Search User's Guide (exact and approximate
+  similarity search, HNSW approximate search example). The row count is a bind in both forms:
+  ``rowcount`` of the SQL Language Reference ``row_limiting_clause`` is an expression, and
+  published python-oracledb code binds it with ``APPROX`` too. The approximate form orders by the
+  distance alone, the shape the vector index serves; its ties are broken in Python.
 * ``CONTAINS(col, :query, 1) > 0`` with ``SCORE(1)``, ``{...}`` escaping (everything between the
   braces is literal, so reserved words such as ``NEAR``/``ABOUT`` and characters such as
-  ``& | - , ; ( ) % _`` lose their operator meaning; a ``}`` inside is written ``}}``) and
-  ``ACCUM`` (documents matching more terms score higher): Oracle Text Reference, "Special
+  ``& | - , ; ( ) % _`` lose their operator meaning; a ``}`` inside is written ``}}``, as the
+  guide's "Querying Escape Characters" says, though word tokens never hold one) and ``ACCUM``
+  (a document matching more terms always scores higher): Oracle Text Reference, "Special
   Characters in Oracle Text Queries" (escape characters, reserved words and characters) and
   "Oracle Text CONTAINS Query Operators" (ACCUMulate).
 * ``JSON_EXISTS(col, '<path>' PASSING :bind AS "v")`` with a filter ``?(@... == $v)``, lax mode
