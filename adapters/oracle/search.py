@@ -116,7 +116,8 @@ class OracleSearch:
             fused = reciprocal_rank_fusion(
                 [[key for key, _, _ in by_vector], [key for key, _, _ in by_keyword]], k=query.rrf_k
             )
-            fused.sort(key=lambda item: (-item[1], item[0]))  # ties: by record type name, then id
+            # Equal fused scores keep the domain's order (first appearance, vector list first), as in
+            # every other store: fusion is defined once (D11).
             ranked = [(entities[key], score, 1.0 - score) for key, score in fused[: query.k]]
         elif query.vector is not None:
             ranked = [(entity, 1.0 - distance, distance) for _, entity, distance in by_vector[: query.k]]

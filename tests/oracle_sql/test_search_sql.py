@@ -838,7 +838,7 @@ def test_keyword_search_refetches_as_well() -> None:
 # --- OracleSearch: hybrid ---------------------------------------------------------------------
 
 
-def test_hybrid_fuses_both_lists_with_rrf_and_breaks_ties_by_type_then_id() -> None:
+def test_hybrid_fuses_both_lists_with_rrf_and_keeps_the_domains_tie_order() -> None:
     db = TinyDatabase().add(
         (rec("b-vector-only", "black coffee"), E1),
         rec("a-keyword-only", "tea kettle"),
@@ -850,12 +850,12 @@ def test_hybrid_fuses_both_lists_with_rrf_and_breaks_ties_by_type_then_id() -> N
     by_vector = [("fact", "b-vector-only"), ("fact", "c-both"), ("message", "m-both"), ("fact", "d-neither")]
     by_keyword = [("fact", "a-keyword-only"), ("fact", "c-both"), ("message", "m-both")]
     fused = reciprocal_rank_fusion([by_vector, by_keyword], k=60)
-    expected = sorted(fused, key=lambda item: (-item[1], item[0]))
+    expected = fused  # the domain's order: equal scores keep first appearance (vector list first)
     assert [(h.record_type.value, h.id) for h in hits] == [key for key, _ in expected]
     assert [h.score for h in hits] == [score for _, score in expected]
     assert all(h.distance == 1.0 - h.score for h in hits)
-    # a-keyword-only and b-vector-only are both rank 1 of one list: tied, so by id (a before b)
-    assert ids(hits)[2:4] == ["a-keyword-only", "b-vector-only"]
+    # b-vector-only and a-keyword-only are both rank 1 of one list: tied, first appearance wins
+    assert ids(hits)[2:4] == ["b-vector-only", "a-keyword-only"]
     assert db.limits("VECTOR_DISTANCE") == [50] and db.limits("CONTAINS") == [50]
 
 
