@@ -1,0 +1,1008 @@
+"""Adapters layer (Oracle): the CRUD statements of the repositories, built as values.
+
+Every builder is a pure function of the store's :class:`StoreNames` and the values of one call,
+returning a :class:`Statement` whose name (``"threads.insert"``, ``"records.list_newest"``...) is
+stable and names its golden-file entry. Identifiers come only from ``StoreNames`` (validated and
+quoted); every value is a bind: timestamps through :func:`encode_time`, JSON through
+:func:`encode_json` (bound as text), vectors through :func:`encode_vector` by the caller. Column
+lists are the codec's, so a decoder always matches the SELECT it reads.
+
+Conventions:
+
+* a message or memory record owns one ``RECORD_CHUNKS`` row (``chunk_seq`` 1, ``source_emb_column``
+  ``'content'``, ``source_record_type`` the record type value) carrying copies of its text, scope,
+  status, expiry and creation time, and its embedding or NULL. The vector and no-vector variants
+  are separate statements, so a batch never mixes ``array`` and ``None`` binds in one column;
+* visibility is ``expires_at IS NULL OR expires_at > :now`` with the caller's ``now``, never
+  ``SYSTIMESTAMP``;
+* "the newest ``limit`` rows, oldest first" is an inner ``ORDER BY ... DESC FETCH FIRST :limit
+  ROWS ONLY`` re-sorted by the outer query; listings filtered by metadata in Python read pages
+  newest first with a keyset (``created_at``, id) instead (``*_page`` statements);
+* id lists travel as one JSON array bind expanded by ``JSON_TABLE`` (one SQL text for any
+  count); deletes of many rows use one statement with ``executemany``.
+
+SQL forms used here, checked against documentation (not against a running database):
+``FETCH FIRST :n ROWS ONLY`` with a bind, also in subqueries, and never together with
+``FOR UPDATE`` (Oracle SQL Language Reference, SELECT, row_limiting_clause and its restrictions);
+``SELECT ... FOR UPDATE`` (SELECT, for_update_clause); ``MERGE INTO ... USING (SELECT ... FROM
+DUAL) ... WHEN MATCHED THEN UPDATE ... WHEN NOT MATCHED THEN INSERT`` (MERGE);
+``JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$'))`` (JSON_TABLE); ``SAVEPOINT`` and
+``ROLLBACK TO SAVEPOINT``; textual JSON bound into a ``JSON`` column is implicitly wrapped with the
+``JSON`` constructor on INSERT and UPDATE, so no ``JSON(:b)`` is written (Oracle JSON Developer's
+Guide 23, "Creating a Table With a JSON Column"); ``array.array('f')`` binds to ``VECTOR`` columns
+(python-oracledb user guide, "Using VECTOR Data"). Large texts are bound only in plain
+``INSERT ... VALUES`` and ``UPDATE ... SET`` (python-oracledb sends strings over 32 KB as LONG,
+which those forms accept).
+"""
+
+from __future__ import annotations
+
+import array
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from palimpsest.domain.model import (
+    ExtractionJob,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordStatus,
+    RecordType,
+    Thread,
+    ThreadSummary,
+)
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .codec import (
+    JOB_COLUMNS,
+    LINK_COLUMNS,
+    MEMORY_COLUMNS,
+    MESSAGE_COLUMNS,
+    SUMMARY_COLUMNS,
+    THREAD_COLUMNS,
+    columns,
+    encode_json,
+    encode_time,
+)
+from .names import StoreNames
+from .sql import Statement
+
+__all__ = [
+    "CHUNK_COLUMN",
+    "CHUNK_SEQ",
+    "MEMORY_TYPE_VALUES",
+    "Keyset",
+    "ScopeValue",
+    "chunk_delete",
+    "chunk_insert",
+    "chunk_update",
+    "chunks_clear_vectors",
+    "chunks_delete_for_thread",
+    "job_claim",
+    "job_delete",
+    "job_get",
+    "job_insert",
+    "job_pending",
+    "link_between",
+    "link_check_add",
+    "link_delete",
+    "link_endpoints",
+    "link_find",
+    "link_find_id",
+    "link_get",
+    "link_insert",
+    "link_list",
+    "link_touching",
+    "link_update",
+    "message_delete",
+    "message_get",
+    "message_insert",
+    "message_last_seq",
+    "message_list_for_thread",
+    "message_place",
+    "message_update",
+    "messages_expired",
+    "record_delete",
+    "record_expired_ids",
+    "record_get",
+    "record_get_many",
+    "record_insert",
+    "record_list",
+    "record_scope",
+    "record_update",
+    "rollback_to_savepoint",
+    "savepoint",
+    "setting_delete",
+    "setting_get",
+    "setting_set",
+    "summary_check_add",
+    "summary_insert",
+    "summary_invalidate_covering",
+    "summary_latest",
+    "summary_list_for_thread",
+    "summary_prune",
+    "thread_delete",
+    "thread_get",
+    "thread_insert",
+    "thread_list",
+    "thread_update",
+    "threads_existing",
+]
+
+CHUNK_COLUMN: Final = "content"
+"""``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
+CHUNK_SEQ: Final = 1
+"""A record has one chunk (the domain keeps one vector per record)."""
+MEMORY_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_memory_like))
+
+ScopeValue = str | None | NotSetType
+"""A three-valued list filter: NOTSET no filter, None ``IS NULL``, a string equality."""
+
+_CHUNK_COLUMNS: Final = (
+    "source_id, source_record_type, source_emb_column, chunk_seq, chunk_text, thread_id, user_id, agent_id, "
+    "status, expires_at, created_at"
+)
+_VISIBLE: Final = "({a}.expires_at IS NULL OR {a}.expires_at > :now)"
+_BIND_NAMES: Final = {"timestamp": "event_time"}
+_ID_LIST: Final = "SELECT ids.id FROM JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$')) ids"
+
+
+@dataclass(frozen=True, slots=True)
+class Keyset:
+    """Where a newest-first page continues: strictly older than (``created_at``, ``id``)."""
+
+    created_at: datetime
+    id: str
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _bind(column: str) -> str:
+    """The bind name of a column (``timestamp`` is a keyword; its bind is ``:event_time``)."""
+    return _BIND_NAMES.get(column, column)
+
+
+def _placeholders(column_list: str) -> str:
+    return ", ".join(f":{_bind(name.strip())}" for name in column_list.split(","))
+
+
+def _ids_json(ids: Sequence[str]) -> str:
+    return json.dumps(list(ids), ensure_ascii=False, separators=(",", ":"))
+
+
+def _scope(where: list[str], binds: dict[str, Any], alias: str, column: str, value: ScopeValue) -> None:
+    if value is NOTSET:
+        return
+    if value is None:
+        where.append(f"{alias}.{column} IS NULL")
+    else:
+        where.append(f"{alias}.{column} = :{column}")
+        binds[column] = value
+
+
+def _where(clauses: Sequence[str]) -> str:
+    return f"WHERE {' AND '.join(clauses)}" if clauses else ""
+
+
+def _lines(*lines: str) -> str:
+    """SQL text from lines, leaving out empty ones (an absent WHERE)."""
+    return "\n".join(line for line in lines if line.strip())
+
+
+def _listing(
+    name: str,
+    select_columns: str,
+    source: str,
+    alias: str,
+    clauses: list[str],
+    binds: dict[str, Any],
+    order: Sequence[str],
+    *,
+    limit: int | None,
+    page: int | None = None,
+    after: Keyset | None = None,
+    id_column: str = "record_id",
+) -> Statement:
+    """A listing in one of three shapes (see the module docstring).
+
+    ``limit``: the newest ``limit`` rows by ``order``, re-sorted oldest first (``*_newest``);
+    ``page``: newest first, ``:page_size`` rows strictly older than ``after`` (``*_page``; ``order``
+    must then be ``("created_at", id_column)``); neither: every row, oldest first.
+    """
+    selected = columns(alias, select_columns)
+    ascending = ", ".join(f"{alias}.{column}" for column in order)
+    descending = ", ".join(f"{alias}.{column} DESC" for column in order)
+    if page is not None:
+        if after is not None:
+            clauses = [
+                *clauses,
+                (
+                    f"({alias}.created_at < :after_created_at OR "
+                    f"({alias}.created_at = :after_created_at AND {alias}.{id_column} < :after_id))"
+                ),
+            ]
+            binds = {**binds, "after_created_at": encode_time(after.created_at), "after_id": after.id}
+        sql = _lines(
+            f"SELECT {selected}",
+            f"FROM {source} {alias}",
+            _where(clauses),
+            f"ORDER BY {descending}",
+            "FETCH FIRST :page_size ROWS ONLY",
+        )
+        return Statement(f"{name}_page", sql, {**binds, "page_size": page})
+    if limit is not None:
+        sql = _lines(
+            f"SELECT {selected}",
+            "FROM (",
+            f"  SELECT {selected}",
+            f"  FROM {source} {alias}",
+            f"  {_where(clauses)}",
+            f"  ORDER BY {descending}",
+            "  FETCH FIRST :limit ROWS ONLY",
+            f") {alias}",
+            f"ORDER BY {ascending}",
+        )
+        return Statement(f"{name}_newest", sql, {**binds, "limit": limit})
+    sql = _lines(f"SELECT {selected}", f"FROM {source} {alias}", _where(clauses), f"ORDER BY {ascending}")
+    return Statement(name, sql, binds)
+
+
+# --- transactions ----------------------------------------------------------------------------------
+
+
+def _savepoint_name(depth: int) -> str:
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 99:
+        raise ValueError("savepoint depth must be an integer from 1 to 99")
+    return f"PALIMPSEST_W{depth}"
+
+
+def savepoint(depth: int) -> Statement:
+    """Mark the start of one all-or-nothing write (nested writes get deeper names)."""
+    return Statement("uow.savepoint", f"SAVEPOINT {_savepoint_name(depth)}")
+
+
+def rollback_to_savepoint(depth: int) -> Statement:
+    """Undo what the write begun by :func:`savepoint` did; the transaction goes on."""
+    return Statement("uow.rollback_to_savepoint", f"ROLLBACK TO SAVEPOINT {_savepoint_name(depth)}")
+
+
+# --- chunks ----------------------------------------------------------------------------------------
+
+
+def chunk_insert(
+    names: StoreNames,
+    *,
+    source_id: str,
+    record_type: RecordType,
+    content: str,
+    thread_id: str | None,
+    user_id: str | None,
+    agent_id: str | None,
+    status: RecordStatus,
+    expires_at: datetime | None,
+    created_at: datetime,
+    vector: array.array[float] | None,
+) -> Statement:
+    """The search row of a new message or memory record (``chunks.insert[_without_vector]``)."""
+    binds: dict[str, Any] = {
+        "source_id": source_id,
+        "source_record_type": RecordType(record_type).value,
+        "source_emb_column": CHUNK_COLUMN,
+        "chunk_seq": CHUNK_SEQ,
+        "chunk_text": content,
+        "thread_id": thread_id,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "status": RecordStatus(status).value,
+        "expires_at": encode_time(expires_at),
+        "created_at": encode_time(created_at),
+    }
+    if vector is None:
+        sql = (
+            f"INSERT INTO {names('RECORD_CHUNKS')} ({_CHUNK_COLUMNS}, embedding)\n"
+            f"VALUES ({_placeholders(_CHUNK_COLUMNS)}, NULL)"
+        )
+        return Statement("chunks.insert_without_vector", sql, binds)
+    sql = (
+        f"INSERT INTO {names('RECORD_CHUNKS')} ({_CHUNK_COLUMNS}, embedding)\n"
+        f"VALUES ({_placeholders(_CHUNK_COLUMNS)}, :embedding)"
+    )
+    return Statement("chunks.insert", sql, {**binds, "embedding": vector})
+
+
+def chunk_update(
+    names: StoreNames,
+    *,
+    source_id: str,
+    record_type: RecordType,
+    content: str,
+    user_id: str | None,
+    agent_id: str | None,
+    status: RecordStatus,
+    expires_at: datetime | None,
+    created_at: datetime,
+    vector: array.array[float] | None | NotSetType = NOTSET,
+) -> Statement:
+    """Keep a record's chunk in step with it: text, scope, status, expiry, and the embedding
+    (NOTSET keeps it, None drops it, a vector replaces it)."""
+    binds: dict[str, Any] = {
+        "source_id": source_id,
+        "source_record_type": RecordType(record_type).value,
+        "chunk_seq": CHUNK_SEQ,
+        "chunk_text": content,
+        "user_id": user_id,
+        "agent_id": agent_id,
+        "status": RecordStatus(status).value,
+        "expires_at": encode_time(expires_at),
+        "created_at": encode_time(created_at),
+    }
+    assignments = (
+        "chunk_text = :chunk_text, user_id = :user_id, agent_id = :agent_id, status = :status, "
+        "expires_at = :expires_at, created_at = :created_at"
+    )
+    name = "chunks.update"
+    if vector is None:
+        assignments += ", embedding = NULL"
+        name = "chunks.update_drop_vector"
+    elif not isinstance(vector, NotSetType):
+        assignments += ", embedding = :embedding"
+        binds["embedding"] = vector
+        name = "chunks.update_vector"
+    sql = (
+        f"UPDATE {names('RECORD_CHUNKS')}\n"
+        f"SET {assignments}\n"
+        f"WHERE source_record_type = :source_record_type AND source_id = :source_id AND chunk_seq = :chunk_seq"
+    )
+    return Statement(name, sql, binds)
+
+
+def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Statement:
+    """Delete the chunks of one message (``message=True``) or of one memory record (any type)."""
+    if message:
+        sql = (
+            f"DELETE FROM {names('RECORD_CHUNKS')}\n"
+            "WHERE source_record_type = :source_record_type AND source_id = :source_id"
+        )
+        return Statement("chunks.delete_message", sql, {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id})
+    types = {f"record_type_{i}": value for i, value in enumerate(MEMORY_TYPE_VALUES)}
+    sql = (
+        f"DELETE FROM {names('RECORD_CHUNKS')}\n"
+        f"WHERE source_id = :source_id AND source_record_type IN ({', '.join(f':{k}' for k in types)})"
+    )
+    return Statement("chunks.delete_record", sql, {"source_id": source_id, **types})
+
+
+def chunks_delete_for_thread(names: StoreNames, thread_id: str) -> Statement:
+    """Delete the chunks of a thread's messages and thread-scoped records (their copied thread id)."""
+    sql = f"DELETE FROM {names('RECORD_CHUNKS')}\nWHERE thread_id = :thread_id"
+    return Statement("chunks.delete_for_thread", sql, {"thread_id": thread_id})
+
+
+def chunks_clear_vectors(names: StoreNames) -> Statement:
+    """Drop every stored vector (``clear_vectors``); texts stay for keyword search."""
+    sql = f"UPDATE {names('RECORD_CHUNKS')}\nSET embedding = NULL\nWHERE embedding IS NOT NULL"
+    return Statement("chunks.clear_vectors", sql)
+
+
+# --- threads ---------------------------------------------------------------------------------------
+
+
+def _thread_binds(thread: Thread) -> dict[str, Any]:
+    return {
+        "record_id": thread.id,
+        "user_id": thread.user_id,
+        "agent_id": thread.agent_id,
+        "metadata": encode_json(thread.metadata),
+        "runtime_config": encode_json(thread.config),
+        "runtime_state": encode_json(thread.state),
+        "created_at": encode_time(thread.created_at),
+        "updated_at": encode_time(thread.updated_at),
+    }
+
+
+def thread_insert(names: StoreNames, thread: Thread) -> Statement:
+    sql = f"INSERT INTO {names('THREAD')} ({THREAD_COLUMNS})\nVALUES ({_placeholders(THREAD_COLUMNS)})"
+    return Statement("threads.insert", sql, _thread_binds(thread))
+
+
+def thread_get(names: StoreNames, thread_id: str) -> Statement:
+    sql = f"SELECT {columns('t', THREAD_COLUMNS)}\nFROM {names('THREAD')} t\nWHERE t.record_id = :record_id"
+    return Statement("threads.get", sql, {"record_id": thread_id})
+
+
+def threads_existing(names: StoreNames, thread_ids: Sequence[str]) -> Statement:
+    """Which of ``thread_ids`` exist (one JSON array bind)."""
+    sql = f"SELECT t.record_id\nFROM {names('THREAD')} t\nWHERE t.record_id IN ({_ID_LIST})"
+    return Statement("threads.existing", sql, {"ids": _ids_json(thread_ids)})
+
+
+def thread_update(names: StoreNames, thread: Thread) -> Statement:
+    sql = (
+        f"UPDATE {names('THREAD')}\n"
+        "SET user_id = :user_id, agent_id = :agent_id, metadata = :metadata, runtime_config = :runtime_config, "
+        "runtime_state = :runtime_state, created_at = :created_at, updated_at = :updated_at\n"
+        "WHERE record_id = :record_id"
+    )
+    return Statement("threads.update", sql, _thread_binds(thread))
+
+
+def thread_delete(names: StoreNames, thread_id: str) -> Statement:
+    """Delete a thread; its messages, scoped records (with their links), summaries and jobs go
+    with it by ``ON DELETE CASCADE``. Delete its chunks first (:func:`chunks_delete_for_thread`)."""
+    sql = f"DELETE FROM {names('THREAD')}\nWHERE record_id = :record_id"
+    return Statement("threads.delete", sql, {"record_id": thread_id})
+
+
+def thread_list(
+    names: StoreNames,
+    *,
+    user_id: ScopeValue = NOTSET,
+    agent_id: ScopeValue = NOTSET,
+    without_metadata: bool = False,
+    limit: int | None = None,
+    page: int | None = None,
+    after: Keyset | None = None,
+) -> Statement:
+    """``threads.list`` (all, oldest first), ``threads.list_newest`` (``limit``) or
+    ``threads.list_page`` (newest first, for metadata filtering in Python)."""
+    clauses: list[str] = []
+    binds: dict[str, Any] = {}
+    _scope(clauses, binds, "t", "user_id", user_id)
+    _scope(clauses, binds, "t", "agent_id", agent_id)
+    if without_metadata:
+        clauses.append("t.metadata IS NULL")
+    return _listing(
+        "threads.list", THREAD_COLUMNS, names("THREAD"), "t", clauses, binds, ("created_at", "record_id"),
+        limit=limit, page=page, after=after,
+    )
+
+
+# --- messages --------------------------------------------------------------------------------------
+
+
+def _message_binds(message: Message) -> dict[str, Any]:
+    return {
+        "record_id": message.id,
+        "thread_id": message.thread_id,
+        "order_seq": message.seq,
+        "message_role": message.role,
+        "content": message.content,
+        "event_time": encode_time(message.timestamp),
+        "metadata": encode_json(message.metadata),
+        "user_id": message.user_id,
+        "agent_id": message.agent_id,
+        "created_at": encode_time(message.created_at),
+        "expires_at": encode_time(message.expires_at),
+    }
+
+
+def message_insert(names: StoreNames, message: Message) -> Statement:
+    sql = f"INSERT INTO {names('MESSAGE')} ({MESSAGE_COLUMNS})\nVALUES ({_placeholders(MESSAGE_COLUMNS)})"
+    return Statement("messages.insert", sql, _message_binds(message))
+
+
+def message_get(names: StoreNames, message_id: str, now: datetime) -> Statement:
+    sql = (
+        f"SELECT {columns('m', MESSAGE_COLUMNS)}\nFROM {names('MESSAGE')} m\n"
+        f"WHERE m.record_id = :record_id AND {_VISIBLE.format(a='m')}"
+    )
+    return Statement("messages.get", sql, {"record_id": message_id, "now": encode_time(now)})
+
+
+def message_last_seq(names: StoreNames, thread_id: str) -> Statement:
+    sql = f"SELECT MAX(m.order_seq)\nFROM {names('MESSAGE')} m\nWHERE m.thread_id = :thread_id"
+    return Statement("messages.last_seq", sql, {"thread_id": thread_id})
+
+
+def message_list_for_thread(
+    names: StoreNames,
+    thread_id: str,
+    *,
+    now: datetime,
+    start_seq: int | None = None,
+    end_seq: int | None = None,
+    last_n: int | None = None,
+) -> Statement:
+    """Visible messages with ``start_seq <= seq < end_seq`` oldest first; ``last_n`` keeps the newest."""
+    clauses = ["m.thread_id = :thread_id", _VISIBLE.format(a="m")]
+    binds: dict[str, Any] = {"thread_id": thread_id, "now": encode_time(now)}
+    if start_seq is not None:
+        clauses.append("m.order_seq >= :start_seq")
+        binds["start_seq"] = start_seq
+    if end_seq is not None:
+        clauses.append("m.order_seq < :end_seq")
+        binds["end_seq"] = end_seq
+    return _listing(
+        "messages.list_for_thread", MESSAGE_COLUMNS, names("MESSAGE"), "m", clauses, binds, ("order_seq",),
+        limit=last_n,
+    )
+
+
+def message_place(names: StoreNames, message_id: str) -> Statement:
+    """A stored message's (thread id, seq), or no row."""
+    sql = f"SELECT m.thread_id, m.order_seq\nFROM {names('MESSAGE')} m\nWHERE m.record_id = :record_id"
+    return Statement("messages.place", sql, {"record_id": message_id})
+
+
+def message_update(names: StoreNames, message: Message) -> Statement:
+    """Replace a message's fields (its thread and seq never change)."""
+    binds = _message_binds(message)
+    del binds["thread_id"], binds["order_seq"]
+    sql = (
+        f"UPDATE {names('MESSAGE')}\n"
+        "SET message_role = :message_role, content = :content, timestamp = :event_time, metadata = :metadata, "
+        "user_id = :user_id, agent_id = :agent_id, created_at = :created_at, expires_at = :expires_at\n"
+        "WHERE record_id = :record_id"
+    )
+    return Statement("messages.update", sql, binds)
+
+
+def message_delete(names: StoreNames, message_id: str) -> Statement:
+    sql = f"DELETE FROM {names('MESSAGE')}\nWHERE record_id = :record_id"
+    return Statement("messages.delete", sql, {"record_id": message_id})
+
+
+def messages_expired(names: StoreNames, now: datetime) -> Statement:
+    """The (id, thread id, seq) of every message expired at ``now``, locked for the purge."""
+    sql = (
+        f"SELECT m.record_id, m.thread_id, m.order_seq\nFROM {names('MESSAGE')} m\n"
+        "WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now\nFOR UPDATE"
+    )
+    return Statement("messages.expired", sql, {"now": encode_time(now)})
+
+
+# --- memory records --------------------------------------------------------------------------------
+
+
+def _record_binds(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "record_id": record.id,
+        "memory_type": record.record_type.value,
+        "content": record.content,
+        "user_id": record.user_id,
+        "agent_id": record.agent_id,
+        "thread_id": record.thread_id,
+        "metadata": encode_json(record.metadata),
+        "status": record.status.value,
+        "invalidation_reason": record.invalidation_reason,
+        "invalidated_at": encode_time(record.invalidated_at),
+        "event_time": encode_time(record.timestamp),
+        "expires_at": encode_time(record.expires_at),
+        "created_at": encode_time(record.created_at),
+        "updated_at": encode_time(record.updated_at),
+    }
+
+
+def record_insert(names: StoreNames, record: MemoryRecord) -> Statement:
+    sql = f"INSERT INTO {names('MEMORY')} ({MEMORY_COLUMNS})\nVALUES ({_placeholders(MEMORY_COLUMNS)})"
+    return Statement("records.insert", sql, _record_binds(record))
+
+
+def record_get(names: StoreNames, record_id: str, *, now: datetime | None = None) -> Statement:
+    """``records.get`` (expired included) or ``records.get_visible`` (with ``now``)."""
+    select = f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id = :record_id"
+    if now is None:
+        return Statement("records.get", select, {"record_id": record_id})
+    return Statement(
+        "records.get_visible", f"{select} AND {_VISIBLE.format(a='r')}", {"record_id": record_id, "now": encode_time(now)}
+    )
+
+
+def record_get_many(names: StoreNames, record_ids: Sequence[str]) -> Statement:
+    sql = f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id IN ({_ID_LIST})"
+    return Statement("records.get_many", sql, {"ids": _ids_json(record_ids)})
+
+
+def record_scope(names: StoreNames, record_id: str) -> Statement:
+    """A stored record's (type, user, agent, thread), or no row."""
+    sql = (
+        f"SELECT r.memory_type, r.user_id, r.agent_id, r.thread_id\nFROM {names('MEMORY')} r\n"
+        "WHERE r.record_id = :record_id"
+    )
+    return Statement("records.scope", sql, {"record_id": record_id})
+
+
+def record_update(names: StoreNames, record: MemoryRecord) -> Statement:
+    """Replace a record's mutable fields (type and scope never change)."""
+    binds = _record_binds(record)
+    for fixed in ("memory_type", "user_id", "agent_id", "thread_id"):
+        del binds[fixed]
+    sql = (
+        f"UPDATE {names('MEMORY')}\n"
+        "SET content = :content, metadata = :metadata, status = :status, invalidation_reason = :invalidation_reason, "
+        "invalidated_at = :invalidated_at, timestamp = :event_time, expires_at = :expires_at, "
+        "created_at = :created_at, updated_at = :updated_at\n"
+        "WHERE record_id = :record_id"
+    )
+    return Statement("records.update", sql, binds)
+
+
+def record_delete(names: StoreNames, record_id: str) -> Statement:
+    """Delete a record; links touching it go by ``ON DELETE CASCADE``. Delete its chunk too."""
+    sql = f"DELETE FROM {names('MEMORY')}\nWHERE record_id = :record_id"
+    return Statement("records.delete", sql, {"record_id": record_id})
+
+
+def record_expired_ids(names: StoreNames, now: datetime, *, limit: int | None = None) -> Statement:
+    """Ids of records expired at ``now``, oldest expiry first (then id)."""
+    sql = (
+        f"SELECT r.record_id\nFROM {names('MEMORY')} r\n"
+        "WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now\nORDER BY r.expires_at, r.record_id"
+    )
+    binds: dict[str, Any] = {"now": encode_time(now)}
+    if limit is None:
+        return Statement("records.expired_ids", sql, binds)
+    return Statement("records.expired_ids_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def record_list(
+    names: StoreNames,
+    *,
+    now: datetime,
+    user_id: ScopeValue = NOTSET,
+    agent_id: ScopeValue = NOTSET,
+    thread_id: ScopeValue = NOTSET,
+    record_types: Sequence[RecordType] | None = None,
+    without_metadata: bool = False,
+    limit: int | None = None,
+    page: int | None = None,
+    after: Keyset | None = None,
+) -> Statement:
+    """``records.list``/``records.list_newest``/``records.list_page`` over visible records."""
+    clauses = [_VISIBLE.format(a="r")]
+    binds: dict[str, Any] = {"now": encode_time(now)}
+    _scope(clauses, binds, "r", "user_id", user_id)
+    _scope(clauses, binds, "r", "agent_id", agent_id)
+    _scope(clauses, binds, "r", "thread_id", thread_id)
+    if record_types is not None:
+        values = sorted({RecordType(t).value for t in record_types})
+        if not values:
+            raise ValueError("record_types must not be empty here (an empty filter matches nothing)")
+        type_binds = {f"memory_type_{i}": value for i, value in enumerate(values)}
+        clauses.append(f"r.memory_type IN ({', '.join(f':{k}' for k in type_binds)})")
+        binds.update(type_binds)
+    if without_metadata:
+        clauses.append("r.metadata IS NULL")
+    return _listing(
+        "records.list", MEMORY_COLUMNS, names("MEMORY"), "r", clauses, binds, ("created_at", "record_id"),
+        limit=limit, page=page, after=after,
+    )
+
+
+# --- links -----------------------------------------------------------------------------------------
+
+
+def _link_binds(link: RecordLink) -> dict[str, Any]:
+    return {
+        "relation_id": link.id,
+        "source_memory_id": link.source_id,
+        "source_memory_type": link.source_type.value,
+        "target_memory_id": link.target_id,
+        "target_memory_type": link.target_type.value,
+        "relation_type": link.relation_type,
+        "opposite_relation_type": link.opposite_relation_type,
+        "metadata": encode_json(link.metadata),
+        "event_time": encode_time(link.timestamp),
+        "created_at": encode_time(link.created_at),
+    }
+
+
+def link_check_add(names: StoreNames, link: RecordLink) -> Statement:
+    """One row: (source exists, target exists, id taken, (source, target, type) taken)."""
+    memory, links = names("MEMORY"), names("MEMORY_LINK")
+    sql = (
+        "SELECT\n"
+        f"  (SELECT COUNT(*) FROM {memory} r WHERE r.record_id = :source_memory_id) AS source_found,\n"
+        f"  (SELECT COUNT(*) FROM {memory} r WHERE r.record_id = :target_memory_id) AS target_found,\n"
+        f"  (SELECT COUNT(*) FROM {links} l WHERE l.relation_id = :relation_id) AS id_taken,\n"
+        f"  (SELECT COUNT(*) FROM {links} l WHERE l.source_memory_id = :source_memory_id"
+        " AND l.target_memory_id = :target_memory_id AND l.relation_type = :relation_type) AS link_taken\n"
+        "FROM DUAL"
+    )
+    return Statement(
+        "links.check_add",
+        sql,
+        {
+            "source_memory_id": link.source_id,
+            "target_memory_id": link.target_id,
+            "relation_id": link.id,
+            "relation_type": link.relation_type,
+        },
+    )
+
+
+def link_insert(names: StoreNames, link: RecordLink) -> Statement:
+    """Insert a link; the endpoints' owners are copied into ``*_user_id`` from ``MEMORY``."""
+    memory = names("MEMORY")
+    sql = (
+        f"INSERT INTO {names('MEMORY_LINK')} ({LINK_COLUMNS}, source_memory_user_id, target_memory_user_id)\n"
+        f"VALUES ({_placeholders(LINK_COLUMNS)},\n"
+        f"  (SELECT r.user_id FROM {memory} r WHERE r.record_id = :source_memory_id),\n"
+        f"  (SELECT r.user_id FROM {memory} r WHERE r.record_id = :target_memory_id))"
+    )
+    return Statement("links.insert", sql, _link_binds(link))
+
+
+def _link_select(names: StoreNames, where: str) -> str:
+    return (
+        f"SELECT {columns('l', LINK_COLUMNS)}\nFROM {names('MEMORY_LINK')} l\nWHERE {where}\n"
+        "ORDER BY l.created_at, l.relation_id"
+    )
+
+
+def link_get(names: StoreNames, link_id: str) -> Statement:
+    return Statement("links.get", _link_select(names, "l.relation_id = :relation_id"), {"relation_id": link_id})
+
+
+def link_find(names: StoreNames, source_id: str, target_id: str, relation_type: str) -> Statement:
+    where = "l.source_memory_id = :source_id AND l.target_memory_id = :target_id AND l.relation_type = :relation_type"
+    return Statement(
+        "links.find",
+        _link_select(names, where),
+        {"source_id": source_id, "target_id": target_id, "relation_type": relation_type},
+    )
+
+
+def link_find_id(names: StoreNames, source_id: str, target_id: str, relation_type: str) -> Statement:
+    sql = (
+        f"SELECT l.relation_id\nFROM {names('MEMORY_LINK')} l\n"
+        "WHERE l.source_memory_id = :source_id AND l.target_memory_id = :target_id AND l.relation_type = :relation_type"
+    )
+    return Statement(
+        "links.find_id", sql, {"source_id": source_id, "target_id": target_id, "relation_type": relation_type}
+    )
+
+
+def link_between(names: StoreNames, a: str, b: str) -> Statement:
+    where = "((l.source_memory_id = :a AND l.target_memory_id = :b) OR (l.source_memory_id = :b AND l.target_memory_id = :a))"
+    return Statement("links.between", _link_select(names, where), {"a": a, "b": b})
+
+
+def link_touching(names: StoreNames, record_id: str) -> Statement:
+    """Links with the record as source or target: two index lookups joined by ``UNION ALL``
+    (a link never has the record at both ends: self-links are forbidden)."""
+    table = names("MEMORY_LINK")
+    sql = (
+        f"SELECT {columns('l', LINK_COLUMNS)}\n"
+        "FROM (\n"
+        f"  SELECT {columns('s', LINK_COLUMNS)} FROM {table} s WHERE s.source_memory_id = :record_id\n"
+        "  UNION ALL\n"
+        f"  SELECT {columns('t', LINK_COLUMNS)} FROM {table} t WHERE t.target_memory_id = :record_id\n"
+        ") l\n"
+        "ORDER BY l.created_at, l.relation_id"
+    )
+    return Statement("links.touching", sql, {"record_id": record_id})
+
+
+def link_endpoints(names: StoreNames, link_id: str) -> Statement:
+    """A stored link's (source id, target id), or no row."""
+    sql = (
+        f"SELECT l.source_memory_id, l.target_memory_id\nFROM {names('MEMORY_LINK')} l\n"
+        "WHERE l.relation_id = :relation_id"
+    )
+    return Statement("links.endpoints", sql, {"relation_id": link_id})
+
+
+def link_update(names: StoreNames, link: RecordLink) -> Statement:
+    """Replace a link's types, labels, metadata and times (its endpoints never change)."""
+    binds = _link_binds(link)
+    del binds["source_memory_id"], binds["target_memory_id"]
+    sql = (
+        f"UPDATE {names('MEMORY_LINK')}\n"
+        "SET source_memory_type = :source_memory_type, target_memory_type = :target_memory_type, "
+        "relation_type = :relation_type, opposite_relation_type = :opposite_relation_type, metadata = :metadata, "
+        "timestamp = :event_time, created_at = :created_at\n"
+        "WHERE relation_id = :relation_id"
+    )
+    return Statement("links.update", sql, binds)
+
+
+def link_delete(names: StoreNames, link_id: str) -> Statement:
+    sql = f"DELETE FROM {names('MEMORY_LINK')}\nWHERE relation_id = :relation_id"
+    return Statement("links.delete", sql, {"relation_id": link_id})
+
+
+def link_list(
+    names: StoreNames,
+    *,
+    source_id: str | NotSetType = NOTSET,
+    target_id: str | NotSetType = NOTSET,
+    relation_type: str | NotSetType = NOTSET,
+    limit: int | None = None,
+) -> Statement:
+    """``links.list``/``links.list_newest``: links by creation, then id."""
+    clauses: list[str] = []
+    binds: dict[str, Any] = {}
+    for column, bind, value in (
+        ("source_memory_id", "source_id", source_id),
+        ("target_memory_id", "target_id", target_id),
+        ("relation_type", "relation_type", relation_type),
+    ):
+        if not isinstance(value, NotSetType):
+            clauses.append(f"l.{column} = :{bind}")
+            binds[bind] = value
+    return _listing(
+        "links.list", LINK_COLUMNS, names("MEMORY_LINK"), "l", clauses, binds, ("created_at", "relation_id"),
+        limit=limit,
+    )
+
+
+# --- summaries -------------------------------------------------------------------------------------
+
+
+def summary_check_add(names: StoreNames, summary: ThreadSummary) -> Statement:
+    """One row: (thread exists, id taken, revision taken). The unique (thread, revision) key is
+    the compare-and-set itself; this check only names the error before writing."""
+    table = names("THREAD_SUMMARY")
+    sql = (
+        "SELECT\n"
+        f"  (SELECT COUNT(*) FROM {names('THREAD')} t WHERE t.record_id = :thread_id) AS thread_found,\n"
+        f"  (SELECT COUNT(*) FROM {table} s WHERE s.record_id = :record_id) AS id_taken,\n"
+        f"  (SELECT COUNT(*) FROM {table} s WHERE s.thread_id = :thread_id AND s.revision = :revision) AS revision_taken\n"
+        "FROM DUAL"
+    )
+    return Statement(
+        "summaries.check_add",
+        sql,
+        {"thread_id": summary.thread_id, "record_id": summary.id, "revision": summary.revision},
+    )
+
+
+def summary_insert(names: StoreNames, summary: ThreadSummary) -> Statement:
+    """Store a revision; ``THREAD_SUMMARY_REVISION_UQ`` refuses a taken (thread, revision)."""
+    binds = {
+        "record_id": summary.id,
+        "thread_id": summary.thread_id,
+        "revision": summary.revision,
+        "content": summary.text,
+        "topics": encode_json(list(summary.topics)),
+        "covered_through_seq": summary.covered_through_seq,
+        "status": summary.status.value,
+        "user_id": summary.user_id,
+        "agent_id": summary.agent_id,
+        "metadata": encode_json(summary.metadata),
+        "created_at": encode_time(summary.created_at),
+    }
+    sql = f"INSERT INTO {names('THREAD_SUMMARY')} ({SUMMARY_COLUMNS})\nVALUES ({_placeholders(SUMMARY_COLUMNS)})"
+    return Statement("summaries.insert", sql, binds)
+
+
+def summary_latest(names: StoreNames, thread_id: str, *, valid_only: bool = False) -> Statement:
+    where = "s.thread_id = :thread_id"
+    binds: dict[str, Any] = {"thread_id": thread_id}
+    name = "summaries.latest"
+    if valid_only:
+        where += " AND s.status = :status"
+        binds["status"] = RecordStatus.VALID.value
+        name = "summaries.latest_valid"
+    sql = (
+        f"SELECT {columns('s', SUMMARY_COLUMNS)}\nFROM {names('THREAD_SUMMARY')} s\nWHERE {where}\n"
+        "ORDER BY s.revision DESC\nFETCH FIRST 1 ROWS ONLY"
+    )
+    return Statement(name, sql, binds)
+
+
+def summary_list_for_thread(names: StoreNames, thread_id: str) -> Statement:
+    sql = (
+        f"SELECT {columns('s', SUMMARY_COLUMNS)}\nFROM {names('THREAD_SUMMARY')} s\n"
+        "WHERE s.thread_id = :thread_id\nORDER BY s.revision"
+    )
+    return Statement("summaries.list_for_thread", sql, {"thread_id": thread_id})
+
+
+def summary_invalidate_covering(names: StoreNames, thread_id: str, seq: int) -> Statement:
+    sql = (
+        f"UPDATE {names('THREAD_SUMMARY')}\nSET status = :invalid\n"
+        "WHERE thread_id = :thread_id AND status = :valid AND covered_through_seq >= :seq"
+    )
+    return Statement(
+        "summaries.invalidate_covering",
+        sql,
+        {"invalid": RecordStatus.INVALID.value, "valid": RecordStatus.VALID.value, "thread_id": thread_id, "seq": seq},
+    )
+
+
+def summary_prune(names: StoreNames, thread_id: str, keep: int) -> Statement:
+    """Delete all but the ``keep`` highest revisions of the thread."""
+    table = names("THREAD_SUMMARY")
+    sql = (
+        f"DELETE FROM {table}\n"
+        "WHERE record_id IN (\n"
+        "  SELECT ranked.record_id FROM (\n"
+        "    SELECT s.record_id, ROW_NUMBER() OVER (ORDER BY s.revision DESC) AS newest\n"
+        f"    FROM {table} s WHERE s.thread_id = :thread_id\n"
+        "  ) ranked\n"
+        "  WHERE ranked.newest > :keep\n"
+        ")"
+    )
+    return Statement("summaries.prune", sql, {"thread_id": thread_id, "keep": keep})
+
+
+# --- extraction jobs -------------------------------------------------------------------------------
+
+
+def job_insert(names: StoreNames, job: ExtractionJob) -> Statement:
+    binds = {
+        "job_id": job.id,
+        "thread_id": job.thread_id,
+        "first_seq": job.first_seq,
+        "last_seq": job.last_seq,
+        "created_at": encode_time(job.created_at),
+        "attempts": job.attempts,
+        "claimed_by": job.claimed_by,
+        "claimed_until": encode_time(job.claimed_until),
+    }
+    sql = f"INSERT INTO {names('EXTRACTION_JOB')} ({JOB_COLUMNS})\nVALUES ({_placeholders(JOB_COLUMNS)})"
+    return Statement("jobs.insert", sql, binds)
+
+
+def job_get(names: StoreNames, job_id: str) -> Statement:
+    sql = f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\nWHERE j.job_id = :job_id"
+    return Statement("jobs.get", sql, {"job_id": job_id})
+
+
+def job_pending(names: StoreNames, now: datetime, *, limit: int | None = None) -> Statement:
+    """Jobs not claimed, or whose lease expired by ``now``, oldest first (creation, then id)."""
+    sql = (
+        f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
+        "WHERE j.claimed_until IS NULL OR j.claimed_until <= :now\nORDER BY j.created_at, j.job_id"
+    )
+    binds: dict[str, Any] = {"now": encode_time(now)}
+    if limit is None:
+        return Statement("jobs.pending", sql, binds)
+    return Statement("jobs.pending_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, now: datetime) -> Statement:
+    """Lease the job if it is free or its lease expired: a conditional UPDATE (row count 1 or 0),
+    atomic against concurrent claims because the row lock serialises them and the second one
+    re-evaluates the condition."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET claimed_by = :owner, claimed_until = :until, attempts = attempts + 1\n"
+        "WHERE job_id = :job_id AND (claimed_until IS NULL OR claimed_until <= :now)"
+    )
+    return Statement(
+        "jobs.claim",
+        sql,
+        {"owner": owner, "until": encode_time(until), "job_id": job_id, "now": encode_time(now)},
+    )
+
+
+def job_delete(names: StoreNames, job_id: str) -> Statement:
+    sql = f"DELETE FROM {names('EXTRACTION_JOB')}\nWHERE job_id = :job_id"
+    return Statement("jobs.delete", sql, {"job_id": job_id})
+
+
+# --- settings --------------------------------------------------------------------------------------
+
+
+def setting_get(names: StoreNames, key: str) -> Statement:
+    """The setting's JSON text (serialised in SQL: a native JSON scalar string would otherwise
+    arrive as a bare ``str``, indistinguishable from JSON text)."""
+    sql = (
+        "SELECT JSON_SERIALIZE(s.setting_value RETURNING CLOB)\n"
+        f"FROM {names('STORE_SETTING')} s\nWHERE s.setting_key = :setting_key"
+    )
+    return Statement("settings.get", sql, {"setting_key": key})
+
+
+def setting_set(names: StoreNames, key: str, value_json: str) -> Statement:
+    """Insert or replace a setting (``value_json`` is the JSON text of the value)."""
+    sql = (
+        f"MERGE INTO {names('STORE_SETTING')} s\n"
+        "USING (SELECT :setting_key AS setting_key, :setting_value AS setting_value FROM DUAL) v\n"
+        "ON (s.setting_key = v.setting_key)\n"
+        "WHEN MATCHED THEN UPDATE SET s.setting_value = v.setting_value\n"
+        "WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, v.setting_value)"
+    )
+    return Statement("settings.set", sql, {"setting_key": key, "setting_value": value_json})
+
+
+def setting_delete(names: StoreNames, key: str) -> Statement:
+    sql = f"DELETE FROM {names('STORE_SETTING')}\nWHERE setting_key = :setting_key"
+    return Statement("settings.delete", sql, {"setting_key": key})
