@@ -28,8 +28,11 @@ SQL forms used here, checked against documentation (not against a running databa
 DUAL) ... WHEN MATCHED THEN UPDATE ... WHEN NOT MATCHED THEN INSERT`` (MERGE);
 ``JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$'))`` (JSON_TABLE); ``SAVEPOINT`` and
 ``ROLLBACK TO SAVEPOINT``; textual JSON bound into a ``JSON`` column is implicitly wrapped with the
-``JSON`` constructor on INSERT and UPDATE, so no ``JSON(:b)`` is written (Oracle JSON Developer's
-Guide 23, "Creating a Table With a JSON Column"); ``array.array('f')`` binds to ``VECTOR`` columns
+``JSON`` constructor on INSERT and UPDATE, so plain ``INSERT ... VALUES``/``UPDATE ... SET`` write
+no ``JSON(:b)`` (Oracle JSON Developer's Guide 23, "Creating a Table With a JSON Column"), while
+the MERGE of a setting calls ``JSON(...)`` on its subquery column (SQL Language Reference, "JSON
+Type Constructor": textual scalars, objects or arrays); ``JSON_SERIALIZE(expr RETURNING CLOB)``
+(SQL Language Reference, JSON_SERIALIZE); ``array.array('f')`` binds to ``VECTOR`` columns
 (python-oracledb user guide, "Using VECTOR Data"). Large texts are bound only in plain
 ``INSERT ... VALUES`` and ``UPDATE ... SET`` (python-oracledb sends strings over 32 KB as LONG,
 which those forms accept).
@@ -992,13 +995,16 @@ def setting_get(names: StoreNames, key: str) -> Statement:
 
 
 def setting_set(names: StoreNames, key: str, value_json: str) -> Statement:
-    """Insert or replace a setting (``value_json`` is the JSON text of the value)."""
+    """Insert or replace a setting (``value_json`` is the JSON text of the value, a scalar too).
+
+    The text passes through a subquery here, so it is parsed with the ``JSON`` constructor
+    explicitly rather than by the implicit conversion of a plain INSERT or UPDATE bind."""
     sql = (
         f"MERGE INTO {names('STORE_SETTING')} s\n"
         "USING (SELECT :setting_key AS setting_key, :setting_value AS setting_value FROM DUAL) v\n"
         "ON (s.setting_key = v.setting_key)\n"
-        "WHEN MATCHED THEN UPDATE SET s.setting_value = v.setting_value\n"
-        "WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, v.setting_value)"
+        "WHEN MATCHED THEN UPDATE SET s.setting_value = JSON(v.setting_value)\n"
+        "WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, JSON(v.setting_value))"
     )
     return Statement("settings.set", sql, {"setting_key": key, "setting_value": value_json})
 

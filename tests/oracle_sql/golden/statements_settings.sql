@@ -9,8 +9,8 @@ WHERE s.setting_key = :setting_key
 MERGE INTO "STORE_SETTING" s
 USING (SELECT :setting_key AS setting_key, :setting_value AS setting_value FROM DUAL) v
 ON (s.setting_key = v.setting_key)
-WHEN MATCHED THEN UPDATE SET s.setting_value = v.setting_value
-WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, v.setting_value)
+WHEN MATCHED THEN UPDATE SET s.setting_value = JSON(v.setting_value)
+WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, JSON(v.setting_value))
 --   :setting_key = 'retention'
 --   :setting_value = '{"default_ttl_days":30,"v":""}'
 
@@ -30,8 +30,8 @@ WHERE s.setting_key = :setting_key
 MERGE INTO "ACME_STORE_SETTING" s
 USING (SELECT :setting_key AS setting_key, :setting_value AS setting_value FROM DUAL) v
 ON (s.setting_key = v.setting_key)
-WHEN MATCHED THEN UPDATE SET s.setting_value = v.setting_value
-WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, v.setting_value)
+WHEN MATCHED THEN UPDATE SET s.setting_value = JSON(v.setting_value)
+WHEN NOT MATCHED THEN INSERT (setting_key, setting_value) VALUES (v.setting_key, JSON(v.setting_value))
 --   :setting_key = 'retention'
 --   :setting_value = '{"default_ttl_days":30,"v":""}'
 
