@@ -12,7 +12,8 @@ the message, ``ORA-00001: unique constraint (OWNER.NAME) violated``; the constra
 * ``ORA-02291`` parent key not found: the thread foreign keys → :class:`ThreadNotFoundError`, the
   link endpoints → :class:`RecordNotFoundError` (else the caller's ``missing`` error);
 * ``ORA-02290`` check constraint: ``MEMORY_LINK_NOT_SELF_CK`` → :class:`SelfLinkError`, any other
-  → :class:`ValidationError`;
+  → :class:`ValidationError`; ``ORA-12899`` (a value too large for its column) →
+  :class:`ValidationError`;
 * lost connections (``DPY-4011``, ``DPY-1001``, ``ORA-03113``, ``ORA-03135``...) →
   :class:`StorageError`; contention and timeouts (``ORA-00054``, ``ORA-30006``, ``ORA-00060``,
   ``DPY-4024``, ``DPY-4005``...) → :class:`StoreBusyError`;
@@ -58,6 +59,7 @@ __all__ = [
 UNIQUE_VIOLATED: Final = 1
 CHECK_VIOLATED: Final = 2290
 PARENT_KEY_NOT_FOUND: Final = 2291
+VALUE_TOO_LARGE: Final = 12899
 
 # ORA codes of a lost or unusable session (python-oracledb maps many of them to DPY-4011).
 _CONNECTION_LOST_CODES: Final = frozenset({
@@ -208,6 +210,8 @@ def translated(
         if base == "MEMORY_LINK_NOT_SELF_CK":
             return SelfLinkError("A memory cannot be linked to itself.")
         return ValidationError(f"A value was rejected by the store's constraints ({where}).")
+    if info.code == VALUE_TOO_LARGE:  # e.g. a multi-byte id longer than its column's bytes
+        return ValidationError(f"A value is too large for the store's column ({where}).")
     if _is_busy(info):
         return StoreBusyError(f"The store stayed busy ({where}).")
     if is_connection_lost(exc):

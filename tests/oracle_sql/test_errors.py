@@ -108,6 +108,11 @@ def test_check_constraints_are_validation_errors_and_the_self_link_check_a_self_
     assert type(translated(check_failed("ACME_MEMORY_STATUS_CK"), names=ACME)) is ValidationError
 
 
+def test_a_value_too_large_for_its_column_is_a_validation_error() -> None:
+    message = 'ORA-12899: value too large for column "PAL"."ACME_STORE_SETTING"."SETTING_KEY" (actual: 300, maximum: 128)'
+    assert type(translated(driver_error(message, 12899), names=ACME)) is ValidationError
+
+
 def test_without_names_the_longest_base_name_decides() -> None:
     assert constraint_base("ORA-00001: unique constraint (X.ACME_THREAD_SUMMARY_REVISION_UQ) violated") == (
         "THREAD_SUMMARY_REVISION_UQ"
