@@ -154,17 +154,23 @@ class _Repository:
             return [e for e in entities if metadata_matches(e.metadata, flt)]
         page = min(max(limit, MIN_PAGE), MAX_PAGE)
         found: list[T] = []
+        seen: set[str] = set()
         after: st.Keyset | None = None
         while len(found) < limit:
             rows = uow.fetch_all(build(page=page, after=after))
+            fresh = 0
             for row in rows:
                 entity = decode(row)
                 after = st.Keyset(entity.created_at, entity.id)
+                if entity.id in seen:  # defence: a keyset that did not move on never loops
+                    continue
+                seen.add(entity.id)
+                fresh += 1
                 if metadata_matches(entity.metadata, flt):
                     found.append(entity)
                     if len(found) == limit:
                         break
-            if len(rows) < page:
+            if len(rows) < page or fresh == 0:
                 break
         found.reverse()
         return found

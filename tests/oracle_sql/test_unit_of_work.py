@@ -855,3 +855,11 @@ def test_record_columns_are_the_codecs() -> None:
         assert uow.records.get("r1") == record("r1")
     assert MEMORY_COLUMNS.split(", ")[0] in h.sql()[0]
 
+
+
+def test_metadata_paging_stops_when_a_page_brings_nothing_new() -> None:
+    same_page = [thread_row(thread(f"n{i:03d}", minutes=-i, metadata={"topic": "coffee"})) for i in range(100)]
+    h = harness(Database().on('FROM "ACME_THREAD"', lambda sql, binds: list(same_page)))
+    with h.uow() as uow:
+        assert uow.threads.list(metadata_filter={"topic": "tea"}, limit=5) == []
+    assert len(h.calls("ACME_THREAD")) == 2
