@@ -61,7 +61,9 @@ class ConnectionSource:
     def __init__(self, pool: Any = None, *, connection: Any = None) -> None:
         if (pool is None) == (connection is None):
             raise ConfigurationError("Give an Oracle store exactly one of a pool or a connection.")
-        if pool is not None and not (callable(getattr(pool, "acquire", None)) and callable(getattr(pool, "release", None))):
+        if pool is not None and not (
+            callable(getattr(pool, "acquire", None)) and callable(getattr(pool, "release", None))
+        ):
             raise ConfigurationError("The pool must be an oracledb connection pool (acquire/release).")
         if connection is not None and not callable(getattr(connection, "cursor", None)):
             raise ConfigurationError("The connection must be an oracledb connection.")

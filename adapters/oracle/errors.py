@@ -62,24 +62,59 @@ PARENT_KEY_NOT_FOUND: Final = 2291
 VALUE_TOO_LARGE: Final = 12899
 
 # ORA codes of a lost or unusable session (python-oracledb maps many of them to DPY-4011).
-_CONNECTION_LOST_CODES: Final = frozenset({
-    22, 28, 31, 45, 1012, 1033, 1034, 1089, 1090, 1092, 2396, 3111, 3113, 3114, 3122, 3135,
-    12153, 12170, 12514, 12537, 12541, 12547, 12570, 12571, 12583, 27146, 28511, 56600,
-})
-_CONNECTION_LOST_DRIVER_CODES: Final = frozenset({
-    "DPY-1001",  # not connected to database
-    "DPY-1002",  # connection pool is not open
-    "DPY-4011",  # the database or network closed the connection
-    "DPY-6005",  # cannot connect to database
-})
+_CONNECTION_LOST_CODES: Final = frozenset(
+    {
+        22,
+        28,
+        31,
+        45,
+        1012,
+        1033,
+        1034,
+        1089,
+        1090,
+        1092,
+        2396,
+        3111,
+        3113,
+        3114,
+        3122,
+        3135,
+        12153,
+        12170,
+        12514,
+        12537,
+        12541,
+        12547,
+        12570,
+        12571,
+        12583,
+        27146,
+        28511,
+        56600,
+    }
+)
+_CONNECTION_LOST_DRIVER_CODES: Final = frozenset(
+    {
+        "DPY-1001",  # not connected to database
+        "DPY-1002",  # connection pool is not open
+        "DPY-4011",  # the database or network closed the connection
+        "DPY-6005",  # cannot connect to database
+    }
+)
 # Contention: a lock that could not be taken in time, a deadlock victim, a serialisation
 # failure, a cancelled (timed out) call, or a pool that had no free connection in time.
 _BUSY_CODES: Final = frozenset({54, 60, 1013, 8177, 30006})
 _BUSY_DRIVER_CODES: Final = frozenset({"DPY-4005", "DPY-4024", "DPI-1067", "DPI-1080"})
 
-_THREAD_KEYS: Final = frozenset({
-    "MESSAGE_THREAD_FK", "MEMORY_THREAD_FK", "THREAD_SUMMARY_THREAD_FK", "EXTRACTION_JOB_THREAD_FK",
-})
+_THREAD_KEYS: Final = frozenset(
+    {
+        "MESSAGE_THREAD_FK",
+        "MEMORY_THREAD_FK",
+        "THREAD_SUMMARY_THREAD_FK",
+        "EXTRACTION_JOB_THREAD_FK",
+    }
+)
 _RECORD_KEYS: Final = frozenset({"MEMORY_LINK_SOURCE_FK", "MEMORY_LINK_TARGET_FK"})
 _CONSTRAINT: Final = re.compile(r"\(\s*\"?(?:[^\"().]+\"?\.\"?)?([^\"().]+)\"?\s*\)")
 # Longest first, so that "THREAD_SUMMARY_THREAD_FK" is never read as a shorter base name.

@@ -265,7 +265,9 @@ class OracleMessageRepository(_Repository):
                 ) from exc.__cause__
             raise
 
-    def add_many(self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None) -> None:
+    def add_many(
+        self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None
+    ) -> None:
         """One ``executemany`` per statement for the whole batch, all or nothing."""
         if not messages:
             return
@@ -290,7 +292,9 @@ class OracleMessageRepository(_Repository):
                 if first is not None:
                     uow.fix_dimension(len(first))
                 uow.run_many([st.message_insert(names, m) for m in messages], missing=ThreadNotFoundError)
-                with_vector = [_message_chunk(names, m, v) for m, v in zip(messages, encoded) if v is not None]
+                with_vector = [
+                    _message_chunk(names, m, v) for m, v in zip(messages, encoded) if v is not None
+                ]
                 without = [_message_chunk(names, m, None) for m, v in zip(messages, encoded) if v is None]
                 uow.run_many(with_vector)
                 uow.run_many(without)
@@ -328,7 +332,12 @@ class OracleMessageRepository(_Repository):
         if last_n == 0:
             return []
         statement = st.message_list_for_thread(
-            self._names, thread_id, now=check_time(now, "now"), start_seq=start_seq, end_seq=end_seq, last_n=last_n
+            self._names,
+            thread_id,
+            now=check_time(now, "now"),
+            start_seq=start_seq,
+            end_seq=end_seq,
+            last_n=last_n,
         )
         return [message_from_row(row) for row in self._uow.fetch_all(statement)]
 
@@ -360,7 +369,9 @@ class OracleMessageRepository(_Repository):
                 vector=vector,
             )
             if uow.run(chunk) == 0:  # no chunk (never expected): write it now
-                uow.run(_message_chunk(self._names, message, vector if isinstance(vector, array.array) else None))
+                uow.run(
+                    _message_chunk(self._names, message, vector if isinstance(vector, array.array) else None)
+                )
 
     def delete(self, message_id: str) -> bool:
         uow = self._uow
@@ -414,7 +425,9 @@ class OracleRecordRepository(_Repository):
                 uow.run(st.record_insert(self._names, record), missing=ThreadNotFoundError)
                 uow.run(_record_chunk(self._names, record, vector))
         except DuplicateIdError as exc:
-            raise DuplicateIdError(f"A memory record with id {record.id!r} already exists.") from exc.__cause__
+            raise DuplicateIdError(
+                f"A memory record with id {record.id!r} already exists."
+            ) from exc.__cause__
         except ThreadNotFoundError as exc:
             raise ThreadNotFoundError(f"No thread with id {record.thread_id!r}.") from exc.__cause__
 
@@ -466,7 +479,9 @@ class OracleRecordRepository(_Repository):
                 vector=vector,
             )
             if uow.run(chunk) == 0:  # no chunk (never expected): write it now
-                uow.run(_record_chunk(self._names, record, vector if isinstance(vector, array.array) else None))
+                uow.run(
+                    _record_chunk(self._names, record, vector if isinstance(vector, array.array) else None)
+                )
 
     def delete(self, record_id: str) -> bool:
         # Links touching the record go with it (ON DELETE CASCADE); its chunk is deleted here.
@@ -571,7 +586,9 @@ class OracleLinkRepository(_Repository):
             raise LinkNotFoundError(f"No link with id {link.id!r}.")
         if tuple(stored) != (link.source_id, link.target_id):
             raise InvalidLinkError(f"Link {link.id!r} cannot change its endpoints.")
-        other = uow.fetch_one(st.link_find_id(self._names, link.source_id, link.target_id, link.relation_type))
+        other = uow.fetch_one(
+            st.link_find_id(self._names, link.source_id, link.target_id, link.relation_type)
+        )
         if other is not None and other[0] != link.id:
             raise LinkExistsError(
                 f"A {link.relation_type!r} link from {link.source_id!r} to {link.target_id!r} "
@@ -593,7 +610,11 @@ class OracleLinkRepository(_Repository):
         limit = _check_limit(limit)
         return self._many(
             st.link_list(
-                self._names, source_id=source_id, target_id=target_id, relation_type=relation_type, limit=limit
+                self._names,
+                source_id=source_id,
+                target_id=target_id,
+                relation_type=relation_type,
+                limit=limit,
             )
         )
 

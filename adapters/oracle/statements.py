@@ -370,7 +370,11 @@ def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Stateme
             f"DELETE FROM {names('RECORD_CHUNKS')}\n"
             "WHERE source_record_type = :source_record_type AND source_id = :source_id"
         )
-        return Statement("chunks.delete_message", sql, {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id})
+        return Statement(
+            "chunks.delete_message",
+            sql,
+            {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id},
+        )
     types = {f"record_type_{i}": value for i, value in enumerate(MEMORY_TYPE_VALUES)}
     sql = (
         f"DELETE FROM {names('RECORD_CHUNKS')}\n"
@@ -459,8 +463,16 @@ def thread_list(
     if without_metadata:
         clauses.append("t.metadata IS NULL")
     return _listing(
-        "threads.list", THREAD_COLUMNS, names("THREAD"), "t", clauses, binds, ("created_at", "record_id"),
-        limit=limit, page=page, after=after,
+        "threads.list",
+        THREAD_COLUMNS,
+        names("THREAD"),
+        "t",
+        clauses,
+        binds,
+        ("created_at", "record_id"),
+        limit=limit,
+        page=page,
+        after=after,
     )
 
 
@@ -520,7 +532,13 @@ def message_list_for_thread(
         clauses.append("m.order_seq < :end_seq")
         binds["end_seq"] = end_seq
     return _listing(
-        "messages.list_for_thread", MESSAGE_COLUMNS, names("MESSAGE"), "m", clauses, binds, ("order_seq",),
+        "messages.list_for_thread",
+        MESSAGE_COLUMNS,
+        names("MESSAGE"),
+        "m",
+        clauses,
+        binds,
+        ("order_seq",),
         limit=last_n,
     )
 
@@ -587,16 +605,22 @@ def record_insert(names: StoreNames, record: MemoryRecord) -> Statement:
 
 def record_get(names: StoreNames, record_id: str, *, now: datetime | None = None) -> Statement:
     """``records.get`` (expired included) or ``records.get_visible`` (with ``now``)."""
-    select = f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id = :record_id"
+    select = (
+        f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id = :record_id"
+    )
     if now is None:
         return Statement("records.get", select, {"record_id": record_id})
     return Statement(
-        "records.get_visible", f"{select} AND {_VISIBLE.format(a='r')}", {"record_id": record_id, "now": encode_time(now)}
+        "records.get_visible",
+        f"{select} AND {_VISIBLE.format(a='r')}",
+        {"record_id": record_id, "now": encode_time(now)},
     )
 
 
 def record_get_many(names: StoreNames, record_ids: Sequence[str]) -> Statement:
-    sql = f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id IN ({_ID_LIST})"
+    sql = (
+        f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\nWHERE r.record_id IN ({_ID_LIST})"
+    )
     return Statement("records.get_many", sql, {"ids": _ids_json(record_ids)})
 
 
@@ -639,7 +663,9 @@ def record_expired_ids(names: StoreNames, now: datetime, *, limit: int | None = 
     binds: dict[str, Any] = {"now": encode_time(now)}
     if limit is None:
         return Statement("records.expired_ids", sql, binds)
-    return Statement("records.expired_ids_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+    return Statement(
+        "records.expired_ids_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit}
+    )
 
 
 def record_list(
@@ -671,8 +697,16 @@ def record_list(
     if without_metadata:
         clauses.append("r.metadata IS NULL")
     return _listing(
-        "records.list", MEMORY_COLUMNS, names("MEMORY"), "r", clauses, binds, ("created_at", "record_id"),
-        limit=limit, page=page, after=after,
+        "records.list",
+        MEMORY_COLUMNS,
+        names("MEMORY"),
+        "r",
+        clauses,
+        binds,
+        ("created_at", "record_id"),
+        limit=limit,
+        page=page,
+        after=after,
     )
 
 
@@ -738,7 +772,9 @@ def _link_select(names: StoreNames, where: str) -> str:
 
 
 def link_get(names: StoreNames, link_id: str) -> Statement:
-    return Statement("links.get", _link_select(names, "l.relation_id = :relation_id"), {"relation_id": link_id})
+    return Statement(
+        "links.get", _link_select(names, "l.relation_id = :relation_id"), {"relation_id": link_id}
+    )
 
 
 def link_find(names: StoreNames, source_id: str, target_id: str, relation_type: str) -> Statement:
@@ -829,7 +865,13 @@ def link_list(
             clauses.append(f"l.{column} = :{bind}")
             binds[bind] = value
     return _listing(
-        "links.list", LINK_COLUMNS, names("MEMORY_LINK"), "l", clauses, binds, ("created_at", "relation_id"),
+        "links.list",
+        LINK_COLUMNS,
+        names("MEMORY_LINK"),
+        "l",
+        clauses,
+        binds,
+        ("created_at", "relation_id"),
         limit=limit,
     )
 
@@ -905,7 +947,12 @@ def summary_invalidate_covering(names: StoreNames, thread_id: str, seq: int) -> 
     return Statement(
         "summaries.invalidate_covering",
         sql,
-        {"invalid": RecordStatus.INVALID.value, "valid": RecordStatus.VALID.value, "thread_id": thread_id, "seq": seq},
+        {
+            "invalid": RecordStatus.INVALID.value,
+            "valid": RecordStatus.VALID.value,
+            "thread_id": thread_id,
+            "seq": seq,
+        },
     )
 
 
@@ -957,7 +1004,9 @@ def job_pending(names: StoreNames, now: datetime, *, limit: int | None = None) -
     binds: dict[str, Any] = {"now": encode_time(now)}
     if limit is None:
         return Statement("jobs.pending", sql, binds)
-    return Statement("jobs.pending_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+    return Statement(
+        "jobs.pending_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit}
+    )
 
 
 def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, now: datetime) -> Statement:

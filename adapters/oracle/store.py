@@ -77,7 +77,9 @@ class OracleStore:
         vector_index: str = "hnsw",
         approximate: bool = False,
     ) -> None:
-        if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
+        if dimension is not None and (
+            isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1
+        ):
             raise ConfigurationError("dimension must be a positive integer or None.")
         if not isinstance(approximate, bool):
             raise ConfigurationError("approximate must be True or False.")
@@ -219,4 +221,6 @@ class OracleStore:
             with self._lease() as conn, translate(self._names):
                 self._schema.ensure_vector_index(conn, fixed)
         except (AgentMemoryError, oracledb.Error) as exc:
-            _log.warning("%r: the vector index could not be built (%s); searches run exact meanwhile.", self, exc)
+            _log.warning(
+                "%r: the vector index could not be built (%s); searches run exact meanwhile.", self, exc
+            )

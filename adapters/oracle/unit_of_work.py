@@ -175,12 +175,16 @@ class OracleUnitOfWork:
                 self._lost = True
             raise translated(exc, names=self._names, missing=missing) from exc
 
-    def fetch_one(self, statement: Statement, *, missing: type[NotFoundError] | None = None) -> tuple[Any, ...] | None:
+    def fetch_one(
+        self, statement: Statement, *, missing: type[NotFoundError] | None = None
+    ) -> tuple[Any, ...] | None:
         connection = self.connection()
         with self.translating(missing):
             return sql.fetch_one(connection, statement)
 
-    def fetch_all(self, statement: Statement, *, missing: type[NotFoundError] | None = None) -> list[tuple[Any, ...]]:
+    def fetch_all(
+        self, statement: Statement, *, missing: type[NotFoundError] | None = None
+    ) -> list[tuple[Any, ...]]:
         connection = self.connection()
         with self.translating(missing):
             return sql.fetch_all(connection, statement)

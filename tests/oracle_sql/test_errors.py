@@ -35,12 +35,15 @@ def driver_error(message: str, code: int = 0) -> oracledb.Error:
 
 def unique(constraint: str) -> oracledb.Error:
     return driver_error(
-        f"ORA-00001: unique constraint (PALIMPSEST.{constraint}) violated on table PALIMPSEST.T columns (ID)", 1
+        f"ORA-00001: unique constraint (PALIMPSEST.{constraint}) violated on table PALIMPSEST.T columns (ID)",
+        1,
     )
 
 
 def parent_missing(constraint: str) -> oracledb.Error:
-    return driver_error(f"ORA-02291: integrity constraint (PALIMPSEST.{constraint}) violated - parent key not found", 2291)
+    return driver_error(
+        f"ORA-02291: integrity constraint (PALIMPSEST.{constraint}) violated - parent key not found", 2291
+    )
 
 
 def check_failed(constraint: str) -> oracledb.Error:
@@ -94,12 +97,17 @@ def test_a_unique_violation_names_its_meaning_by_constraint(
         ("ACME_MEMORY_LINK_TARGET_FK", RecordNotFoundError),
     ],
 )
-def test_a_missing_parent_is_the_not_found_error_of_its_foreign_key(constraint: str, expected: type[Exception]) -> None:
+def test_a_missing_parent_is_the_not_found_error_of_its_foreign_key(
+    constraint: str, expected: type[Exception]
+) -> None:
     assert type(translated(parent_missing(constraint), names=ACME)) is expected
 
 
 def test_an_unknown_foreign_key_falls_back_to_the_callers_not_found_error_or_a_storage_error() -> None:
-    assert type(translated(parent_missing("SYS_C001"), names=ACME, missing=MessageNotFoundError)) is MessageNotFoundError
+    assert (
+        type(translated(parent_missing("SYS_C001"), names=ACME, missing=MessageNotFoundError))
+        is MessageNotFoundError
+    )
     assert type(translated(parent_missing("SYS_C001"), names=ACME)) is StorageError
 
 

@@ -36,34 +36,85 @@ def entities(value: str = "") -> dict[str, object]:
     """Sample entities; ``value`` is put into every id, text and metadata value."""
     tag = value or ""
     thread = Thread(
-        id=f"t1{tag}", created_at=NOW, updated_at=LATER, user_id=f"u1{tag}", agent_id=None,
-        metadata={"topic": f"tea{tag}"}, config={"ttl_days": 3}, state={"turns": 2},
+        id=f"t1{tag}",
+        created_at=NOW,
+        updated_at=LATER,
+        user_id=f"u1{tag}",
+        agent_id=None,
+        metadata={"topic": f"tea{tag}"},
+        config={"ttl_days": 3},
+        state={"turns": 2},
     )
     message = Message(
-        id=f"m1{tag}", thread_id=f"t1{tag}", role="user", content=f"hello{tag}", seq=3, created_at=NOW,
-        timestamp=NOW - timedelta(hours=1), metadata={"lang": f"en{tag}"}, user_id=f"u1{tag}", agent_id=None,
+        id=f"m1{tag}",
+        thread_id=f"t1{tag}",
+        role="user",
+        content=f"hello{tag}",
+        seq=3,
+        created_at=NOW,
+        timestamp=NOW - timedelta(hours=1),
+        metadata={"lang": f"en{tag}"},
+        user_id=f"u1{tag}",
+        agent_id=None,
         expires_at=LATER,
     )
     record = MemoryRecord(
-        id=f"r1{tag}", record_type=RecordType.FACT, content=f"Ann likes tea{tag}", created_at=NOW, updated_at=NOW,
-        user_id=f"u1{tag}", agent_id=f"a1{tag}", thread_id=f"t1{tag}", metadata={"k": [1, f"v{tag}"]},
-        status=RecordStatus.INVALID, invalidation_reason=f"superseded{tag}", invalidated_at=NOW, timestamp=NOW,
+        id=f"r1{tag}",
+        record_type=RecordType.FACT,
+        content=f"Ann likes tea{tag}",
+        created_at=NOW,
+        updated_at=NOW,
+        user_id=f"u1{tag}",
+        agent_id=f"a1{tag}",
+        thread_id=f"t1{tag}",
+        metadata={"k": [1, f"v{tag}"]},
+        status=RecordStatus.INVALID,
+        invalidation_reason=f"superseded{tag}",
+        invalidated_at=NOW,
+        timestamp=NOW,
         expires_at=LATER,
     )
     link = RecordLink(
-        id=f"l1{tag}", source_id=f"r2{tag}", source_type=RecordType.FACT, target_id=f"r1{tag}",
-        target_type=RecordType.PREFERENCE, relation_type=f"supersedes{tag}", opposite_relation_type=f"is_superseded_by{tag}",
-        created_at=NOW, metadata={"why": f"newer{tag}"}, timestamp=NOW,
+        id=f"l1{tag}",
+        source_id=f"r2{tag}",
+        source_type=RecordType.FACT,
+        target_id=f"r1{tag}",
+        target_type=RecordType.PREFERENCE,
+        relation_type=f"supersedes{tag}",
+        opposite_relation_type=f"is_superseded_by{tag}",
+        created_at=NOW,
+        metadata={"why": f"newer{tag}"},
+        timestamp=NOW,
     )
     summary = ThreadSummary(
-        id=f"s1{tag}", thread_id=f"t1{tag}", revision=2, text=f"summary{tag}", created_at=NOW,
-        topics=(f"tea{tag}",), covered_through_seq=7, user_id=f"u1{tag}", metadata={"m": f"v{tag}"},
+        id=f"s1{tag}",
+        thread_id=f"t1{tag}",
+        revision=2,
+        text=f"summary{tag}",
+        created_at=NOW,
+        topics=(f"tea{tag}",),
+        covered_through_seq=7,
+        user_id=f"u1{tag}",
+        metadata={"m": f"v{tag}"},
     )
     job = ExtractionJob(
-        id=f"j1{tag}", thread_id=f"t1{tag}", first_seq=1, last_seq=4, created_at=NOW, attempts=1,
-        claimed_by=f"w1{tag}", claimed_until=LATER,
+        id=f"j1{tag}",
+        thread_id=f"t1{tag}",
+        first_seq=1,
+        last_seq=4,
+        created_at=NOW,
+        attempts=1,
+        claimed_by=f"w1{tag}",
+        claimed_until=LATER,
     )
-    return {"thread": thread, "message": message, "record": record, "link": link, "summary": summary, "job": job}
+    return {
+        "thread": thread,
+        "message": message,
+        "record": record,
+        "link": link,
+        "summary": summary,
+        "job": job,
+    }
 
 
 Sample = tuple[Callable[..., Statement], Callable[[StoreNames, dict[str, object], str], Statement]]
@@ -76,9 +127,17 @@ def _samples() -> dict[str, list[Sample]]:
         def build(n: StoreNames, e: dict[str, object], v: str) -> Statement:
             m = e["message"]
             return st.chunk_insert(
-                n, source_id=m.id, record_type=RecordType.MESSAGE, content=m.content, thread_id=m.thread_id,
-                user_id=m.user_id, agent_id=m.agent_id, status=RecordStatus.VALID, expires_at=m.expires_at,
-                created_at=m.created_at, vector=vector,
+                n,
+                source_id=m.id,
+                record_type=RecordType.MESSAGE,
+                content=m.content,
+                thread_id=m.thread_id,
+                user_id=m.user_id,
+                agent_id=m.agent_id,
+                status=RecordStatus.VALID,
+                expires_at=m.expires_at,
+                created_at=m.created_at,
+                vector=vector,
             )
 
         return build
@@ -87,8 +146,15 @@ def _samples() -> dict[str, list[Sample]]:
         def build(n: StoreNames, e: dict[str, object], v: str) -> Statement:
             r = e["record"]
             return st.chunk_update(
-                n, source_id=r.id, record_type=r.record_type, content=r.content, user_id=r.user_id,
-                agent_id=r.agent_id, status=r.status, expires_at=r.expires_at, created_at=r.created_at,
+                n,
+                source_id=r.id,
+                record_type=r.record_type,
+                content=r.content,
+                user_id=r.user_id,
+                agent_id=r.agent_id,
+                status=r.status,
+                expires_at=r.expires_at,
+                created_at=r.created_at,
                 vector=vector,
             )
 
@@ -129,7 +195,9 @@ def _samples() -> dict[str, list[Sample]]:
             (st.message_list_for_thread, lambda n, e, v: st.message_list_for_thread(n, f"t1{v}", now=NOW)),
             (
                 st.message_list_for_thread,
-                lambda n, e, v: st.message_list_for_thread(n, f"t1{v}", now=NOW, start_seq=2, end_seq=9, last_n=3),
+                lambda n, e, v: st.message_list_for_thread(
+                    n, f"t1{v}", now=NOW, start_seq=2, end_seq=9, last_n=3
+                ),
             ),
             (st.message_place, lambda n, e, v: st.message_place(n, f"m1{v}")),
             (st.message_update, lambda n, e, v: st.message_update(n, e["message"])),
@@ -150,11 +218,20 @@ def _samples() -> dict[str, list[Sample]]:
             (
                 st.record_list,
                 lambda n, e, v: st.record_list(
-                    n, now=NOW, user_id=f"u1{v}", agent_id=None, thread_id=f"t1{v}",
-                    record_types=[RecordType.GUIDELINE, RecordType.FACT], without_metadata=True, limit=2,
+                    n,
+                    now=NOW,
+                    user_id=f"u1{v}",
+                    agent_id=None,
+                    thread_id=f"t1{v}",
+                    record_types=[RecordType.GUIDELINE, RecordType.FACT],
+                    without_metadata=True,
+                    limit=2,
                 ),
             ),
-            (st.record_list, lambda n, e, v: st.record_list(n, now=NOW, thread_id=None, page=100, after=after)),
+            (
+                st.record_list,
+                lambda n, e, v: st.record_list(n, now=NOW, thread_id=None, page=100, after=after),
+            ),
         ],
         "links": [
             (st.link_check_add, lambda n, e, v: st.link_check_add(n, e["link"])),
@@ -194,7 +271,10 @@ def _samples() -> dict[str, list[Sample]]:
         ],
         "settings": [
             (st.setting_get, lambda n, e, v: st.setting_get(n, f"retention{v}")),
-            (st.setting_set, lambda n, e, v: st.setting_set(n, f"retention{v}", f'{{"default_ttl_days":30,"v":"{v}"}}')),
+            (
+                st.setting_set,
+                lambda n, e, v: st.setting_set(n, f"retention{v}", f'{{"default_ttl_days":30,"v":"{v}"}}'),
+            ),
             (st.setting_delete, lambda n, e, v: st.setting_delete(n, f"retention{v}")),
         ],
     }
@@ -223,9 +303,8 @@ def test_every_builder_has_a_sample() -> None:
     builders = {
         name
         for name in st.__all__
-        if inspect.isfunction(getattr(st, name)) and inspect.signature(getattr(st, name)).return_annotation in (
-            "Statement", Statement
-        )
+        if inspect.isfunction(getattr(st, name))
+        and inspect.signature(getattr(st, name)).return_annotation in ("Statement", Statement)
     }
     sampled = {builder.__name__ for group in SAMPLES.values() for builder, _ in group}
     assert builders == sampled

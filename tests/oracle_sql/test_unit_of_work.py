@@ -74,31 +74,66 @@ def thread(thread_id: str = "t1", *, minutes: float = 0, metadata: dict | None =
 
 
 def message(message_id: str, seq: int = 1, thread_id: str = "t1") -> Message:
-    return Message(id=message_id, thread_id=thread_id, role="user", content=f"text {message_id}", seq=seq, created_at=NOW)
+    return Message(
+        id=message_id, thread_id=thread_id, role="user", content=f"text {message_id}", seq=seq, created_at=NOW
+    )
 
 
 def record(record_id: str, *, thread_id: str | None = None, user_id: str | None = None) -> MemoryRecord:
     return MemoryRecord(
-        id=record_id, record_type=RecordType.FACT, content=f"memory {record_id}", created_at=NOW, updated_at=NOW,
-        thread_id=thread_id, user_id=user_id,
+        id=record_id,
+        record_type=RecordType.FACT,
+        content=f"memory {record_id}",
+        created_at=NOW,
+        updated_at=NOW,
+        thread_id=thread_id,
+        user_id=user_id,
     )
 
 
 def link(link_id: str, source: str = "a", target: str = "b") -> RecordLink:
     return RecordLink(
-        id=link_id, source_id=source, source_type=RecordType.FACT, target_id=target, target_type=RecordType.FACT,
-        relation_type="supports", opposite_relation_type="is_supported_by", created_at=NOW,
+        id=link_id,
+        source_id=source,
+        source_type=RecordType.FACT,
+        target_id=target,
+        target_type=RecordType.FACT,
+        relation_type="supports",
+        opposite_relation_type="is_supported_by",
+        created_at=NOW,
     )
 
 
 def thread_row(t: Thread) -> tuple[Any, ...]:
-    return (t.id, t.user_id, t.agent_id, json.dumps(t.metadata) if t.metadata is not None else None, "{}", "{}",
-            t.created_at, t.updated_at)
+    return (
+        t.id,
+        t.user_id,
+        t.agent_id,
+        json.dumps(t.metadata) if t.metadata is not None else None,
+        "{}",
+        "{}",
+        t.created_at,
+        t.updated_at,
+    )
 
 
 def record_row(r: MemoryRecord) -> tuple[Any, ...]:
-    return (r.id, r.record_type.value, r.content, r.user_id, r.agent_id, r.thread_id, None, r.status.value, None,
-            None, None, None, r.created_at, r.updated_at)
+    return (
+        r.id,
+        r.record_type.value,
+        r.content,
+        r.user_id,
+        r.agent_id,
+        r.thread_id,
+        None,
+        r.status.value,
+        None,
+        None,
+        None,
+        None,
+        r.created_at,
+        r.updated_at,
+    )
 
 
 Answer = Any
@@ -158,7 +193,9 @@ class Harness:
         return [c for c in self.pool.log if c.sql is not None and fragment in c.sql]
 
 
-def harness(db: Database | None = None, *, names: StoreNames | None = None, pool: FakePool | None = None) -> Harness:
+def harness(
+    db: Database | None = None, *, names: StoreNames | None = None, pool: FakePool | None = None
+) -> Harness:
     db = db or Database()
     pool = pool or FakePool(db)
     pool.responder = db
@@ -166,8 +203,11 @@ def harness(db: Database | None = None, *, names: StoreNames | None = None, pool
     observed: list[int | None] = []
     committed: list[int | None] = []
     context = StoreContext(
-        names=names, source=ConnectionSource(pool), schema=SchemaManager(names),
-        observed=observed.append, committed=committed.append,
+        names=names,
+        source=ConnectionSource(pool),
+        schema=SchemaManager(names),
+        observed=observed.append,
+        committed=committed.append,
     )
     return Harness(pool, db, context, observed, committed)
 
@@ -244,7 +284,9 @@ def test_a_failed_commit_is_translated_rolled_back_and_released() -> None:
 
 
 def test_a_lost_session_is_dropped_from_the_pool_not_rolled_back() -> None:
-    db = Database().on('INSERT INTO "ACME_THREAD"', driver_error("ORA-03113: end-of-file on communication channel", 3113))
+    db = Database().on(
+        'INSERT INTO "ACME_THREAD"', driver_error("ORA-03113: end-of-file on communication channel", 3113)
+    )
     h = harness(db, pool=DroppingPool())
     with pytest.raises(StorageError), h.uow() as uow:
         uow.threads.add(thread())
@@ -273,7 +315,9 @@ def test_a_single_connection_serialises_units_of_work() -> None:
     db = Database()
     connection = FakeConnection(db)
     names = StoreNames("acme")
-    context = StoreContext(names=names, source=ConnectionSource(connection=connection), schema=SchemaManager(names))
+    context = StoreContext(
+        names=names, source=ConnectionSource(connection=connection), schema=SchemaManager(names)
+    )
     events: list[str] = []
 
     def second() -> None:
@@ -325,7 +369,9 @@ def test_a_message_insert_names_the_key_it_violated(constraint: str, expected: t
 
 
 def test_an_unknown_thread_is_reported_by_its_foreign_key() -> None:
-    missing = driver_error("ORA-02291: integrity constraint (PAL.ACME_MEMORY_THREAD_FK) violated - parent key not found", 2291)
+    missing = driver_error(
+        "ORA-02291: integrity constraint (PAL.ACME_MEMORY_THREAD_FK) violated - parent key not found", 2291
+    )
     db = Database().on('INSERT INTO "ACME_MEMORY"', missing)
     h = harness(db)
     with h.uow() as uow, pytest.raises(ThreadNotFoundError, match="'ghost'"):
@@ -342,7 +388,11 @@ def test_a_repeated_link_found_by_the_check_raises_before_writing() -> None:
 
 @pytest.mark.parametrize(
     ("row", "expected"),
-    [((0, 1, 0, 0), RecordNotFoundError), ((1, 0, 0, 0), RecordNotFoundError), ((1, 1, 1, 0), DuplicateIdError)],
+    [
+        ((0, 1, 0, 0), RecordNotFoundError),
+        ((1, 0, 0, 0), RecordNotFoundError),
+        ((1, 1, 1, 0), DuplicateIdError),
+    ],
 )
 def test_a_link_check_names_a_missing_endpoint_or_a_taken_id(row: tuple[int, ...], expected: type) -> None:
     h = harness(Database().on("AS link_taken", [row]))
@@ -351,7 +401,11 @@ def test_a_link_check_names_a_missing_endpoint_or_a_taken_id(row: tuple[int, ...
 
 
 def test_a_link_racing_past_the_check_is_caught_by_its_unique_key() -> None:
-    db = Database().on("AS link_taken", [(1, 1, 0, 0)]).on('INSERT INTO "ACME_MEMORY_LINK"', unique("ACME_MEMORY_LINK_UQ"))
+    db = (
+        Database()
+        .on("AS link_taken", [(1, 1, 0, 0)])
+        .on('INSERT INTO "ACME_MEMORY_LINK"', unique("ACME_MEMORY_LINK_UQ"))
+    )
     h = harness(db)
     with h.uow() as uow, pytest.raises(LinkExistsError):
         uow.links.add(link("l1"))
@@ -366,8 +420,10 @@ def test_a_self_link_is_refused_without_a_round_trip() -> None:
 
 def test_a_summary_revision_taken_concurrently_is_a_conflict() -> None:
     summary = ThreadSummary(id="s2", thread_id="t1", revision=2, text="two", created_at=NOW)
-    db = Database().on("AS revision_taken", [(1, 0, 0)]).on(
-        'INSERT INTO "ACME_THREAD_SUMMARY"', unique("ACME_THREAD_SUMMARY_REVISION_UQ")
+    db = (
+        Database()
+        .on("AS revision_taken", [(1, 0, 0)])
+        .on('INSERT INTO "ACME_THREAD_SUMMARY"', unique("ACME_THREAD_SUMMARY_REVISION_UQ"))
     )
     h = harness(db)
     with h.uow() as uow, pytest.raises(ConflictError):
@@ -441,7 +497,9 @@ def test_a_batch_with_an_unknown_thread_names_it() -> None:
 # --- vectors and the dimension -----------------------------------------------------------------------
 
 
-def test_the_first_vector_fixes_the_dimension_inside_the_transaction_and_the_store_learns_it_after_commit() -> None:
+def test_the_first_vector_fixes_the_dimension_inside_the_transaction_and_the_store_learns_it_after_commit() -> (
+    None
+):
     h = harness(Database(dimension=None))
     with h.uow() as uow:
         uow.records.add(record("r1"), embedding=(3.0, 4.0, 0.0))
@@ -543,7 +601,11 @@ def test_deleting_a_thread_deletes_its_chunks_first_in_one_write() -> None:
     with h.uow() as uow:
         assert uow.threads.delete("t1") is True
     heads = [s.split("\n")[0] for s in h.sql()]
-    assert heads == ["SAVEPOINT PALIMPSEST_W1", 'DELETE FROM "ACME_RECORD_CHUNKS"', 'DELETE FROM "ACME_THREAD"']
+    assert heads == [
+        "SAVEPOINT PALIMPSEST_W1",
+        'DELETE FROM "ACME_RECORD_CHUNKS"',
+        'DELETE FROM "ACME_THREAD"',
+    ]
     assert h.calls('DELETE FROM "ACME_RECORD_CHUNKS"')[0].binds == {"thread_id": "t1"}
 
 
@@ -570,11 +632,17 @@ def test_claiming_a_job_is_a_conditional_update_and_none_when_someone_holds_it()
     with h.uow() as uow:
         assert uow.jobs.claim("j1", owner="w1", until=at(10), now=NOW) is None
     assert not h.calls("SELECT")
-    h2 = harness(Database().on("FROM \"ACME_EXTRACTION_JOB\" j\nWHERE j.job_id", [job_row]))
+    h2 = harness(Database().on('FROM "ACME_EXTRACTION_JOB" j\nWHERE j.job_id', [job_row]))
     with h2.uow() as uow:
         claimed = uow.jobs.claim("j1", owner="w1", until=at(10), now=NOW)
     assert claimed == ExtractionJob(
-        id="j1", thread_id="t1", first_seq=1, last_seq=3, created_at=NOW, attempts=1, claimed_by="w1",
+        id="j1",
+        thread_id="t1",
+        first_seq=1,
+        last_seq=3,
+        created_at=NOW,
+        attempts=1,
+        claimed_by="w1",
         claimed_until=at(10),
     )
 
@@ -613,7 +681,9 @@ def test_lists_with_a_limit_read_the_newest_rows_re_sorted_in_sql() -> None:
 
 def test_a_metadata_filter_pages_newest_first_with_a_keyset_until_the_limit_is_met() -> None:
     page_size = 100
-    first = [thread_row(thread(f"n{i:03d}", minutes=-i, metadata={"topic": "coffee"})) for i in range(page_size)]
+    first = [
+        thread_row(thread(f"n{i:03d}", minutes=-i, metadata={"topic": "coffee"})) for i in range(page_size)
+    ]
     second = [
         thread_row(thread("hit-new", minutes=-200, metadata={"topic": "tea"})),
         thread_row(thread("hit-old", minutes=-201, metadata={"topic": "tea"})),
@@ -689,7 +759,9 @@ class RecordingSchema(SchemaManager):
 
     def ensure(self, connection: Any, policy: SchemaPolicy, *, dimension: int | None) -> StoreConfig:
         self.calls.append(("ensure", (policy, dimension)))
-        return StoreConfig(dimension=dimension or self.stored_dimension, vector_index="hnsw", schema_version=1)
+        return StoreConfig(
+            dimension=dimension or self.stored_dimension, vector_index="hnsw", schema_version=1
+        )
 
     def ensure_vector_index(self, connection: Any, dimension: int) -> bool:
         self.calls.append(("ensure_vector_index", dimension))
@@ -736,7 +808,9 @@ def test_a_store_needs_exactly_one_of_a_pool_or_a_connection(recording: type[Rec
         OracleStore(FakePool(), schema_policy="sometimes")
 
 
-def test_opening_a_store_applies_the_schema_policy_on_one_lent_connection(recording: type[RecordingSchema]) -> None:
+def test_opening_a_store_applies_the_schema_policy_on_one_lent_connection(
+    recording: type[RecordingSchema],
+) -> None:
     pool = FakePool(Database())
     store = OracleStore(pool, memory_store_id="acme", dimension=4, schema_policy="require_existing")
     (schema,) = recording.instances
@@ -856,9 +930,10 @@ def test_record_columns_are_the_codecs() -> None:
     assert MEMORY_COLUMNS.split(", ")[0] in h.sql()[0]
 
 
-
 def test_metadata_paging_stops_when_a_page_brings_nothing_new() -> None:
-    same_page = [thread_row(thread(f"n{i:03d}", minutes=-i, metadata={"topic": "coffee"})) for i in range(100)]
+    same_page = [
+        thread_row(thread(f"n{i:03d}", minutes=-i, metadata={"topic": "coffee"})) for i in range(100)
+    ]
     h = harness(Database().on('FROM "ACME_THREAD"', lambda sql, binds: list(same_page)))
     with h.uow() as uow:
         assert uow.threads.list(metadata_filter={"topic": "tea"}, limit=5) == []
