@@ -57,10 +57,15 @@ __all__ = [
 
 
 def encode_time(value: datetime | None) -> datetime | None:
-    """An aware UTC datetime for a ``TIMESTAMP WITH TIME ZONE`` bind."""
+    """A naive UTC datetime for a ``TIMESTAMP WITH TIME ZONE`` column.
+
+    python-oracledb binds a ``datetime`` as a ``TIMESTAMP`` without its zone; Oracle converts it
+    in the session time zone, which every lease sets to UTC (``connection.SESSION_SETUP``). So
+    the value sent is the UTC wall time, never a local one.
+    """
     if value is None:
         return None
-    return value.astimezone(UTC)
+    return value.astimezone(UTC).replace(tzinfo=None)
 
 
 def decode_time(value: Any) -> datetime | None:

@@ -12,6 +12,12 @@ While a connection is lent out, CLOB columns are fetched as ``str`` rather than 
 (an output type handler, as in python-oracledb's "Fetching LOBs as Strings and Bytes"); the
 connection's own handler is restored on release. The caller owns the pool or connection: ``close()``
 only stops lending (later use raises :class:`StoreClosedError`), it closes neither.
+
+Every lease starts with :data:`SESSION_SETUP`: the session time zone is UTC (datetimes are bound
+as naive UTC values, and ``TIMESTAMP WITH TIME ZONE`` columns are compared with them in the
+session zone, so any other zone would shift expiry checks) and string comparison and sorting are
+binary (ties in search and list order are broken by id in code-point order, as in every store).
+One statement per lease: a pooled session may have been changed by another user of the pool.
 """
 
 from __future__ import annotations
@@ -26,8 +32,13 @@ import oracledb
 from palimpsest.domain.errors import ConfigurationError, StorageError, StoreClosedError
 
 from .errors import translate
+from .sql import Statement, run
 
-__all__ = ["ConnectionSource", "lobs_as_text"]
+__all__ = ["SESSION_SETUP", "ConnectionSource", "lobs_as_text"]
+
+SESSION_SETUP = Statement(
+    "session.setup", "ALTER SESSION SET TIME_ZONE = 'UTC' NLS_SORT = BINARY NLS_COMP = BINARY"
+)
 
 _log = logging.getLogger(__name__)
 _UNSET = object()
@@ -110,6 +121,12 @@ class ConnectionSource:
                 raise StoreClosedError("This store has been closed.")
             connection = self._connection
         self._lend(connection)
+        try:
+            with translate():
+                run(connection, SESSION_SETUP)
+        except BaseException:
+            self.release(connection, discard=True)
+            raise
         return connection
 
     def release(self, connection: Any, *, discard: bool = False) -> None:

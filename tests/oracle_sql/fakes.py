@@ -4,14 +4,15 @@ It executes nothing: every call is appended to ``log`` (shared by the pool, its 
 their cursors), and a ``responder(sql, binds)`` decides what a statement returns: a list of row
 tuples (with optional column names through ``Rows``), a row count for DML, or an exception to
 raise (e.g. a fake ``oracledb.IntegrityError``). Tests assert on the log: which statements ran,
-with which binds, and where commits and rollbacks happened.
+with which binds, and where commits and rollbacks happened. ``ALTER SESSION`` statements are
+session state, not work: they go to each connection's ``session_statements`` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -47,7 +48,7 @@ class FakeCursor:
         self.arraysize = 100
         self.closed = False
 
-    def __enter__(self) -> FakeCursor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -71,6 +72,11 @@ class FakeCursor:
     def execute(self, sql: str, parameters: Any = None, **kwargs: Any) -> FakeCursor:
         self._connection.check_open()
         binds = dict(parameters or {}) | kwargs
+        if sql.lstrip().upper().startswith("ALTER SESSION"):
+            # Session settings are connection state, kept apart from the statement log.
+            self._connection.session_statements.append(sql)
+            self._rows, self.description, self.rowcount = [], None, 0
+            return self
         self._connection.log.append(Call("execute", self._connection.number, sql, binds))
         self._answer(sql, binds)
         return self
@@ -118,6 +124,7 @@ class FakeConnection:
         self.log: list[Call] = log if log is not None else []
         self.closed = False
         self.autocommit = False
+        self.session_statements: list[str] = []
 
     def check_open(self) -> None:
         if self.closed:
@@ -143,7 +150,7 @@ class FakeConnection:
     def ping(self) -> None:
         self.check_open()
 
-    def __enter__(self) -> FakeConnection:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

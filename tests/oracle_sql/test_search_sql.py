@@ -53,6 +53,11 @@ ACME = StoreNames("acme")
 SENTINEL = "'; DROP TABLE x --"
 
 
+def as_utc(value: datetime) -> datetime:
+    """A bound timestamp as the database reads it: naive binds are UTC (the session zone)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
 def at(minutes: float) -> datetime:
     return NOW + timedelta(minutes=minutes)
 
@@ -575,7 +580,7 @@ class TinyDatabase:
         if clause == "(c.status IS NULL OR c.status <> 'invalid')":
             return lambda e, key: not (isinstance(e, MemoryRecord) and e.status is RecordStatus.INVALID)
         if clause == "(c.expires_at IS NULL OR c.expires_at > :now)":
-            return lambda e, key: e.expires_at is None or e.expires_at > binds["now"]
+            return lambda e, key: e.expires_at is None or e.expires_at > as_utc(binds["now"])
         if "EXISTS" in clause:
             return self._metadata_clause(clause, binds)
         return scope_or_type_clause("c", clause, binds)
@@ -619,7 +624,7 @@ class TinyDatabase:
         tests = []
         for clause in clauses:
             if clause == "(b.expires_at IS NULL OR b.expires_at > :now)":
-                tests.append(lambda r: r.expires_at is None or r.expires_at > binds["now"])
+                tests.append(lambda r: r.expires_at is None or r.expires_at > as_utc(binds["now"]))
             else:
                 test = scope_or_type_clause("b", clause, binds)
                 tests.append(lambda r, test=test: test(r, (r.record_type.value, r.id)))

@@ -700,7 +700,7 @@ def test_a_metadata_filter_pages_newest_first_with_a_keyset_until_the_limit_is_m
     assert len(calls) == 2
     assert "WHERE" not in calls[0].sql  # no metadata predicate in SQL: the domain evaluates it
     assert calls[0].binds == {"page_size": page_size}
-    assert calls[1].binds["after_id"] == "n099" and calls[1].binds["after_created_at"] == at(-99)
+    assert calls[1].binds["after_id"] == "n099" and calls[1].binds["after_created_at"] == at(-99).replace(tzinfo=None)
 
 
 def test_metadata_filter_none_is_sql_is_null() -> None:
@@ -938,3 +938,22 @@ def test_metadata_paging_stops_when_a_page_brings_nothing_new() -> None:
     with h.uow() as uow:
         assert uow.threads.list(metadata_filter={"topic": "tea"}, limit=5) == []
     assert len(h.calls("ACME_THREAD")) == 2
+
+
+def test_every_lease_sets_the_session_to_utc_and_binary_ordering() -> None:
+    from palimpsest.adapters.oracle.connection import SESSION_SETUP, ConnectionSource
+
+    from .fakes import FakeConnection, FakePool
+
+    pool = FakePool()
+    source = ConnectionSource(pool)
+    for _ in range(2):
+        with source.lease():
+            pass
+    assert [c.session_statements for c in pool.connections] == [[SESSION_SETUP.sql], [SESSION_SETUP.sql]]
+    assert "TIME_ZONE = 'UTC'" in SESSION_SETUP.sql and "NLS_SORT = BINARY" in SESSION_SETUP.sql
+
+    single = FakeConnection()
+    with ConnectionSource(connection=single).lease():
+        pass
+    assert single.session_statements == [SESSION_SETUP.sql]

@@ -35,7 +35,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: one user
 -- search.graph_step
@@ -75,7 +75,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_user_id = 'A'
 
 -- case: user, no agent, a thread
@@ -118,7 +118,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_thread_id = 't1'
 --   :scope_user_id = 'A'
 
@@ -162,7 +162,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: facts and messages
 -- search.graph_step
@@ -202,7 +202,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'fact'
 
 -- case: memory types only
@@ -242,7 +242,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: valid only
 -- search.graph_step
@@ -281,7 +281,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: metadata
 -- search.graph_step
@@ -320,7 +320,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: metadata not translated
 -- search.graph_step
@@ -359,7 +359,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: all filters
 -- search.graph_step
@@ -401,7 +401,7 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
 ) g
 --   :frontier_0 = 'r1'
 --   :frontier_1 = 'r2'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'guideline'
 --   :record_type_1 = 'preference'
 --   :scope_agent_id = 'bot'
@@ -444,5 +444,5 @@ SELECT g.from_id, g.link_relation_id, g.link_source_memory_id, g.link_source_mem
   )
 ) g
 --   :frontier_0 = 'r1'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_user_id = 'A'

@@ -8,7 +8,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: one user
 -- search.keyword_candidates
@@ -21,7 +21,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_user_id = 'A'
 
 -- case: user, no agent, a thread
@@ -37,7 +37,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_thread_id = 't1'
 --   :scope_user_id = 'A'
 
@@ -54,7 +54,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: facts and messages
 -- search.keyword_candidates
@@ -67,7 +67,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'message'
 
@@ -82,7 +82,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'message'
 
 -- case: memory types only
@@ -96,7 +96,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'guideline'
 --   :record_type_2 = 'memory'
@@ -113,7 +113,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: metadata
 -- search.keyword_candidates
@@ -133,7 +133,7 @@ FETCH FIRST :limit ROWS ONLY
 --   :msg_meta_0 = 'tea'
 --   :msg_meta_1 = 'green'
 --   :msg_meta_2 = 3
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: metadata not translated
 -- search.keyword_candidates
@@ -145,7 +145,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- case: metadata on messages
 -- search.keyword_candidates
@@ -160,7 +160,7 @@ FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
 --   :msg_meta_0 = 1
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'message'
 
 -- case: all filters
@@ -178,7 +178,7 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{green} ACCUM {tea} ACCUM {lemon}'
 --   :limit = 20
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_type_0 = 'guideline'
 --   :record_type_1 = 'preference'
 --   :scope_agent_id = 'bot'
@@ -195,5 +195,5 @@ ORDER BY score DESC, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY
 FETCH FIRST :limit ROWS ONLY
 --   :keyword_query = '{near} ACCUM {tea} ACCUM {2}'
 --   :limit = 5
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :scope_user_id = 'A'

@@ -7,7 +7,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: exact, one user
@@ -20,7 +20,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :scope_user_id = 'A'
 
@@ -36,7 +36,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :scope_thread_id = 't1'
 --   :scope_user_id = 'A'
@@ -53,7 +53,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: exact, facts and messages
@@ -66,7 +66,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'message'
@@ -81,7 +81,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'message'
 
@@ -95,7 +95,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'guideline'
@@ -112,7 +112,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: exact, metadata
@@ -132,7 +132,7 @@ FETCH FIRST :limit ROWS ONLY
 --   :msg_meta_0 = 'tea'
 --   :msg_meta_1 = 'green'
 --   :msg_meta_2 = 3
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: exact, metadata not translated
@@ -144,7 +144,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: exact, metadata on messages
@@ -159,7 +159,7 @@ ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
 --   :msg_meta_0 = 1
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'message'
 
@@ -177,7 +177,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'guideline'
 --   :record_type_1 = 'preference'
@@ -193,7 +193,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance
 FETCH APPROX FIRST :limit ROWS ONLY
 --   :limit = 10
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 
 -- case: approximate, acme, one user
@@ -206,7 +206,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance
 FETCH APPROX FIRST :limit ROWS ONLY
 --   :limit = 7
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :scope_user_id = 'A'
 
@@ -224,7 +224,7 @@ SELECT c.source_record_type, c.source_id, VECTOR_DISTANCE(c.embedding, :query_ve
 ORDER BY distance, c.source_record_type, NLSSORT(c.source_id, 'NLS_SORT=BINARY')
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 3
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :query_vector = array('f', [1.0, 0.0, 0.0, 0.0])
 --   :record_type_0 = 'guideline'
 --   :record_type_1 = 'preference'

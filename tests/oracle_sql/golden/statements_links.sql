@@ -16,8 +16,8 @@ INSERT INTO "MEMORY_LINK" (relation_id, source_memory_id, source_memory_type, ta
 VALUES (:relation_id, :source_memory_id, :source_memory_type, :target_memory_id, :target_memory_type, :relation_type, :opposite_relation_type, :metadata, :event_time, :created_at,
   (SELECT r.user_id FROM "MEMORY" r WHERE r.record_id = :source_memory_id),
   (SELECT r.user_id FROM "MEMORY" r WHERE r.record_id = :target_memory_id))
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"why":"newer"}'
 --   :opposite_relation_type = 'is_superseded_by'
 --   :relation_id = 'l1'
@@ -79,8 +79,8 @@ WHERE l.relation_id = :relation_id
 UPDATE "MEMORY_LINK"
 SET source_memory_type = :source_memory_type, target_memory_type = :target_memory_type, relation_type = :relation_type, opposite_relation_type = :opposite_relation_type, metadata = :metadata, timestamp = :event_time, created_at = :created_at
 WHERE relation_id = :relation_id
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"why":"newer"}'
 --   :opposite_relation_type = 'is_superseded_by'
 --   :relation_id = 'l1'
@@ -131,8 +131,8 @@ INSERT INTO "ACME_MEMORY_LINK" (relation_id, source_memory_id, source_memory_typ
 VALUES (:relation_id, :source_memory_id, :source_memory_type, :target_memory_id, :target_memory_type, :relation_type, :opposite_relation_type, :metadata, :event_time, :created_at,
   (SELECT r.user_id FROM "ACME_MEMORY" r WHERE r.record_id = :source_memory_id),
   (SELECT r.user_id FROM "ACME_MEMORY" r WHERE r.record_id = :target_memory_id))
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"why":"newer"}'
 --   :opposite_relation_type = 'is_superseded_by'
 --   :relation_id = 'l1'
@@ -194,8 +194,8 @@ WHERE l.relation_id = :relation_id
 UPDATE "ACME_MEMORY_LINK"
 SET source_memory_type = :source_memory_type, target_memory_type = :target_memory_type, relation_type = :relation_type, opposite_relation_type = :opposite_relation_type, metadata = :metadata, timestamp = :event_time, created_at = :created_at
 WHERE relation_id = :relation_id
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"why":"newer"}'
 --   :opposite_relation_type = 'is_superseded_by'
 --   :relation_id = 'l1'

@@ -4,9 +4,9 @@ INSERT INTO "MESSAGE" (record_id, thread_id, order_seq, message_role, content, t
 VALUES (:record_id, :thread_id, :order_seq, :message_role, :content, :event_time, :metadata, :user_id, :agent_id, :created_at, :expires_at)
 --   :agent_id = None
 --   :content = 'hello'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T11:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T11:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
 --   :message_role = 'user'
 --   :metadata = '{"lang":"en"}'
 --   :order_seq = 3
@@ -18,7 +18,7 @@ VALUES (:record_id, :thread_id, :order_seq, :message_role, :content, :event_time
 SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
 FROM "MESSAGE" m
 WHERE m.record_id = :record_id AND (m.expires_at IS NULL OR m.expires_at > :now)
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_id = 'm1'
 
 -- messages.last_seq
@@ -32,7 +32,7 @@ SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.times
 FROM "MESSAGE" m
 WHERE m.thread_id = :thread_id AND (m.expires_at IS NULL OR m.expires_at > :now)
 ORDER BY m.order_seq
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :thread_id = 't1'
 
 -- messages.list_for_thread_newest
@@ -47,7 +47,7 @@ FROM (
 ORDER BY m.order_seq
 --   :end_seq = 9
 --   :limit = 3
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :start_seq = 2
 --   :thread_id = 't1'
 
@@ -63,9 +63,9 @@ SET message_role = :message_role, content = :content, timestamp = :event_time, m
 WHERE record_id = :record_id
 --   :agent_id = None
 --   :content = 'hello'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T11:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T11:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
 --   :message_role = 'user'
 --   :metadata = '{"lang":"en"}'
 --   :record_id = 'm1'
@@ -81,7 +81,7 @@ SELECT m.record_id, m.thread_id, m.order_seq
 FROM "MESSAGE" m
 WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now
 FOR UPDATE
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- ===== store: acme =====
 -- messages.insert
@@ -89,9 +89,9 @@ INSERT INTO "ACME_MESSAGE" (record_id, thread_id, order_seq, message_role, conte
 VALUES (:record_id, :thread_id, :order_seq, :message_role, :content, :event_time, :metadata, :user_id, :agent_id, :created_at, :expires_at)
 --   :agent_id = None
 --   :content = 'hello'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T11:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T11:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
 --   :message_role = 'user'
 --   :metadata = '{"lang":"en"}'
 --   :order_seq = 3
@@ -103,7 +103,7 @@ VALUES (:record_id, :thread_id, :order_seq, :message_role, :content, :event_time
 SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
 FROM "ACME_MESSAGE" m
 WHERE m.record_id = :record_id AND (m.expires_at IS NULL OR m.expires_at > :now)
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_id = 'm1'
 
 -- messages.last_seq
@@ -117,7 +117,7 @@ SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.times
 FROM "ACME_MESSAGE" m
 WHERE m.thread_id = :thread_id AND (m.expires_at IS NULL OR m.expires_at > :now)
 ORDER BY m.order_seq
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :thread_id = 't1'
 
 -- messages.list_for_thread_newest
@@ -132,7 +132,7 @@ FROM (
 ORDER BY m.order_seq
 --   :end_seq = 9
 --   :limit = 3
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :start_seq = 2
 --   :thread_id = 't1'
 
@@ -148,9 +148,9 @@ SET message_role = :message_role, content = :content, timestamp = :event_time, m
 WHERE record_id = :record_id
 --   :agent_id = None
 --   :content = 'hello'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T11:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T11:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
 --   :message_role = 'user'
 --   :metadata = '{"lang":"en"}'
 --   :record_id = 'm1'
@@ -166,5 +166,5 @@ SELECT m.record_id, m.thread_id, m.order_seq
 FROM "ACME_MESSAGE" m
 WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now
 FOR UPDATE
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 

@@ -4,17 +4,17 @@ INSERT INTO "MEMORY" (record_id, memory_type, content, user_id, agent_id, thread
 VALUES (:record_id, :memory_type, :content, :user_id, :agent_id, :thread_id, :metadata, :status, :invalidation_reason, :invalidated_at, :event_time, :expires_at, :created_at, :updated_at)
 --   :agent_id = 'a1'
 --   :content = 'Ann likes tea'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
---   :invalidated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
+--   :invalidated_at = datetime(2025-03-14T12:00:00)
 --   :invalidation_reason = 'superseded'
 --   :memory_type = 'fact'
 --   :metadata = '{"k":[1,"v"]}'
 --   :record_id = 'r1'
 --   :status = 'invalid'
 --   :thread_id = 't1'
---   :updated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-14T12:00:00)
 --   :user_id = 'u1'
 
 -- records.get
@@ -27,7 +27,7 @@ WHERE r.record_id = :record_id
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
 FROM "MEMORY" r
 WHERE r.record_id = :record_id AND (r.expires_at IS NULL OR r.expires_at > :now)
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_id = 'r1'
 
 -- records.get_many
@@ -47,15 +47,15 @@ UPDATE "MEMORY"
 SET content = :content, metadata = :metadata, status = :status, invalidation_reason = :invalidation_reason, invalidated_at = :invalidated_at, timestamp = :event_time, expires_at = :expires_at, created_at = :created_at, updated_at = :updated_at
 WHERE record_id = :record_id
 --   :content = 'Ann likes tea'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
---   :invalidated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
+--   :invalidated_at = datetime(2025-03-14T12:00:00)
 --   :invalidation_reason = 'superseded'
 --   :metadata = '{"k":[1,"v"]}'
 --   :record_id = 'r1'
 --   :status = 'invalid'
---   :updated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-14T12:00:00)
 
 -- records.delete
 DELETE FROM "MEMORY"
@@ -67,7 +67,7 @@ SELECT r.record_id
 FROM "MEMORY" r
 WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 ORDER BY r.expires_at, r.record_id
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.expired_ids_limited
 SELECT r.record_id
@@ -76,14 +76,14 @@ WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 ORDER BY r.expires_at, r.record_id
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 5
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.list
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
 FROM "MEMORY" r
 WHERE (r.expires_at IS NULL OR r.expires_at > :now)
 ORDER BY r.created_at, r.record_id
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.list_newest
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
@@ -98,7 +98,7 @@ ORDER BY r.created_at, r.record_id
 --   :limit = 2
 --   :memory_type_0 = 'fact'
 --   :memory_type_1 = 'guideline'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :thread_id = 't1'
 --   :user_id = 'u1'
 
@@ -108,9 +108,9 @@ FROM "MEMORY" r
 WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND r.thread_id IS NULL AND (r.created_at < :after_created_at OR (r.created_at = :after_created_at AND r.record_id < :after_id))
 ORDER BY r.created_at DESC, r.record_id DESC
 FETCH FIRST :page_size ROWS ONLY
---   :after_created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :after_created_at = datetime(2025-03-14T12:00:00)
 --   :after_id = 'r9'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :page_size = 100
 
 -- ===== store: acme =====
@@ -119,17 +119,17 @@ INSERT INTO "ACME_MEMORY" (record_id, memory_type, content, user_id, agent_id, t
 VALUES (:record_id, :memory_type, :content, :user_id, :agent_id, :thread_id, :metadata, :status, :invalidation_reason, :invalidated_at, :event_time, :expires_at, :created_at, :updated_at)
 --   :agent_id = 'a1'
 --   :content = 'Ann likes tea'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
---   :invalidated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
+--   :invalidated_at = datetime(2025-03-14T12:00:00)
 --   :invalidation_reason = 'superseded'
 --   :memory_type = 'fact'
 --   :metadata = '{"k":[1,"v"]}'
 --   :record_id = 'r1'
 --   :status = 'invalid'
 --   :thread_id = 't1'
---   :updated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-14T12:00:00)
 --   :user_id = 'u1'
 
 -- records.get
@@ -142,7 +142,7 @@ WHERE r.record_id = :record_id
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
 FROM "ACME_MEMORY" r
 WHERE r.record_id = :record_id AND (r.expires_at IS NULL OR r.expires_at > :now)
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :record_id = 'r1'
 
 -- records.get_many
@@ -162,15 +162,15 @@ UPDATE "ACME_MEMORY"
 SET content = :content, metadata = :metadata, status = :status, invalidation_reason = :invalidation_reason, invalidated_at = :invalidated_at, timestamp = :event_time, expires_at = :expires_at, created_at = :created_at, updated_at = :updated_at
 WHERE record_id = :record_id
 --   :content = 'Ann likes tea'
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
---   :event_time = datetime(2025-03-14T12:00:00+00:00)
---   :expires_at = datetime(2025-03-21T12:00:00+00:00)
---   :invalidated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
+--   :event_time = datetime(2025-03-14T12:00:00)
+--   :expires_at = datetime(2025-03-21T12:00:00)
+--   :invalidated_at = datetime(2025-03-14T12:00:00)
 --   :invalidation_reason = 'superseded'
 --   :metadata = '{"k":[1,"v"]}'
 --   :record_id = 'r1'
 --   :status = 'invalid'
---   :updated_at = datetime(2025-03-14T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-14T12:00:00)
 
 -- records.delete
 DELETE FROM "ACME_MEMORY"
@@ -182,7 +182,7 @@ SELECT r.record_id
 FROM "ACME_MEMORY" r
 WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 ORDER BY r.expires_at, r.record_id
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.expired_ids_limited
 SELECT r.record_id
@@ -191,14 +191,14 @@ WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 ORDER BY r.expires_at, r.record_id
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 5
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.list
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
 FROM "ACME_MEMORY" r
 WHERE (r.expires_at IS NULL OR r.expires_at > :now)
 ORDER BY r.created_at, r.record_id
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 
 -- records.list_newest
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
@@ -213,7 +213,7 @@ ORDER BY r.created_at, r.record_id
 --   :limit = 2
 --   :memory_type_0 = 'fact'
 --   :memory_type_1 = 'guideline'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :thread_id = 't1'
 --   :user_id = 'u1'
 
@@ -223,8 +223,8 @@ FROM "ACME_MEMORY" r
 WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND r.thread_id IS NULL AND (r.created_at < :after_created_at OR (r.created_at = :after_created_at AND r.record_id < :after_id))
 ORDER BY r.created_at DESC, r.record_id DESC
 FETCH FIRST :page_size ROWS ONLY
---   :after_created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :after_created_at = datetime(2025-03-14T12:00:00)
 --   :after_id = 'r9'
---   :now = datetime(2025-03-14T12:00:00+00:00)
+--   :now = datetime(2025-03-14T12:00:00)
 --   :page_size = 100
 

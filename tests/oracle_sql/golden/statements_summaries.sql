@@ -15,7 +15,7 @@ VALUES (:record_id, :thread_id, :revision, :content, :topics, :covered_through_s
 --   :agent_id = None
 --   :content = 'summary'
 --   :covered_through_seq = 7
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"m":"v"}'
 --   :record_id = 's1'
 --   :revision = 2
@@ -86,7 +86,7 @@ VALUES (:record_id, :thread_id, :revision, :content, :topics, :covered_through_s
 --   :agent_id = None
 --   :content = 'summary'
 --   :covered_through_seq = 7
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"m":"v"}'
 --   :record_id = 's1'
 --   :revision = 2

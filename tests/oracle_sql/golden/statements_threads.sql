@@ -3,12 +3,12 @@
 INSERT INTO "THREAD" (record_id, user_id, agent_id, metadata, runtime_config, runtime_state, created_at, updated_at)
 VALUES (:record_id, :user_id, :agent_id, :metadata, :runtime_config, :runtime_state, :created_at, :updated_at)
 --   :agent_id = None
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"topic":"tea"}'
 --   :record_id = 't1'
 --   :runtime_config = '{"ttl_days":3}'
 --   :runtime_state = '{"turns":2}'
---   :updated_at = datetime(2025-03-21T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-21T12:00:00)
 --   :user_id = 'u1'
 
 -- threads.get
@@ -28,12 +28,12 @@ UPDATE "THREAD"
 SET user_id = :user_id, agent_id = :agent_id, metadata = :metadata, runtime_config = :runtime_config, runtime_state = :runtime_state, created_at = :created_at, updated_at = :updated_at
 WHERE record_id = :record_id
 --   :agent_id = None
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"topic":"tea"}'
 --   :record_id = 't1'
 --   :runtime_config = '{"ttl_days":3}'
 --   :runtime_state = '{"turns":2}'
---   :updated_at = datetime(2025-03-21T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-21T12:00:00)
 --   :user_id = 'u1'
 
 -- threads.delete
@@ -71,7 +71,7 @@ FROM "THREAD" t
 WHERE t.user_id = :user_id AND (t.created_at < :after_created_at OR (t.created_at = :after_created_at AND t.record_id < :after_id))
 ORDER BY t.created_at DESC, t.record_id DESC
 FETCH FIRST :page_size ROWS ONLY
---   :after_created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :after_created_at = datetime(2025-03-14T12:00:00)
 --   :after_id = 'r9'
 --   :page_size = 100
 --   :user_id = 'u1'
@@ -81,12 +81,12 @@ FETCH FIRST :page_size ROWS ONLY
 INSERT INTO "ACME_THREAD" (record_id, user_id, agent_id, metadata, runtime_config, runtime_state, created_at, updated_at)
 VALUES (:record_id, :user_id, :agent_id, :metadata, :runtime_config, :runtime_state, :created_at, :updated_at)
 --   :agent_id = None
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"topic":"tea"}'
 --   :record_id = 't1'
 --   :runtime_config = '{"ttl_days":3}'
 --   :runtime_state = '{"turns":2}'
---   :updated_at = datetime(2025-03-21T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-21T12:00:00)
 --   :user_id = 'u1'
 
 -- threads.get
@@ -106,12 +106,12 @@ UPDATE "ACME_THREAD"
 SET user_id = :user_id, agent_id = :agent_id, metadata = :metadata, runtime_config = :runtime_config, runtime_state = :runtime_state, created_at = :created_at, updated_at = :updated_at
 WHERE record_id = :record_id
 --   :agent_id = None
---   :created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :created_at = datetime(2025-03-14T12:00:00)
 --   :metadata = '{"topic":"tea"}'
 --   :record_id = 't1'
 --   :runtime_config = '{"ttl_days":3}'
 --   :runtime_state = '{"turns":2}'
---   :updated_at = datetime(2025-03-21T12:00:00+00:00)
+--   :updated_at = datetime(2025-03-21T12:00:00)
 --   :user_id = 'u1'
 
 -- threads.delete
@@ -149,7 +149,7 @@ FROM "ACME_THREAD" t
 WHERE t.user_id = :user_id AND (t.created_at < :after_created_at OR (t.created_at = :after_created_at AND t.record_id < :after_id))
 ORDER BY t.created_at DESC, t.record_id DESC
 FETCH FIRST :page_size ROWS ONLY
---   :after_created_at = datetime(2025-03-14T12:00:00+00:00)
+--   :after_created_at = datetime(2025-03-14T12:00:00)
 --   :after_id = 'r9'
 --   :page_size = 100
 --   :user_id = 'u1'
