@@ -1,0 +1,1 @@
+"""Adapters layer (command line): the ``palimpsest`` console script."""
