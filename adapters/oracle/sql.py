@@ -2,6 +2,12 @@
 
 Every statement the adapter sends is built as a :class:`Statement`, so that offline tests can
 render each one against a golden file and check that its bind names equal its placeholders.
+
+Bind types: python-oracledb infers a bind's type from its Python value, and a ``datetime`` is
+inferred as ``DATE`` (whole seconds: the driver's ``OracleMetadata.from_value``), which would drop
+the microseconds of every stored time and every ``now`` compared with one. Every ``datetime``
+bind is therefore declared ``DB_TYPE_TIMESTAMP`` with ``cursor.setinputsizes`` before the
+statement runs (:func:`input_sizes`).
 """
 
 from __future__ import annotations
@@ -13,7 +19,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-__all__ = ["Statement", "execute", "fetch_all", "fetch_one", "placeholders", "render_value", "run", "run_many"]
+import oracledb
+
+__all__ = [
+    "Statement",
+    "execute",
+    "fetch_all",
+    "fetch_one",
+    "input_sizes",
+    "placeholders",
+    "render_value",
+    "run",
+    "run_many",
+]
 
 # A placeholder is ":name" that is not part of "::" and not inside a string literal, a quoted
 # identifier or a comment. Literals and identifiers are blanked before matching.
@@ -62,10 +80,20 @@ def render_value(value: Any) -> str:
     return repr(value)
 
 
+def input_sizes(bind_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{bind name: DB_TYPE_TIMESTAMP}`` for every bind holding a ``datetime`` in any of
+    ``bind_sets`` (``None`` in the other sets is fine: a NULL of that type)."""
+    names = {name for binds in bind_sets for name, value in binds.items() if isinstance(value, datetime)}
+    return {name: oracledb.DB_TYPE_TIMESTAMP for name in sorted(names)}
+
+
 def execute(connection: Any, statement: Statement) -> Any:
     """Run ``statement`` on a python-oracledb connection; returns the open cursor."""
     cursor = connection.cursor()
     try:
+        sizes = input_sizes([statement.binds])
+        if sizes:
+            cursor.setinputsizes(**sizes)
         cursor.execute(statement.sql, dict(statement.binds))
     except BaseException:
         cursor.close()
@@ -110,9 +138,13 @@ def run_many(connection: Any, statements: Sequence[Statement]) -> int:
     sql = statements[0].sql
     if any(statement.sql != sql for statement in statements):
         raise ValueError(f"run_many needs one SQL text; {statements[0].name!r} was mixed with others")
+    bind_sets = [dict(statement.binds) for statement in statements]
     cursor = connection.cursor()
     try:
-        cursor.executemany(sql, [dict(statement.binds) for statement in statements])
+        sizes = input_sizes(bind_sets)
+        if sizes:
+            cursor.setinputsizes(**sizes)
+        cursor.executemany(sql, bind_sets)
         return int(cursor.rowcount or 0)
     finally:
         cursor.close()

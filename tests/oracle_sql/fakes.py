@@ -6,13 +6,20 @@ tuples (with optional column names through ``Rows``), a row count for DML, or an
 raise (e.g. a fake ``oracledb.IntegrityError``). Tests assert on the log: which statements ran,
 with which binds, and where commits and rollbacks happened. ``ALTER SESSION`` statements are
 session state, not work: they go to each connection's ``session_statements`` instead.
+
+Binds reach the log and the responder as the real driver would send them: python-oracledb binds
+a ``datetime`` as ``DATE`` (whole seconds) unless ``setinputsizes`` declared it a ``TIMESTAMP``,
+so an undeclared ``datetime`` arrives here without its microseconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Self
+
+import oracledb
 
 
 @dataclass
@@ -37,6 +44,7 @@ class Call:
     connection: int
     sql: str | None = None
     binds: Any = None
+    sizes: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeCursor:
@@ -47,6 +55,7 @@ class FakeCursor:
         self.rowcount = 0
         self.arraysize = 100
         self.closed = False
+        self._sizes: dict[str, Any] = {}
 
     def __enter__(self) -> Self:
         return self
@@ -66,25 +75,42 @@ class FakeCursor:
         if answer is None:
             answer = Rows()
         self._rows = list(answer.rows)
-        self.description = [(name.upper(), None, None, None, None, None, None) for name in answer.columns] or None
+        self.description = [
+            (name.upper(), None, None, None, None, None, None) for name in answer.columns
+        ] or None
         self.rowcount = answer.rowcount if answer.rowcount is not None else len(self._rows)
+
+    def _as_bound(self, binds: dict[str, Any]) -> dict[str, Any]:
+        """The binds as the driver sends them: an undeclared ``datetime`` is a DATE."""
+        bound = {}
+        for name, value in binds.items():
+            if isinstance(value, datetime) and self._sizes.get(name) is not oracledb.DB_TYPE_TIMESTAMP:
+                value = value.replace(microsecond=0)
+            bound[name] = value
+        return bound
+
+    def _take_sizes(self) -> dict[str, Any]:
+        sizes, self._sizes = self._sizes, {}
+        return sizes
 
     def execute(self, sql: str, parameters: Any = None, **kwargs: Any) -> FakeCursor:
         self._connection.check_open()
-        binds = dict(parameters or {}) | kwargs
+        binds = self._as_bound(dict(parameters or {}) | kwargs)
         if sql.lstrip().upper().startswith("ALTER SESSION"):
             # Session settings are connection state, kept apart from the statement log.
             self._connection.session_statements.append(sql)
             self._rows, self.description, self.rowcount = [], None, 0
             return self
-        self._connection.log.append(Call("execute", self._connection.number, sql, binds))
+        self._connection.log.append(Call("execute", self._connection.number, sql, binds, self._take_sizes()))
         self._answer(sql, binds)
         return self
 
     def executemany(self, sql: str, parameters: Sequence[Any], **kwargs: Any) -> None:
         self._connection.check_open()
-        rows = [dict(p) for p in parameters]
-        self._connection.log.append(Call("executemany", self._connection.number, sql, rows))
+        rows = [self._as_bound(dict(p)) for p in parameters]
+        self._connection.log.append(
+            Call("executemany", self._connection.number, sql, rows, self._take_sizes())
+        )
         total = 0
         for binds in rows:
             self._answer(sql, binds)
@@ -92,7 +118,7 @@ class FakeCursor:
         self.rowcount = total
 
     def setinputsizes(self, *args: Any, **kwargs: Any) -> None:
-        pass
+        self._sizes = dict(kwargs)
 
     def fetchone(self) -> tuple[Any, ...] | None:
         return self._rows.pop(0) if self._rows else None

@@ -3,6 +3,7 @@ connections, error translation, vectors and the dimension, and what each reposit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -472,6 +473,32 @@ def test_a_batch_is_one_executemany_per_statement_with_vector_and_no_vector_chun
     assert "NULL)" in many[2].sql and [b["source_id"] for b in many[2].binds] == ["m2"]
 
 
+def test_times_are_bound_as_timestamps_keeping_their_microseconds() -> None:
+    # python-oracledb binds a datetime as DATE (whole seconds) unless declared a TIMESTAMP; the
+    # fake sends undeclared datetimes the same way, so a lost fraction shows here.
+    fine = NOW + timedelta(microseconds=123_456)
+    h = harness()
+    with h.uow() as uow:
+        uow.records.add(dataclasses.replace(record("r1"), created_at=fine, expires_at=fine))
+        uow.records.get("r1", now=fine)
+        uow.messages.add_many([dataclasses.replace(message("m1", 1), created_at=fine), message("m2", 2)])
+        uow.commit()
+    timed = [c for c in h.pool.log if c.kind in ("execute", "executemany") and c.sizes]
+    assert timed, "no statement declared its time binds"
+    for call in (c for c in h.pool.log if c.kind in ("execute", "executemany")):
+        for binds in call.binds if call.kind == "executemany" else [call.binds]:
+            for name, value in binds.items():
+                if isinstance(value, datetime):
+                    assert call.sizes.get(name) is oracledb.DB_TYPE_TIMESTAMP, (call.sql, name)
+    (insert,) = h.calls('INSERT INTO "ACME_MEMORY"')
+    assert insert.binds["created_at"].microsecond == 123_456
+    assert insert.binds["expires_at"].microsecond == 123_456
+    (get,) = h.calls('FROM "ACME_MEMORY"')
+    assert get.binds["now"].microsecond == 123_456
+    batch = [c for c in h.calls('INSERT INTO "ACME_MESSAGE"') if c.kind == "executemany"]
+    assert [b["created_at"].microsecond for b in batch[0].binds] == [123_456, 0]
+
+
 def test_a_batch_checks_itself_before_sending_anything() -> None:
     h = harness()
     with h.uow() as uow:
@@ -700,7 +727,9 @@ def test_a_metadata_filter_pages_newest_first_with_a_keyset_until_the_limit_is_m
     assert len(calls) == 2
     assert "WHERE" not in calls[0].sql  # no metadata predicate in SQL: the domain evaluates it
     assert calls[0].binds == {"page_size": page_size}
-    assert calls[1].binds["after_id"] == "n099" and calls[1].binds["after_created_at"] == at(-99).replace(tzinfo=None)
+    assert calls[1].binds["after_id"] == "n099" and calls[1].binds["after_created_at"] == at(-99).replace(
+        tzinfo=None
+    )
 
 
 def test_metadata_filter_none_is_sql_is_null() -> None:
