@@ -133,8 +133,10 @@ class OracleStore:
             raise InvalidSearchError("search() takes a SearchQuery.")
         with self._lease() as conn, translate(self._names):
             dimension = self._dimension
-            if dimension is None and query.vector is not None:
-                dimension = self._read_dimension(conn)  # another process may have fixed it
+            if query.vector is not None:
+                # The registry row is the truth, not this process's cache: another process may
+                # have fixed the dimension, or cleared the vectors and fixed another one since.
+                dimension = self._read_dimension(conn)
             if query.vector is not None and dimension is not None and len(query.vector) != dimension:
                 raise VectorDimensionError(
                     f"query vector has {len(query.vector)} dimensions but this store holds "

@@ -901,7 +901,10 @@ def test_search_runs_on_a_lent_connection_and_rolls_back(recording: type[Recordi
     store = OracleStore(pool, memory_store_id="acme", dimension=4, approximate=True)
     pool.log.clear()
     assert store.search(query()) == []
-    assert pool.kinds() == ["acquire", "rollback", "release"]
+    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # the registry's dimension
+    pool.log.clear()
+    assert store.search(query(None)) == []
+    assert pool.kinds() == ["acquire", "rollback", "release"]  # a keyword search needs no dimension
     searcher = store._searcher  # type: ignore[attr-defined]
     assert searcher.approximate is True and searcher.calls[0][1] == 4
     with pytest.raises(VectorDimensionError):
@@ -915,6 +918,22 @@ def test_search_of_a_store_without_dimension_asks_the_registry(recording: type[R
     store.search(query())
     assert store.dimension == 4
     store.search(query(None))
+
+
+def test_a_vector_search_follows_a_dimension_changed_by_another_process(
+    recording: type[RecordingSchema],
+) -> None:
+    db = Database(dimension=4)
+    store = OracleStore(FakePool(db), memory_store_id="acme", dimension=4)
+    db.dimension = None  # another process cleared the vectors
+    assert store.search(query((1.0, 0.0))) == []
+    assert store.dimension is None
+    db.dimension = 2  # ... and stored 2-dimensional ones
+    store.search(query((1.0, 0.0)))
+    assert store.dimension == 2
+    assert store._searcher.calls[-1][1] == 2  # type: ignore[attr-defined]
+    with pytest.raises(VectorDimensionError):
+        store.search(query(E1))
 
 
 def test_a_closed_store_refuses_work_but_leaves_the_pool_open(recording: type[RecordingSchema]) -> None:
