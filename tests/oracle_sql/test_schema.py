@@ -335,6 +335,26 @@ def test_the_ddl_columns_match_the_codec_column_lists() -> None:
     assert "chunk_id            NUMBER GENERATED ALWAYS AS IDENTITY" in ddl["RECORD_CHUNKS"]
 
 
+def test_id_columns_hold_as_many_characters_as_the_domain_allows() -> None:
+    # The domain counts an id's length in characters (MAX_ID_LENGTH); with Oracle's default byte
+    # semantics a VARCHAR2(128) would refuse a 128-character id of multi-byte characters.
+    from palimpsest.domain.model import MAX_ID_LENGTH
+
+    manager = _manager(None)
+    ddl = "\n".join(obj.statement.sql for obj in manager.objects if obj.kind == "TABLE")
+    id_columns = [
+        line.split()
+        for line in ddl.splitlines()
+        if line.strip().split(" ", 1)[0].endswith(("_id", "relation_type", "setting_key", "message_role"))
+        and "VARCHAR2" in line
+    ]
+    assert id_columns
+    for name, *definition in id_columns:
+        text = " ".join(definition)
+        assert "CHAR)" in text, f"{name} uses byte length semantics: {text}"
+    assert f"VARCHAR2({MAX_ID_LENGTH} CHAR)" in ddl
+
+
 def test_the_ddl_creates_the_decided_objects() -> None:
     manager = _manager(None)
     kinds = {obj.base: obj.kind for obj in manager.objects}
@@ -811,7 +831,9 @@ def test_a_database_that_cannot_build_the_vector_index_still_opens_the_store(cap
 
     def responder(sql: str, binds: dict) -> object:
         if "CREATE VECTOR INDEX" in sql:
-            return RuntimeError("ORA-51962: The vector memory area is out of space for the current container.")
+            return RuntimeError(
+                "ORA-51962: The vector memory area is out of space for the current container."
+            )
         return []
 
     manager = SchemaManager(StoreNames("acme"))

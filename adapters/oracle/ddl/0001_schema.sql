@@ -9,7 +9,9 @@
 -- * {NAME} placeholders are the store's prefixed, double-quoted object names (StoreNames);
 --   every constraint and index is named. Statements are separated by a line holding only "/"
 --   and carry no trailing semicolon; full-line comments are dropped when the file is loaded.
--- * Ids are VARCHAR2(128); times are TIMESTAMP(6) WITH TIME ZONE, bound as UTC by the adapter;
+-- * Ids are VARCHAR2(128 CHAR) (the domain allows 128 characters, not bytes: with the default
+--   byte semantics a 128-character id of multi-byte characters would be refused, ORA-12899), as
+--   is a message's role (30 characters); times are TIMESTAMP(6) WITH TIME ZONE, bound as UTC by the adapter;
 --   JSON columns are of type JSON (text bound by the adapter is parsed on insert).
 -- * Text columns (content, chunk_text) are nullable CLOBs: Oracle stores '' as NULL, and the
 --   codec reads NULL back as "".
@@ -25,9 +27,9 @@
 --   column list (ORA-01408).
 
 CREATE TABLE {THREAD} (
-    record_id       VARCHAR2(128) NOT NULL,
-    user_id         VARCHAR2(128),
-    agent_id        VARCHAR2(128),
+    record_id       VARCHAR2(128 CHAR) NOT NULL,
+    user_id         VARCHAR2(128 CHAR),
+    agent_id        VARCHAR2(128 CHAR),
     metadata        JSON,
     runtime_config  JSON,
     runtime_state   JSON,
@@ -41,15 +43,15 @@ CREATE INDEX {THREAD_CREATED_I} ON {THREAD} (created_at, record_id)
 CREATE INDEX {THREAD_USER_I} ON {THREAD} (user_id, created_at)
 /
 CREATE TABLE {MESSAGE} (
-    record_id     VARCHAR2(128) NOT NULL,
-    thread_id     VARCHAR2(128) NOT NULL,
+    record_id     VARCHAR2(128 CHAR) NOT NULL,
+    thread_id     VARCHAR2(128 CHAR) NOT NULL,
     order_seq     NUMBER(19) NOT NULL,
-    message_role  VARCHAR2(30) NOT NULL,
+    message_role  VARCHAR2(30 CHAR) NOT NULL,
     content       CLOB,
     timestamp     TIMESTAMP(6) WITH TIME ZONE,
     metadata      JSON,
-    user_id       VARCHAR2(128),
-    agent_id      VARCHAR2(128),
+    user_id       VARCHAR2(128 CHAR),
+    agent_id      VARCHAR2(128 CHAR),
     created_at    TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
     expires_at    TIMESTAMP(6) WITH TIME ZONE,
     CONSTRAINT {MESSAGE_PK} PRIMARY KEY (record_id),
@@ -60,12 +62,12 @@ CREATE TABLE {MESSAGE} (
 CREATE INDEX {MESSAGE_EXPIRES_I} ON {MESSAGE} (expires_at)
 /
 CREATE TABLE {MEMORY} (
-    record_id            VARCHAR2(128) NOT NULL,
+    record_id            VARCHAR2(128 CHAR) NOT NULL,
     memory_type          VARCHAR2(30) NOT NULL,
     content              CLOB,
-    user_id              VARCHAR2(128),
-    agent_id             VARCHAR2(128),
-    thread_id            VARCHAR2(128),
+    user_id              VARCHAR2(128 CHAR),
+    agent_id             VARCHAR2(128 CHAR),
+    thread_id            VARCHAR2(128 CHAR),
     metadata             JSON,
     status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
     invalidation_reason  VARCHAR2(4000),
@@ -89,15 +91,15 @@ CREATE INDEX {MEMORY_THREAD_I} ON {MEMORY} (thread_id)
 CREATE INDEX {MEMORY_EXPIRES_I} ON {MEMORY} (expires_at)
 /
 CREATE TABLE {MEMORY_LINK} (
-    relation_id             VARCHAR2(128) NOT NULL,
-    source_memory_id        VARCHAR2(128) NOT NULL,
+    relation_id             VARCHAR2(128 CHAR) NOT NULL,
+    source_memory_id        VARCHAR2(128 CHAR) NOT NULL,
     source_memory_type      VARCHAR2(30) NOT NULL,
-    source_memory_user_id   VARCHAR2(128),
-    target_memory_id        VARCHAR2(128) NOT NULL,
+    source_memory_user_id   VARCHAR2(128 CHAR),
+    target_memory_id        VARCHAR2(128 CHAR) NOT NULL,
     target_memory_type      VARCHAR2(30) NOT NULL,
-    target_memory_user_id   VARCHAR2(128),
-    relation_type           VARCHAR2(128) NOT NULL,
-    opposite_relation_type  VARCHAR2(128) NOT NULL,
+    target_memory_user_id   VARCHAR2(128 CHAR),
+    relation_type           VARCHAR2(128 CHAR) NOT NULL,
+    opposite_relation_type  VARCHAR2(128 CHAR) NOT NULL,
     metadata                JSON,
     timestamp               TIMESTAMP(6) WITH TIME ZONE,
     created_at              TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
@@ -113,15 +115,15 @@ CREATE INDEX {MEMORY_LINK_SOURCE_I} ON {MEMORY_LINK} (source_memory_id, created_
 CREATE INDEX {MEMORY_LINK_TARGET_I} ON {MEMORY_LINK} (target_memory_id, created_at)
 /
 CREATE TABLE {THREAD_SUMMARY} (
-    record_id            VARCHAR2(128) NOT NULL,
-    thread_id            VARCHAR2(128) NOT NULL,
+    record_id            VARCHAR2(128 CHAR) NOT NULL,
+    thread_id            VARCHAR2(128 CHAR) NOT NULL,
     revision             NUMBER(19) NOT NULL,
     content              CLOB,
     topics               JSON,
     covered_through_seq  NUMBER(19) DEFAULT 0 NOT NULL,
     status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
-    user_id              VARCHAR2(128),
-    agent_id             VARCHAR2(128),
+    user_id              VARCHAR2(128 CHAR),
+    agent_id             VARCHAR2(128 CHAR),
     metadata             JSON,
     created_at           TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
     CONSTRAINT {THREAD_SUMMARY_PK} PRIMARY KEY (record_id),
@@ -131,8 +133,8 @@ CREATE TABLE {THREAD_SUMMARY} (
 )
 /
 CREATE TABLE {EXTRACTION_JOB} (
-    job_id         VARCHAR2(128) NOT NULL,
-    thread_id      VARCHAR2(128) NOT NULL,
+    job_id         VARCHAR2(128 CHAR) NOT NULL,
+    thread_id      VARCHAR2(128 CHAR) NOT NULL,
     first_seq      NUMBER(19) NOT NULL,
     last_seq       NUMBER(19) NOT NULL,
     attempts       NUMBER(10) DEFAULT 0 NOT NULL,
@@ -146,7 +148,7 @@ CREATE TABLE {EXTRACTION_JOB} (
 CREATE INDEX {EXTRACTION_JOB_THREAD_I} ON {EXTRACTION_JOB} (thread_id)
 /
 CREATE TABLE {STORE_SETTING} (
-    setting_key    VARCHAR2(128) NOT NULL,
+    setting_key    VARCHAR2(128 CHAR) NOT NULL,
     setting_value  JSON,
     CONSTRAINT {STORE_SETTING_PK} PRIMARY KEY (setting_key)
 )
@@ -156,14 +158,14 @@ CREATE TABLE {STORE_SETTING} (
 -- No foreign key: a source is a message or a memory; deletes remove chunks explicitly.
 CREATE TABLE {RECORD_CHUNKS} (
     chunk_id            NUMBER GENERATED ALWAYS AS IDENTITY,
-    source_id           VARCHAR2(128) NOT NULL,
+    source_id           VARCHAR2(128 CHAR) NOT NULL,
     source_record_type  VARCHAR2(30) NOT NULL,
     source_emb_column   VARCHAR2(30) DEFAULT 'content' NOT NULL,
     chunk_seq           NUMBER(10) DEFAULT 1 NOT NULL,
     chunk_text          CLOB,
-    thread_id           VARCHAR2(128),
-    user_id             VARCHAR2(128),
-    agent_id            VARCHAR2(128),
+    thread_id           VARCHAR2(128 CHAR),
+    user_id             VARCHAR2(128 CHAR),
+    agent_id            VARCHAR2(128 CHAR),
     status              VARCHAR2(30) DEFAULT 'valid' NOT NULL,
     expires_at          TIMESTAMP(6) WITH TIME ZONE,
     created_at          TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,

@@ -12,9 +12,9 @@ CREATE TABLE "PALIMPSEST_STORES" (
 
 -- v1_create_thread
 CREATE TABLE "ACME_THREAD" (
-    record_id       VARCHAR2(128) NOT NULL,
-    user_id         VARCHAR2(128),
-    agent_id        VARCHAR2(128),
+    record_id       VARCHAR2(128 CHAR) NOT NULL,
+    user_id         VARCHAR2(128 CHAR),
+    agent_id        VARCHAR2(128 CHAR),
     metadata        JSON,
     runtime_config  JSON,
     runtime_state   JSON,
@@ -31,15 +31,15 @@ CREATE INDEX "ACME_THREAD_USER_I" ON "ACME_THREAD" (user_id, created_at)
 
 -- v1_create_message
 CREATE TABLE "ACME_MESSAGE" (
-    record_id     VARCHAR2(128) NOT NULL,
-    thread_id     VARCHAR2(128) NOT NULL,
+    record_id     VARCHAR2(128 CHAR) NOT NULL,
+    thread_id     VARCHAR2(128 CHAR) NOT NULL,
     order_seq     NUMBER(19) NOT NULL,
-    message_role  VARCHAR2(30) NOT NULL,
+    message_role  VARCHAR2(30 CHAR) NOT NULL,
     content       CLOB,
     timestamp     TIMESTAMP(6) WITH TIME ZONE,
     metadata      JSON,
-    user_id       VARCHAR2(128),
-    agent_id      VARCHAR2(128),
+    user_id       VARCHAR2(128 CHAR),
+    agent_id      VARCHAR2(128 CHAR),
     created_at    TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
     expires_at    TIMESTAMP(6) WITH TIME ZONE,
     CONSTRAINT "ACME_MESSAGE_PK" PRIMARY KEY (record_id),
@@ -52,12 +52,12 @@ CREATE INDEX "ACME_MESSAGE_EXPIRES_I" ON "ACME_MESSAGE" (expires_at)
 
 -- v1_create_memory
 CREATE TABLE "ACME_MEMORY" (
-    record_id            VARCHAR2(128) NOT NULL,
+    record_id            VARCHAR2(128 CHAR) NOT NULL,
     memory_type          VARCHAR2(30) NOT NULL,
     content              CLOB,
-    user_id              VARCHAR2(128),
-    agent_id             VARCHAR2(128),
-    thread_id            VARCHAR2(128),
+    user_id              VARCHAR2(128 CHAR),
+    agent_id             VARCHAR2(128 CHAR),
+    thread_id            VARCHAR2(128 CHAR),
     metadata             JSON,
     status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
     invalidation_reason  VARCHAR2(4000),
@@ -86,15 +86,15 @@ CREATE INDEX "ACME_MEMORY_EXPIRES_I" ON "ACME_MEMORY" (expires_at)
 
 -- v1_create_memory_link
 CREATE TABLE "ACME_MEMORY_LINK" (
-    relation_id             VARCHAR2(128) NOT NULL,
-    source_memory_id        VARCHAR2(128) NOT NULL,
+    relation_id             VARCHAR2(128 CHAR) NOT NULL,
+    source_memory_id        VARCHAR2(128 CHAR) NOT NULL,
     source_memory_type      VARCHAR2(30) NOT NULL,
-    source_memory_user_id   VARCHAR2(128),
-    target_memory_id        VARCHAR2(128) NOT NULL,
+    source_memory_user_id   VARCHAR2(128 CHAR),
+    target_memory_id        VARCHAR2(128 CHAR) NOT NULL,
     target_memory_type      VARCHAR2(30) NOT NULL,
-    target_memory_user_id   VARCHAR2(128),
-    relation_type           VARCHAR2(128) NOT NULL,
-    opposite_relation_type  VARCHAR2(128) NOT NULL,
+    target_memory_user_id   VARCHAR2(128 CHAR),
+    relation_type           VARCHAR2(128 CHAR) NOT NULL,
+    opposite_relation_type  VARCHAR2(128 CHAR) NOT NULL,
     metadata                JSON,
     timestamp               TIMESTAMP(6) WITH TIME ZONE,
     created_at              TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
@@ -113,15 +113,15 @@ CREATE INDEX "ACME_MEMORY_LINK_TARGET_I" ON "ACME_MEMORY_LINK" (target_memory_id
 
 -- v1_create_thread_summary
 CREATE TABLE "ACME_THREAD_SUMMARY" (
-    record_id            VARCHAR2(128) NOT NULL,
-    thread_id            VARCHAR2(128) NOT NULL,
+    record_id            VARCHAR2(128 CHAR) NOT NULL,
+    thread_id            VARCHAR2(128 CHAR) NOT NULL,
     revision             NUMBER(19) NOT NULL,
     content              CLOB,
     topics               JSON,
     covered_through_seq  NUMBER(19) DEFAULT 0 NOT NULL,
     status               VARCHAR2(30) DEFAULT 'valid' NOT NULL,
-    user_id              VARCHAR2(128),
-    agent_id             VARCHAR2(128),
+    user_id              VARCHAR2(128 CHAR),
+    agent_id             VARCHAR2(128 CHAR),
     metadata             JSON,
     created_at           TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
     CONSTRAINT "ACME_THREAD_SUMMARY_PK" PRIMARY KEY (record_id),
@@ -132,8 +132,8 @@ CREATE TABLE "ACME_THREAD_SUMMARY" (
 
 -- v1_create_extraction_job
 CREATE TABLE "ACME_EXTRACTION_JOB" (
-    job_id         VARCHAR2(128) NOT NULL,
-    thread_id      VARCHAR2(128) NOT NULL,
+    job_id         VARCHAR2(128 CHAR) NOT NULL,
+    thread_id      VARCHAR2(128 CHAR) NOT NULL,
     first_seq      NUMBER(19) NOT NULL,
     last_seq       NUMBER(19) NOT NULL,
     attempts       NUMBER(10) DEFAULT 0 NOT NULL,
@@ -149,7 +149,7 @@ CREATE INDEX "ACME_EXTRACTION_JOB_THREAD_I" ON "ACME_EXTRACTION_JOB" (thread_id)
 
 -- v1_create_store_setting
 CREATE TABLE "ACME_STORE_SETTING" (
-    setting_key    VARCHAR2(128) NOT NULL,
+    setting_key    VARCHAR2(128 CHAR) NOT NULL,
     setting_value  JSON,
     CONSTRAINT "ACME_STORE_SETTING_PK" PRIMARY KEY (setting_key)
 )
@@ -157,14 +157,14 @@ CREATE TABLE "ACME_STORE_SETTING" (
 -- v1_create_record_chunks
 CREATE TABLE "ACME_RECORD_CHUNKS" (
     chunk_id            NUMBER GENERATED ALWAYS AS IDENTITY,
-    source_id           VARCHAR2(128) NOT NULL,
+    source_id           VARCHAR2(128 CHAR) NOT NULL,
     source_record_type  VARCHAR2(30) NOT NULL,
     source_emb_column   VARCHAR2(30) DEFAULT 'content' NOT NULL,
     chunk_seq           NUMBER(10) DEFAULT 1 NOT NULL,
     chunk_text          CLOB,
-    thread_id           VARCHAR2(128),
-    user_id             VARCHAR2(128),
-    agent_id            VARCHAR2(128),
+    thread_id           VARCHAR2(128 CHAR),
+    user_id             VARCHAR2(128 CHAR),
+    agent_id            VARCHAR2(128 CHAR),
     status              VARCHAR2(30) DEFAULT 'valid' NOT NULL,
     expires_at          TIMESTAMP(6) WITH TIME ZONE,
     created_at          TIMESTAMP(6) WITH TIME ZONE DEFAULT SYSTIMESTAMP NOT NULL,
