@@ -84,8 +84,10 @@ T = TypeVar("T", Thread, MemoryRecord)
 
 MIN_PAGE: Final = 100
 MAX_PAGE: Final = 1_000
-ID_BATCH_BYTES: Final = 30_000
-"""An id list travels as one JSON text bind; keeping it under 32 KB keeps it a VARCHAR2 bind."""
+ID_BATCH_BYTES: Final = 4_000
+"""An id list travels as one JSON text bind, the argument of ``JSON_TABLE``. A VARCHAR2 value in a
+SQL expression holds at most 4000 bytes unless the database runs with ``MAX_STRING_SIZE =
+EXTENDED`` (a longer bind fails, ORA-01460/ORA-01461), so a batch's JSON text stays within 4000."""
 
 
 def _check_limit(limit: int | None, what: str = "limit", *, minimum: int = 1) -> int | None:
