@@ -756,7 +756,7 @@ def test_get_many_sends_ids_as_json_batches_and_keeps_the_asked_order() -> None:
     batches = h.calls("JSON_TABLE")
     # A VARCHAR2 bind in a SQL expression holds 4000 bytes on a database with standard string sizes.
     assert len(batches) > 1 and all(len(c.binds["ids"].encode()) <= 4_000 for c in batches)
-    long_ids = ["✓" * 128 + str(i) for i in range(40)]  # 3 bytes a character, in UTF-8
+    long_ids = ["✓" * 125 + f"{i:03d}" for i in range(40)]  # 3 bytes a character, in UTF-8
     with h.uow() as uow:
         uow.records.get_many(long_ids)
     assert all(len(c.binds["ids"].encode()) <= 4_000 for c in h.calls("JSON_TABLE"))
