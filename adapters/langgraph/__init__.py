@@ -1,1 +1,46 @@
-"""Adapters layer (LangGraph / LangChain): short-term memory middleware, a BaseStore and agent tools (optional extra ``langgraph``)."""
+"""Adapters layer (LangGraph / LangChain): short-term memory middleware, a BaseStore and agent tools (optional extra ``langgraph``).
+
+Everything here needs ``pip install 'palimpsest-memory[langgraph]'`` (LangChain and LangGraph
+1.x); the rest of palimpsest imports without them.
+
+* :class:`ShortTermMemoryMiddleware`: an ``AgentMiddleware`` for ``langchain.agents.create_agent``
+  that persists the conversation's turns into a palimpsest thread exactly once and compacts the
+  agent's state with a context card (both patterns: card + raw tail, or a self-contained card).
+* :class:`PalimpsestStore`: a LangGraph ``BaseStore`` whose items are palimpsest memory records
+  (namespaces ``(user_id, agent_id, *rest)`` by default), with semantic search through palimpsest.
+* :func:`make_memory_tools`: ``search_memory`` and ``save_memory`` tools scoped to a thread's user
+  and agent.
+* :class:`LangChainEmbedder`: any LangChain ``Embeddings`` as palimpsest's ``Embedder`` port.
+"""
+
+from __future__ import annotations
+
+from .embeddings import LangChainEmbedder
+from .messages import (
+    CARD_MESSAGE_ID,
+    CARD_MESSAGE_NAME,
+    MESSAGE_METADATA_KEY,
+    is_context_card_message,
+    palimpsest_message_id,
+    safe_tail_start,
+)
+from .middleware import CompactionTrigger, ShortTermMemoryMiddleware, TokenCounter
+from .store import PalimpsestStore
+from .threads import ThreadResolver
+from .tools import make_memory_tools
+
+__all__ = [
+    "CARD_MESSAGE_ID",
+    "CARD_MESSAGE_NAME",
+    "MESSAGE_METADATA_KEY",
+    "CompactionTrigger",
+    "LangChainEmbedder",
+    "PalimpsestStore",
+    "ShortTermMemoryMiddleware",
+    "ThreadResolver",
+    "TokenCounter",
+    "is_context_card_message",
+    "make_memory_tools",
+    "palimpsest_message_id",
+    "safe_tail_start",
+]

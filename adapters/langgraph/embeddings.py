@@ -1,0 +1,70 @@
+"""Adapters layer (LangGraph): ``LangChainEmbedder``, any LangChain ``Embeddings`` as palimpsest's ``Embedder`` port.
+
+LangGraph stores are configured with LangChain embeddings (``index={"embed": ...}``); palimpsest
+embeds through its own port, owned by the client. This adapter lets one model serve both: pass
+``open_memory(embedder=LangChainEmbedder(embeddings, dimension=...))``. Vectors are L2-normalised
+(the port promises unit vectors) and their length is checked against ``dimension``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from palimpsest.domain.errors import ConfigurationError, VectorDimensionError
+
+__all__ = ["LangChainEmbedder"]
+
+
+class LangChainEmbedder:
+    """Implements the ``Embedder`` port with a LangChain ``Embeddings`` object.
+
+    ``model_id`` is stored with the vectors, so name the model (and its settings) honestly:
+    a store refuses an embedder whose ``model_id`` differs from the one that made its vectors.
+    """
+
+    def __init__(self, embeddings: Any, *, dimension: int, model_id: str | None = None) -> None:
+        if not (hasattr(embeddings, "embed_documents") and hasattr(embeddings, "embed_query")):
+            raise ConfigurationError(
+                "embeddings must be a LangChain Embeddings (embed_documents, embed_query)."
+            )
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+            raise ConfigurationError("dimension must be a positive integer.")
+        self._embeddings = embeddings
+        self._dimension = dimension
+        self._model_id = (
+            model_id or f"langchain:{type(embeddings).__module__}.{type(embeddings).__qualname__}:{dimension}"
+        )
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string.")
+        items = list(texts)
+        if not items:
+            return []
+        if is_query:
+            vectors = [self._embeddings.embed_query(text) for text in items]
+        else:
+            vectors = self._embeddings.embed_documents(items)
+        if len(vectors) != len(items):
+            raise VectorDimensionError("the embeddings returned a different number of vectors than texts.")
+        return [self._normalised(v) for v in vectors]
+
+    def _normalised(self, vector: Sequence[float]) -> list[float]:
+        values = [float(x) for x in vector]
+        if len(values) != self._dimension:
+            raise VectorDimensionError(f"expected {self._dimension}-dimensional vectors, got {len(values)}.")
+        norm = math.sqrt(sum(x * x for x in values))
+        if norm == 0.0 or not math.isfinite(norm):
+            # A zero vector has no direction; give it a fixed one so cosine stays defined.
+            return [1.0] + [0.0] * (self._dimension - 1)
+        return [x / norm for x in values]
