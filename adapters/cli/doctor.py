@@ -1,0 +1,286 @@
+"""Adapters layer (command line): ``palimpsest doctor``, a health check of the installation and the store.
+
+Each check gives OK, WARN (works, but something is missing or worth knowing) or FAIL (a command
+would fail). The checks read and never write, with one exception shared by every client: an
+embedded store file at the current schema version is opened to prove it opens (an older file is
+only reported, since opening it would migrate it).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sqlite3
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Final
+
+from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.domain.ports import MemoryStore
+from rich.table import Table
+from rich.text import Text
+
+from .context import (
+    CliError,
+    CliSettings,
+    EmbedderChoice,
+    OpenedStore,
+    minilm_status,
+    open_store,
+    resolve_embedder,
+    stored_model_id,
+)
+from .render import plain
+
+__all__ = ["Check", "Status", "checks_table", "run_checks"]
+
+MINIMUM_PYTHON: Final = (3, 11)
+DISTRIBUTION: Final = "palimpsest-memory"
+
+
+class Status(str, enum.Enum):
+    OK = "OK"
+    WARN = "WARN"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+
+def _python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info[:2] >= MINIMUM_PYTHON:
+        return Check("Python", Status.OK, f"{version} ({sys.executable})")
+    wanted = ".".join(map(str, MINIMUM_PYTHON))
+    return Check("Python", Status.FAIL, f"{version}; palimpsest needs {wanted} or newer")
+
+
+def _package() -> Check:
+    try:
+        version = metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return Check("palimpsest", Status.WARN, "running from source, not an installed distribution")
+    return Check("palimpsest", Status.OK, f"{DISTRIBUTION} {version}")
+
+
+def _embedded_schema(path: Path) -> tuple[int | None, int]:
+    """(the file's schema version, this library's newest), read without writing to the file."""
+    from palimpsest.adapters.embedded.schema import load_migrations
+
+    latest = max(m.version for m in load_migrations())
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        has_meta = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if not has_meta:
+            return None, latest
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        conn.close()
+    return (int(row[0]) if row else None), latest
+
+
+def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | None]:
+    """Checks of the store itself, and the opened store (to be closed by the caller) when it opens."""
+    try:
+        settings.check()
+    except CliError as exc:
+        return [Check("store", Status.FAIL, str(exc))], None
+    if settings.oracle_dsn is None and settings.store is None:
+        return [
+            Check(
+                "store",
+                Status.WARN,
+                "none configured: pass --store PATH (or set PALIMPSEST_STORE) or --oracle-dsn",
+            )
+        ], None
+    label = settings.describe_store()
+    if settings.oracle_dsn is None:
+        assert settings.store is not None
+        path = settings.store.expanduser()
+        if not path.exists():
+            return [Check("store", Status.FAIL, f"no store file at {path}")], None
+        if not path.is_file():
+            return [Check("store", Status.FAIL, f"{path} is not a file")], None
+        try:
+            version, latest = _embedded_schema(path)
+        except (sqlite3.Error, OSError, ValueError) as exc:
+            return [Check("store", Status.FAIL, f"{path} cannot be read as a palimpsest store: {exc}")], None
+        if version is None:
+            return [
+                Check("store", Status.FAIL, f"{path} is not a palimpsest store (no schema version)")
+            ], None
+        if version > latest:
+            detail = (
+                f"{label}: schema v{version} is newer than this palimpsest (v{latest}); upgrade palimpsest"
+            )
+            return [Check("store schema", Status.FAIL, detail)], None
+        if version < latest:
+            detail = f"{label}: schema v{version}; it will be migrated to v{latest} when a client opens it"
+            return [Check("store schema", Status.WARN, detail)], None
+        schema = Check("store schema", Status.OK, f"v{version} (current)")
+    else:
+        from palimpsest.adapters.oracle.schema import SCHEMA_VERSION
+
+        schema = Check(
+            "store schema", Status.OK, f"v{SCHEMA_VERSION} (current; checked with REQUIRE_EXISTING)"
+        )
+    try:
+        opened = open_store(settings)
+    except (AgentMemoryError, CliError, OSError) as exc:
+        return [Check("store", Status.FAIL, f"{label} does not open: {exc}")], None
+    try:
+        with opened.store.unit_of_work() as uow:
+            threads = len(uow.threads.list(limit=None))
+            records = len(uow.records.list(now=datetime.now(UTC), limit=None))
+            links = len(uow.links.list(limit=None))
+    except AgentMemoryError as exc:
+        opened.close()
+        return [Check("store", Status.FAIL, f"{label} opens but cannot be read: {exc}")], None
+    detail = f"{label}: {threads} thread(s), {records} memory record(s), {links} link(s)"
+    return [Check("store", Status.OK, detail), schema], opened
+
+
+def _minilm_check() -> Check:
+    available, detail = minilm_status()
+    if available:
+        return Check("MiniLM weights", Status.OK, f"installed at {detail}")
+    return Check(
+        "MiniLM weights", Status.WARN, f"not available, vector search needs another embedder: {detail}"
+    )
+
+
+def _describe_embedder(embedder: object) -> str:
+    model = getattr(embedder, "model", None)
+    if isinstance(model, str) and type(embedder).__name__ == "OpenAIEmbedder":
+        return f"OpenAI-compatible model {model!r}"
+    return repr(getattr(embedder, "model_id", type(embedder).__name__))
+
+
+def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
+    name = "embedding model"
+    stored = stored_model_id(store) if store is not None else None
+    try:
+        embedder, note = resolve_embedder(settings.embedder, stored)
+    except (AgentMemoryError, ImportError) as exc:
+        return Check(name, Status.FAIL, f"--embedder {settings.embedder.value}: {exc}")
+    choice = f"--embedder {settings.embedder.value}"
+    if embedder is None:
+        if note:
+            return Check(name, Status.WARN, note)
+        if settings.embedder is EmbedderChoice.NONE:
+            return Check(name, Status.WARN, f"{choice}: no embedder, search is keyword-only")
+        return Check(
+            name, Status.WARN, "no embedder available (install the MiniLM weights): search is keyword-only"
+        )
+    if store is None:
+        return Check(
+            name, Status.OK, f"{choice} gives {_describe_embedder(embedder)} (no store to compare with)"
+        )
+    if stored is None:
+        return Check(
+            name,
+            Status.OK,
+            f"the store records no model yet; {_describe_embedder(embedder)} will be recorded on first use",
+        )
+    configured = embedder.model_id
+    if configured != stored:
+        return Check(
+            name,
+            Status.FAIL,
+            f"the store's vectors were made by {stored!r} but {choice} gives {configured!r}: commands will refuse it; "
+            f"run 'palimpsest --embedder {settings.embedder.value} reembed --allow-model-change' to switch",
+        )
+    dimension = store.dimension
+    if dimension is not None and dimension != embedder.dimension:
+        return Check(
+            name,
+            Status.FAIL,
+            f"the store holds {dimension}-d vectors but {configured!r} makes {embedder.dimension}-d ones",
+        )
+    return Check(name, Status.OK, f"store and {choice} agree: {stored!r}")
+
+
+def _jobs_check(store: MemoryStore | None) -> Check | None:
+    if store is None:
+        return None
+    with store.unit_of_work() as uow:
+        pending = len(uow.jobs.pending(datetime.now(UTC)))
+    if pending == 0:
+        return Check("extraction jobs", Status.OK, "none pending")
+    return Check(
+        "extraction jobs",
+        Status.WARN,
+        f"{pending} pending: they run when an application client with an extractor opens the store "
+        "(the command line never extracts)",
+    )
+
+
+def _openai_check(settings: CliSettings) -> Check:
+    key = bool(os.environ.get("OPENAI_API_KEY"))
+    base_url = os.environ.get("OPENAI_BASE_URL")
+    model = os.environ.get("OPENAI_MODEL")
+    if not key:
+        if settings.embedder is EmbedderChoice.OPENAI:
+            return Check("OpenAI environment", Status.FAIL, "--embedder openai needs OPENAI_API_KEY")
+        if base_url or model:
+            return Check(
+                "OpenAI environment",
+                Status.WARN,
+                "OPENAI_BASE_URL/OPENAI_MODEL are set but OPENAI_API_KEY is not",
+            )
+        return Check(
+            "OpenAI environment", Status.OK, "not configured (OPENAI_API_KEY unset): offline models are used"
+        )
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        return Check(
+            "OpenAI environment", Status.WARN, "OPENAI_API_KEY is set but the openai package is not installed"
+        )
+    parts = ["OPENAI_API_KEY set"]
+    parts.append(f"base URL {base_url}" if base_url else "default base URL")
+    parts.append(f"model {model}" if model else "OPENAI_MODEL unset")
+    return Check("OpenAI environment", Status.OK, ", ".join(parts))
+
+
+def run_checks(settings: CliSettings) -> list[Check]:
+    """Every check, in a fixed order."""
+    checks = [_python(), _package()]
+    store_checks, opened = _store_checks(settings)
+    checks.extend(store_checks)
+    store = opened.store if opened is not None else None
+    try:
+        checks.append(_minilm_check())
+        checks.append(_model_check(settings, store))
+        jobs = _jobs_check(store)
+        if jobs is not None:
+            checks.append(jobs)
+    finally:
+        if opened is not None:
+            opened.close()
+    checks.append(_openai_check(settings))
+    return checks
+
+
+_STYLES: Final = {Status.OK: "bold green", Status.WARN: "bold yellow", Status.FAIL: "bold red"}
+
+
+def checks_table(checks: list[Check]) -> Table:
+    table = Table(title="palimpsest doctor", title_justify="left")
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for check in checks:
+        table.add_row(
+            Text(check.name), Text(check.status.value, style=_STYLES[check.status]), plain(check.detail)
+        )
+    return table

@@ -1,0 +1,494 @@
+"""Adapters layer (command line): export and import of a whole store as JSON Lines.
+
+One JSON object per line, each with a ``"kind"``:
+
+* ``thread`` — ``id, user_id, agent_id, metadata, config, state, created_at, updated_at``;
+* ``message`` — ``id, thread_id, seq, role, content, timestamp, metadata, user_id, agent_id,
+  created_at, expires_at``;
+* ``memory`` — ``id, memory_type, content, user_id, agent_id, thread_id, metadata, status,
+  invalidation_reason, invalidated_at, timestamp, expires_at, created_at, updated_at``;
+* ``link`` — ``id, source_id, source_type, target_id, target_type, relation_type,
+  opposite_relation_type, metadata, timestamp, created_at``;
+* ``summary`` — ``id, thread_id, revision, text, topics, covered_through_seq, status, user_id,
+  agent_id, metadata, created_at``;
+* ``setting`` — ``key, value``: the store-wide retention policy (``memory_retention_config``).
+
+Times are ISO 8601 with their UTC offset. An export holds every row, expired ones not yet purged
+included, so that importing it into an empty store gives the same store: ids, times, statuses,
+links and summary revisions are written as they are, through the store's unit of work and
+repositories (the domain's storage ports), not through the client, which would stamp new times
+and re-derive statuses. Embeddings are not exported (they belong to the index, and to one
+model): ``import --reembed`` computes them with the configured embedder, otherwise imported text
+is found by keyword search until ``palimpsest reembed``. Pending extraction jobs are not exported.
+
+An import is one transaction: every line is parsed and validated first, then written in kind
+order (settings, threads, messages, memories, links, summaries); any error names its line and
+leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, TextIO
+
+from palimpsest.application import Embedder
+from palimpsest.application.client import RETENTION_SETTING
+from palimpsest.domain.errors import AgentMemoryError, ValidationError
+from palimpsest.domain.model import MemoryRecord, Message, RecordLink, Thread, ThreadSummary
+from palimpsest.domain.ports import MemoryStore
+
+__all__ = [
+    "EXPORTED_SETTINGS",
+    "KINDS",
+    "ImportItem",
+    "decode_line",
+    "encode",
+    "export_store",
+    "import_items",
+    "read_items",
+]
+
+KINDS: Final = ("setting", "thread", "message", "memory", "link", "summary")
+"""Every kind, in the order an import writes them (each kind may refer to earlier ones)."""
+
+EXPORTED_SETTINGS: Final = (RETENTION_SETTING,)
+"""Store settings carried by an export. The embedding model is not: vectors are not exported."""
+
+_EVERYTHING: Final = datetime.min.replace(tzinfo=UTC)
+"""A ``now`` before every expiry: listings at this time include expired rows."""
+
+Entity = Thread | Message | MemoryRecord | RecordLink | ThreadSummary
+
+_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "thread": ("id", "user_id", "agent_id", "metadata", "config", "state", "created_at", "updated_at"),
+    "message": (
+        "id",
+        "thread_id",
+        "seq",
+        "role",
+        "content",
+        "timestamp",
+        "metadata",
+        "user_id",
+        "agent_id",
+        "created_at",
+        "expires_at",
+    ),
+    "memory": (
+        "id",
+        "memory_type",
+        "content",
+        "user_id",
+        "agent_id",
+        "thread_id",
+        "metadata",
+        "status",
+        "invalidation_reason",
+        "invalidated_at",
+        "timestamp",
+        "expires_at",
+        "created_at",
+        "updated_at",
+    ),
+    "link": (
+        "id",
+        "source_id",
+        "source_type",
+        "target_id",
+        "target_type",
+        "relation_type",
+        "opposite_relation_type",
+        "metadata",
+        "timestamp",
+        "created_at",
+    ),
+    "summary": (
+        "id",
+        "thread_id",
+        "revision",
+        "text",
+        "topics",
+        "covered_through_seq",
+        "status",
+        "user_id",
+        "agent_id",
+        "metadata",
+        "created_at",
+    ),
+    "setting": ("key", "value"),
+}
+_REQUIRED: Final[Mapping[str, frozenset[str]]] = {
+    "thread": frozenset({"id", "created_at", "updated_at"}),
+    "message": frozenset({"id", "thread_id", "seq", "role", "content", "created_at"}),
+    "memory": frozenset({"id", "memory_type", "content", "created_at", "updated_at"}),
+    "link": frozenset(
+        {
+            "id",
+            "source_id",
+            "source_type",
+            "target_id",
+            "target_type",
+            "relation_type",
+            "opposite_relation_type",
+            "created_at",
+        }
+    ),
+    "summary": frozenset({"id", "thread_id", "revision", "text", "created_at"}),
+    "setting": frozenset({"key", "value"}),
+}
+_TIME_FIELDS: Final = frozenset({"created_at", "updated_at", "timestamp", "expires_at", "invalidated_at"})
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def encode(entity: Entity) -> dict[str, Any]:
+    """The JSON object of one entity, ``"kind"`` first."""
+    if isinstance(entity, Thread):
+        return {
+            "kind": "thread",
+            "id": entity.id,
+            "user_id": entity.user_id,
+            "agent_id": entity.agent_id,
+            "metadata": entity.metadata,
+            "config": entity.config,
+            "state": entity.state,
+            "created_at": _time(entity.created_at),
+            "updated_at": _time(entity.updated_at),
+        }
+    if isinstance(entity, Message):
+        return {
+            "kind": "message",
+            "id": entity.id,
+            "thread_id": entity.thread_id,
+            "seq": entity.seq,
+            "role": entity.role,
+            "content": entity.content,
+            "timestamp": _time(entity.timestamp),
+            "metadata": entity.metadata,
+            "user_id": entity.user_id,
+            "agent_id": entity.agent_id,
+            "created_at": _time(entity.created_at),
+            "expires_at": _time(entity.expires_at),
+        }
+    if isinstance(entity, MemoryRecord):
+        return {
+            "kind": "memory",
+            "id": entity.id,
+            "memory_type": entity.record_type.value,
+            "content": entity.content,
+            "user_id": entity.user_id,
+            "agent_id": entity.agent_id,
+            "thread_id": entity.thread_id,
+            "metadata": entity.metadata,
+            "status": entity.status.value,
+            "invalidation_reason": entity.invalidation_reason,
+            "invalidated_at": _time(entity.invalidated_at),
+            "timestamp": _time(entity.timestamp),
+            "expires_at": _time(entity.expires_at),
+            "created_at": _time(entity.created_at),
+            "updated_at": _time(entity.updated_at),
+        }
+    if isinstance(entity, RecordLink):
+        return {
+            "kind": "link",
+            "id": entity.id,
+            "source_id": entity.source_id,
+            "source_type": entity.source_type.value,
+            "target_id": entity.target_id,
+            "target_type": entity.target_type.value,
+            "relation_type": entity.relation_type,
+            "opposite_relation_type": entity.opposite_relation_type,
+            "metadata": entity.metadata,
+            "timestamp": _time(entity.timestamp),
+            "created_at": _time(entity.created_at),
+        }
+    if isinstance(entity, ThreadSummary):
+        return {
+            "kind": "summary",
+            "id": entity.id,
+            "thread_id": entity.thread_id,
+            "revision": entity.revision,
+            "text": entity.text,
+            "topics": list(entity.topics),
+            "covered_through_seq": entity.covered_through_seq,
+            "status": entity.status.value,
+            "user_id": entity.user_id,
+            "agent_id": entity.agent_id,
+            "metadata": entity.metadata,
+            "created_at": _time(entity.created_at),
+        }
+    raise TypeError(f"cannot encode {type(entity).__name__}")
+
+
+def _line(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+
+def export_store(
+    store: MemoryStore, out: TextIO, *, progress: Callable[[int, int], None] | None = None
+) -> Counter[str]:
+    """Write every row of ``store`` to ``out``, one JSON object per line, in one unit of work
+    (a consistent snapshot). ``progress(done, total)`` counts threads, memories and links.
+    Returns how many objects of each kind were written."""
+    counts: Counter[str] = Counter()
+
+    def emit(obj: Mapping[str, Any]) -> None:
+        out.write(_line(obj))
+        counts[str(obj["kind"])] += 1
+
+    with store.unit_of_work() as uow:
+        threads = uow.threads.list(limit=None)
+        records = uow.records.list(now=_EVERYTHING, limit=None)
+        links = uow.links.list(limit=None)
+        total = len(threads) + len(records) + len(links)
+        done = 0
+        for key in EXPORTED_SETTINGS:
+            value = uow.settings.get(key)
+            if value is not None:
+                emit({"kind": "setting", "key": key, "value": value})
+        for thread in threads:
+            emit(encode(thread))
+        for thread in threads:
+            for message in uow.messages.list_for_thread(thread.id, now=_EVERYTHING):
+                emit(encode(message))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        for record in records:
+            emit(encode(record))
+            done += 1
+            if progress is not None and done % 100 == 0:
+                progress(done, total)
+        for link in links:
+            emit(encode(link))
+            done += 1
+            if progress is not None and done % 100 == 0:
+                progress(done, total)
+        for thread in threads:
+            for summary in uow.summaries.list_for_thread(thread.id):
+                emit(encode(summary))
+    if progress is not None:
+        progress(total, total)
+    return counts
+
+
+# --- decoding ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ImportItem:
+    """One parsed line: its kind, its entity (or setting ``(key, value)``) and where it came from."""
+
+    kind: str
+    value: Any
+    line: int
+
+
+def _parse_time(value: Any, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be an ISO 8601 time string or null.")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationError(f"{name} is not an ISO 8601 time: {value!r}.") from None
+    if parsed.tzinfo is None:
+        raise ValidationError(f"{name} must carry a UTC offset: {value!r}.")
+    return parsed
+
+
+def _build(kind: str, fields: dict[str, Any]) -> Any:
+    if kind == "thread":
+        return Thread(
+            id=fields["id"],
+            user_id=fields.get("user_id"),
+            agent_id=fields.get("agent_id"),
+            metadata=fields.get("metadata"),
+            config=fields.get("config") or {},
+            state=fields.get("state") or {},
+            created_at=fields["created_at"],
+            updated_at=fields["updated_at"],
+        )
+    if kind == "message":
+        return Message(
+            id=fields["id"],
+            thread_id=fields["thread_id"],
+            seq=fields["seq"],
+            role=fields["role"],
+            content=fields["content"],
+            timestamp=fields.get("timestamp"),
+            metadata=fields.get("metadata"),
+            user_id=fields.get("user_id"),
+            agent_id=fields.get("agent_id"),
+            created_at=fields["created_at"],
+            expires_at=fields.get("expires_at"),
+        )
+    if kind == "memory":
+        return MemoryRecord(
+            id=fields["id"],
+            record_type=fields["memory_type"],
+            content=fields["content"],
+            user_id=fields.get("user_id"),
+            agent_id=fields.get("agent_id"),
+            thread_id=fields.get("thread_id"),
+            metadata=fields.get("metadata"),
+            status=fields.get("status", "valid"),
+            invalidation_reason=fields.get("invalidation_reason"),
+            invalidated_at=fields.get("invalidated_at"),
+            timestamp=fields.get("timestamp"),
+            expires_at=fields.get("expires_at"),
+            created_at=fields["created_at"],
+            updated_at=fields["updated_at"],
+        )
+    if kind == "link":
+        return RecordLink(
+            id=fields["id"],
+            source_id=fields["source_id"],
+            source_type=fields["source_type"],
+            target_id=fields["target_id"],
+            target_type=fields["target_type"],
+            relation_type=fields["relation_type"],
+            opposite_relation_type=fields["opposite_relation_type"],
+            metadata=fields.get("metadata"),
+            timestamp=fields.get("timestamp"),
+            created_at=fields["created_at"],
+        )
+    if kind == "summary":
+        topics = fields.get("topics") or []
+        if not isinstance(topics, list):
+            raise ValidationError("topics must be a list of strings.")
+        return ThreadSummary(
+            id=fields["id"],
+            thread_id=fields["thread_id"],
+            revision=fields["revision"],
+            text=fields["text"],
+            topics=tuple(topics),
+            covered_through_seq=fields.get("covered_through_seq", 0),
+            status=fields.get("status", "valid"),
+            user_id=fields.get("user_id"),
+            agent_id=fields.get("agent_id"),
+            metadata=fields.get("metadata"),
+            created_at=fields["created_at"],
+        )
+    key = fields["key"]
+    if key not in EXPORTED_SETTINGS:
+        raise ValidationError(f"unknown setting {key!r} (importable: {', '.join(EXPORTED_SETTINGS)}).")
+    if not isinstance(fields["value"], dict):
+        raise ValidationError(f"setting {key!r} must be a JSON object.")
+    return (key, fields["value"])
+
+
+def decode_line(text: str, line: int) -> ImportItem:
+    """Parse and validate one line (an entity is built, so the domain's checks apply).
+
+    Raises :class:`ValidationError` whose message starts with ``line N:``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"line {line}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
+    if not isinstance(obj, dict):
+        raise ValidationError(f"line {line}: expected a JSON object, got {type(obj).__name__}.")
+    kind = obj.pop("kind", None)
+    if kind not in _FIELDS:
+        raise ValidationError(f'line {line}: "kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
+    unknown = sorted(set(obj) - set(_FIELDS[kind]))
+    if unknown:
+        raise ValidationError(f"line {line}: unknown field(s) for a {kind}: {', '.join(unknown)}.")
+    missing = sorted(_REQUIRED[kind] - set(obj))
+    if missing:
+        raise ValidationError(f"line {line}: a {kind} needs {', '.join(missing)}.")
+    try:
+        if kind != "setting":
+            for name in _TIME_FIELDS & set(obj):
+                obj[name] = _parse_time(obj[name], name)
+        value = _build(kind, obj)
+    except (ValueError, TypeError) as exc:  # ValidationError is a ValueError
+        raise ValidationError(f"line {line}: {exc}") from None
+    return ImportItem(kind, value, line)
+
+
+def read_items(lines: Iterable[str]) -> list[ImportItem]:
+    """Every non-blank line parsed (``lines`` as read from a text file), or the first error."""
+    items = []
+    for number, text in enumerate(lines, start=1):
+        if text.strip():
+            items.append(decode_line(text, number))
+    return items
+
+
+# --- import ------------------------------------------------------------------------------------
+
+
+def _at_line(exc: AgentMemoryError, line: int) -> AgentMemoryError:
+    """The same kind of error, naming the line it came from."""
+    try:
+        located = type(exc)(f"line {line}: {exc}")
+    except TypeError:  # an error class with another constructor: fall back to its meaning
+        located = ValidationError(f"line {line}: {exc}")
+    located.__cause__ = exc
+    return located
+
+
+def _chunks(items: Sequence[ImportItem], size: int) -> Iterator[Sequence[ImportItem]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def import_items(
+    store: MemoryStore,
+    items: Sequence[ImportItem],
+    *,
+    embedder: Embedder | None = None,
+    batch_size: int = 64,
+    progress: Callable[[int, int], None] | None = None,
+) -> Counter[str]:
+    """Write ``items`` in one unit of work, in kind order; with ``embedder``, messages and
+    memories get vectors computed from their text (``batch_size`` texts per call).
+
+    Returns how many of each kind were written. On any error nothing is written, and the error
+    (of the store's own kind: duplicate id, unknown thread...) names the line it came from."""
+    rank = {kind: i for i, kind in enumerate(KINDS)}
+    ordered = sorted(items, key=lambda item: rank[item.kind])
+    counts: Counter[str] = Counter()
+    done = 0
+    with store.unit_of_work() as uow:
+        for chunk in _chunks(ordered, batch_size):
+            texts = [item.value.content for item in chunk if item.kind in ("message", "memory")]
+            vectors: Iterator[Sequence[float] | None]
+            if embedder is not None and texts:
+                vectors = iter([tuple(map(float, v)) for v in embedder.embed(texts, is_query=False)])
+            else:
+                vectors = iter([None] * len(texts))
+            for item in chunk:
+                try:
+                    if item.kind == "setting":
+                        key, value = item.value
+                        uow.settings.set(key, value)
+                    elif item.kind == "thread":
+                        uow.threads.add(item.value)
+                    elif item.kind == "message":
+                        uow.messages.add(item.value, embedding=next(vectors))
+                    elif item.kind == "memory":
+                        uow.records.add(item.value, embedding=next(vectors))
+                    elif item.kind == "link":
+                        uow.links.add(item.value)
+                    else:
+                        uow.summaries.add(item.value)
+                except AgentMemoryError as exc:
+                    raise _at_line(exc, item.line) from exc
+                counts[item.kind] += 1
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(ordered))
+        uow.commit()
+    return counts
