@@ -277,6 +277,7 @@ _BLOCK_GAP: Final = 56
 _MAX_ROW_WIDTH: Final = 1140
 _MARGIN: Final = 24
 _LEGEND_HEIGHT: Final = 64
+_PER_ROW: Final = int((_MAX_ROW_WIDTH + _H_GAP) // (_NODE_WIDTH + _H_GAP))
 _NARROW: Final = frozenset("iljI.,;:'!|`")
 _SEMI_NARROW: Final = frozenset('ftr()[]{}"-/\\*')
 _WIDE: Final = frozenset("mwMW@%")
@@ -409,21 +410,29 @@ def _layout_group(
             row.sort(key=barycentre)
         for index, node_id in enumerate(row):
             position[node_id] = index
-    arcs = {layer_of[e.source] for e in edges if layer_of[e.source] == layer_of[e.target]}
-    width = max(len(row) * _NODE_WIDTH + (len(row) - 1) * _H_GAP for row in rows.values())
+    # A wide layer is cut into bands of at most _PER_ROW boxes, so no picture outgrows a screen.
+    bands = [
+        (layer, rows[layer][i : i + _PER_ROW])
+        for layer in sorted(rows)
+        for i in range(0, len(rows[layer]), _PER_ROW)
+    ]
+    width = max(_row_width(len(band)) for _, band in bands)
     boxes: dict[str, _Box] = {}
     y = 0.0
-    for layer in sorted(rows):
-        row = rows[layer]
-        if layer in arcs:
-            y += _ARC_SPACE
-        row_width = len(row) * _NODE_WIDTH + (len(row) - 1) * _H_GAP
-        x = (width - row_width) / 2
-        for node_id in row:
+    for layer, band in bands:
+        inside = set(band)
+        if any(e.source in inside and e.target in inside for e in edges):
+            y += _ARC_SPACE  # room for the arcs joining boxes of this band
+        x = (width - _row_width(len(band))) / 2
+        for node_id in band:
             boxes[node_id] = _Box(x, y, _NODE_WIDTH, _height(lines[node_id]), layer, lines[node_id])
             x += _NODE_WIDTH + _H_GAP
-        y += max(_height(lines[node_id]) for node_id in row) + _V_GAP
+        y += max(_height(lines[node_id]) for node_id in band) + _V_GAP
     return _Block(boxes, width, y - _V_GAP)
+
+
+def _row_width(count: int) -> float:
+    return count * _NODE_WIDTH + (count - 1) * _H_GAP
 
 
 def _grid_block(members: Sequence[str], lines: Mapping[str, tuple[str, ...]], columns: int) -> _Block:
@@ -437,8 +446,7 @@ def _grid_block(members: Sequence[str], lines: Mapping[str, tuple[str, ...]], co
                 index * (_NODE_WIDTH + _H_GAP), y, _NODE_WIDTH, _height(lines[node_id]), 0, lines[node_id]
             )
         y += max(_height(lines[node_id]) for node_id in row) + _H_GAP
-    used = min(columns, len(members))
-    return _Block(boxes, used * _NODE_WIDTH + (used - 1) * _H_GAP, y - _H_GAP)
+    return _Block(boxes, _row_width(min(columns, len(members))), y - _H_GAP)
 
 
 def _layout(graph: MemoryGraph) -> tuple[dict[str, _Box], float, float]:
@@ -479,12 +487,14 @@ def _layout(graph: MemoryGraph) -> tuple[dict[str, _Box], float, float]:
     for block in blocks:
         place(block)
     if single:
-        room = _MAX_ROW_WIDTH - x if x > 0 else _MAX_ROW_WIDTH
-        columns = int((room + _H_GAP) // (_NODE_WIDTH + _H_GAP))
-        if columns < 1 or (x > 0 and columns * 2 < len(single) and columns < 2):
-            x, y, row_height = 0.0, y + row_height + _BLOCK_GAP, 0.0
-            columns = int((_MAX_ROW_WIDTH + _H_GAP) // (_NODE_WIDTH + _H_GAP))
-        place(_grid_block(single, lines, max(1, columns)))
+        # Beside the last linked groups when at least two columns fit there (or all of them do),
+        # else on a row of their own.
+        columns = int((_MAX_ROW_WIDTH - x + _H_GAP) // (_NODE_WIDTH + _H_GAP)) if x > 0 else 0
+        if columns < min(2, len(single)):
+            if x > 0:
+                x, y, row_height = 0.0, y + row_height + _BLOCK_GAP, 0.0
+            columns = _PER_ROW
+        place(_grid_block(single, lines, columns))
     width = total_width + 2 * _MARGIN
     height = y + row_height + 2 * _MARGIN
     return placed, width, height
@@ -526,9 +536,12 @@ def _label_width(text: str) -> float:
     return text_width(text, 11) * 1.1 + 14  # the labels are semi-bold
 
 
-def _edge_svg(edge: GraphEdge, source: _Box, target: _Box, rank: int, siblings: int) -> list[str]:
-    """One link: a straight arrow between boxes of different layers (parallel links fanned out,
-    their labels spread along them), an arc over the tops of boxes side by side."""
+def _edge_svg(
+    edge: GraphEdge, source: _Box, target: _Box, rank: int, siblings: int
+) -> tuple[list[str], list[str]]:
+    """One link as (arrow, label) elements: a straight arrow between boxes of different rows
+    (parallel links fanned out, their labels spread along them), an arc over the tops of boxes
+    side by side. Labels are drawn after the boxes, so that no box hides one."""
     kind = _edge_kind(edge)
     colour = _EDGE_COLOURS[kind]
     dash = _EDGE_DASHES[kind]
@@ -553,17 +566,27 @@ def _edge_svg(edge: GraphEdge, source: _Box, target: _Box, rank: int, siblings: 
         nx_, ny_ = -(y1 - y0) / length * offset, (x1 - x0) / length * offset
         x0, y0, x1, y1 = x0 + nx_, y0 + ny_, x1 + nx_, y1 + ny_
         path = f"M{_num(x0)},{_num(y0)} L{_num(x1)},{_num(y1)}"
+        # The label sits in the gap the arrow crosses first on leaving its source, so that it
+        # lands between rows of boxes rather than on one; parallel links share that gap.
         along = (rank + 1) / (siblings + 1)
+        if abs(y1 - y0) > _V_GAP:
+            along = along * _V_GAP / abs(y1 - y0)
         label_x, label_y = x0 + (x1 - x0) * along, y0 + (y1 - y0) * along
     label = xml_escape(edge.relation_type)
     width = _label_width(edge.relation_type)
-    return [
-        f'<g class="edge edge-{kind}" data-link-id="{xml_escape(edge.id)}">',
+    link_id = xml_escape(edge.id)
+    arrow = [
+        f'<g class="edge edge-{kind}" data-link-id="{link_id}">',
         f"<title>{label}</title>",
         (
             f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.8"{dash_attr} '
             f'marker-end="url(#pg-arrow-{kind})"/>'
         ),
+        "</g>",
+    ]
+    tag = [
+        f'<g class="edge-label" data-label-of="{link_id}">',
+        f"<title>{label}</title>",
         (
             f'<rect x="{_num(label_x - width / 2)}" y="{_num(label_y - 9)}" width="{_num(width)}" height="18" '
             f'rx="9" fill="#ffffff" fill-opacity="0.92" stroke="{colour}" stroke-width="0.8"/>'
@@ -574,6 +597,7 @@ def _edge_svg(edge: GraphEdge, source: _Box, target: _Box, rank: int, siblings: 
         ),
         "</g>",
     ]
+    return arrow, tag
 
 
 def _node_svg(node: GraphNode, box: _Box) -> list[str]:
@@ -674,17 +698,19 @@ def _svg(graph: MemoryGraph, *, standalone: bool) -> str:
     by_pair: dict[frozenset[str], list[GraphEdge]] = defaultdict(list)
     for edge in graph.edges:
         by_pair[frozenset((edge.source, edge.target))].append(edge)
-    parts.append('<g class="edges">')
+    arrows: list[str] = []
+    labels: list[str] = []
     for edge in graph.edges:
         siblings = by_pair[frozenset((edge.source, edge.target))]
-        parts.extend(
-            _edge_svg(edge, boxes[edge.source], boxes[edge.target], siblings.index(edge), len(siblings))
+        arrow, tag = _edge_svg(
+            edge, boxes[edge.source], boxes[edge.target], siblings.index(edge), len(siblings)
         )
-    parts.append("</g>")
-    parts.append('<g class="nodes">')
+        arrows.extend(arrow)
+        labels.extend(tag)
+    parts.extend(['<g class="edges">', *arrows, "</g>", '<g class="nodes">'])
     for node in graph.nodes:
         parts.extend(_node_svg(node, boxes[node.id]))
-    parts.append("</g>")
+    parts.extend(["</g>", '<g class="edge-labels">', *labels, "</g>"])
     if standalone:
         parts.extend(_legend_svg(legend_y))
     parts.append("</svg>")

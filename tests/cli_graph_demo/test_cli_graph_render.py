@@ -102,10 +102,11 @@ def test_svg_is_well_formed_and_draws_every_node_and_edge(pizza_graph: MemoryGra
     assert set(nodes) == {node.id for node in pizza_graph.nodes}
     edges = [g for g in root.iter(f"{SVG}g") if "data-link-id" in g.attrib]
     assert [g.attrib["data-link-id"] for g in edges] == [edge.id for edge in pizza_graph.edges]
+    labels = {g.attrib["data-label-of"]: g for g in root.iter(f"{SVG}g") if "data-label-of" in g.attrib}
     for group, edge in zip(edges, pizza_graph.edges, strict=True):
         path = group.find(f"{SVG}path")
         assert path is not None and path.attrib["marker-end"].startswith("url(#pg-arrow-")
-        label = group.find(f"{SVG}text")
+        label = labels[edge.id].find(f"{SVG}text")
         assert label is not None and label.text == edge.relation_type
     history = nodes["pizza-thin-crust"].find(f"{SVG}rect")
     current = nodes["pizza-neapolitan-sourdough"].find(f"{SVG}rect")
@@ -180,7 +181,7 @@ def test_parallel_links_and_arcs_are_drawn_apart(graph_factory: Callable[..., Me
     root = ET.fromstring(to_svg(graph))
     paths = [g.find(f"{SVG}path") for g in root.iter(f"{SVG}g") if "data-link-id" in g.attrib]
     assert len({p.attrib["d"] for p in paths if p is not None}) == 4
-    labels = [g.find(f"{SVG}rect") for g in root.iter(f"{SVG}g") if "data-link-id" in g.attrib]
+    labels = [g.find(f"{SVG}rect") for g in root.iter(f"{SVG}g") if "data-label-of" in g.attrib]
     positions = {(r.attrib["x"], r.attrib["y"]) for r in labels if r is not None}
     assert len(positions) == 4
     arcs = [p.attrib["d"] for p in paths if p is not None and " Q" in p.attrib["d"]]
@@ -264,3 +265,19 @@ def test_the_same_graph_gives_the_same_output(pizza_graph: MemoryGraph) -> None:
     )
     for render in (to_mermaid, to_svg, to_html):
         assert render(pizza_graph) == render(pizza_graph) == render(copy)  # type: ignore[operator]
+
+
+def test_a_big_graph_stays_within_a_screen_wide_picture(graph_factory: Callable[..., MemoryGraph]) -> None:
+    nodes = [("preference", "The user likes trains.", "valid")]
+    nodes += [("fact", f"Evidence number {i} for trains.", "valid") for i in range(12)]
+    nodes += [("memory", f"Unrelated note {i}.", "valid") for i in range(15)]
+    graph = graph_factory(nodes, [(i, 0, "supports") for i in range(1, 13)])
+    root = ET.fromstring(to_svg(graph))
+    width = float(root.attrib["width"])
+    assert width <= 1200
+    rights = [
+        float(r.attrib["x"]) + float(r.attrib["width"])
+        for g in _nodes_by_id(root).values()
+        if (r := g.find(f"{SVG}rect")) is not None
+    ]
+    assert len(rights) == 28 and max(rights) <= width
