@@ -789,14 +789,12 @@ def import_(
     name = "standard input" if file == "-" else file
     try:
         if file == "-":
-            items = read_items(sys.stdin)
+            items = read_items(sys.stdin, source=name)
         else:
             with open(file, encoding="utf-8") as handle:
-                items = read_items(handle)
+                items = read_items(handle, source=name)
     except UnicodeDecodeError:
         raise CliError(f"{name} is not UTF-8 text.") from None
-    except AgentMemoryError as exc:
-        raise type(exc)(f"{name}, {exc}") from exc
     new_file = (
         settings.oracle_dsn is None
         and settings.store is not None
@@ -816,6 +814,7 @@ def import_(
                     embedder=session.embedder if reembed else None,
                     batch_size=batch_size,
                     progress=update,
+                    source=name,
                 )
     except BaseException:
         if new_file and settings.store is not None:

@@ -388,53 +388,58 @@ def _build(kind: str, fields: dict[str, Any]) -> Any:
     return (key, fields["value"])
 
 
-def decode_line(text: str, line: int) -> ImportItem:
+def _where(line: int, source: str | None) -> str:
+    return f"{source}, line {line}" if source else f"line {line}"
+
+
+def decode_line(text: str, line: int, *, source: str | None = None) -> ImportItem:
     """Parse and validate one line (an entity is built, so the domain's checks apply).
 
-    Raises :class:`ValidationError` whose message starts with ``line N:``."""
+    Raises :class:`ValidationError` whose message starts with ``SOURCE, line N:``."""
+    where = _where(line, source)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"line {line}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
+        raise ValidationError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
     if not isinstance(obj, dict):
-        raise ValidationError(f"line {line}: expected a JSON object, got {type(obj).__name__}.")
+        raise ValidationError(f"{where}: expected a JSON object, got {type(obj).__name__}.")
     kind = obj.pop("kind", None)
     if kind not in _FIELDS:
-        raise ValidationError(f'line {line}: "kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
+        raise ValidationError(f'{where}: "kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
     unknown = sorted(set(obj) - set(_FIELDS[kind]))
     if unknown:
-        raise ValidationError(f"line {line}: unknown field(s) for a {kind}: {', '.join(unknown)}.")
+        raise ValidationError(f"{where}: unknown field(s) for a {kind}: {', '.join(unknown)}.")
     missing = sorted(_REQUIRED[kind] - set(obj))
     if missing:
-        raise ValidationError(f"line {line}: a {kind} needs {', '.join(missing)}.")
+        raise ValidationError(f"{where}: a {kind} needs {', '.join(missing)}.")
     try:
         if kind != "setting":
             for name in _TIME_FIELDS & set(obj):
                 obj[name] = _parse_time(obj[name], name)
         value = _build(kind, obj)
     except (ValueError, TypeError) as exc:  # ValidationError is a ValueError
-        raise ValidationError(f"line {line}: {exc}") from None
+        raise ValidationError(f"{where}: {exc}") from None
     return ImportItem(kind, value, line)
 
 
-def read_items(lines: Iterable[str]) -> list[ImportItem]:
+def read_items(lines: Iterable[str], *, source: str | None = None) -> list[ImportItem]:
     """Every non-blank line parsed (``lines`` as read from a text file), or the first error."""
     items = []
     for number, text in enumerate(lines, start=1):
         if text.strip():
-            items.append(decode_line(text, number))
+            items.append(decode_line(text, number, source=source))
     return items
 
 
 # --- import ------------------------------------------------------------------------------------
 
 
-def _at_line(exc: AgentMemoryError, line: int) -> AgentMemoryError:
+def _at_line(exc: AgentMemoryError, line: int, source: str | None) -> AgentMemoryError:
     """The same kind of error, naming the line it came from."""
     try:
-        located = type(exc)(f"line {line}: {exc}")
+        located = type(exc)(f"{_where(line, source)}: {exc}")
     except TypeError:  # an error class with another constructor: fall back to its meaning
-        located = ValidationError(f"line {line}: {exc}")
+        located = ValidationError(f"{_where(line, source)}: {exc}")
     located.__cause__ = exc
     return located
 
@@ -451,12 +456,14 @@ def import_items(
     embedder: Embedder | None = None,
     batch_size: int = 64,
     progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
 ) -> Counter[str]:
     """Write ``items`` in one unit of work, in kind order; with ``embedder``, messages and
     memories get vectors computed from their text (``batch_size`` texts per call).
 
     Returns how many of each kind were written. On any error nothing is written, and the error
-    (of the store's own kind: duplicate id, unknown thread...) names the line it came from."""
+    (of the store's own kind: duplicate id, unknown thread...) names the line it came from (and
+    ``source``, the file's name, when given)."""
     rank = {kind: i for i, kind in enumerate(KINDS)}
     ordered = sorted(items, key=lambda item: rank[item.kind])
     counts: Counter[str] = Counter()
@@ -485,7 +492,7 @@ def import_items(
                     else:
                         uow.summaries.add(item.value)
                 except AgentMemoryError as exc:
-                    raise _at_line(exc, item.line) from exc
+                    raise _at_line(exc, item.line, source) from exc
                 counts[item.kind] += 1
             done += len(chunk)
             if progress is not None:

@@ -14,13 +14,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
-
 from palimpsest.adapters import open_memory
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import MemoryExtractionConfig, MemoryRetentionConfig
 from palimpsest.application.testing import HashingEmbedder
+from typer.testing import CliRunner, Result
 
 START = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
@@ -103,7 +102,9 @@ def seed(path: Path) -> Seeded:
         memory_extraction_config=NO_EXTRACTION,
         memory_retention_config=MemoryRetentionConfig(default_ttl_days=None, max_ttl_days=3650),
     ) as memory:
-        thread = memory.create_thread(thread_id=seeded.thread, user_id="u1", agent_id="a1", metadata={"topic": "food"})
+        thread = memory.create_thread(
+            thread_id=seeded.thread, user_id="u1", agent_id="a1", metadata={"topic": "food"}
+        )
         thread.add_messages(
             [
                 {"role": "user", "content": "I live in Lyon and I love pizza."},
@@ -115,21 +116,64 @@ def seed(path: Path) -> Seeded:
         other = memory.create_thread(thread_id=seeded.other_thread, user_id="u2")
         other.add_messages([{"role": "user", "content": HOSTILE}])
         add = memory.add_memory
-        add("The user's preferred pizza is thin crust.", memory_type="preference", user_id="u1",
-            memory_id=seeded.thin, autonomous_linking=False)
-        add("The user now prefers sourdough pizza.", memory_type="preference", user_id="u1",
-            memory_id=seeded.sourdough, autonomous_linking=False, metadata={"source": "chat", "tags": ["pizza"]})
-        add("The user lives in Lyon.", memory_type="fact", user_id="u1", agent_id="a1", thread_id=seeded.thread,
-            memory_id=seeded.lyon, autonomous_linking=False, timestamp="2025-05-30T12:00:00+00:00")
-        add("Always answer politely.", memory_type="guideline", user_id="u2", agent_id="a1",
-            memory_id=seeded.guideline, autonomous_linking=False)
+        add(
+            "The user's preferred pizza is thin crust.",
+            memory_type="preference",
+            user_id="u1",
+            memory_id=seeded.thin,
+            autonomous_linking=False,
+        )
+        add(
+            "The user now prefers sourdough pizza.",
+            memory_type="preference",
+            user_id="u1",
+            memory_id=seeded.sourdough,
+            autonomous_linking=False,
+            metadata={"source": "chat", "tags": ["pizza"]},
+        )
+        add(
+            "The user lives in Lyon.",
+            memory_type="fact",
+            user_id="u1",
+            agent_id="a1",
+            thread_id=seeded.thread,
+            memory_id=seeded.lyon,
+            autonomous_linking=False,
+            timestamp="2025-05-30T12:00:00+00:00",
+        )
+        add(
+            "Always answer politely.",
+            memory_type="guideline",
+            user_id="u2",
+            agent_id="a1",
+            memory_id=seeded.guideline,
+            autonomous_linking=False,
+        )
         add(HOSTILE, user_id="u2", memory_id=seeded.hostile, autonomous_linking=False)
-        add("A pizza voucher that ran out.", user_id="u1", memory_id=seeded.expired, ttl_days=1,
-            autonomous_linking=False)
-        memory.link_records(seeded.sourdough, "preference", seeded.thin, "preference", "supersedes",
-                            relation_id=seeded.supersedes_link)
-        memory.link_records(seeded.lyon, "fact", seeded.sourdough, "preference", "supports",
-                            relation_id=seeded.supports_link, metadata={"why": "Lyon has sourdough"})
+        add(
+            "A pizza voucher that ran out.",
+            user_id="u1",
+            memory_id=seeded.expired,
+            ttl_days=1,
+            autonomous_linking=False,
+        )
+        memory.link_records(
+            seeded.sourdough,
+            "preference",
+            seeded.thin,
+            "preference",
+            "supersedes",
+            relation_id=seeded.supersedes_link,
+        )
+        memory.link_records(
+            seeded.lyon,
+            "fact",
+            seeded.sourdough,
+            "preference",
+            "supports",
+            relation_id=seeded.supports_link,
+            metadata={"why": "Lyon has sourdough"},
+        )
     return seeded
 
 

@@ -9,8 +9,20 @@ import pytest
 from .conftest import Invoke
 
 COMMANDS = (
-    "demo", "threads", "messages", "memories", "search", "card", "graph", "link", "unlink",
-    "export", "import", "reembed", "doctor", "oracle",
+    "demo",
+    "threads",
+    "messages",
+    "memories",
+    "search",
+    "card",
+    "graph",
+    "link",
+    "unlink",
+    "export",
+    "import",
+    "reembed",
+    "doctor",
+    "oracle",
 )
 
 
@@ -26,8 +38,15 @@ def test_the_root_help_lists_every_command_with_the_demo_first(invoke: Invoke) -
     assert listed[0] == "demo"
     assert set(COMMANDS) <= set(listed)
     text = _plain(result.stdout)
-    for option in ("--store", "--oracle-dsn", "--oracle-user", "--oracle-password", "--memory-store-id",
-                   "--embedder", "--debug"):
+    for option in (
+        "--store",
+        "--oracle-dsn",
+        "--oracle-user",
+        "--oracle-password",
+        "--memory-store-id",
+        "--embedder",
+        "--debug",
+    ):
         assert option in text
     assert "PALIMPSEST_STORE" in text and "ORACLE_DSN" in text
 
@@ -50,11 +69,33 @@ def test_running_without_a_command_shows_the_help(invoke: Invoke) -> None:
         (["messages"], ["messages", "THREAD_ID", "--last"]),
         (["memories"], ["memory records", "--user", "--agent", "--thread", "--type", "--status", "--limit"]),
         (["search"], ["Search", "QUERY", "--user", "--agent", "--thread", "--type", "-k", "--hops", "--xml"]),
-        (["card"], ["context card", "THREAD_ID", "--max-relevant", "--recent", "--except-last", "--min-type",
-                    "--token-budget", "--metadata-filter"]),
+        (
+            ["card"],
+            [
+                "context card",
+                "THREAD_ID",
+                "--max-relevant",
+                "--recent",
+                "--except-last",
+                "--min-type",
+                "--token-budget",
+                "--metadata-filter",
+            ],
+        ),
         (["graph"], ["graph", "--user", "--agent", "--format", "--output", "mermaid", "html", "svg"]),
-        (["link"], ["SOURCE_ID", "TARGET_ID", "--type", "supersedes", "refines", "duplicates", "supports",
-                    "contradicts"]),
+        (
+            ["link"],
+            [
+                "SOURCE_ID",
+                "TARGET_ID",
+                "--type",
+                "supersedes",
+                "refines",
+                "duplicates",
+                "supports",
+                "contradicts",
+            ],
+        ),
         (["unlink"], ["Delete a link", "LINK_ID", "--type"]),
         (["export"], ["JSON Lines", "FILE", "--force"]),
         (["import"], ["JSON Lines", "FILE", "--reembed", "all or nothing"]),
@@ -66,7 +107,9 @@ def test_running_without_a_command_shows_the_help(invoke: Invoke) -> None:
         (["oracle", "upgrade"], ["Upgrade"]),
     ],
 )
-def test_every_command_has_a_help_that_explains_it(invoke: Invoke, command: list[str], expected: list[str]) -> None:
+def test_every_command_has_a_help_that_explains_it(
+    invoke: Invoke, command: list[str], expected: list[str]
+) -> None:
     result = invoke(*command, "--help")
     assert result.exit_code == 0, result.output
     text = _plain(result.stdout)

@@ -44,10 +44,14 @@ def test_messages_shows_a_transcript_and_the_last_n(invoke: Invoke, seeded: Seed
     assert "3 message(s)" in out
     assert out.index("I live in Lyon") < out.index("Noted: Lyon") < out.index("sourdough pizza place")
     assert "#1" in out and "assistant" in out
-    last = _json_lines(invoke("--store", seeded.store, "messages", seeded.thread, "--last", "2", "--json").stdout)
+    last = _json_lines(
+        invoke("--store", seeded.store, "messages", seeded.thread, "--last", "2", "--json").stdout
+    )
     assert [m["seq"] for m in last] == [2, 3]
     assert last[-1]["content"] == "Find me a sourdough pizza place for Friday."
-    every = _json_lines(invoke("--store", seeded.store, "messages", seeded.thread, "--last", "0", "--json").stdout)
+    every = _json_lines(
+        invoke("--store", seeded.store, "messages", seeded.thread, "--last", "0", "--json").stdout
+    )
     assert [m["seq"] for m in every] == [1, 2, 3]
 
 
@@ -95,9 +99,18 @@ def test_untrusted_text_is_printed_as_text_never_as_markup_or_escapes(invoke: In
 
 def test_listing_a_missing_store_file_does_not_create_it(invoke: Invoke, tmp_path: Path) -> None:
     missing = tmp_path / "missing.db"
-    for command in (["threads"], ["memories"], ["messages", "t"], ["search", "x", "--user", "u"], ["card", "t"],
-                    ["export", str(tmp_path / "out.jsonl")], ["reembed"], ["link", "a", "b", "--type", "supports"],
-                    ["unlink", "l"], ["graph"]):
+    for command in (
+        ["threads"],
+        ["memories"],
+        ["messages", "t"],
+        ["search", "x", "--user", "u"],
+        ["card", "t"],
+        ["export", str(tmp_path / "out.jsonl")],
+        ["reembed"],
+        ["link", "a", "b", "--type", "supports"],
+        ["unlink", "l"],
+        ["graph"],
+    ):
         result = invoke("--store", str(missing), *command)
         assert result.exit_code == 1, command
         assert "no store file at" in one_line_error(result.stderr)

@@ -9,8 +9,18 @@ from .helpers import one_line_error
 
 
 def test_search_prints_hits_with_their_linked_records_as_a_tree(invoke: Invoke, seeded: Seeded) -> None:
-    result = invoke("--store", seeded.store, "search", "sourdough pizza", "--user", "u1", "--hops", "1",
-                    "--type", "preference")
+    result = invoke(
+        "--store",
+        seeded.store,
+        "search",
+        "sourdough pizza",
+        "--user",
+        "u1",
+        "--hops",
+        "1",
+        "--type",
+        "preference",
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "result(s) for 'sourdough pizza'" in out
@@ -21,13 +31,28 @@ def test_search_prints_hits_with_their_linked_records_as_a_tree(invoke: Invoke, 
 
 
 def test_search_without_hops_shows_no_linked_records(invoke: Invoke, seeded: Seeded) -> None:
-    out = invoke("--store", seeded.store, "search", "sourdough pizza", "--user", "u1", "--type", "preference").stdout
+    out = invoke(
+        "--store", seeded.store, "search", "sourdough pizza", "--user", "u1", "--type", "preference"
+    ).stdout
     assert "→" not in out
 
 
 def test_search_xml_is_what_prompts_get(invoke: Invoke, seeded: Seeded) -> None:
-    result = invoke("--store", seeded.store, "search", "sourdough pizza", "--user", "u1", "--hops", "2",
-                    "--type", "preference", "-k", "1", "--xml")
+    result = invoke(
+        "--store",
+        seeded.store,
+        "search",
+        "sourdough pizza",
+        "--user",
+        "u1",
+        "--hops",
+        "2",
+        "--type",
+        "preference",
+        "-k",
+        "1",
+        "--xml",
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith("<preference>\n  <record_id>m-sour</record_id>")
@@ -39,7 +64,7 @@ def test_search_xml_is_what_prompts_get(invoke: Invoke, seeded: Seeded) -> None:
 def test_search_scopes(invoke: Invoke, seeded: Seeded) -> None:
     def hits(*options: str) -> list[str]:
         xml = invoke("--store", seeded.store, "search", "pizza Lyon polite", *options, "--xml").stdout
-        return re.findall(r"^<\w+>\n  <record_id>([^<]+)</record_id>", xml, re.M)
+        return re.findall(r"^<\w+>\n  <record_id>([^<]+)</record_id>", xml, re.MULTILINE)
 
     u1 = hits("--user", "u1", "--type", "fact", "--type", "preference")
     assert set(u1) == {"m-thin", "m-sour", "f-lyon"}
@@ -80,14 +105,29 @@ def test_card_prints_the_context_card_xml(invoke: Invoke, seeded: Seeded) -> Non
 
 
 def test_card_options_reach_get_context_card(invoke: Invoke, seeded: Seeded) -> None:
-    out = invoke("--store", seeded.store, "card", seeded.thread, "--recent", "1", "--except-last", "1",
-                 "--max-relevant", "2", "--min-type", "fact=1", "--exclude-invalid").stdout
+    out = invoke(
+        "--store",
+        seeded.store,
+        "card",
+        seeded.thread,
+        "--recent",
+        "1",
+        "--except-last",
+        "1",
+        "--max-relevant",
+        "2",
+        "--min-type",
+        "fact=1",
+        "--exclude-invalid",
+    ).stdout
     recent = out.split("<recent_messages>", 1)[1]
     assert "Find me a sourdough pizza place for Friday." in recent
     relevant = out.split("<relevant_information>", 1)[1].split("</relevant_information>", 1)[0]
     assert "<fact>" in relevant and relevant.count("<record_id>") <= 2
     assert "thin crust" not in relevant  # invalid records excluded
-    filtered = invoke("--store", seeded.store, "card", seeded.thread, "--metadata-filter", '{"source": "nowhere"}').stdout
+    filtered = invoke(
+        "--store", seeded.store, "card", seeded.thread, "--metadata-filter", '{"source": "nowhere"}'
+    ).stdout
     relevant = filtered.split("<relevant_information>", 1)[1].split("</relevant_information>", 1)[0]
     assert "<record_id>" not in relevant
 
