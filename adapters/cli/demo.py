@@ -404,7 +404,10 @@ def _search_mode(memory: AgentMemory) -> str:
 
 def _prepare_folder(folder: Path | None) -> Path:
     if folder is None:
-        return Path(tempfile.mkdtemp(prefix="palimpsest-demo-"))
+        try:
+            return Path(tempfile.mkdtemp(prefix="palimpsest-demo-"))
+        except OSError as exc:
+            raise ConfigurationError(f"cannot create a temporary demo folder: {exc.strerror or exc}") from exc
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ConfigurationError(f"{folder} is not a folder.")
