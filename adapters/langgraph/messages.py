@@ -107,7 +107,7 @@ def palimpsest_message_id(thread_id: str, langchain_id: str) -> str:
 
 
 def _tool_call_ids(message: AIMessage) -> set[str]:
-    return {call["id"] for call in message.tool_calls if call.get("id")}
+    return {call_id for call in message.tool_calls if (call_id := call.get("id"))}
 
 
 def safe_tail_start(messages: Sequence[BaseMessage], keep: int) -> int:
