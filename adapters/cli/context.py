@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from palimpsest.application import AgentMemory, Embedder, MemoryExtractionConfig
 from palimpsest.application.client import EMBEDDING_MODEL_SETTING
-from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 from palimpsest.domain.ports import MemoryStore
 
 __all__ = [
@@ -47,6 +47,7 @@ NO_EXTRACTION: Final = MemoryExtractionConfig(extract_memories=False)
 DEFAULT_OPENAI_EMBEDDING_MODEL: Final = "text-embedding-3-small"
 _HASHING_ID: Final = re.compile(r"hashing-v1-(\d+)")
 _MINILM_PREFIX: Final = "sentence-transformers/all-MiniLM-L6-v2"
+_MINILM_MAX: Final = re.compile(r"^sentence-transformers/all-MiniLM-L6-v2@numpy-max(\d+)$")
 
 
 class CliError(Exception):
@@ -120,13 +121,15 @@ def minilm_status() -> tuple[bool, str]:
     return True, str(folder)
 
 
-def _minilm() -> Embedder:
+def _minilm(stored: str | None = None) -> Embedder:
+    """MiniLM; with the store's ``...@numpy-maxN`` id, truncating at the same ``N`` tokens."""
     available, detail = minilm_status()
     if not available:
         raise ConfigurationError(f"the MiniLM embedder is not available: {detail}")
     from palimpsest.adapters.minilm import MiniLMEmbedder
 
-    embedder: Embedder = MiniLMEmbedder()
+    match = _MINILM_MAX.search(stored or "")
+    embedder: Embedder = MiniLMEmbedder(max_seq_length=int(match.group(1))) if match else MiniLMEmbedder()
     return embedder
 
 
@@ -172,7 +175,7 @@ def resolve_embedder(choice: EmbedderChoice, stored: str | None) -> tuple[Embedd
     if choice is EmbedderChoice.NONE:
         return None, None
     if choice is EmbedderChoice.MINILM:
-        return _minilm(), None
+        return _minilm(stored), None
     if choice is EmbedderChoice.HASHING:
         return _hashing(stored), None
     if choice is EmbedderChoice.OPENAI:
@@ -185,7 +188,7 @@ def resolve_embedder(choice: EmbedderChoice, stored: str | None) -> tuple[Embedd
     if stored.startswith(_MINILM_PREFIX):
         available, detail = minilm_status()
         if available:
-            return _minilm(), None
+            return _minilm(stored), None
         return (
             None,
             f"the store's vectors were made by MiniLM, which is not available here ({detail}); search is keyword-only.",
@@ -262,6 +265,11 @@ def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
         policy = SchemaPolicy.CREATE_IF_NECESSARY if create else SchemaPolicy.REQUIRE_EXISTING
         try:
             store = OracleStore(pool, memory_store_id=settings.memory_store_id, schema_policy=policy)
+        except SchemaVersionError as exc:
+            pool.close(force=True)
+            raise SchemaVersionError(
+                f"{exc} (palimpsest oracle install creates the store; palimpsest oracle upgrade upgrades it)"
+            ) from exc
         except BaseException:
             pool.close(force=True)
             raise

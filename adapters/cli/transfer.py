@@ -23,7 +23,8 @@ is found by keyword search until ``palimpsest reembed``. Pending extraction jobs
 
 An import is one transaction: every line is parsed and validated first, then written in kind
 order (settings, threads, messages, memories, links, summaries); any error names its line and
-leaves the store as it was.
+leaves the store as it was. Other writers of the store wait for it (with ``--reembed`` that
+includes the time spent embedding), which is the price of all or nothing.
 """
 
 from __future__ import annotations

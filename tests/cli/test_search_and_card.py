@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
+from pathlib import Path
 
-from .conftest import Invoke, Seeded
+from palimpsest.adapters import open_memory
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.application.testing import HashingEmbedder
+from palimpsest.domain.model import ExtractionJob
+
+from .conftest import START, Invoke, Seeded
 from .helpers import one_line_error
 
 
@@ -145,3 +152,22 @@ def test_card_errors_are_one_line(invoke: Invoke, seeded: Seeded) -> None:
         result = invoke("--store", seeded.store, *args)
         assert result.exit_code == 1, args
         assert expected in one_line_error(result.stderr)
+
+
+def test_threads_of_an_extracting_client_are_read_without_extracting(invoke: Invoke, tmp_path: Path) -> None:
+    """A store written with extraction on (open_memory's default): the command line reads its
+    threads and builds cards, and leaves pending extraction jobs to the application's clients."""
+    path = tmp_path / "extracting.db"
+    with open_memory(path, embedder=HashingEmbedder()) as memory:
+        thread = memory.create_thread(thread_id="t-x", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "I prefer green tea in the morning."}])
+        memory.wait_for_memory_extraction()
+    with EmbeddedStore(path) as store, store.unit_of_work() as uow:
+        uow.jobs.add(ExtractionJob(id="job-1", thread_id="t-x", first_seq=1, last_seq=1, created_at=START))
+        uow.commit()
+    assert invoke("--store", str(path), "messages", "t-x").exit_code == 0
+    result = invoke("--store", str(path), "card", "t-x", "--recent", "1")
+    assert result.exit_code == 0, result.output
+    assert "green tea" in result.stdout
+    with EmbeddedStore(path) as store, store.unit_of_work() as uow:
+        assert [job.id for job in uow.jobs.pending(datetime.now(UTC))] == ["job-1"]
