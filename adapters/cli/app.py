@@ -61,6 +61,16 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that Python's final flush of a closed pipe
+    does not print a second error."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's capture)
+        pass
+
+
 class _Group(TyperGroup):
     """The root group: turns expected errors into one line on standard error and exit code 1."""
 
@@ -68,6 +78,9 @@ class _Group(TyperGroup):
         # Exits, aborts and usage errors are none of these types: they keep their own handling.
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # the reader went away (``palimpsest ... | head``): stop quietly
+            _silence_stdout()
+            ctx.exit(1)
         except (AgentMemoryError, CliError, OSError, ValueError) as exc:
             settings = ctx.obj if isinstance(ctx.obj, CliSettings) else None
             debug = settings.debug if settings is not None else bool(ctx.params.get("debug"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Seeded
+from .conftest import Invoke, Seeded
 
 
 def _script() -> str:
@@ -26,12 +26,14 @@ def _script() -> str:
     return found
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment without any store, database or model settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PALIMPSEST_", "ORACLE_", "OPENAI_"))}
+
+
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PALIMPSEST_", "ORACLE_", "OPENAI_"))
-    }
     return subprocess.run(
-        [_script(), *args], capture_output=True, text=True, timeout=120, check=False, env=environment
+        [_script(), *args], capture_output=True, text=True, timeout=120, check=False, env=_environment()
     )
 
 
@@ -44,3 +46,36 @@ def test_the_console_script_lists_a_store_and_reports_errors_in_one_line(seeded:
     assert failed.returncode == 1
     assert failed.stderr == "error: No thread found with id 'nope'.\n"
     assert failed.stdout == ""
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(invoke: Invoke, tmp_path: Path) -> None:
+    """``palimpsest export - | head``: a closed pipe is no error worth a message."""
+    source, store = tmp_path / "many.jsonl", tmp_path / "many.db"
+    lines = (
+        json.dumps(
+            {
+                "kind": "memory",
+                "id": f"m-{i}",
+                "memory_type": "memory",
+                "content": "pizza " * 400,
+                "created_at": "2025-01-01T00:00:00+00:00",
+                "updated_at": "2025-01-01T00:00:00+00:00",
+            }
+        )
+        for i in range(200)
+    )
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert invoke("--store", str(store), "--embedder", "none", "import", str(source)).exit_code == 0
+    process = subprocess.Popen(
+        [_script(), "--store", str(store), "export", "-"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_environment(),
+    )
+    assert process.stdout is not None and process.stderr is not None
+    with process.stdout, process.stderr:
+        assert process.stdout.read(8) == b'{"kind":'
+        process.stdout.close()
+        errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert errors == ""
