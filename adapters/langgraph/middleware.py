@@ -45,6 +45,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import AgentState
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread
@@ -60,6 +61,7 @@ from .messages import (
     safe_tail_start,
 )
 from .threads import ThreadResolver, current_run_config
+from .tools import make_memory_tools
 
 __all__ = ["CompactionTrigger", "ShortTermMemoryMiddleware", "TokenCounter"]
 
@@ -96,6 +98,8 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         context_card_options: further ``get_context_card`` arguments (``max_relevant_results``,
             ``min_relevant_results_by_type``, ``token_budget``, ...).
         card_role: ``"user"`` (a ``HumanMessage``, as in the seed pattern) or ``"system"``.
+        memory_tools: also give the agent ``search_memory`` and ``save_memory`` (see
+            :func:`~palimpsest.adapters.langgraph.make_memory_tools`) on the same thread.
     """
 
     def __init__(
@@ -116,6 +120,7 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         token_counter: TokenCounter = count_tokens_approximately,
         context_card_options: Mapping[str, Any] | None = None,
         card_role: Literal["user", "system"] = "user",
+        memory_tools: bool = False,
     ) -> None:
         super().__init__()
         self._resolver = ThreadResolver(
@@ -170,6 +175,13 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._card_role: Literal["user", "system"] = card_role
         self._lock = threading.Lock()
         self._persisted: OrderedDict[str, set[str]] = OrderedDict()
+        self.tools: list[BaseTool] = []
+        if memory_tools:
+            if memory is None:
+                raise ConfigurationError("memory_tools=True needs the AgentMemory (memory=...).")
+            self.tools = make_memory_tools(
+                memory, thread if thread is not None else thread_id, user_id=user_id, agent_id=agent_id
+            )
 
     # -- LangChain hooks ---------------------------------------------------------------------
 

@@ -242,7 +242,7 @@ class PalimpsestStore(BaseStore):
         ]
         candidates.sort(key=_newest_first)
         ranked: list[tuple[MemoryRecord, float | None]] = []
-        if op.query:
+        if op.query and op.query.strip():  # a blank query ranks nothing, as no query
             scores = self._rank(op.query, prefix, candidates)
             ranked = [(r, scores[r.id]) for r in candidates if r.id in scores]
             ranked.sort(key=lambda pair: -(pair[1] or 0.0))

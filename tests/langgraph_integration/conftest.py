@@ -11,13 +11,19 @@ from collections.abc import Iterator
 
 import pytest
 from palimpsest.adapters import open_memory
-from palimpsest.application import AgentMemory
+from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application.testing import HashingEmbedder
 
 
 @pytest.fixture
 def memory() -> Iterator[AgentMemory]:
-    """The offline client (MiniLM when installed, heuristics) on the in-memory store."""
-    client = open_memory()
+    """The offline client on the in-memory store with the shipped hashing embedder (fast and
+    deterministic; what these tests check does not depend on embedding quality), heuristic
+    summaries and links, and no automatic extraction: background extraction would add memories
+    at times of its own, and these tests pin what the integration itself writes."""
+    client = open_memory(
+        embedder=HashingEmbedder(), memory_extraction_config=MemoryExtractionConfig(extract_memories=False)
+    )
     try:
         yield client
     finally:

@@ -3,7 +3,8 @@
 ``SEED_LISTING`` is the seed's full code listing with only three kinds of change: the imports
 (palimpsest instead of the Oracle SDK, no ``oracledb``/``langchain_openai``), the chat model (a
 scripted fake chat model instead of ``ChatOpenAI``) and the client construction (``open_memory()``
-instead of an Oracle connection pool, embedder and LLM). Everything else, the seed's own
+instead of an Oracle connection pool, embedder and LLM; the shipped hashing embedder keeps the
+run fast). Everything else, the seed's own
 middleware class included, runs verbatim; the test then checks what the seed promises: the final
 state is the injected context card plus the raw tail, every real turn was stored once, and the
 card summarises the earlier turns.
@@ -11,6 +12,9 @@ card summarises the earlier turns.
 
 from __future__ import annotations
 
+import contextlib
+import io
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -48,10 +52,11 @@ from langgraph.runtime import Runtime
 from palimpsest.adapters import open_memory
 from palimpsest.application import AgentMemory as OracleAgentMemory
 from palimpsest.application import MemoryExtractionConfig, SchemaPolicy
+from palimpsest.application.testing import HashingEmbedder
 
 langgraph_llm = scripted_chat_model  # offline: a scripted chat model instead of ChatOpenAI
 
-agent_memory = open_memory()  # offline: in-memory store, local embedder and heuristics
+agent_memory = open_memory(embedder=HashingEmbedder())  # offline: in-memory store, heuristics
 thread_id = "langgraph_short_term_demo"
 user_id = "user_123"
 agent_id = "assistant_456"
@@ -240,64 +245,68 @@ print(final_answer)
 '''
 
 
-def _run_listing(model: Any) -> dict[str, Any]:
+@dataclass
+class SeedRun:
+    """What one run of the listing left behind."""
+
+    namespace: dict[str, Any]
+    model: Any
+    output: str
+    stored: list[tuple[str, str]]
+    thread_scope: tuple[str | None, str | None]
+
+
+@pytest.fixture(scope="module")
+def seed_run() -> SeedRun:
+    """The listing, run once for the module (its three turns are the slow part)."""
+    model = scripted([FIRST_REPLY, SECOND_REPLY, FINAL_REPLY])
     namespace: dict[str, Any] = {"__name__": "seed_short_term_langgraph", "scripted_chat_model": model}
+    output = io.StringIO()
     try:
-        exec(compile(SEED_LISTING, "seed_short_term_langgraph.py", "exec"), namespace)  # noqa: S102
+        with contextlib.redirect_stdout(output):
+            exec(compile(SEED_LISTING, "seed_short_term_langgraph.py", "exec"), namespace)  # noqa: S102
+        thread = namespace["agent_memory"].get_thread(namespace["thread_id"])
+        stored = [(m.role, m.content) for m in thread.get_messages()]
+        scope = (thread.user_id, thread.agent_id)
     finally:
         if "agent_memory" in namespace:
             namespace["agent_memory"].close()
-    return namespace
+    return SeedRun(namespace, model, output.getvalue(), stored, scope)
 
 
-def test_the_seed_listing_runs_unchanged_and_ends_with_the_card_and_the_tail(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    model = scripted([FIRST_REPLY, SECOND_REPLY, FINAL_REPLY])
-    ns = _run_listing(model)
-
-    messages = ns["messages"]
+def test_the_seed_listing_runs_unchanged_and_ends_with_the_card_and_the_tail(seed_run: SeedRun) -> None:
+    messages = seed_run.namespace["messages"]
     card, *tail = messages
     assert isinstance(card, HumanMessage) and card.name == "memory_context_card"
     assert card.content.startswith("<context_card>") and card.content.rstrip().endswith("</context_card>")
     # The card was built with except_last_messages=3: it covers the first exchange, not the tail.
-    assert "Maya" in card.content
+    assert "Maya" in card.content.split("<relevant_information>")[0]
     assert [type(m) for m in tail] == [HumanMessage, AIMessage, HumanMessage, AIMessage]
     assert tail[0].content == "The failing step right now is ledger enrichment after reconciliation."
     assert tail[1].content == SECOND_REPLY
     assert tail[2].content == "What workflow am I migrating, which step is failing, and who am I?"
     assert tail[3].content == FINAL_REPLY
-    assert ns["final_answer"] == FINAL_REPLY
+    assert seed_run.namespace["final_answer"] == FINAL_REPLY
 
     # The model's third prompt was the compacted state: the card, then the raw tail.
-    third_prompt = model.prompts[2]
-    assert third_prompt[0].content == card.content
-    assert [m.content for m in third_prompt[1:]] == [m.content for m in tail[:3]]
-    assert len(model.prompts[1]) == 3  # no compaction at the second turn: H1, A1, H2
+    prompts = seed_run.model.prompts
+    assert len(prompts[1]) == 3  # no compaction at the second turn: H1, A1, H2
+    assert prompts[2][0].content == card.content
+    assert [m.content for m in prompts[2][1:]] == [m.content for m in tail[:3]]
+    # It printed the card, then the final answer.
+    assert card.content in seed_run.output and seed_run.output.rstrip().endswith(FINAL_REPLY)
 
-    out = capsys.readouterr().out
-    assert card.content in out and out.rstrip().endswith(FINAL_REPLY)
 
-
-def test_the_seed_middleware_stored_each_turn_once() -> None:
-    model = scripted([FIRST_REPLY, SECOND_REPLY, FINAL_REPLY])
-    namespace: dict[str, Any] = {"__name__": "seed_short_term_langgraph", "scripted_chat_model": model}
-    exec(compile(SEED_LISTING, "seed_short_term_langgraph.py", "exec"), namespace)  # noqa: S102
-    memory = namespace["agent_memory"]
-    try:
-        thread = memory.get_thread(namespace["thread_id"])
-        stored = [(m.role, m.content) for m in thread.get_messages()]
-        # The seed persists in before_model only, so the final reply is not stored by it.
-        assert stored == [
-            (
-                "user",
-                "I'm Maya. I'm migrating our nightly invoice reconciliation workflow from cron jobs to LangGraph.",
-            ),
-            ("assistant", FIRST_REPLY.strip()),
-            ("user", "The failing step right now is ledger enrichment after reconciliation."),
-            ("assistant", SECOND_REPLY.strip()),
-            ("user", "What workflow am I migrating, which step is failing, and who am I?"),
-        ]
-        assert (thread.user_id, thread.agent_id) == ("user_123", "assistant_456")
-    finally:
-        memory.close()
+def test_the_seed_middleware_stored_each_turn_once(seed_run: SeedRun) -> None:
+    # The seed persists in before_model only, so its final reply is not stored by it.
+    assert seed_run.stored == [
+        (
+            "user",
+            "I'm Maya. I'm migrating our nightly invoice reconciliation workflow from cron jobs to LangGraph.",
+        ),
+        ("assistant", FIRST_REPLY.strip()),
+        ("user", "The failing step right now is ledger enrichment after reconciliation."),
+        ("assistant", SECOND_REPLY.strip()),
+        ("user", "What workflow am I migrating, which step is failing, and who am I?"),
+    ]
+    assert seed_run.thread_scope == ("user_123", "assistant_456")

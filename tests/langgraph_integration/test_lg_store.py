@@ -39,6 +39,8 @@ from lg_doubles import CharacterEmbeddings
 from palimpsest.adapters import open_memory
 from palimpsest.adapters.langgraph import LangChainEmbedder, PalimpsestStore
 from palimpsest.adapters.langgraph.store import STORE_METADATA_KEY
+from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.application import AgentMemory
 from palimpsest.domain.errors import ConfigurationError
 
 DIMS = 500
@@ -592,6 +594,22 @@ def test_vector_search_edge_cases(store: PalimpsestStore) -> None:
     assert len(store.search(("test",), query=None)) == 1
     assert len(store.search(("test",), query="test " * 100)) == 1
     assert len(store.search(("test",), query="test!@#$%^&*()")) == 1
+    assert len(store.search(("test",), query="   ")) == 1
+
+
+def test_keyword_only_clients_rank_what_matches_and_list_the_rest() -> None:
+    """Without an embedder palimpsest searches keywords (BM25): items the query's words do not
+    match are not ranked, but a query still never hides an item (they follow, unscored)."""
+    memory = AgentMemory(store=InMemoryStore())
+    try:
+        store = PalimpsestStore(memory)
+        store.put(("u",), "cats", {"text": "cats purr"})
+        store.put(("u",), "dogs", {"text": "dogs bark"})
+        results = store.search(("u",), query="dogs")
+        assert [(r.key, r.score is not None) for r in results] == [("dogs", True), ("cats", False)]
+        assert [r.key for r in store.search(("u",), query="dogs", offset=1)] == ["cats"]
+    finally:
+        memory.close()
 
 
 def test_embed_with_path(fake_embeddings: CharacterEmbeddings) -> None:

@@ -153,3 +153,35 @@ def test_without_a_thread_the_tools_need_a_run(memory: AgentMemory) -> None:
     tools = _tools(memory, None)
     with pytest.raises(ConfigurationError):
         tools["search_memory"].invoke({"query": "x"})
+
+
+def test_the_middleware_can_bring_the_tools(memory: AgentMemory) -> None:
+    model = scripted(
+        [
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "id": "s1",
+                        "name": "save_memory",
+                        "args": {"content": "The user likes jazz."},
+                        "type": "tool_call",
+                    }
+                ],
+            ),
+            "Saved.",
+        ]
+    )
+    middleware = ShortTermMemoryMiddleware(
+        memory, user_id="u1", compaction_message_trigger=30, memory_tools=True
+    )
+    assert {t.name for t in middleware.tools} == {"search_memory", "save_memory"}
+    agent = create_agent(model, tools=[], middleware=[middleware])
+    agent.invoke(
+        {"messages": [HumanMessage(content="I like jazz.")]}, {"configurable": {"thread_id": "music"}}
+    )
+    assert [r.content for r in memory.list_memories(user_id="u1")] == ["The user likes jazz."]
+    with pytest.raises(ConfigurationError):
+        ShortTermMemoryMiddleware(
+            thread=memory.get_thread("music"), compaction_message_trigger=30, memory_tools=True
+        )
