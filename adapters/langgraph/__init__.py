@@ -15,6 +15,17 @@ Everything here needs ``pip install 'palimpsest-memory[langgraph]'`` (LangChain 
 
 from __future__ import annotations
 
+try:
+    import langchain.agents  # noqa: F401
+    import langchain_core  # noqa: F401
+    import langgraph  # noqa: F401
+except ModuleNotFoundError as exc:  # keep the type and name: callers may tell a missing extra apart
+    raise ModuleNotFoundError(
+        f"palimpsest.adapters.langgraph needs LangChain and LangGraph 1.x "
+        f"(pip install 'palimpsest-memory[langgraph]'): {exc}",
+        name=exc.name,
+    ) from exc
+
 from .embeddings import LangChainEmbedder
 from .messages import (
     CARD_MESSAGE_ID,

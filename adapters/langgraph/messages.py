@@ -18,6 +18,7 @@ __all__ = [
     "CARD_MESSAGE_NAME",
     "CARD_SOURCE",
     "MESSAGE_METADATA_KEY",
+    "SEED_CARD_MESSAGE_NAME",
     "is_context_card_message",
     "make_context_card_message",
     "message_role",
@@ -28,6 +29,10 @@ __all__ = [
 
 CARD_MESSAGE_NAME: Final = "palimpsest_context_card"
 """The ``name`` of the injected context-card message."""
+
+SEED_CARD_MESSAGE_NAME: Final = "memory_context_card"
+"""The ``name`` the seed example's own middleware gives its card, recognised too, so a
+conversation compacted by that middleware never has its card stored as a user turn."""
 
 CARD_MESSAGE_ID: Final = "palimpsest-context-card"
 """The fixed ``id`` of the injected context-card message (one per conversation state)."""
@@ -68,7 +73,7 @@ def is_context_card_message(message: BaseMessage | Any) -> bool:
     """Is ``message`` a context card injected by :class:`ShortTermMemoryMiddleware`?"""
     if not isinstance(message, (HumanMessage, SystemMessage)):
         return False
-    if getattr(message, "name", None) == CARD_MESSAGE_NAME:
+    if getattr(message, "name", None) in (CARD_MESSAGE_NAME, SEED_CARD_MESSAGE_NAME):
         return True
     extra = getattr(message, "additional_kwargs", None) or {}
     return extra.get("lc_source") == CARD_SOURCE

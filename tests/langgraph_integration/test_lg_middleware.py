@@ -179,6 +179,21 @@ def test_a_write_racing_another_writer_stores_each_turn_once(memory: AgentMemory
     assert _stored(memory) == [("user", "hello"), ("assistant", "hi there")]
 
 
+def test_cards_are_never_stored_as_turns(memory: AgentMemory) -> None:
+    middleware = _middleware(memory, compaction_message_trigger=50)
+    state = {
+        "messages": [
+            HumanMessage(content="<context_card>ours</context_card>", name=CARD_MESSAGE_NAME, id="c1"),
+            HumanMessage(
+                content="<context_card>the seed's</context_card>", name="memory_context_card", id="c2"
+            ),
+            HumanMessage(content="a real question", id="h1"),
+        ]
+    }
+    middleware.before_model(state, None)  # type: ignore[arg-type]
+    assert _stored(memory) == [("user", "a real question")]
+
+
 def test_tool_results_system_messages_and_empty_turns_are_not_stored(memory: AgentMemory) -> None:
     middleware = _middleware(memory, compaction_message_trigger=50)
     state = {
