@@ -8,6 +8,7 @@ record that has already expired. The command line finds the hashing embedder by 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -177,6 +178,17 @@ def seed(path: Path) -> Seeded:
     return seeded
 
 
+@pytest.fixture(scope="session")
+def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return seed(tmp_path_factory.mktemp("template") / "memory.db").path
+
+
 @pytest.fixture
-def seeded(tmp_path: Path) -> Seeded:
-    return seed(tmp_path / "memory.db")
+def seeded(_seeded_template: Path, tmp_path: Path) -> Seeded:
+    """A private copy of the seeded store (seeding once per session keeps the tests fast)."""
+    target = tmp_path / "memory.db"
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{_seeded_template}{suffix}")
+        if source.exists():
+            shutil.copyfile(source, Path(f"{target}{suffix}"))
+    return Seeded(target)
