@@ -258,10 +258,10 @@ def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
     and an Oracle store must already be installed (``palimpsest oracle install``)."""
     settings.check()
     if settings.oracle_dsn is not None:
+        pool = _oracle_pool(settings)  # first: it checks that the driver is installed
         from palimpsest.adapters.oracle import OracleStore
         from palimpsest.application import SchemaPolicy
 
-        pool = _oracle_pool(settings)
         policy = SchemaPolicy.CREATE_IF_NECESSARY if create else SchemaPolicy.REQUIRE_EXISTING
         try:
             store = OracleStore(pool, memory_store_id=settings.memory_store_id, schema_policy=policy)

@@ -128,15 +128,17 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
             return [Check("store schema", Status.WARN, detail)], None
         schema = Check("store schema", Status.OK, f"v{version} (current)")
     else:
+        schema = None  # known once the store opens (REQUIRE_EXISTING accepts the current version only)
+    try:
+        opened = open_store(settings)
+    except (AgentMemoryError, CliError, OSError) as exc:
+        return [Check("store", Status.FAIL, f"{label} does not open: {exc}")], None
+    if schema is None:
         from palimpsest.adapters.oracle.schema import SCHEMA_VERSION
 
         schema = Check(
             "store schema", Status.OK, f"v{SCHEMA_VERSION} (current; checked with REQUIRE_EXISTING)"
         )
-    try:
-        opened = open_store(settings)
-    except (AgentMemoryError, CliError, OSError) as exc:
-        return [Check("store", Status.FAIL, f"{label} does not open: {exc}")], None
     try:
         with opened.store.unit_of_work() as uow:
             threads = len(uow.threads.list(limit=None))

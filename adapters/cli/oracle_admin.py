@@ -79,37 +79,46 @@ def run_action(
     vector_index: str = "hnsw",
 ) -> str:
     """Run ``action`` on the configured Oracle store; returns the one-line report."""
-    from palimpsest.adapters.oracle.errors import translate
-    from palimpsest.adapters.oracle.names import StoreNames
-    from palimpsest.adapters.oracle.schema import SCHEMA_VERSION, SchemaManager
-    from palimpsest.adapters.oracle.sql import fetch_one
-    from palimpsest.application import SchemaPolicy
+    with _connection(settings) as connection:
+        # Imported once connected: the adapter's modules need the driver, which _connection checked.
+        from palimpsest.adapters.oracle.errors import translate
+        from palimpsest.adapters.oracle.names import StoreNames
+        from palimpsest.adapters.oracle.schema import SCHEMA_VERSION, SchemaManager
+        from palimpsest.adapters.oracle.sql import fetch_one
+        from palimpsest.application import SchemaPolicy
 
-    names = StoreNames(settings.memory_store_id)
-    manager = SchemaManager(names, vector_index=vector_index)
-    label = (
-        "the default Oracle memory store"
-        if names.store_id is None
-        else f"the Oracle memory store {names.store_id!r}"
-    )
-    with _connection(settings) as connection, translate(names):
-        if action == "check":
-            config = manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
-            details = _describe(config.dimension, config.vector_index, manager.has_vector_index(connection))
-            return f"{label} is installed: schema v{config.schema_version}, {details}."
-        if action == "install":
-            before = manager.present_objects(connection)
+        names = StoreNames(settings.memory_store_id)
+        manager = SchemaManager(names, vector_index=vector_index)
+        label = (
+            "the default Oracle memory store"
+            if names.store_id is None
+            else f"the Oracle memory store {names.store_id!r}"
+        )
+        with translate(names):
+            if action == "check":
+                config = manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
+                details = _describe(
+                    config.dimension, config.vector_index, manager.has_vector_index(connection)
+                )
+                return f"{label} is installed: schema v{config.schema_version}, {details}."
+            if action == "install":
+                before = manager.present_objects(connection)
+                config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=dimension)
+                created = len(manager.present_objects(connection) - before)
+                details = _describe(
+                    config.dimension, config.vector_index, manager.has_vector_index(connection)
+                )
+                what = f"created {created} object(s)" if created else "every object was already there"
+                return f"{label} is installed ({what}): schema v{config.schema_version}, {details}."
+            registry = fetch_one(connection, manager.registry_exists_statement())
+            row = fetch_one(connection, manager.select_config()) if registry is not None else None
+            if row is None:
+                raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")
+            stored = int(row[1])
             config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=dimension)
-            created = len(manager.present_objects(connection) - before)
-            details = _describe(config.dimension, config.vector_index, manager.has_vector_index(connection))
-            what = f"created {created} object(s)" if created else "every object was already there"
-            return f"{label} is installed ({what}): schema v{config.schema_version}, {details}."
-        registry = fetch_one(connection, manager.registry_exists_statement())
-        row = fetch_one(connection, manager.select_config()) if registry is not None else None
-        if row is None:
-            raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")
-        stored = int(row[1])
-        config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=dimension)
-        if stored == SCHEMA_VERSION:
-            return f"{label} is already at schema v{SCHEMA_VERSION}; nothing to upgrade (missing objects, if any, were created)."
-        return f"{label} upgraded from schema v{stored} to v{config.schema_version}."
+            if stored == SCHEMA_VERSION:
+                return (
+                    f"{label} is already at schema v{SCHEMA_VERSION}; nothing to upgrade "
+                    "(missing objects, if any, were created)."
+                )
+            return f"{label} upgraded from schema v{stored} to v{config.schema_version}."

@@ -3,6 +3,7 @@ store/Oracle option conflicts, the embedder choice, and the oracle commands' arg
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,17 @@ def test_reembed_switches_models_only_when_allowed(invoke: Invoke, seeded: Seede
     found = invoke("--store", seeded.store, "search", "sourdough pizza", "--user", "u1", "--xml", "-k", "1")
     assert found.exit_code == 0, found.output
     assert "<record_id>" in found.stdout
+
+
+def test_without_the_oracle_driver_oracle_options_are_a_one_line_error(
+    invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "oracledb", None)  # importing it now raises ImportError
+    options = ("--oracle-dsn", "db:1521/FREEPDB1", "--oracle-user", "scott", "--oracle-password", "tiger")
+    for command in (["threads"], ["oracle", "check"], ["oracle", "upgrade"]):
+        result = invoke(*options, *command)
+        assert result.exit_code == 1, command
+        assert "python-oracledb is not installed" in one_line_error(result.stderr)
+    doctor = invoke(*options, "doctor")
+    assert doctor.exit_code == 1
+    assert "python-oracledb is not installed" in doctor.stdout
