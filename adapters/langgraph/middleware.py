@@ -243,7 +243,11 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self._self_contained:
             # The card holds the newest turns; tool results exist only in the state, so a tool
             # loop in progress is never cut: compaction waits for the next user turn.
-            if not organic or not isinstance(organic[-1], HumanMessage) or len(organic) <= self._keep:
+            if (
+                len(organic) <= self._keep
+                or not isinstance(organic[-1], HumanMessage)
+                or _turn(organic[-1]) is None  # e.g. an image only: the card could not carry it
+            ):
                 return None
             card = thread.get_context_card(
                 except_last_messages=self._keep, max_recent_messages=self._keep, **self._card_options
@@ -269,12 +273,16 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _persist(self, thread: MemoryThread, organic: Sequence[BaseMessage]) -> None:
         turns: list[tuple[str, str, str, str]] = []
+        seen: set[str] = set()
         for message in organic:
             turn = _turn(message)
             if turn is None:
                 continue
             if not message.id:
                 message.id = str(uuid.uuid4())
+            if message.id in seen:  # the same message twice in one list is one turn
+                continue
+            seen.add(message.id)
             turns.append((message.id, turn[0], turn[1], message.type))
         if not turns:
             return

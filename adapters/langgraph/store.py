@@ -237,13 +237,12 @@ class PalimpsestStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        candidates = [
-            record for record in self._list(prefix) if _value_matches(_payload(record)["value"], op.filter)
-        ]
+        under = self._list(prefix)
+        candidates = [r for r in under if _value_matches(_payload(r)["value"], op.filter)]
         candidates.sort(key=_newest_first)
         ranked: list[tuple[MemoryRecord, float | None]] = []
         if op.query and op.query.strip():  # a blank query ranks nothing, as no query
-            scores = self._rank(op.query, prefix, candidates)
+            scores = self._rank(op.query, prefix, under, {r.id for r in candidates})
             ranked = [(r, scores[r.id]) for r in candidates if r.id in scores]
             ranked.sort(key=lambda pair: -(pair[1] or 0.0))
             ranked.extend((r, None) for r in candidates if r.id not in scores)
@@ -295,31 +294,33 @@ class PalimpsestStore(BaseStore):
         records = self._memory.list_memories(metadata_filter=metadata_filter, limit=None, **scope_args)
         return [r for r in records if tuple(_payload(r)["namespace"][: len(prefix)]) == prefix]
 
-    def _rank(self, query: str, prefix: tuple[str, ...], candidates: list[MemoryRecord]) -> dict[str, float]:
-        """Relevance of the indexed candidates, from one palimpsest search per user scope."""
-        wanted = {r.id for r in candidates if _payload(r).get("indexed")}
-        if not wanted:
+    def _rank(
+        self, query: str, prefix: tuple[str, ...], population: list[MemoryRecord], wanted: set[str]
+    ) -> dict[str, float]:
+        """Relevance of the ``wanted`` records, from one palimpsest search per user scope.
+
+        Each search asks for as many results as there are indexed items under the prefix in
+        that scope (up to 1000), so the items the value filter kept are all ranked even when
+        items it dropped would rank higher."""
+        per_user: dict[str | None, int] = {}
+        for record in population:
+            if _payload(record).get("indexed"):
+                per_user[record.user_id] = per_user.get(record.user_id, 0) + 1
+        users = {r.user_id for r in population if r.id in wanted and _payload(r).get("indexed")}
+        if not users:
             return {}
-        by_scope: dict[tuple[str | None, str | None], int] = {}
-        for record in candidates:
-            if record.id in wanted:
-                key = (record.user_id, record.agent_id)
-                by_scope[key] = by_scope.get(key, 0) + 1
-        users: dict[str | None, int] = {}
-        for (user, _agent), count in by_scope.items():
-            users[user] = users.get(user, 0) + count
         agent_fixed = "agent_id" in self._scopes and len(prefix) > self._scopes.index("agent_id")
         path = {str(i): label for i, label in enumerate(prefix) if i >= len(self._scopes)}
         metadata_filter = {STORE_METADATA_KEY: {"indexed": True, **({"path": path} if path else {})}}
         scores: dict[str, float] = {}
-        for user, count in users.items():
+        for user in users:
             results = self._memory.search(
                 query,
                 user_id=user,
                 agent_id=_scope_id(prefix[self._scopes.index("agent_id")]) if agent_fixed else NOTSET,
                 record_types=[self._memory_type],
                 metadata_filter=metadata_filter,
-                max_results=min(count, _MAX_SEARCH_K),
+                max_results=min(per_user[user], _MAX_SEARCH_K),
                 include_invalid_results=True,
             )
             for result in results:

@@ -167,6 +167,10 @@ def test_messages_without_ids_get_one_and_are_stored_once(memory: AgentMemory) -
     middleware.before_model(state, None)  # type: ignore[arg-type]
     middleware.after_model(state, None)  # type: ignore[arg-type]
     assert _stored(memory) == [("user", "no id yet")]
+    # The same message object twice in one list is one turn.
+    again = HumanMessage(content="twice", id="same")
+    middleware.before_model({"messages": [question, again, again]}, None)  # type: ignore[arg-type]
+    assert _stored(memory) == [("user", "no id yet"), ("user", "twice")]
 
 
 def test_a_write_racing_another_writer_stores_each_turn_once(memory: AgentMemory) -> None:

@@ -574,6 +574,17 @@ def test_vector_search_with_filters(store: PalimpsestStore) -> None:
     assert len(results) == 1 and results[0].key == "doc3"
 
 
+def test_every_filtered_item_is_ranked_even_when_dropped_items_match_better(store: PalimpsestStore) -> None:
+    for i in range(6):
+        store.put(("test",), f"close{i}", {"text": f"apple pie recipe {i}", "kind": "close"})
+    store.put(("test",), "far1", {"text": "quarterly tax form", "kind": "far"})
+    store.put(("test",), "far2", {"text": "zebra crossing rules", "kind": "far"})
+    results = store.search(("test",), query="apple pie recipe", filter={"kind": "far"})
+    assert {r.key for r in results} == {"far1", "far2"}
+    assert all(r.score is not None for r in results)
+    assert results[0].score >= results[1].score
+
+
 def test_vector_search_pagination(store: PalimpsestStore) -> None:
     for i in range(5):
         store.put(("test",), f"doc{i}", {"text": f"test document number {i}"})
