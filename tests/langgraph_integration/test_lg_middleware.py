@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from palimpsest.adapters.langgraph import (
     safe_tail_start,
 )
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain.errors import ConfigurationError, InvalidScopeError
 
 
@@ -196,6 +198,27 @@ def test_cards_are_never_stored_as_turns(memory: AgentMemory) -> None:
     }
     middleware.before_model(state, None)  # type: ignore[arg-type]
     assert _stored(memory) == [("user", "a real question")]
+
+
+def test_two_workers_persisting_the_same_state_at_once_store_each_turn_once(tmp_path: Path) -> None:
+    memory = open_memory(
+        tmp_path / "m.db",
+        embedder=HashingEmbedder(),
+        memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
+    )
+    try:
+        workers = [_middleware(memory, compaction_message_trigger=500) for _ in range(2)]
+        messages: list[BaseMessage] = []
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for turn in range(6):
+                messages.append(HumanMessage(content=f"q{turn}", id=f"h{turn}"))
+                messages.append(AIMessage(content=f"a{turn}", id=f"a{turn}"))
+                state = {"messages": list(messages)}
+                list(pool.map(lambda w, s=state: w.before_model(s, None), workers))
+        expected = [pair for i in range(6) for pair in (("user", f"q{i}"), ("assistant", f"a{i}"))]
+        assert _stored(memory) == expected
+    finally:
+        memory.close()
 
 
 def test_tool_results_system_messages_and_empty_turns_are_not_stored(memory: AgentMemory) -> None:
