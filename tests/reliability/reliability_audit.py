@@ -1,0 +1,128 @@
+"""Reliability helpers: an audit of an embedded store file after crashes or concurrent writers.
+
+``audit(path)`` opens the file as a client would (``EmbeddedStore``, which also recovers a WAL
+left by a killed process), then checks it twice over:
+
+* SQLite level, on a separate read-only connection: ``PRAGMA integrity_check`` and
+  ``PRAGMA foreign_key_check``; and the two FTS5 keyword indexes' own ``integrity-check``
+  (run inside a unit of work that is rolled back);
+* palimpsest level: every link's endpoints exist, every record's status, reason and
+  ``invalidated_at`` agree with its incoming lifecycle links (D2), and each thread's message
+  seqs are exactly ``1..n``.
+
+It returns what the file holds (message ids per thread in seq order, record ids, links), so a
+test can compare it with what its writers were told had been stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.domain.links import LIFECYCLE_REASONS
+
+
+@dataclass
+class Snapshot:
+    """The committed content of a store, as rows the tests can compare."""
+
+    messages: dict[str, list[str]] = field(default_factory=dict)  # thread id -> message ids by seq
+    records: dict[str, str] = field(default_factory=dict)  # record id -> status
+    links: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # id -> (source, target, type)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def message_ids(self) -> set[str]:
+        return {mid for ids in self.messages.values() for mid in ids}
+
+    @property
+    def rows(self) -> int:
+        return len(self.message_ids) + len(self.records) + len(self.links)
+
+
+def audit(path: Path) -> Snapshot:
+    """Open the store, check it, and return its content; ``problems`` lists every violation."""
+    snapshot = Snapshot()
+    store = EmbeddedStore(path)
+    try:
+        with store.unit_of_work() as uow:  # never committed: the FTS checks write nothing
+            conn = uow.connection()
+            for table in ("records_fts", "messages_fts"):
+                try:
+                    conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+                except sqlite3.DatabaseError as exc:
+                    snapshot.problems.append(f"{table} integrity-check failed: {exc}")
+        reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            _check(reader, snapshot)
+        finally:
+            reader.close()
+    finally:
+        store.close()
+    return snapshot
+
+
+def _check(conn: sqlite3.Connection, snapshot: Snapshot) -> None:
+    problems = snapshot.problems
+    integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
+    if integrity != ["ok"]:
+        problems.append(f"integrity_check: {integrity[:5]}")
+    dangling = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if dangling:
+        problems.append(f"foreign_key_check: {dangling[:5]}")
+
+    by_thread: dict[str, list[tuple[int, str]]] = {}
+    for thread_id, seq, message_id in conn.execute("SELECT thread_id, seq, id FROM messages"):
+        by_thread.setdefault(thread_id, []).append((seq, message_id))
+    for thread_id in [row[0] for row in conn.execute("SELECT id FROM threads")]:
+        rows = sorted(by_thread.get(thread_id, []))
+        seqs = [seq for seq, _ in rows]
+        if seqs != list(range(1, len(seqs) + 1)):
+            problems.append(f"thread {thread_id}: message seqs are not 1..{len(seqs)}: {seqs[:20]}")
+        snapshot.messages[thread_id] = [mid for _, mid in rows]
+    orphans = set(by_thread) - set(snapshot.messages)
+    if orphans:
+        problems.append(f"messages of missing threads: {sorted(orphans)[:5]}")
+
+    records = {
+        rid: (status, reason, invalidated_at)
+        for rid, status, reason, invalidated_at in conn.execute(
+            "SELECT id, status, invalidation_reason, invalidated_at FROM records"
+        )
+    }
+    snapshot.records = {rid: status for rid, (status, _, _) in records.items()}
+    incoming: dict[str, list[tuple[str, str, str]]] = {}
+    for link_id, source, target, relation, created in conn.execute(
+        "SELECT id, source_id, target_id, relation_type, created_at FROM links"
+    ):
+        snapshot.links[link_id] = (source, target, relation)
+        for end in (source, target):
+            if end not in records:
+                problems.append(f"link {link_id}: endpoint {end} does not exist")
+        if source == target:
+            problems.append(f"link {link_id} is a self-link")
+        if relation in LIFECYCLE_REASONS:
+            incoming.setdefault(target, []).append((created, link_id, relation))
+    pairs: dict[frozenset[str], set[tuple[str, str]]] = {}
+    for source, target, _ in snapshot.links.values():
+        pairs.setdefault(frozenset((source, target)), set()).add((source, target))
+    for pair, orientations in pairs.items():
+        if len(orientations) > 1:
+            problems.append(f"records {sorted(pair)} are linked in both orientations")
+
+    for rid, (status, reason, invalidated_at) in records.items():
+        lifecycle = sorted(incoming.get(rid, []))
+        if lifecycle:
+            expected_reason = LIFECYCLE_REASONS[lifecycle[0][2]]
+            if (status, reason) != ("invalid", expected_reason) or invalidated_at is None:
+                problems.append(
+                    f"record {rid}: {len(lifecycle)} incoming lifecycle link(s) but status={status!r}, "
+                    f"reason={reason!r}, invalidated_at={invalidated_at!r}"
+                )
+        elif (status, reason, invalidated_at) != ("valid", None, None):
+            problems.append(
+                f"record {rid}: no incoming lifecycle link but status={status!r}, reason={reason!r}, "
+                f"invalidated_at={invalidated_at!r}"
+            )
