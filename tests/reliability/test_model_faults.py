@@ -1,0 +1,240 @@
+"""Model faults: the OpenAI-compatible extractor, through the client, against a local HTTP server
+answering with timeouts, 429, 500, truncated JSON and schema-violating JSON.
+
+What holds today (the assertions below):
+
+* the raw messages are committed before any model call, so no fault loses one, and the thread
+  stays usable (more messages, context cards, search) whatever the model does;
+* 429 / 5xx / timeouts are retried by the chat model within one extraction attempt
+  (``max_retries``); when they outlast it, the job stays in the store and the next client to
+  open it after the job's lease (``JOB_LEASE``) runs it again;
+* after ``MAX_ATTEMPTS`` failed attempts the job is deleted with an error log naming it; the
+  store keeps no record of the failure.
+
+And what does not (``xfail(strict=True)``): a malformed answer (truncated or schema-violating
+JSON) is not retried, although the README says so; ``LlmExtractor`` turns the
+``ModelOutputError`` into "no memories", and the job is finished as if the messages held none.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+openai = pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra")
+
+_SERVER_FOLDER = str(Path(__file__).resolve().parents[1] / "openai")  # the scripted server lives there
+if _SERVER_FOLDER not in sys.path:
+    sys.path.insert(0, _SERVER_FOLDER)
+from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel
+from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryExtractionMode
+from palimpsest.application.extraction import JOB_LEASE, MAX_ATTEMPTS
+from palimpsest.application.testing import HashingEmbedder
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+GOOD = json_answer({"memories": [{"text": "The user's name is Maya.", "record_type": "fact"}]})
+TIMEOUT = 0.5  # the chat model's per-request timeout; a scripted delay beyond it is a timeout
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """The scripted server on 127.0.0.1; any other address is refused (tests never leave the machine)."""
+    import palimpsest.adapters.openai as adapters
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    real_create_connection = socket.create_connection
+
+    def loopback_only(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        if address[0] not in _LOOPBACK:
+            raise AssertionError(f"a test tried to reach {address[0]!r}; tests never leave the machine")
+        return real_create_connection(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", loopback_only)
+    monkeypatch.setattr(adapters, "ALLOW_MODEL_REQUESTS", True)
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+class Harness:
+    """Clients on one embedded store file, each like a new process, with a clock the test moves."""
+
+    def __init__(self, server: FakeOpenAIServer, path: Path) -> None:
+        self.server = server
+        self.path = path
+        self.clock = ManualClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
+        self.sdk = openai.OpenAI(base_url=server.base_url, api_key="test-key")
+
+    def client(self, *, max_retries: int = 3) -> AgentMemory:
+        chat = OpenAIChatModel(
+            self.sdk, "test-model", max_retries=max_retries, timeout=TIMEOUT, sleep=lambda _: None
+        )
+        return AgentMemory(
+            store=EmbeddedStore(self.path),
+            embedder=HashingEmbedder(),
+            extractor=LlmExtractor(chat),
+            clock=self.clock,
+            memory_extraction_config=MemoryExtractionConfig(
+                extraction_mode=MemoryExtractionMode.INLINE, enable_context_summary=False
+            ),
+            close_store=True,
+        )
+
+    def pending(self, memory: AgentMemory) -> list[Any]:
+        with memory.store.unit_of_work() as uow:
+            return uow.jobs.pending(self.clock.now() + JOB_LEASE + timedelta(days=1))
+
+    def past_the_lease(self) -> None:
+        self.clock.advance(JOB_LEASE + timedelta(seconds=1))
+
+    def close(self) -> None:
+        self.sdk.close()
+
+
+@pytest.fixture
+def harness(server: FakeOpenAIServer, tmp_path: Path) -> Iterator[Harness]:
+    h = Harness(server, tmp_path / "faults.db")
+    yield h
+    h.close()
+
+
+def timeout() -> Scripted:
+    return Scripted(GOOD.body, delay=TIMEOUT * 3)
+
+
+NOTHING = json_answer({"memories": []})
+
+
+def assert_thread_usable(
+    memory: AgentMemory, server: FakeOpenAIServer, thread_id: str, expected: list[str]
+) -> None:
+    """Raw messages intact, and the thread still takes messages (one more model call, answered
+    with no memory), builds context cards and searches."""
+    thread = memory.get_thread(thread_id)
+    assert [m.content for m in thread.get_messages()] == expected
+    server.chat(NOTHING)
+    thread.add_messages([{"role": "user", "content": "One more thing: I walk to work."}])
+    assert [m.content for m in thread.get_messages()] == [*expected, "One more thing: I walk to work."]
+    card = thread.get_context_card(max_recent_messages=2)
+    assert "I walk to work" in card.content
+    found = memory.search("sourdough", user_id="u1", record_types=["message"])
+    assert any("sourdough" in r.record.content for r in found)
+
+
+def test_timeouts_429_and_500_are_retried_within_the_attempt(harness: Harness) -> None:
+    harness.server.chat(timeout(), error(429, "slow down"), error(500, "boom"), GOOD)
+    with harness.client(max_retries=3) as memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+        assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
+        assert harness.pending(memory) == []
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
+    assert (
+        len(harness.server.requests_to("/v1/chat/completions")) == 5
+    )  # four for the first message, one for the usability check
+
+
+def test_an_unavailable_model_leaves_the_job_for_the_next_client(harness: Harness) -> None:
+    harness.server.chat(error(500), error(429), timeout())  # one attempt: 1 request + 2 retries
+    with harness.client(max_retries=2) as memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+        assert memory.list_memories(user_id="u1") == []
+        [job] = harness.pending(memory)
+        assert job.attempts == 1
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
+
+    harness.past_the_lease()
+    harness.server.chat(GOOD)
+    with harness.client() as memory:  # a new process: it resumes the job whose lease expired
+        memory.wait_for_memory_extraction(timeout=60)
+        assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
+        assert harness.pending(memory) == []
+
+
+def test_after_the_last_attempt_the_job_is_dropped_with_an_error_log(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    faults = [error(500), error(429), timeout(), error(503), error(502)]
+    assert len(faults) == MAX_ATTEMPTS
+    harness.server.chat(faults[0])
+    with harness.client(max_retries=0) as memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+        [job] = harness.pending(memory)
+    for attempt, fault in enumerate(faults[1:], start=2):
+        harness.past_the_lease()
+        harness.server.chat(fault)
+        with caplog.at_level(logging.ERROR, logger="palimpsest"), harness.client(max_retries=0) as memory:
+            memory.wait_for_memory_extraction(timeout=60)
+            left = harness.pending(memory)
+            if attempt < MAX_ATTEMPTS:
+                assert [(j.id, j.attempts) for j in left] == [(job.id, attempt)]
+            else:
+                assert left == []  # dropped: no pending job, and no durable failure record
+    assert len(harness.server.requests_to("/v1/chat/completions")) == MAX_ATTEMPTS
+    gave_up = [r for r in caplog.records if "giving up" in r.getMessage()]
+    assert len(gave_up) == 1 and job.id in gave_up[0].getMessage()
+
+    harness.server.chat(GOOD)
+    with harness.client() as memory:  # the thread and the store work on
+        thread = memory.get_thread("t1")
+        thread.add_messages([{"role": "user", "content": "I also like sourdough bread."}])
+        assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
+        assert_thread_usable(
+            memory,
+            harness.server,
+            "t1",
+            ["My name is Maya and I love sourdough.", "I also like sourdough bread."],
+        )
+
+
+MALFORMED = {
+    "truncated JSON": chat_answer('{"memories": [{"text": "The user\'s name is Ma'),
+    "schema-violating JSON": json_answer({"memories": "Maya"}),
+}
+
+
+@pytest.mark.parametrize("answer", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_answer_loses_no_message_and_leaves_the_thread_usable(
+    harness: Harness, answer: Scripted
+) -> None:
+    harness.server.chat(answer)
+    with harness.client() as memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+        assert memory.list_memories(user_id="u1") == []
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
+        # Today the job is finished as if the messages held no memory (see the xfail below).
+        assert harness.pending(memory) == []
+    assert (
+        len(harness.server.requests_to("/v1/chat/completions")) == 2
+    )  # no retry; the second is the usability check
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: LlmExtractor turns a malformed answer (ModelOutputError) into 'no memories', so the "
+    "job is finished without a retry, although the README says the extraction is retried",
+)
+@pytest.mark.parametrize("answer", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_answer_is_retried(harness: Harness, answer: Scripted) -> None:
+    harness.server.chat(answer)
+    with harness.client() as memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u1")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
+    harness.past_the_lease()
+    harness.server.chat(GOOD)
+    with harness.client() as memory:
+        memory.wait_for_memory_extraction(timeout=60)
+        assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
