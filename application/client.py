@@ -46,7 +46,7 @@ from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
 from .summaries import SummaryService
 from .thread import MemoryThread, ThreadSettings
 from .usage import TokenUsage, merged_usage
-from .validation import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs, resolve_expiry
+from .validation import TimeToLiveAnchor, list_limit, parse_timestamp, reject_unknown_kwargs, resolve_expiry
 
 __all__ = ["AgentMemory", "MemoryCore"]
 
@@ -151,6 +151,10 @@ class MemoryCore:
             raise ValidationError(f"memory_type must be one of: {MEMORY_TYPE_NAMES}.") from None
         if isinstance(memory_id_to_link, NotSetType) != isinstance(link_type, NotSetType):
             raise ValidationError("memory_id_to_link and link_type must be provided together.")
+        if isinstance(autonomous_linking, NotSetType):
+            autonomous_linking = self.link_resolver is not None
+        if autonomous_linking is not True and autonomous_linking is not False:
+            raise ValidationError("autonomous_linking must be True or False.")
         now = self.clock.now()
         event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
         if isinstance(expires_at, NotSetType):
@@ -186,10 +190,6 @@ class MemoryCore:
             link=link_request,
             require_thread=require_thread,
         )
-        if isinstance(autonomous_linking, NotSetType):
-            autonomous_linking = self.link_resolver is not None
-        if autonomous_linking is not True and autonomous_linking is not False:
-            raise ValidationError("autonomous_linking must be True or False.")
         if autonomous_linking and link_request is None and self.link_resolver is not None:
             from .linking import resolve_links_after_extraction
 
@@ -473,7 +473,7 @@ class AgentMemory:
                 user_id=user_id,
                 agent_id=agent_id,
                 metadata_filter=metadata_filter,
-                limit=10_000 if isinstance(limit, NotSetType) else limit,
+                limit=list_limit(limit),
             )
 
     # -- memories --------------------------------------------------------------------------
@@ -555,7 +555,7 @@ class AgentMemory:
             agent_id=agent_id,
             thread_id=thread_id,
             metadata_filter=metadata_filter,
-            limit=10_000 if isinstance(limit, NotSetType) else limit,
+            limit=list_limit(limit),
         )
 
     # -- links -----------------------------------------------------------------------------
@@ -695,6 +695,8 @@ class AgentMemory:
             raise ConfigurationError("reembed() needs a client with an embedder.")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size must be a positive integer.")
+        if progress is not None and not callable(progress):
+            raise ValidationError("progress must be a callable progress(done, total) or None.")
         if core.store.dimension is not None and core.store.dimension != embedder.dimension:
             core.store.clear_vectors()
         now = core.clock.now()

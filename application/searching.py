@@ -105,6 +105,8 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
         return None
     if isinstance(value, str):
         raise ValidationError("record_types must be a list of record type names, not a string.")
+    if not isinstance(value, Iterable):
+        raise ArgumentTypeError("record_types must be a list of record type names or None.")
     items = list(value)
     if not all(isinstance(t, str) for t in items):
         raise ArgumentTypeError("record_types entries must be strings.")

@@ -34,6 +34,7 @@ from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, resolve_scope
 from .validation import (
     CHARS_PER_TOKEN,
+    UNBOUNDED_LIMIT,
     TimeToLiveAnchor,
     apply_token_budgets,
     parse_timestamp,
@@ -357,7 +358,14 @@ class MemoryThread:
 
     def extract_now(self, targets: list[Message]) -> None:
         """Run one extraction pass over ``targets`` (called by the job runner)."""
-        self._extract(targets)
+        if self._core.extractor is None:
+            raise ConfigurationError("extract_now() needs a client with an extractor.")
+        if not isinstance(targets, (list, tuple)) or not all(
+            isinstance(m, Message) and m.thread_id == self.thread_id for m in targets
+        ):
+            raise ValidationError("targets must be a list of this thread's messages.")
+        if targets:
+            self._extract(list(targets))
 
     def _maybe_refresh_summary(self, last_seq: int) -> None:
         core = self._core
@@ -379,7 +387,7 @@ class MemoryThread:
             history: list[Message] = []
             if isinstance(window, int) and window > len(targets):
                 history = uow.messages.list_for_thread(
-                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
+                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=min(window - len(targets), UNBOUNDED_LIMIT)
                 )
             summary = uow.summaries.latest(self.thread_id, valid_only=True)
         query = "\n".join(m.content for m in targets).strip()
@@ -483,6 +491,8 @@ class MemoryThread:
         for name, value in (("start", start), ("end", end)):
             if not isinstance(value, NotSetType) and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValidationError(f"{name} must be an integer.")
+        if start is None:
+            raise ValidationError("start must be an integer; omit it for the newest messages.")
         if isinstance(start, NotSetType) and isinstance(end, NotSetType):
             with self._core.store.unit_of_work() as uow:
                 return uow.messages.list_for_thread(
@@ -583,7 +593,9 @@ class MemoryThread:
         if except_last == 0:
             return core.summaries.current(self._thread, token_limit=limit, fallback_message_count=fallback_message_count)
         with core.store.unit_of_work() as uow:
-            tail = uow.messages.list_for_thread(self.thread_id, now=core.clock.now(), last_n=except_last + 1)
+            tail = uow.messages.list_for_thread(
+                self.thread_id, now=core.clock.now(), last_n=min(except_last + 1, UNBOUNDED_LIMIT)
+            )
         if len(tail) <= except_last:
             return SummaryText("")
         return core.summaries.prefix(
@@ -617,7 +629,7 @@ class MemoryThread:
         now = core.clock.now()
         window = max(plan.except_last, plan.recent, 1)
         with core.store.unit_of_work() as uow:
-            tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=window + 1)
+            tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=min(window + 1, UNBOUNDED_LIMIT))
         if not tail:
             return ContextCard("")
         recent = tuple(tail[len(tail) - plan.recent :]) if plan.recent else ()

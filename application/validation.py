@@ -22,8 +22,10 @@ __all__ = [
     "OMISSION_MARKER",
     "shorten_for_prompt",
     "TimeToLiveAnchor",
+    "UNBOUNDED_LIMIT",
     "apply_token_budgets",
     "estimate_tokens",
+    "list_limit",
     "parse_timestamp",
     "resolve_expiry",
 ]
@@ -56,7 +58,10 @@ def parse_timestamp(value: object, what: str = "timestamp") -> datetime | None:
         raise ValidationError(f"{what} must be an ISO-8601 string or a datetime.")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59-12:00 lies after the last representable UTC time
+        raise ValidationError(f"{what} is out of the representable range, got {value!r}.") from None
 
 
 def _check_ttl(value: object) -> float:
@@ -95,8 +100,13 @@ def resolve_expiry(
     if anchor is TimeToLiveAnchor.TIMESTAMP:
         if timestamp is None:
             raise ValidationError("ttl_anchor=TIMESTAMP needs an ISO-8601 timestamp on the record.")
-        return timestamp + timedelta(days=days)
-    return now + timedelta(days=days)
+        start = timestamp
+    else:
+        start = now
+    try:
+        return start + timedelta(days=days)
+    except OverflowError:  # beyond year 9999: use None (never expires) instead
+        raise ValidationError("ttl_days is too large: the expiry would fall after the year 9999.") from None
 
 
 def _anchor(value: object) -> TimeToLiveAnchor:
@@ -160,6 +170,21 @@ def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[
             message = replace(message, content=f"{head}\n{OMISSION_MARKER}\n{tail}")
         out.append(message)
     return out
+
+
+DEFAULT_LIST_LIMIT: Final = 10_000
+UNBOUNDED_LIMIT: Final = 2**62
+"""A row count at least this large means "every row", whatever the store: listings pass ``None``
+instead, and message windows are capped to it (no SQL integer binds a number near 2**63)."""
+
+
+def list_limit(limit: object) -> Any:
+    """A listing's ``limit`` for the store: omitted → 10,000, huge → ``None`` (the store checks the rest)."""
+    if isinstance(limit, NotSetType):
+        return DEFAULT_LIST_LIMIT
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= UNBOUNDED_LIMIT:
+        return None
+    return limit
 
 
 def reject_unknown_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:

@@ -40,12 +40,15 @@ __all__ = [
     "check_id",
     "check_metadata",
     "check_optional_id",
+    "check_text",
     "check_time",
     "expiry_from_ttl",
     "parse_record_type",
 ]
 
 _CONTROL: Final = re.compile("[\x00-\x1f]")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""Lone surrogates: Python strings may hold them, but no UTF-8 store (SQLite, Oracle) can."""
 
 MAX_ID_LENGTH: Final = 128
 """Ids, user ids, agent ids and labels fit a VARCHAR2(128) column on every backend."""
@@ -107,6 +110,13 @@ def check_id(value: object, what: str) -> str:
         raise ValidationError(f"{what} must be at most {MAX_ID_LENGTH} characters.")
     if _CONTROL.search(value):
         raise ValidationError(f"{what} must not contain control characters.")
+    return check_text(value, what)
+
+
+def check_text(value: str, what: str) -> str:
+    """Text that can be stored as UTF-8: no lone surrogate (e.g. from a bad ``surrogateescape``)."""
+    if _SURROGATE.search(value):
+        raise ValidationError(f"{what} must be valid Unicode text (it contains a lone surrogate).")
     return value
 
 
@@ -136,7 +146,11 @@ def _check_optional_time(value: object, what: str) -> datetime | None:
 def _check_json_value(value: object, path: str, depth: int = 0) -> None:
     if depth > 32:
         raise InvalidMetadataError(f"metadata is nested too deeply at {path}.")
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise InvalidMetadataError(f"metadata value at {path} contains a lone surrogate.")
+        return
+    if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -150,6 +164,8 @@ def _check_json_value(value: object, path: str, depth: int = 0) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidMetadataError(f"metadata keys must be strings (at {path}).")
+            if _SURROGATE.search(key):
+                raise InvalidMetadataError(f"metadata keys must be valid Unicode text (at {path}).")
             _check_json_value(item, f"{path}.{key}", depth + 1)
         return
     raise InvalidMetadataError(
@@ -246,6 +262,8 @@ class Message:
             raise ValidationError("message role must be at most 30 characters.")
         if not isinstance(self.content, str):
             raise ValidationError("message content must be a string.")
+        check_text(self.role, "message role")
+        check_text(self.content, "message content")
         if not isinstance(self.seq, int) or isinstance(self.seq, bool) or self.seq < 1:
             raise ValidationError("message seq must be a positive integer.")
         check_time(self.created_at, "created_at")
@@ -296,6 +314,7 @@ class MemoryRecord:
             raise ValidationError("memory content must be a string.")
         if not self.content.strip():
             raise ValidationError("memory content must not be empty.")
+        check_text(self.content, "memory content")
         check_time(self.created_at, "created_at")
         check_time(self.updated_at, "updated_at")
         check_optional_id(self.user_id, "user_id")
