@@ -1,7 +1,14 @@
-"""Embedded adapter: the in-process exact vector index (numpy), partitioned by user scope.
+"""Embedded adapter: the in-process vector index (numpy), partitioned by user scope.
 
 A cache, never the source of truth: the store fills it from SQLite at open and from the change
 log after commits, so it only ever reflects committed rows.
+
+Search is exact by default. In ``"auto"`` mode a partition of more than
+``approximate_min_rows`` live rows is searched in two passes (ARCHITECTURE.md, D19): a Hamming
+scan of one sign bit per dimension, held beside the float32 vectors, picks the ``candidates``
+admitted rows nearest the query's own sign bits; those are then scored exactly, so the result is
+the exact top ``k`` *among the candidates*. Filters are applied before candidates are drawn, and
+a filter admitting no more rows than the candidate budget gives an exact answer.
 """
 
 from __future__ import annotations
@@ -17,7 +24,17 @@ from palimpsest.domain.sentinel import AnyType
 
 from .codec import MESSAGE_CODE
 
-__all__ = ["IndexBatch", "NumpyVectorIndex", "VectorCandidate", "VectorFilter"]
+__all__ = [
+    "APPROXIMATE_MIN_ROWS",
+    "CANDIDATES_MIN",
+    "CANDIDATES_PER_RESULT",
+    "VECTOR_SEARCH_MODES",
+    "IndexBatch",
+    "NumpyVectorIndex",
+    "VectorCandidate",
+    "VectorFilter",
+    "sign_bits",
+]
 
 Key = tuple[bool, str]
 """(is_message, id): messages and memory records live in separate tables and id spaces."""
@@ -32,6 +49,48 @@ near-ties and exact ties are ordered exactly and deterministically (by type, the
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
 _ALL_TYPES: Final = 5
+
+VECTOR_SEARCH_MODES: Final = ("auto", "exact")
+"""``"exact"``: every search scans float32 vectors. ``"auto"``: partitions larger than
+``approximate_min_rows`` take the two-pass (sign bits, then exact re-scoring) search."""
+
+APPROXIMATE_MIN_ROWS: Final = 100_000
+"""Default size above which a partition is searched in two passes in ``"auto"`` mode. An exact
+scan of 100,000 × 384 float32 takes about 12 ms; below this size exactness is cheap enough."""
+
+CANDIDATES_MIN: Final = 2_000
+CANDIDATES_PER_RESULT: Final = 40
+"""The first pass keeps ``max(CANDIDATES_MIN, CANDIDATES_PER_RESULT * limit)`` rows for exact
+re-scoring (2,000 for k=10: about 3 MB of float32 rows read, well under a millisecond)."""
+
+_PACK_CHUNK: Final = 65_536  # rows packed at a time (bounds the temporary boolean matrix)
+_WORD_BITS: Final = 64
+_POPCOUNT8: Final = np.array([i.bit_count() for i in range(256)], dtype=np.uint8)
+
+
+def _popcount_table(words: np.ndarray) -> np.ndarray:
+    """Bits set per uint64 through a byte table (numpy < 2 has no ``bitwise_count``)."""
+    return _POPCOUNT8[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
+
+
+_popcount = getattr(np, "bitwise_count", None) or _popcount_table
+
+
+def words_for(dimension: int) -> int:
+    """uint64 words holding one sign bit per dimension."""
+    return -(-dimension // _WORD_BITS)
+
+
+def sign_bits(matrix: np.ndarray, words: int) -> np.ndarray:
+    """One bit per dimension (set where the component is > 0), packed into ``words`` uint64 per row.
+
+    Padding bits are zero for every row and query alike, so they never add to a distance.
+    """
+    out = np.zeros((len(matrix), 8 * words), dtype=np.uint8)
+    for start in range(0, len(matrix), _PACK_CHUNK):
+        packed = np.packbits(matrix[start : start + _PACK_CHUNK] > 0, axis=1)
+        out[start : start + _PACK_CHUNK, : packed.shape[1]] = packed
+    return out.view(np.uint64)
 
 
 @dataclass(slots=True)
@@ -91,12 +150,18 @@ _COLUMNS: Final = ("vectors", "type_code", "agent_code", "thread_code", "valid",
 
 
 class _Partition:
-    """One user scope: a growable float32 matrix plus parallel attribute columns."""
+    """One user scope: a growable float32 matrix plus parallel attribute columns.
 
-    __slots__ = (*_COLUMNS, "ids", "size", "dead", "expiring", "invalid")
+    ``bits`` holds the rows' sign bits word-major, shape ``(words, capacity)``: the Hamming scan
+    then reads each word as one contiguous column. ``words`` is 0 when the index never searches
+    approximately, and nothing is packed.
+    """
 
-    def __init__(self, dimension: int) -> None:
+    __slots__ = (*_COLUMNS, "bits", "ids", "size", "dead", "expiring", "invalid")
+
+    def __init__(self, dimension: int, words: int) -> None:
         self.vectors = np.zeros((_MIN_CAPACITY, dimension), dtype=np.float32)
+        self.bits = np.zeros((words, _MIN_CAPACITY), dtype=np.uint64)
         self.type_code = np.zeros(_MIN_CAPACITY, dtype=np.int8)
         self.agent_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
         self.thread_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
@@ -123,6 +188,12 @@ class _Partition:
             else:
                 new[: len(keep)] = old[keep]
             setattr(self, name, new)
+        bits = np.zeros((self.bits.shape[0], capacity), dtype=np.uint64)
+        if keep is None:
+            bits[:, : self.size] = self.bits[:, : self.size]
+        else:
+            bits[:, : len(keep)] = self.bits[:, keep]
+        self.bits = bits
 
     def reserve(self, extra: int) -> None:
         """Amortised growth: capacity doubles, so appends cost O(1) on average."""
@@ -140,6 +211,8 @@ class _Partition:
     ) -> None:
         self._count(rows, -1, no_expiry)  # rows being overwritten stop counting
         self.vectors[rows] = columns.matrix[src]
+        if columns.bits is not None:
+            self.bits[:, rows] = columns.bits[src].T
         self.type_code[rows] = columns.types[src]
         self.agent_code[rows] = columns.agents[src]
         self.thread_code[rows] = columns.threads[src]
@@ -169,7 +242,15 @@ class _Partition:
         flt: VectorFilter,
         limit: int,
         allowed_rows: np.ndarray | None,
+        candidates: int | None = None,
+        query_bits: np.ndarray | None = None,
     ) -> list[VectorCandidate]:
+        """The best ``limit`` admitted rows (more when tied within the margin).
+
+        With ``candidates`` (and ``query_bits``), the rows are chosen among the ``candidates``
+        admitted rows of least Hamming distance to the query's sign bits (all admitted rows when
+        there are no more than that), then scored exactly.
+        """
         n = self.size
         if n == 0:
             return []
@@ -199,6 +280,12 @@ class _Partition:
         count = n if mask is None else int(np.count_nonzero(mask))
         if count == 0:
             return []
+        if candidates is not None and query_bits is not None:
+            if count <= candidates:  # few admitted rows: score them all, exactly
+                rows = np.arange(n) if mask is None else np.flatnonzero(mask)
+            else:
+                rows = self._nearest_bits(query_bits, mask, candidates)
+            return self._best(rows, query, query64, limit)
         # A view of the used rows, not a copy: the matvec is the whole cost of a big scan.
         scores = self.vectors[:n] @ query
         if mask is not None:
@@ -219,12 +306,50 @@ class _Partition:
             (s, t, ids[r]) for s, t, r in zip(exact.tolist(), self.type_code[rows].tolist(), rows.tolist())
         ]
 
+    def _nearest_bits(self, query_bits: np.ndarray, mask: np.ndarray | None, take: int) -> np.ndarray:
+        """The ``take`` admitted rows of least Hamming distance, ties broken by row order.
+
+        The caller guarantees that more than ``take`` rows are admitted.
+        """
+        n = self.size
+        bits = self.bits
+        words = bits.shape[0]
+        sentinel = words * _WORD_BITS + 1  # beyond any real distance: marks refused rows
+        dist = _popcount(bits[0, :n] ^ query_bits[0]).astype(np.uint16 if sentinel < 65_535 else np.uint32)
+        scratch = np.empty(n, dtype=np.uint64)
+        for word in range(1, words):
+            np.bitwise_xor(bits[word, :n], query_bits[word], out=scratch)
+            dist += _popcount(scratch)
+        if mask is not None:
+            np.putmask(dist, ~mask, sentinel)
+        # Distances are small integers: a histogram finds the cut-off distance in one pass.
+        cumulative = np.cumsum(np.bincount(dist, minlength=sentinel + 1))
+        cut = int(np.searchsorted(cumulative, take))
+        below = np.flatnonzero(dist < cut)
+        at_cut = np.flatnonzero(dist == cut)[: take - len(below)]
+        return np.concatenate((below, at_cut))
+
+    def _best(
+        self, rows: np.ndarray, query: np.ndarray, query64: np.ndarray, limit: int
+    ) -> list[VectorCandidate]:
+        """The best ``limit`` of ``rows`` by exact cosine (ties within the margin kept, float64)."""
+        scores = self.vectors[rows] @ query
+        take = min(limit, len(rows))
+        kth = np.partition(scores, len(rows) - take)[len(rows) - take]
+        rows = rows[scores >= kth - _TIE_MARGIN]
+        exact = (self.vectors[rows].astype(np.float64) * query64).sum(axis=1)
+        ids = self.ids
+        return [
+            (s, t, ids[r]) for s, t, r in zip(exact.tolist(), self.type_code[rows].tolist(), rows.tolist())
+        ]
+
 
 @dataclass(slots=True)
 class _Columns:
     """An :class:`IndexBatch` converted to arrays once, then scattered into partitions."""
 
     matrix: np.ndarray
+    bits: np.ndarray | None  # (rows, words) sign bits, None when the index packs none
     types: np.ndarray
     agents: np.ndarray
     threads: np.ndarray
@@ -257,13 +382,36 @@ class _Codes:
 
 
 class NumpyVectorIndex:
-    """Exact cosine search over L2-normalised float32 vectors, one partition per user id.
+    """Cosine search over L2-normalised float32 vectors, one partition per user id.
 
     A search scoped to one user scans only that user's partition, so its cost follows the
-    scoped row count, not the store size. Not thread-safe: the store serialises access.
+    scoped row count, not the store size. Exact unless ``vector_search="auto"`` and a partition
+    holds more than ``approximate_min_rows`` live rows (see the module docstring).
+    Not thread-safe: the store serialises access.
     """
 
-    def __init__(self, no_expiry: int) -> None:
+    def __init__(
+        self,
+        no_expiry: int,
+        *,
+        vector_search: str = "auto",
+        approximate_min_rows: int = APPROXIMATE_MIN_ROWS,
+        candidates_min: int = CANDIDATES_MIN,
+        candidates_per_result: int = CANDIDATES_PER_RESULT,
+    ) -> None:
+        if vector_search not in VECTOR_SEARCH_MODES:
+            raise ValueError(f"vector_search must be one of {VECTOR_SEARCH_MODES}, not {vector_search!r}.")
+        for name, value in (
+            ("approximate_min_rows", approximate_min_rows),
+            ("candidates_min", candidates_min),
+            ("candidates_per_result", candidates_per_result),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer.")
+        self.vector_search = vector_search
+        self.approximate_min_rows = approximate_min_rows
+        self._candidates_min = max(1, candidates_min)
+        self._candidates_per_result = candidates_per_result
         self._no_expiry = no_expiry
         self._partitions: dict[str | None, _Partition] = {}
         self._where: dict[Key, tuple[str | None, int]] = {}
@@ -281,6 +429,22 @@ class NumpyVectorIndex:
         self._where.clear()
         self._codes = _Codes()
         self.dimension = None
+
+    @property
+    def _words(self) -> int:
+        """Sign-bit words per row (0: no bits are kept, every search is exact)."""
+        if self.vector_search == "exact" or self.dimension is None:
+            return 0
+        return words_for(self.dimension)
+
+    def candidates(self, limit: int) -> int:
+        """Rows the first pass keeps for exact re-scoring, for a search of ``limit`` results."""
+        return max(self._candidates_min, self._candidates_per_result * limit)
+
+    def approximate(self, user: str | None) -> bool:
+        """Whether a search of this user's partition takes the two-pass path."""
+        partition = self._partitions.get(user)
+        return self._words > 0 and partition is not None and partition.live > self.approximate_min_rows
 
     def code(self, value: str | None) -> int:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
@@ -303,8 +467,11 @@ class NumpyVectorIndex:
             self.dimension = dimension
         if any(len(blob) != 4 * self.dimension for blob in batch.blobs):
             raise StorageError("stored embeddings have inconsistent dimensions; the store file is damaged.")
+        matrix = np.frombuffer(b"".join(batch.blobs), dtype="<f4").reshape(n, self.dimension)
+        words = self._words
         columns = _Columns(
-            matrix=np.frombuffer(b"".join(batch.blobs), dtype="<f4").reshape(n, self.dimension),
+            matrix=matrix,
+            bits=sign_bits(matrix, words) if words else None,
             types=np.array(batch.types, dtype=np.int8),
             agents=self._codes.intern(batch.agents),
             threads=self._codes.intern(batch.threads),
@@ -326,7 +493,7 @@ class NumpyVectorIndex:
         for user, members in groups.items():
             partition = self._partitions.get(user)
             if partition is None:
-                partition = self._partitions[user] = _Partition(self.dimension)
+                partition = self._partitions[user] = _Partition(self.dimension, words)
             old_rows, old_src, new_src = [], [], []
             if not where:
                 new_src = members
@@ -390,12 +557,18 @@ class NumpyVectorIndex:
                 if where is not None:
                     allowed.setdefault(where[0], []).append(where[1])
         query64 = query.astype(np.float64)
+        query_bits: np.ndarray | None = None
         found: list[VectorCandidate] = []
         for user, partition in partitions:
             allowed_rows = None
             if flt.allowed is not None:
                 allowed_rows = np.zeros(partition.size, dtype=bool)
                 allowed_rows[allowed.get(user, [])] = True
-            found.extend(partition.top(query, query64, flt, limit, allowed_rows))
+            candidates = None
+            if self._words and partition.live > self.approximate_min_rows:
+                candidates = self.candidates(limit)
+                if query_bits is None:
+                    query_bits = sign_bits(query[None, :], self._words)[0]
+            found.extend(partition.top(query, query64, flt, limit, allowed_rows, candidates, query_bits))
         found.sort(key=lambda c: (-c[0], c[1], c[2]))
         return found[:limit]
