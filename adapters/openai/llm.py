@@ -73,8 +73,8 @@ class LlmExtractor(_UsesModel):
 
     Link candidates are shown numbered from 1; proposals naming any other index, or an unknown
     link type, are dropped. At most 100 memories are read from one answer. A malformed answer
-    (``ModelOutputError``) is logged and yields no memories; transport failures propagate as
-    ``ModelError``/``ConfigurationError`` for the caller, which never undoes the stored messages.
+    raises ``ModelOutputError`` and transport failures ``ModelError``/``ConfigurationError``: the
+    extraction attempt fails, the stored messages stay, and the job is retried.
     """
 
     def __init__(self, model: JsonModel) -> None:
@@ -93,11 +93,10 @@ class LlmExtractor(_UsesModel):
             custom_instructions=request.custom_instructions,
             token_limit=request.token_limit,
         )
-        try:
-            payload = self._model.complete_json(system, user, ExtractionPayload, name="extract_memories")
-        except ModelOutputError as exc:
-            log.warning("memory extraction: unusable model answer (%s); no memories extracted", exc)
-            return []
+        # An unusable answer (truncated or schema-violating JSON) raises ModelOutputError: the
+        # extraction job stays in the store and is retried, like a transport failure, instead of
+        # being finished as if the messages held no memory.
+        payload = self._model.complete_json(system, user, ExtractionPayload, name="extract_memories")
         items = payload.get("memories") or []
         if len(items) > MAX_PARSED_MEMORIES:
             log.warning("memory extraction: %d memories returned, keeping the first %d", len(items),

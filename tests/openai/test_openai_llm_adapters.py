@@ -92,16 +92,16 @@ def test_the_extractor_reads_at_most_one_hundred_memories(server, chat) -> None:
     assert len(extracted) == 100 and extracted[-1].text == "Fact 99."
 
 
-def test_a_malformed_extraction_answer_yields_no_memories_and_a_warning(server, chat, caplog) -> None:
+def test_a_malformed_extraction_answer_raises_so_the_job_is_retried(server, chat) -> None:
+    """An unusable answer is a failed attempt (the job stays and is retried), not "no memories"."""
     server.chat(chat_answer("I could not find anything, sorry!"), json_answer({"memories": "none"}))
     extractor = LlmExtractor(chat)
     request = ExtractionRequest(target_messages=[message("hello")])
 
-    with caplog.at_level(logging.WARNING, logger="palimpsest.adapters.openai"):
-        assert extractor.extract(request) == []  # not JSON
-        assert extractor.extract(request) == []  # JSON, wrong shape
-
-    assert sum("no memories extracted" in r.getMessage() for r in caplog.records) == 2
+    with pytest.raises(ModelOutputError, match="not a JSON object"):
+        extractor.extract(request)  # not JSON
+    with pytest.raises(ModelOutputError, match="does not match the expected schema"):
+        extractor.extract(request)  # JSON, wrong shape
 
 
 def test_the_extractor_sends_nothing_without_target_messages(server, chat) -> None:
