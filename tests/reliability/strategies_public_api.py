@@ -390,7 +390,11 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "max_recent_messages": integers,
     "except_last_messages": integers,
     "min_relevant_results_by_type": anything(
-        st.dictionaries(st.one_of(record_type_names, anything()), anything(integers), max_size=3)
+        st.dictionaries(
+            st.one_of(record_type_names, weird_strings, integers, st.sampled_from([None, 1.5, b"x", frozenset(), _Weird()])),
+            anything(integers),
+            max_size=3,
+        )
     ),
     "targets": extraction_targets,
 }
