@@ -153,15 +153,15 @@ class _Partition:
     """One user scope: a growable float32 matrix plus parallel attribute columns.
 
     ``bits`` holds the rows' sign bits word-major, shape ``(words, capacity)``: the Hamming scan
-    then reads each word as one contiguous column. ``words`` is 0 when the index never searches
-    approximately, and nothing is packed.
+    then reads each word as one contiguous column. It has no words (nothing is packed or kept up
+    to date) until the partition first grows past the two-pass threshold: see :meth:`pack`.
     """
 
     __slots__ = (*_COLUMNS, "bits", "ids", "size", "dead", "expiring", "invalid")
 
-    def __init__(self, dimension: int, words: int) -> None:
+    def __init__(self, dimension: int) -> None:
         self.vectors = np.zeros((_MIN_CAPACITY, dimension), dtype=np.float32)
-        self.bits = np.zeros((words, _MIN_CAPACITY), dtype=np.uint64)
+        self.bits = np.zeros((0, _MIN_CAPACITY), dtype=np.uint64)
         self.type_code = np.zeros(_MIN_CAPACITY, dtype=np.int8)
         self.agent_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
         self.thread_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
@@ -211,8 +211,8 @@ class _Partition:
     ) -> None:
         self._count(rows, -1, no_expiry)  # rows being overwritten stop counting
         self.vectors[rows] = columns.matrix[src]
-        if columns.bits is not None:
-            self.bits[:, rows] = columns.bits[src].T
+        if words := self.bits.shape[0]:
+            self.bits[:, rows] = sign_bits(columns.matrix[src], words).T
         self.type_code[rows] = columns.types[src]
         self.agent_code[rows] = columns.agents[src]
         self.thread_code[rows] = columns.threads[src]
@@ -220,6 +220,13 @@ class _Partition:
         self.expires[rows] = columns.expires[src]
         self.alive[rows] = True
         self._count(rows, +1, no_expiry)
+
+    def pack(self, words: int) -> None:
+        """Start keeping sign bits: pack every row once; :meth:`write` keeps them up to date."""
+        if self.bits.shape[0] != words:
+            bits = np.zeros((words, self.vectors.shape[0]), dtype=np.uint64)
+            bits[:, : self.size] = sign_bits(self.vectors[: self.size], words).T
+            self.bits = bits
 
     def kill(self, rows: np.ndarray, no_expiry: int) -> None:
         self._count(rows, -1, no_expiry)
@@ -349,7 +356,6 @@ class _Columns:
     """An :class:`IndexBatch` converted to arrays once, then scattered into partitions."""
 
     matrix: np.ndarray
-    bits: np.ndarray | None  # (rows, words) sign bits, None when the index packs none
     types: np.ndarray
     agents: np.ndarray
     threads: np.ndarray
@@ -444,7 +450,15 @@ class NumpyVectorIndex:
     def approximate(self, user: str | None) -> bool:
         """Whether a search of this user's partition takes the two-pass path."""
         partition = self._partitions.get(user)
-        return self._words > 0 and partition is not None and partition.live > self.approximate_min_rows
+        return partition is not None and self._two_pass(partition)
+
+    def _two_pass(self, partition: _Partition) -> bool:
+        """Whether ``partition`` is searched in two passes; if so, its sign bits are packed."""
+        words = self._words
+        if not words or partition.live <= self.approximate_min_rows:
+            return False
+        partition.pack(words)
+        return True
 
     def code(self, value: str | None) -> int:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
@@ -467,11 +481,8 @@ class NumpyVectorIndex:
             self.dimension = dimension
         if any(len(blob) != 4 * self.dimension for blob in batch.blobs):
             raise StorageError("stored embeddings have inconsistent dimensions; the store file is damaged.")
-        matrix = np.frombuffer(b"".join(batch.blobs), dtype="<f4").reshape(n, self.dimension)
-        words = self._words
         columns = _Columns(
-            matrix=matrix,
-            bits=sign_bits(matrix, words) if words else None,
+            matrix=np.frombuffer(b"".join(batch.blobs), dtype="<f4").reshape(n, self.dimension),
             types=np.array(batch.types, dtype=np.int8),
             agents=self._codes.intern(batch.agents),
             threads=self._codes.intern(batch.threads),
@@ -493,7 +504,7 @@ class NumpyVectorIndex:
         for user, members in groups.items():
             partition = self._partitions.get(user)
             if partition is None:
-                partition = self._partitions[user] = _Partition(self.dimension, words)
+                partition = self._partitions[user] = _Partition(self.dimension)
             old_rows, old_src, new_src = [], [], []
             if not where:
                 new_src = members
@@ -519,6 +530,7 @@ class NumpyVectorIndex:
                 src = slice(None) if len(new_src) == n else np.array(new_src)
                 partition.write(slice(start, stop), src, columns, self._no_expiry)
                 where.update(zip(keys, zip(repeat(user), range(start, stop))))
+            self._two_pass(partition)  # packs the sign bits when the partition crosses the threshold
 
     def remove(self, keys: Iterable[Key]) -> None:
         by_partition: dict[str | None, list[int]] = {}
@@ -565,7 +577,7 @@ class NumpyVectorIndex:
                 allowed_rows = np.zeros(partition.size, dtype=bool)
                 allowed_rows[allowed.get(user, [])] = True
             candidates = None
-            if self._words and partition.live > self.approximate_min_rows:
+            if self._two_pass(partition):
                 candidates = self.candidates(limit)
                 if query_bits is None:
                     query_bits = sign_bits(query[None, :], self._words)[0]

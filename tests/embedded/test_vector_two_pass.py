@@ -250,6 +250,9 @@ def test_sign_bits_follow_updates_moves_and_compaction() -> None:
         assert partition.bits.shape[0] == 2
         assert np.array_equal(partition.bits[:, :n], sign_bits(partition.vectors[:n], 2).T)
     assert exact_index()._words == 0
+    small = NumpyVectorIndex(NEVER)
+    small.upsert(batch(rows))
+    assert small._partitions["u"].bits.shape[0] == 0  # below the threshold nothing is packed
 
 
 def test_the_byte_table_popcount_matches_numpy() -> None:
@@ -275,3 +278,17 @@ def test_the_store_takes_the_search_mode_and_refuses_unknown_ones(tmp_path: Path
         assert ids(store.search(query(vector=E1))) == ["a"]
     with EmbeddedStore(tmp_path / "auto.db", dimension=4) as store:
         assert store.vector_search == "auto"
+
+
+def test_a_partition_growing_past_the_threshold_packs_its_bits_and_keeps_them_up_to_date() -> None:
+    rng = np.random.default_rng(19)
+    rows = unit(rng.standard_normal((900, 40)))
+    index = two_pass(approximate_min_rows=500)
+    index.upsert(batch(rows[:400]))
+    assert not index.approximate("u") and index._partitions["u"].bits.shape[0] == 0
+    index.upsert(batch(rows[400:], start=400))
+    index.upsert(batch(unit(rng.standard_normal((10, 40))), start=5))  # updates after packing
+    partition = index._partitions["u"]
+    assert index.approximate("u")
+    n = partition.size
+    assert np.array_equal(partition.bits[:, :n], sign_bits(partition.vectors[:n], 1).T)
