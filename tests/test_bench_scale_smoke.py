@@ -48,6 +48,7 @@ def test_the_benchmark_runs_on_tiny_data_and_reports_every_figure(bench: ModuleT
     result = bench.run(config, log=lambda _line: None)
     assert set(result.latency_ms) == {"exact, all", "two-pass, all", "exact, one type", "two-pass, one type"}
     assert all(math.isfinite(v) for pair in result.latency_ms.values() for v in pair)
+    assert set(result.cpu_ms) == set(result.latency_ms)
     assert set(result.recall) == {"all", "one type"}
     assert all(0.0 <= r <= 1.0 for r in result.recall.values())
     assert result.peak_rss_mb > 0
