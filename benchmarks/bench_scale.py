@@ -264,8 +264,8 @@ def timed(
 ) -> tuple[list[float], list[float], list[list[VectorCandidate]]]:
     """Wall-clock and CPU milliseconds per measured search, and the answers.
 
-    CPU time counts every thread of the process (a multi-threaded BLAS scan counts twice on two
-    cores); on a loaded machine it is closer than wall time to what an idle machine would show.
+    CPU time counts every thread of the process, OpenBLAS workers spinning while they wait
+    included, so on two cores it is about twice the wall time of any search that calls BLAS.
     """
     for query in queries[:warmup]:
         index.search(query, flt, k)
