@@ -21,7 +21,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 
 from .ports import Summariser, SummaryText
 from .rendering import format_time
-from .validation import UNBOUNDED_LIMIT, shorten_for_prompt
+from .validation import shorten_for_prompt
 
 __all__ = ["SummaryService", "transcript"]
 
@@ -153,7 +153,7 @@ class SummaryService:
         self, thread: Thread, now: datetime, count: int, *, end_seq: int | None = None
     ) -> SummaryText:
         with self._store.unit_of_work() as uow:
-            messages = uow.messages.list_for_thread(thread.id, now=now, end_seq=end_seq, last_n=min(max(count, 0), UNBOUNDED_LIMIT))
+            messages = uow.messages.list_for_thread(thread.id, now=now, end_seq=end_seq, last_n=max(count, 0))
         return SummaryText(transcript(messages))
 
     def invalidate_from(self, thread: Thread, seq: int) -> None:

@@ -34,7 +34,6 @@ from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, resolve_scope
 from .validation import (
     CHARS_PER_TOKEN,
-    UNBOUNDED_LIMIT,
     TimeToLiveAnchor,
     apply_token_budgets,
     parse_timestamp,
@@ -387,7 +386,7 @@ class MemoryThread:
             history: list[Message] = []
             if isinstance(window, int) and window > len(targets):
                 history = uow.messages.list_for_thread(
-                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=min(window - len(targets), UNBOUNDED_LIMIT)
+                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
                 )
             summary = uow.summaries.latest(self.thread_id, valid_only=True)
         query = "\n".join(m.content for m in targets).strip()
@@ -593,9 +592,7 @@ class MemoryThread:
         if except_last == 0:
             return core.summaries.current(self._thread, token_limit=limit, fallback_message_count=fallback_message_count)
         with core.store.unit_of_work() as uow:
-            tail = uow.messages.list_for_thread(
-                self.thread_id, now=core.clock.now(), last_n=min(except_last + 1, UNBOUNDED_LIMIT)
-            )
+            tail = uow.messages.list_for_thread(self.thread_id, now=core.clock.now(), last_n=except_last + 1)
         if len(tail) <= except_last:
             return SummaryText("")
         return core.summaries.prefix(
@@ -629,7 +626,7 @@ class MemoryThread:
         now = core.clock.now()
         window = max(plan.except_last, plan.recent, 1)
         with core.store.unit_of_work() as uow:
-            tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=min(window + 1, UNBOUNDED_LIMIT))
+            tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=window + 1)
         if not tail:
             return ContextCard("")
         recent = tuple(tail[len(tail) - plan.recent :]) if plan.recent else ()

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from palimpsest.domain.errors import ValidationError
+from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
 from palimpsest.domain.sentinel import NotSetType
 
 from .config import MemoryRetentionConfig
@@ -22,7 +23,6 @@ __all__ = [
     "OMISSION_MARKER",
     "shorten_for_prompt",
     "TimeToLiveAnchor",
-    "UNBOUNDED_LIMIT",
     "apply_token_budgets",
     "estimate_tokens",
     "list_limit",
@@ -172,19 +172,9 @@ def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[
     return out
 
 
-DEFAULT_LIST_LIMIT: Final = 10_000
-UNBOUNDED_LIMIT: Final = 2**62
-"""A row count at least this large means "every row", whatever the store: listings pass ``None``
-instead, and message windows are capped to it (no SQL integer binds a number near 2**63)."""
-
-
 def list_limit(limit: object) -> Any:
-    """A listing's ``limit`` for the store: omitted → 10,000, huge → ``None`` (the store checks the rest)."""
-    if isinstance(limit, NotSetType):
-        return DEFAULT_LIST_LIMIT
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= UNBOUNDED_LIMIT:
-        return None
-    return limit
+    """A listing's ``limit`` for the store: omitted → 10,000 (the store checks the rest)."""
+    return DEFAULT_LIST_LIMIT if isinstance(limit, NotSetType) else limit
 
 
 def reject_unknown_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:

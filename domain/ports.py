@@ -29,6 +29,7 @@ from .sentinel import NotSetType, NOTSET
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
+    "UNBOUNDED_LIMIT",
     "Clock",
     "JobRepository",
     "LinkRepository",
@@ -43,6 +44,9 @@ __all__ = [
 ]
 
 DEFAULT_LIST_LIMIT = 10_000
+UNBOUNDED_LIMIT = 2**62
+"""A ``limit`` or ``last_n`` at least this large means every row, as ``None`` does (stores whose
+integer binds are 64-bit would otherwise overflow)."""
 
 ScopeArg = str | None | NotSetType
 Vector = Sequence[float]

@@ -49,7 +49,7 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
+from palimpsest.domain.ports import DEFAULT_LIST_LIMIT, UNBOUNDED_LIMIT
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
@@ -91,11 +91,13 @@ EXTENDED`` (a longer bind fails, ORA-01460/ORA-01461), so a batch's JSON text st
 
 
 def _check_limit(limit: int | None, what: str = "limit", *, minimum: int = 1) -> int | None:
+    """A validated row count; one of at least :data:`UNBOUNDED_LIMIT` means every row (``None``),
+    since no Oracle integer bind holds a number near 2**63."""
     if limit is None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < minimum:
         raise ValidationError(f"{what} must be an integer of at least {minimum}, or None.")
-    return limit
+    return None if limit >= UNBOUNDED_LIMIT else limit
 
 
 def _scope_arg(value: ScopeArg, what: str) -> ScopeArg:

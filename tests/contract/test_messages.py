@@ -123,6 +123,7 @@ def ten_turns(store: MemoryStore) -> MemoryStore:
         ({"last_n": 3}, [8, 9, 10]),
         ({"start_seq": 1, "end_seq": 7, "last_n": 3}, [3, 5, 6]),
         ({"last_n": 100}, [1, 2, 3, 5, 6, 7, 8, 9, 10]),
+        ({"last_n": 2**63 + 1}, [1, 2, 3, 5, 6, 7, 8, 9, 10]),  # beyond any 64-bit bind: every row
         ({"start_seq": 11}, []),
         ({"start_seq": 5, "end_seq": 5}, []),
     ],

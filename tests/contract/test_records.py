@@ -324,6 +324,7 @@ def test_listing_records_with_a_limit_keeps_the_newest_oldest_first(catalogue: M
         assert [r.id for r in uow.records.list(now=NOW, limit=2)] == ["r4", "r6"]
         assert [r.id for r in uow.records.list(now=NOW, user_id="ann", limit=1)] == ["r4"]
         assert [r.id for r in uow.records.list(now=NOW, limit=None)] == ALL_VISIBLE
+        assert [r.id for r in uow.records.list(now=NOW, limit=10**30)] == ALL_VISIBLE  # past 64 bits
 
 
 def test_listing_records_orders_equal_creation_times_by_id(store: MemoryStore) -> None:
