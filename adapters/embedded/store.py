@@ -109,15 +109,33 @@ class _Connections:
 
     Separate connections keep a search issued inside an open unit of work on committed data,
     which is what the caches hold. The holder lives in a ``threading.local``; when its thread
-    ends, the finalizer closes both connections.
+    ends, the finalizer closes both connections. ``busy`` counts the thread's uses in progress
+    (a unit of work, a search, a cache sync): :meth:`EmbeddedStore.close` never closes a
+    connection another thread is using, that thread closes it when its use ends.
     """
 
-    __slots__ = ("__weakref__", "reader", "writer", "writing")
+    __slots__ = ("__weakref__", "busy", "reader", "thread", "writer", "writing")
 
     def __init__(self) -> None:
         self.reader: sqlite3.Connection | None = None
         self.writer: sqlite3.Connection | None = None
         self.writing = False
+        self.busy = 0
+        self.thread = threading.get_ident()
+
+    def take(self) -> list[sqlite3.Connection]:
+        """Detach and return the open connections (the caller closes them)."""
+        conns = [conn for conn in (self.reader, self.writer) if conn is not None]
+        self.reader = self.writer = None
+        return conns
+
+
+def _close_all(conns: list[sqlite3.Connection]) -> None:
+    for conn in conns:
+        try:
+            conn.close()
+        except sqlite3.Error:  # pragma: no cover - closing is best effort
+            pass
 
 
 def _close_connections(
@@ -126,11 +144,7 @@ def _close_connections(
     with lock:
         for conn in conns:
             registry.discard(conn)
-    for conn in conns:
-        try:
-            conn.close()
-        except sqlite3.Error:  # pragma: no cover - closing is best effort
-            pass
+    _close_all(conns)
 
 
 class EmbeddedStore:
@@ -182,7 +196,8 @@ class EmbeddedStore:
         self._lock = threading.RLock()  # guards the caches and the sync position
         self._local = threading.local()
         self._registry: set[sqlite3.Connection] = set()
-        self._registry_lock = threading.Lock()
+        self._holders: weakref.WeakSet[_Connections] = weakref.WeakSet()
+        self._registry_lock = threading.Lock()  # guards the registry, the holders and `busy`
         self._closed = False
         self._dimension: int | None = dimension
         self._vectors = NumpyVectorIndex(int(NO_EXPIRY_US), vector_search=vector_search)
@@ -193,8 +208,7 @@ class EmbeddedStore:
         self._stale = True  # the caches do not reflect the file yet
         self._commits = 0
         try:
-            with translate():
-                conn = self._reader()
+            with translate(), self._reading() as conn:
                 schema.enable_wal(conn, self._busy_timeout)
                 self._dimension = schema.migrate(conn, dimension=dimension, budget=self._busy_timeout)
                 self._sync(full=True)
@@ -222,18 +236,23 @@ class EmbeddedStore:
         return SqliteUnitOfWork(self)
 
     def close(self) -> None:
-        """Close every connection of every thread; idempotent."""
+        """Close the store; idempotent. Every later call raises ``StoreClosedError``.
+
+        Idle connections of every thread close now. A connection another thread is using (a
+        unit of work or a search in progress) is closed by that thread as soon as its use
+        ends: closing it under a running statement would crash the process.
+        """
+        me = threading.get_ident()
+        conns: list[sqlite3.Connection] = []
         with self._registry_lock:
             if self._closed:
                 return
             self._closed = True
-            conns = list(self._registry)
-            self._registry.clear()
-        for conn in conns:
-            try:
-                conn.close()
-            except sqlite3.Error:  # pragma: no cover - closing is best effort
-                pass
+            for holder in list(self._holders):
+                if holder.busy == 0 or holder.thread == me:
+                    conns.extend(holder.take())
+            self._registry.difference_update(conns)
+        _close_all(conns)
         with self._lock:
             self._vectors.clear()
             self._graph.clear()
@@ -260,7 +279,34 @@ class EmbeddedStore:
         if holder is None:
             holder = _Connections()
             self._local.holder = holder
+            with self._registry_lock:
+                self._holders.add(holder)
         return holder
+
+    def _enter_use(self, holder: _Connections) -> None:
+        with self._registry_lock:
+            if self._closed:
+                raise StoreClosedError("This store has been closed.")
+            holder.busy += 1
+
+    def _leave_use(self, holder: _Connections) -> None:
+        conns: list[sqlite3.Connection] = []
+        with self._registry_lock:
+            holder.busy -= 1
+            if self._closed and holder.busy == 0:
+                conns = holder.take()  # close() left them to this thread
+                self._registry.difference_update(conns)
+        _close_all(conns)
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The calling thread's reader connection, kept open by ``close()`` while in use."""
+        holder = self._holder()
+        self._enter_use(holder)
+        try:
+            yield self._reader(holder)
+        finally:
+            self._leave_use(holder)
 
     def _open_connection(self, holder: _Connections) -> sqlite3.Connection:
         with translate():
@@ -273,9 +319,7 @@ class EmbeddedStore:
         weakref.finalize(holder, _close_connections, self._registry, self._registry_lock, [conn])
         return conn
 
-    def _reader(self) -> sqlite3.Connection:
-        self._check_open()
-        holder = self._holder()
+    def _reader(self, holder: _Connections) -> sqlite3.Connection:
         if holder.reader is None:
             reader = self._open_connection(holder)
             if self.READER_MMAP_BYTES:
@@ -289,19 +333,23 @@ class EmbeddedStore:
 
     def _acquire_writer(self) -> tuple[_Connections, sqlite3.Connection]:
         """The calling thread's writer connection, marked busy until :meth:`_release_writer`."""
-        self._check_open()
         holder = self._holder()
         if holder.writing:
             # A second writer connection would wait for our own lock until busy_timeout.
             raise StorageError("This thread already has an open unit of work; finish it first.")
-        if holder.writer is None:
-            holder.writer = self._open_connection(holder)
+        self._enter_use(holder)
+        try:
+            if holder.writer is None:
+                holder.writer = self._open_connection(holder)
+        except BaseException:
+            self._leave_use(holder)
+            raise
         holder.writing = True
         return holder, holder.writer
 
-    @staticmethod
-    def _release_writer(holder: _Connections) -> None:
+    def _release_writer(self, holder: _Connections) -> None:
         holder.writing = False
+        self._leave_use(holder)
 
     # --- commit hooks ----------------------------------------------------------------------------
 
@@ -353,8 +401,7 @@ class EmbeddedStore:
 
     def _sync(self, *, full: bool = False) -> None:
         """Bring the caches up to the committed state: replay the change log, or rebuild."""
-        conn = self._reader()
-        with self._lock, translate():
+        with self._reading() as conn, self._lock, translate():
             full = full or self._stale
             if not full:
                 head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
@@ -498,31 +545,31 @@ class EmbeddedStore:
                     f"{self._dimension}-dimensional vectors."
                 )
             vector = normalise(query.vector, self._dimension)
-        conn = self._reader()
-        with self._lock, translate():
-            allowed = self._metadata_prefilter(conn, query)
-            ranked = self._rank(conn, query, vector, allowed)
-            trees: dict[str, list[TreeEdge]] = {}
-            if query.num_hops > 0 and query.max_linked_results > 0:
-                admits = self._graph_filter(query, allowed)
-                for key, code, _score, _distance in ranked:
-                    if code in _MEMORY_CODES:
-                        trees[key[1]] = shortest_path_tree(
-                            key[1],
-                            num_hops=query.num_hops,
-                            max_linked_results=query.max_linked_results,
-                            links_of=self._graph.links_of,
-                            admits=admits,
-                        )
-            # Rowids of the records to load, read from the cache while it is locked.
-            record_ids = {key[1] for key, *_ in ranked if not key[0]}
-            for edges in trees.values():
-                record_ids.update(edge.record_id for edge in edges)
-            attrs = self._attrs
-            pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
-            synced = self._last_seen
-        with translate():
-            return self._hydrate(conn, query, ranked, trees, pks, synced)
+        with self._reading() as conn:
+            with self._lock, translate():
+                allowed = self._metadata_prefilter(conn, query)
+                ranked = self._rank(conn, query, vector, allowed)
+                trees: dict[str, list[TreeEdge]] = {}
+                if query.num_hops > 0 and query.max_linked_results > 0:
+                    admits = self._graph_filter(query, allowed)
+                    for key, code, _score, _distance in ranked:
+                        if code in _MEMORY_CODES:
+                            trees[key[1]] = shortest_path_tree(
+                                key[1],
+                                num_hops=query.num_hops,
+                                max_linked_results=query.max_linked_results,
+                                links_of=self._graph.links_of,
+                                admits=admits,
+                            )
+                # Rowids of the records to load, read from the cache while it is locked.
+                record_ids = {key[1] for key, *_ in ranked if not key[0]}
+                for edges in trees.values():
+                    record_ids.update(edge.record_id for edge in edges)
+                attrs = self._attrs
+                pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
+                synced = self._last_seen
+            with translate():
+                return self._hydrate(conn, query, ranked, trees, pks, synced)
 
     def _rank(
         self,
