@@ -25,6 +25,7 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
+    ExtractionJob,
     MemoryRecord,
     RecordType,
     Thread,
@@ -37,7 +38,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryRetentionConfig
+from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryRetentionConfig
 from .extraction import ExtractionRunner
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
@@ -220,6 +221,8 @@ class MemoryCore:
     "purge_expired",
     "reembed",
     "wait_for_memory_extraction",
+    "failed_extractions",
+    "retry_failed_extractions",
     "close",
 )
 class AgentMemory:
@@ -746,6 +749,40 @@ class AgentMemory:
         it takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
         assert self._core.runner is not None
         self._core.runner.wait(timeout)
+
+    def failed_extractions(
+        self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET
+    ) -> list[ExtractionJob]:
+        """Extraction jobs that failed their last allowed attempt (of one thread, or all),
+        oldest failure first, each with ``failed_at`` and ``failure_reason``. Their messages
+        are stored and searchable; only the memories were not extracted."""
+        check_optional_id(thread_id, "thread_id")
+        with self._core.store.unit_of_work() as uow:
+            return uow.jobs.failed(thread_id=thread_id, limit=list_limit(limit))
+
+    def retry_failed_extractions(self, thread_id: str | None = None) -> int:
+        """Queue the failed extraction jobs (of one thread, or all) again with a fresh budget
+        of attempts; returns how many. They run like any job (inline mode: before this
+        returns). ``ConfigurationError`` when this client has no extractor."""
+        check_optional_id(thread_id, "thread_id")
+        core = self._core
+        if core.extractor is None or core.runner is None:
+            raise ConfigurationError("retry_failed_extractions() needs a client with an extractor.")
+        queued: list[tuple[ExtractionJob, bool]] = []  # (job, run inline)
+        with core.store.unit_of_work() as uow:
+            for failed in uow.jobs.failed(thread_id=thread_id, limit=None):
+                again = uow.jobs.retry(failed.id)
+                thread = uow.threads.get(failed.thread_id)
+                if again is not None and thread is not None:
+                    mode = ThreadSettings.from_json(thread.config).extraction.extraction_mode
+                    queued.append((again, mode is MemoryExtractionMode.INLINE))
+            uow.commit()
+        for job, inline in queued:
+            if inline:
+                core.runner.run(job.id)
+            else:
+                core.runner.submit(job)
+        return len(queued)
 
     def close(self, timeout: float | None = 300.0) -> None:
         """Stop using the store; idempotent. The store is closed too when this client was

@@ -3,7 +3,9 @@
 ``add_messages`` records an ``ExtractionJob`` in the same transaction as the messages, so
 no acknowledged message is ever left unextracted: a worker claims the job with a lease,
 extracts, and deletes it; after a crash the job is still in the store, and the next client
-to open it resumes the job once its lease has expired.
+to open it resumes the job once its lease has expired. A job whose last allowed attempt
+fails is kept, marked failed with the reason, until it is retried
+(:meth:`AgentMemory.retry_failed_extractions`) or its thread is deleted.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from palimpsest.domain.errors import WaitTimeoutError
-from palimpsest.domain.model import ExtractionJob
+from palimpsest.domain.model import ExtractionJob, failure_reason_of
 
 if TYPE_CHECKING:
     from .client import MemoryCore
@@ -107,7 +109,8 @@ class ExtractionRunner:
 
     def run(self, job_id: str) -> None:
         """Claim, extract, delete. Failures are logged; the job is retried after its lease
-        expires, and dropped (with an error log) after ``MAX_ATTEMPTS`` attempts."""
+        expires, and after ``MAX_ATTEMPTS`` failed attempts it is marked failed with the
+        reason (and an error log) instead of being deleted."""
         from .thread import MemoryThread, ThreadSettings
 
         core = self._core
@@ -131,7 +134,7 @@ class ExtractionRunner:
                 settings = ThreadSettings.from_json(thread.config)
                 if settings.extraction.extract_memories:
                     MemoryThread(core, thread, settings).extract_now(targets)
-        except Exception:
+        except Exception as exc:
             if job.attempts < MAX_ATTEMPTS:
                 log.exception(
                     "memory extraction failed (job %s, attempt %d); the messages are stored and the "
@@ -140,8 +143,20 @@ class ExtractionRunner:
                     job.attempts,
                 )
                 return
-            log.exception("memory extraction failed %d times for job %s; giving up on it", job.attempts, job.id)
+            log.exception(
+                "memory extraction failed %d times for job %s; it is recorded as failed (see "
+                "failed_extractions(), retry_failed_extractions())",
+                job.attempts,
+                job.id,
+            )
+            self._fail(job.id, failure_reason_of(exc))
+            return
         self._finish(job.id)
+
+    def _fail(self, job_id: str, reason: str) -> None:
+        with self._core.store.unit_of_work() as uow:
+            uow.jobs.fail(job_id, reason=reason, at=self._core.clock.now())
+            uow.commit()
 
     def _finish(self, job_id: str) -> None:
         with self._core.store.unit_of_work() as uow:

@@ -24,6 +24,7 @@ from .errors import (
 )
 
 __all__ = [
+    "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
     "ExtractionJob",
     "MEMORY_RECORD_TYPES",
@@ -44,6 +45,8 @@ __all__ = [
     "check_time",
     "expiry_from_ttl",
     "parse_record_type",
+    "check_failure_reason",
+    "failure_reason_of",
 ]
 
 _CONTROL: Final = re.compile("[\x00-\x1f]")
@@ -453,7 +456,9 @@ class ExtractionJob:
 
     Recorded in the same transaction as the messages it covers, so acknowledged messages are
     never left unextracted by a crash; a worker *claims* a job with a lease (``claimed_until``)
-    and deletes it when done, and an expired lease lets another worker retry it.
+    and deletes it when done, and an expired lease lets another worker retry it. A job that
+    failed its last allowed attempt is kept, marked *failed* (``failed_at`` and
+    ``failure_reason``), until it is retried or its thread is deleted.
     """
 
     id: str
@@ -464,6 +469,12 @@ class ExtractionJob:
     attempts: int = 0
     claimed_by: str | None = None
     claimed_until: datetime | None = None
+    failed_at: datetime | None = None
+    failure_reason: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.failed_at is not None
 
     def __post_init__(self) -> None:
         check_id(self.id, "job id")
@@ -476,6 +487,35 @@ class ExtractionJob:
             raise ValidationError("first_seq must not exceed last_seq.")
         check_time(self.created_at, "created_at")
         _check_optional_time(self.claimed_until, "claimed_until")
+        _check_optional_time(self.failed_at, "failed_at")
+        if self.failed_at is not None:
+            check_failure_reason(self.failure_reason)
+        elif self.failure_reason is not None:
+            raise ValidationError("failure_reason is set only on a failed job (with failed_at).")
+
+
+MAX_FAILURE_REASON_LENGTH: Final = 2000
+
+
+def check_failure_reason(reason: object) -> str:
+    """A failed job's reason: a non-empty string of at most ``MAX_FAILURE_REASON_LENGTH``
+    characters (see :func:`failure_reason_of` to shorten an arbitrary message)."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError("failure_reason must be a non-empty string.")
+    if len(reason) > MAX_FAILURE_REASON_LENGTH:
+        raise ValidationError(f"failure_reason must have at most {MAX_FAILURE_REASON_LENGTH} characters.")
+    if _SURROGATE.search(reason) or "\x00" in reason:
+        raise ValidationError("failure_reason must be valid unicode text without NUL characters.")
+    return reason
+
+
+def failure_reason_of(error: BaseException) -> str:
+    """``"TypeName: message"`` of an exception, cleaned and shortened to a valid reason."""
+    text = f"{type(error).__name__}: {error}".strip().rstrip(":")
+    text = _SURROGATE.sub("\ufffd", text.replace("\x00", " "))
+    if len(text) > MAX_FAILURE_REASON_LENGTH:
+        text = text[: MAX_FAILURE_REASON_LENGTH - 1] + "\u2026"
+    return text
 
 
 UTC: Final = timezone.utc

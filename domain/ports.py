@@ -284,13 +284,30 @@ class JobRepository(Protocol):
         ...
 
     def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
-        """Jobs not claimed, or whose lease expired by ``now``, oldest first."""
+        """Jobs not failed and not claimed, or whose lease expired by ``now``, oldest first
+        (creation time, then id)."""
         ...
 
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
         """Lease the job to ``owner`` until ``until`` (counting an attempt) if it is free or its
-        lease expired by ``now``; returns the claimed job, or ``None`` if someone else holds it
-        or it is gone."""
+        lease expired by ``now``; returns the claimed job, or ``None`` if someone else holds it,
+        it is marked failed, or it is gone."""
+        ...
+
+    def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
+        """Mark the job failed for good at ``at`` with ``reason`` (see
+        :func:`~palimpsest.domain.model.check_failure_reason`) and release its lease: it leaves
+        :meth:`pending` and cannot be claimed until :meth:`retry`. ``False`` if it is gone.
+        Raises ``ValidationError`` for a bad reason or time (and writes nothing)."""
+        ...
+
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        """Jobs marked failed (of one thread, or all), oldest failure first, then by id."""
+        ...
+
+    def retry(self, job_id: str) -> ExtractionJob | None:
+        """Make a failed job pending again, with its failure cleared and no attempt counted;
+        returns it, or ``None`` if it is gone or not failed."""
         ...
 
     def delete(self, job_id: str) -> bool:

@@ -226,6 +226,23 @@ def _jobs_check(store: MemoryStore | None) -> Check | None:
     )
 
 
+def _failed_jobs_check(store: MemoryStore) -> Check:
+    with store.unit_of_work() as uow:
+        failed = uow.jobs.failed(limit=None)
+    if not failed:
+        return Check("failed extractions", Status.OK, "none")
+    latest = max(failed, key=lambda job: (job.failed_at, job.id))
+    reason = latest.failure_reason or ""
+    if len(reason) > 160:
+        reason = reason[:159] + "\u2026"
+    return Check(
+        "failed extractions",
+        Status.WARN,
+        f"{len(failed)} job(s) failed every attempt; their messages are stored but not extracted. "
+        f"Latest (thread {latest.thread_id}): {reason}. Retry with AgentMemory.retry_failed_extractions()",
+    )
+
+
 def _openai_check(settings: CliSettings) -> Check:
     key = bool(os.environ.get("OPENAI_API_KEY"))
     base_url = os.environ.get("OPENAI_BASE_URL")
@@ -266,6 +283,8 @@ def run_checks(settings: CliSettings) -> list[Check]:
         jobs = _jobs_check(store)
         if jobs is not None:
             checks.append(jobs)
+        if store is not None:
+            checks.append(_failed_jobs_check(store))
     finally:
         if opened is not None:
             opened.close()

@@ -35,6 +35,8 @@ from palimpsest.domain.model import (
     RecordType,
     Thread,
     ThreadSummary,
+    check_failure_reason,
+    check_id,
     check_metadata,
     check_optional_id,
     check_time,
@@ -762,7 +764,9 @@ class SqliteSummaryRepository(_Repository):
         return cursor.rowcount
 
 
-_JOB_COLUMNS = "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until"
+_JOB_COLUMNS = (
+    "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
+)
 
 
 def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
@@ -775,6 +779,8 @@ def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
         attempts=row[5],
         claimed_by=row[6],
         claimed_until=decode_time(row[7]) if row[7] is not None else None,
+        failed_at=decode_time(row[8]) if row[8] is not None else None,
+        failure_reason=row[9],
     )
 
 
@@ -788,7 +794,7 @@ class SqliteJobRepository(_Repository):
             if self._exists("extraction_jobs", "id", job.id):
                 raise DuplicateIdError(f"A job with id {job.id!r} already exists.")
             self._conn.execute(
-                f"INSERT INTO extraction_jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO extraction_jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job.id,
                     job.thread_id,
@@ -798,13 +804,16 @@ class SqliteJobRepository(_Repository):
                     job.attempts,
                     job.claimed_by,
                     encode_time(job.claimed_until),
+                    encode_time(job.failed_at),
+                    job.failure_reason,
                 ),
             )
 
     def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
         limit = _check_limit(limit)
         sql = (
-            f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE claimed_until IS NULL OR claimed_until <= ? "
+            f"SELECT {_JOB_COLUMNS} FROM extraction_jobs "
+            "WHERE failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= ?) "
             "ORDER BY created_at, id"
         )
         params: tuple[Any, ...] = (encode_time(check_time(now, "now")),)
@@ -818,11 +827,47 @@ class SqliteJobRepository(_Repository):
         with translate():
             updated = self._conn.execute(
                 "UPDATE extraction_jobs SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
-                "WHERE id = ? AND (claimed_until IS NULL OR claimed_until <= ?) "
+                "WHERE id = ? AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= ?) "
                 f"RETURNING {_JOB_COLUMNS}",
                 (owner, encode_time(check_time(until, "until")), job_id, encode_time(check_time(now, "now"))),
             ).fetchone()
         return None if updated is None else _job_from_row(updated)
+
+    def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
+        check_failure_reason(reason)
+        failed_at = encode_time(check_time(at, "at"))
+        with translate():
+            return (
+                self._conn.execute(
+                    "UPDATE extraction_jobs SET failed_at = ?, failure_reason = ?, claimed_by = NULL, "
+                    "claimed_until = NULL WHERE id = ?",
+                    (failed_at, reason, job_id),
+                ).rowcount
+                > 0
+            )
+
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        limit = _check_limit(limit)
+        sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS NOT NULL"
+        params: tuple[Any, ...] = ()
+        if thread_id is not None:
+            sql += " AND thread_id = ?"
+            params += (check_id(thread_id, "thread_id"),)
+        sql += " ORDER BY failed_at, id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        with translate():
+            return [_job_from_row(row) for row in self._conn.execute(sql, params)]
+
+    def retry(self, job_id: str) -> ExtractionJob | None:
+        with translate():
+            row = self._conn.execute(
+                "UPDATE extraction_jobs SET attempts = 0, claimed_by = NULL, claimed_until = NULL, "
+                f"failed_at = NULL, failure_reason = NULL WHERE id = ? AND failed_at IS NOT NULL RETURNING {_JOB_COLUMNS}",
+                (job_id,),
+            ).fetchone()
+        return None if row is None else _job_from_row(row)
 
     def delete(self, job_id: str) -> bool:
         with translate():

@@ -42,7 +42,9 @@ from palimpsest.domain.model import (
     RecordType,
     Thread,
     ThreadSummary,
+    check_failure_reason,
     check_metadata,
+    check_time,
 )
 from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
 from palimpsest.domain.search import (
@@ -75,6 +77,14 @@ def _unit(vector: Sequence[float], dimension: int | None) -> tuple[float, ...]:
 
 def _scope_ok(value: str | None, wanted: str | None | NotSetType) -> bool:
     return wanted is NOTSET or value == wanted
+
+
+def _first(items: list[T], limit: int | None) -> list[T]:
+    if limit is None:
+        return items
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError("limit must be a positive integer or None.")
+    return items[:limit]
 
 
 def _newest(items: list[T], limit: int | None) -> list[T]:
@@ -488,18 +498,52 @@ class InMemoryJobRepository(_Repository):
 
     def pending(self, now: datetime, *, limit: int | None = None) -> list[ExtractionJob]:
         free = sorted(
-            (j for j in self._s.jobs.values() if j.claimed_until is None or j.claimed_until <= now),
+            (
+                j
+                for j in self._s.jobs.values()
+                if not j.failed and (j.claimed_until is None or j.claimed_until <= now)
+            ),
             key=lambda j: (j.created_at, j.id),
         )
-        return free if limit is None else free[:limit]
+        return _first(free, limit)
 
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
         job = self._s.jobs.get(job_id)
-        if job is None or (job.claimed_until is not None and job.claimed_until > now):
+        if job is None or job.failed or (job.claimed_until is not None and job.claimed_until > now):
             return None
         claimed = replace(job, claimed_by=owner, claimed_until=until, attempts=job.attempts + 1)
         self._s.jobs[job_id] = claimed
         return claimed
+
+    def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
+        check_failure_reason(reason)
+        check_time(at, "at")
+        job = self._s.jobs.get(job_id)
+        if job is None:
+            return False
+        self._s.jobs[job_id] = replace(
+            job, claimed_by=None, claimed_until=None, failed_at=at, failure_reason=reason
+        )
+        return True
+
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        found = sorted(
+            (
+                j
+                for j in self._s.jobs.values()
+                if j.failed and (thread_id is None or j.thread_id == thread_id)
+            ),
+            key=lambda j: (j.failed_at, j.id),
+        )
+        return _first(found, limit)
+
+    def retry(self, job_id: str) -> ExtractionJob | None:
+        job = self._s.jobs.get(job_id)
+        if job is None or not job.failed:
+            return None
+        again = replace(job, attempts=0, claimed_by=None, claimed_until=None, failed_at=None, failure_reason=None)
+        self._s.jobs[job_id] = again
+        return again
 
     def delete(self, job_id: str) -> bool:
         return self._s.jobs.pop(job_id, None) is not None

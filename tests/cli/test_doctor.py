@@ -126,6 +126,27 @@ def test_pending_extraction_jobs_are_a_warning(invoke: Invoke, seeded: Seeded) -
     assert status == "WARN" and detail.startswith("1 pending")
 
 
+def test_failed_extractions_are_a_warning_with_the_latest_reason_shown_as_text(
+    invoke: Invoke, seeded: Seeded
+) -> None:
+    result = invoke("--store", seeded.store, "doctor")
+    assert _rows(result.stdout)["failed extractions"] == ("OK", "none")
+    with EmbeddedStore(seeded.path) as store, store.unit_of_work() as uow:
+        uow.jobs.add(
+            ExtractionJob(
+                id="job-1", thread_id=seeded.thread, first_seq=1, last_seq=3, created_at=datetime.now(UTC)
+            )
+        )
+        uow.jobs.fail("job-1", reason="ModelOutputError: [bold]not JSON[/bold]", at=datetime.now(UTC))
+        uow.commit()
+    result = invoke("--store", seeded.store, "doctor")
+    assert result.exit_code == 0, result.output
+    status, detail = _rows(result.stdout)["failed extractions"]
+    assert status == "WARN" and detail.startswith("1 job(s) failed")
+    assert "[bold]not JSON[/bold]" in detail  # markup in the reason is printed, not applied
+    assert _rows(result.stdout)["extraction jobs"] == ("OK", "none pending")
+
+
 def test_the_openai_environment_is_reported_without_its_key(
     invoke: Invoke, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from palimpsest.domain.errors import DuplicateIdError, ThreadNotFoundError
-from palimpsest.domain.model import ExtractionJob
+from palimpsest.domain.errors import DuplicateIdError, ThreadNotFoundError, ValidationError
+from palimpsest.domain.model import MAX_FAILURE_REASON_LENGTH, ExtractionJob
 from palimpsest.domain.ports import MemoryStore
 
 from .builders import NOW, at, committing, reading, seed, thread
@@ -57,3 +57,65 @@ def test_an_uncommitted_job_is_not_recorded(store: MemoryStore) -> None:
         uow.jobs.add(job("j1"))
     with reading(store) as uow:
         assert uow.jobs.pending(NOW) == []
+
+
+def test_a_failed_job_is_kept_with_its_reason_out_of_the_queue_until_retried(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1"), thread("t2")])
+    with committing(store) as uow:
+        uow.jobs.add(job("j1", minutes=1))
+        uow.jobs.add(job("j2", minutes=2))
+        uow.jobs.add(job("j3", "t2", minutes=3))
+    with committing(store) as uow:
+        assert uow.jobs.claim("j1", owner="w1", until=at(10), now=at(4)) is not None
+        assert uow.jobs.fail("j1", reason="ModelOutputError: not JSON", at=at(6)) is True
+        assert uow.jobs.fail("j3", reason="TimeoutError", at=at(5)) is True
+        assert uow.jobs.fail("gone", reason="x", at=at(5)) is False
+    with committing(store) as uow:
+        # Failed jobs leave the queue and cannot be claimed, whatever the time.
+        assert [j.id for j in uow.jobs.pending(at(60))] == ["j2"]
+        assert uow.jobs.claim("j1", owner="w2", until=at(90), now=at(60)) is None
+        failed = uow.jobs.failed()
+        assert [j.id for j in failed] == ["j3", "j1"]  # oldest failure first
+        first = failed[1]
+        assert first.failed and first.failed_at == at(6)
+        assert first.failure_reason == "ModelOutputError: not JSON"
+        assert first.attempts == 1 and first.claimed_by is None and first.claimed_until is None
+        assert [j.id for j in uow.jobs.failed(thread_id="t2")] == ["j3"]
+        assert [j.id for j in uow.jobs.failed(limit=1)] == ["j3"]
+        assert uow.jobs.retry("j2") is None  # not failed
+        assert uow.jobs.retry("gone") is None
+        again = uow.jobs.retry("j1")
+        assert again is not None and not again.failed and again.failure_reason is None and again.attempts == 0
+    with committing(store) as uow:
+        assert [j.id for j in uow.jobs.pending(at(60))] == ["j1", "j2"]
+        assert [j.id for j in uow.jobs.failed()] == ["j3"]
+        claimed = uow.jobs.claim("j1", owner="w3", until=at(90), now=at(60))
+        assert claimed is not None and claimed.attempts == 1
+        uow.threads.delete("t2")
+    with reading(store) as uow:
+        assert uow.jobs.failed() == []  # a failed job goes with its thread
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "x" * (MAX_FAILURE_REASON_LENGTH + 1), "bad\x00nul", None, 42])
+def test_a_bad_failure_reason_is_refused_and_writes_nothing(store: MemoryStore, reason: object) -> None:
+    seed(store, threads=[thread("t1")])
+    with committing(store) as uow:
+        uow.jobs.add(job("j1"))
+    with store.unit_of_work() as uow:
+        with pytest.raises(ValidationError):
+            uow.jobs.fail("j1", reason=reason, at=at(1))  # type: ignore[arg-type]
+        uow.commit()
+    with reading(store) as uow:
+        assert uow.jobs.failed() == []
+        assert [j.id for j in uow.jobs.pending(at(1))] == ["j1"]
+
+
+def test_the_longest_failure_reason_round_trips_exactly(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1")])
+    reason = ("Ünïcode ✓ <tag> '; DROP TABLE x; -- " * 100)[:MAX_FAILURE_REASON_LENGTH]
+    with committing(store) as uow:
+        uow.jobs.add(job("j1"))
+        assert uow.jobs.fail("j1", reason=reason, at=at(2))
+    with reading(store) as uow:
+        [failed] = uow.jobs.failed()
+        assert failed.failure_reason == reason

@@ -10,8 +10,9 @@ What holds today (the assertions below):
   open it after the job's lease (``JOB_LEASE``) runs it again;
 * a malformed answer (truncated or schema-violating JSON) fails the extraction attempt: the job
   stays in the store and is retried, like a transport failure;
-* after ``MAX_ATTEMPTS`` failed attempts the job is deleted with an error log naming it; the
-  store keeps no record of the failure.
+* after ``MAX_ATTEMPTS`` failed attempts the job is recorded as failed with the reason of its
+  last attempt (and an error log naming it): it leaves the queue, ``failed_extractions()``
+  lists it, and ``retry_failed_extractions()`` runs it again with a fresh budget of attempts.
 """
 
 from __future__ import annotations
@@ -160,16 +161,17 @@ def test_an_unavailable_model_leaves_the_job_for_the_next_client(harness: Harnes
         assert harness.pending(memory) == []
 
 
-def test_after_the_last_attempt_the_job_is_dropped_with_an_error_log(
+def test_after_the_last_attempt_the_job_is_recorded_as_failed_with_its_reason(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
-    faults = [error(500), error(429), timeout(), error(503), error(502)]
+    faults = [error(500), error(429), timeout(), error(503), error(502, "bad gateway")]
     assert len(faults) == MAX_ATTEMPTS
     harness.server.chat(faults[0])
     with harness.client(max_retries=0) as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
         [job] = harness.pending(memory)
+        assert memory.failed_extractions() == []
     for attempt, fault in enumerate(faults[1:], start=2):
         harness.past_the_lease()
         harness.server.chat(fault)
@@ -178,23 +180,35 @@ def test_after_the_last_attempt_the_job_is_dropped_with_an_error_log(
             left = harness.pending(memory)
             if attempt < MAX_ATTEMPTS:
                 assert [(j.id, j.attempts) for j in left] == [(job.id, attempt)]
+                assert memory.failed_extractions() == []
             else:
-                assert left == []  # dropped: no pending job, and no durable failure record
+                assert left == []  # out of the queue, but recorded
+                [failed] = memory.failed_extractions()
+                assert failed.id == job.id and failed.thread_id == "t1"
+                assert failed.attempts == MAX_ATTEMPTS
+                assert failed.failed_at is not None and failed.failed_at <= harness.clock.now()
+                assert failed.failed_at > failed.created_at
+                assert failed.failure_reason is not None and "502" in failed.failure_reason
+                assert memory.failed_extractions("t1") == [failed]
+                assert memory.failed_extractions("other") == []
     assert len(harness.server.requests_to("/v1/chat/completions")) == MAX_ATTEMPTS
-    gave_up = [r for r in caplog.records if "giving up" in r.getMessage()]
+    gave_up = [r for r in caplog.records if "recorded as failed" in r.getMessage()]
     assert len(gave_up) == 1 and job.id in gave_up[0].getMessage()
 
+    harness.past_the_lease()
+    with harness.client() as memory:  # a failed job is not resumed by the next client
+        memory.wait_for_memory_extraction(timeout=60)
+        assert [j.id for j in memory.failed_extractions()] == [job.id]
+    assert len(harness.server.requests_to("/v1/chat/completions")) == MAX_ATTEMPTS
+
     harness.server.chat(GOOD)
-    with harness.client() as memory:  # the thread and the store work on
-        thread = memory.get_thread("t1")
-        thread.add_messages([{"role": "user", "content": "I also like sourdough bread."}])
+    with harness.client() as memory:  # retried on request, the thread and the store work on
+        assert memory.retry_failed_extractions() == 1
+        assert memory.failed_extractions() == []
+        assert harness.pending(memory) == []  # inline: done before the call returned
         assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
-        assert_thread_usable(
-            memory,
-            harness.server,
-            "t1",
-            ["My name is Maya and I love sourdough.", "I also like sourdough bread."],
-        )
+        assert memory.retry_failed_extractions() == 0
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
 
 
 MALFORMED = {
