@@ -261,7 +261,36 @@ class _Partition:
         n = self.size
         if n == 0:
             return []
-        # Build a mask only for the filters that can exclude something in this partition.
+        mask = self.admitted(flt, allowed_rows)
+        count = n if mask is None else int(np.count_nonzero(mask))
+        if count == 0:
+            return []
+        if candidates is not None and query_bits is not None:
+            if count <= candidates:  # few admitted rows: score them all, exactly
+                rows = np.arange(n) if mask is None else np.flatnonzero(mask)
+            else:
+                rows = self._nearest_bits(query_bits, mask, candidates)
+            return self._best(rows, query, query64, limit)
+        # A view of the used rows, not a copy: the matvec is the whole cost of a big scan.
+        scores = self.vectors[:n] @ query
+        if mask is not None:
+            scores[~mask] = -np.inf
+        take = min(limit, count)
+        if take < n:
+            kth = np.partition(scores, n - take)[n - take]
+        else:
+            kth = scores.min()
+        rows = np.flatnonzero(scores >= kth - _TIE_MARGIN)
+        if mask is not None:
+            rows = rows[mask[rows]]
+        return self.rescored(rows, query64)
+
+    def admitted(self, flt: VectorFilter, allowed_rows: np.ndarray | None) -> np.ndarray | None:
+        """The mask of the used rows the filters admit; ``None`` when every row is admitted.
+
+        A condition is applied only when it can exclude something in this partition.
+        """
+        n = self.size
         mask: np.ndarray | None = None
 
         def narrow(condition: np.ndarray) -> None:
@@ -284,29 +313,11 @@ class _Partition:
             narrow(self.valid[:n])
         if self.expiring:
             narrow(self.expires[:n] > flt.now_us)
-        count = n if mask is None else int(np.count_nonzero(mask))
-        if count == 0:
-            return []
-        if candidates is not None and query_bits is not None:
-            if count <= candidates:  # few admitted rows: score them all, exactly
-                rows = np.arange(n) if mask is None else np.flatnonzero(mask)
-            else:
-                rows = self._nearest_bits(query_bits, mask, candidates)
-            return self._best(rows, query, query64, limit)
-        # A view of the used rows, not a copy: the matvec is the whole cost of a big scan.
-        scores = self.vectors[:n] @ query
-        if mask is not None:
-            scores[~mask] = -np.inf
-        take = min(limit, count)
-        if take < n:
-            kth = np.partition(scores, n - take)[n - take]
-        else:
-            kth = scores.min()
-        rows = np.flatnonzero(scores >= kth - _TIE_MARGIN)
-        if mask is not None:
-            rows = rows[mask[rows]]
-        # float64 rescoring of the few survivors: a deterministic per-row reduction, so equal
-        # vectors get equal scores whatever their position in the matrix.
+        return mask
+
+    def rescored(self, rows: np.ndarray, query64: np.ndarray) -> list[VectorCandidate]:
+        """``rows`` scored in float64: a deterministic per-row reduction, so equal vectors get
+        equal scores whatever their position in the matrix."""
         exact = (self.vectors[rows].astype(np.float64) * query64).sum(axis=1)
         ids = self.ids
         return [
@@ -344,11 +355,7 @@ class _Partition:
         take = min(limit, len(rows))
         kth = np.partition(scores, len(rows) - take)[len(rows) - take]
         rows = rows[scores >= kth - _TIE_MARGIN]
-        exact = (self.vectors[rows].astype(np.float64) * query64).sum(axis=1)
-        ids = self.ids
-        return [
-            (s, t, ids[r]) for s, t, r in zip(exact.tolist(), self.type_code[rows].tolist(), rows.tolist())
-        ]
+        return self.rescored(rows, query64)
 
 
 @dataclass(slots=True)
@@ -571,16 +578,59 @@ class NumpyVectorIndex:
         query64 = query.astype(np.float64)
         query_bits: np.ndarray | None = None
         found: list[VectorCandidate] = []
+        small: list[tuple[_Partition, np.ndarray | None]] = []  # scanned together, below
         for user, partition in partitions:
             allowed_rows = None
             if flt.allowed is not None:
                 allowed_rows = np.zeros(partition.size, dtype=bool)
                 allowed_rows[allowed.get(user, [])] = True
-            candidates = None
             if self._two_pass(partition):
-                candidates = self.candidates(limit)
                 if query_bits is None:
                     query_bits = sign_bits(query[None, :], self._words)[0]
-            found.extend(partition.top(query, query64, flt, limit, allowed_rows, candidates, query_bits))
+                found.extend(
+                    partition.top(
+                        query, query64, flt, limit, allowed_rows, self.candidates(limit), query_bits
+                    )
+                )
+            elif len(partitions) == 1:
+                found.extend(partition.top(query, query64, flt, limit, allowed_rows))
+            elif partition.size:
+                small.append((partition, allowed_rows))
+        if small:
+            found.extend(self._scan_together(small, query, query64, flt, limit))
         found.sort(key=lambda c: (-c[0], c[1], c[2]))
         return found[:limit]
+
+    @staticmethod
+    def _scan_together(
+        parts: list[tuple[_Partition, np.ndarray | None]],
+        query: np.ndarray,
+        query64: np.ndarray,
+        flt: VectorFilter,
+        limit: int,
+    ) -> list[VectorCandidate]:
+        """Exact search over many partitions (an unscoped query over many users): score each
+        partition's rows, then choose the best ``limit`` of all of them at once, so the per-row
+        selection and rescoring run once, not once per partition."""
+        pieces: list[np.ndarray] = []
+        for partition, allowed_rows in parts:
+            scores = partition.vectors[: partition.size] @ query
+            mask = partition.admitted(flt, allowed_rows)
+            if mask is not None:
+                scores[~mask] = -np.inf
+            pieces.append(scores)
+        scores = np.concatenate(pieces)
+        admitted = int(np.count_nonzero(scores > -np.inf))
+        if admitted == 0:
+            return []
+        take = min(limit, admitted)
+        total = len(scores)
+        kth = np.partition(scores, total - take)[total - take]
+        hits = np.flatnonzero((scores >= kth - _TIE_MARGIN) & (scores > -np.inf))
+        offsets = np.cumsum([0, *(len(piece) for piece in pieces)])
+        owner = np.searchsorted(offsets, hits, side="right") - 1
+        found: list[VectorCandidate] = []
+        for index in np.unique(owner).tolist():
+            rows = hits[owner == index] - offsets[index]
+            found.extend(parts[index][0].rescored(rows, query64))
+        return found
