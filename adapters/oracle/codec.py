@@ -252,10 +252,15 @@ def summary_from_row(row: Sequence[Any]) -> ThreadSummary:
     )
 
 
-JOB_COLUMNS: Final = "job_id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until"
+JOB_COLUMNS: Final = (
+    "job_id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, "
+    "failure_reason"
+)
 
 
 def job_from_row(row: Sequence[Any]) -> ExtractionJob:
+    """A job from the columns of :data:`JOB_COLUMNS` (``failure_reason`` is a CLOB: a ``str`` or
+    a LOB, which is read)."""
     return ExtractionJob(
         id=row[0],
         thread_id=row[1],
@@ -265,4 +270,6 @@ def job_from_row(row: Sequence[Any]) -> ExtractionJob:
         attempts=int(row[5]),
         claimed_by=row[6],
         claimed_until=decode_time(row[7]),
+        failed_at=decode_time(row[8]),
+        failure_reason=decode_text(row[9]),
     )

@@ -44,6 +44,8 @@ from palimpsest.domain.model import (
     RecordType,
     Thread,
     ThreadSummary,
+    check_failure_reason,
+    check_id,
     check_metadata,
     check_optional_id,
     check_time,
@@ -687,6 +689,27 @@ class OracleJobRepository(_Repository):
             self._names, job_id, owner=owner, until=check_time(until, "until"), now=check_time(now, "now")
         )
         if uow.run(statement) == 0:
+            return None
+        row = uow.fetch_one(st.job_get(self._names, job_id))
+        return None if row is None else job_from_row(row)
+
+    def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
+        # Both checks before any statement: a refused reason or time writes nothing.
+        reason = check_failure_reason(reason)
+        at = check_time(at, "at")
+        return self._uow.run(st.job_fail(self._names, job_id, reason=reason, at=at)) > 0
+
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        limit = _check_limit(limit)
+        if thread_id is not None:
+            thread_id = check_id(thread_id, "thread_id")
+        rows = self._uow.fetch_all(st.job_failed(self._names, thread_id=thread_id, limit=limit))
+        return [job_from_row(row) for row in rows]
+
+    def retry(self, job_id: str) -> ExtractionJob | None:
+        # A conditional UPDATE, then a read in the same transaction, as claim() does.
+        uow = self._uow
+        if uow.run(st.job_retry(self._names, job_id)) == 0:
             return None
         row = uow.fetch_one(st.job_get(self._names, job_id))
         return None if row is None else job_from_row(row)

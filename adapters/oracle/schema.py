@@ -3,17 +3,28 @@
 One :class:`SchemaManager` serves one store (one :class:`StoreNames`). It reads the DDL of
 schema version ``N`` from ``ddl/NNNN_*.sql`` (``{BASE}`` placeholders filled with the store's
 quoted, prefixed names), finds which of the store's objects exist in the data dictionary
-(``USER_TABLES``, ``USER_INDEXES``, ``USER_PROPERTY_GRAPHS``, names always bound, never
-formatted into SQL), and applies a :class:`~palimpsest.application.config.SchemaPolicy`:
+(``USER_TABLES``, ``USER_INDEXES``, ``USER_PROPERTY_GRAPHS``, and ``USER_TAB_COLUMNS`` for the
+columns a later version adds; names always bound, never formatted into SQL), and applies a
+:class:`~palimpsest.application.config.SchemaPolicy`:
 
 * ``REQUIRE_EXISTING`` validates only (no DDL) and raises ``SchemaVersionError`` naming what is
   missing;
 * ``CREATE_IF_EMPTY`` creates everything when none of the store's objects exists, accepts a
   complete store, and refuses a partial one;
-* ``CREATE_IF_NECESSARY`` creates the registry and every missing object, one by one, and runs
-  the supported upgrades (version 1 is the only version: a newer stored version is refused);
+* ``CREATE_IF_NECESSARY`` creates the registry and every missing object, one by one, and so
+  upgrades a store of an older version (a newer stored version is refused);
 * ``RECREATE`` drops every object of this store (never another store's, never the registry
   table), forgets its registry row, and creates everything again.
+
+Versions. The objects of a store are those the files of versions 1..``SCHEMA_VERSION`` create,
+in file order: ``CREATE TABLE|INDEX|PROPERTY GRAPH {NAME}`` (present when the dictionary lists
+``NAME``) and ``ALTER TABLE {TABLE} ADD (column type, ...)`` (present when ``USER_TAB_COLUMNS``
+lists every column it adds). A store of version ``v`` lacks the objects of the files after ``v``,
+so upgrading it to ``SCHEMA_VERSION`` is creating what is missing, in file order, then running
+the other statements of those files once (those that create or add nothing nameable, such as a
+data fix; none so far), then recording the new version in the registry row. A fresh store is
+created the same way, from version 1. Version 2 (``0002_extraction_job_failures.sql``) adds the
+failure columns of ``EXTRACTION_JOB`` and their index.
 
 The registry table ``PALIMPSEST_STORES`` (``ddl/registry.sql``) holds one row per store; its
 ``store_config`` JSON carries the embedding dimension (``null`` until known) and the vector
@@ -33,7 +44,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Final
 
@@ -58,7 +69,7 @@ __all__ = [
     "statements_from_ddl",
 ]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 VECTOR_INDEX_KINDS: Final = ("hnsw", "ivf", "none")
 LIFECYCLE_STATES: Final = ("CREATING", "CREATED", "DROPPING")
 MAX_DIMENSION: Final = 65535
@@ -79,7 +90,19 @@ _GRAPH: Final = "MEMORY_GRAPH"
 _GRAPH_TABLES: Final = frozenset({"MEMORY", "MEMORY_LINK"})
 _DIMENSION_KEY: Final = "embedding_dimension"
 _INDEX_KEY: Final = "vector_index"
-_KIND_LABELS: Final = {"TABLE": "table", "INDEX": "index", "PROPERTY GRAPH": "property graph"}
+_ADD_COLUMNS: Final = re.compile(
+    r"ALTER\s+TABLE\s+\{([A-Z][A-Z0-9_]*)\}\s+ADD\s*\((.*)\)\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+_COLUMN_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_NOT_COLUMNS: Final = frozenset({"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "PERIOD"})
+_COLUMNS: Final = "COLUMNS"
+_KIND_LABELS: Final = {
+    "TABLE": "table",
+    "INDEX": "index",
+    "PROPERTY GRAPH": "property graph",
+    _COLUMNS: "columns",
+}
 
 
 # --- values ----------------------------------------------------------------------------------
@@ -98,12 +121,26 @@ class StoreConfig:
 
 @dataclass(frozen=True, slots=True)
 class SchemaObject:
-    """One object a DDL statement creates: its base name, its dictionary kind (``"TABLE"``,
-    ``"INDEX"`` or ``"PROPERTY GRAPH"``) and the statement."""
+    """One object a DDL statement creates: its base name, its kind and the statement.
+
+    ``kind`` is a dictionary kind (``"TABLE"``, ``"INDEX"`` or ``"PROPERTY GRAPH"``), or
+    ``"COLUMNS"`` for ``ALTER TABLE {base} ADD (...)``, whose added column names (upper case, as
+    the dictionary lists them) are ``columns``; ``""`` (with ``base`` ``""``) is a statement that
+    creates nothing nameable. ``version`` is the schema version of the file it comes from."""
 
     base: str
     kind: str
     statement: Statement
+    columns: tuple[str, ...] = ()
+    version: int = 0
+
+    @property
+    def key(self) -> str:
+        """How :meth:`SchemaManager.present_objects` names it: the base name, or
+        ``"TABLE(COLUMN,...)"`` for added columns."""
+        if self.kind == _COLUMNS:
+            return f"{self.base}({','.join(self.columns)})"
+        return self.base
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,13 +213,49 @@ def parse_config(value: Any, *, schema_version: int = SCHEMA_VERSION) -> StoreCo
     )
 
 
+def _split_columns(body: str, number: int) -> tuple[str, ...]:
+    """The column names of an ``ADD (...)`` list: the first word of each top-level item (commas
+    inside a type's brackets, as in ``NUMBER(10, 2)``, do not split)."""
+    items: list[str] = []
+    depth, current = 0, []
+    for char in body:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    items.append("".join(current))
+    names: list[str] = []
+    for item in items:
+        words = item.split()
+        if (
+            len(words) < 2
+            or not _COLUMN_NAME.fullmatch(words[0])
+            or words[0].upper() in _NOT_COLUMNS
+        ):
+            raise ConfigurationError(
+                f"DDL statement {number} adds a column this adapter cannot name: {item.strip()!r} "
+                "(write 'name type' with an unquoted name)."
+            )
+        names.append(words[0].upper())
+    if len(names) != len(set(names)):
+        raise ConfigurationError(f"DDL statement {number} adds the same column twice: {names}.")
+    return tuple(names)
+
+
 def statements_from_ddl(text: str, placeholders: Mapping[str, str], *, prefix: str) -> list[SchemaObject]:
     """Split a DDL file into statements (separated by lines holding only ``/``; full-line ``--``
     comments dropped) and fill its ``{BASE}`` placeholders.
 
-    Each result names the object its statement creates (``base`` is ``""`` for a statement that
-    creates no named object); statement names are ``<prefix>_create_<base>`` or
-    ``<prefix>_<n>``. An unknown or malformed placeholder raises ``ConfigurationError``.
+    Each result names the object its statement creates: ``CREATE ... {BASE}`` gives ``base``
+    and a dictionary kind, ``ALTER TABLE {BASE} ADD (c1 type, ...)`` gives ``base`` (the table),
+    kind ``"COLUMNS"`` and the column names; any other statement has ``base`` ``""``. Statement
+    names are ``<prefix>_create_<base>``, ``<prefix>_add_<base>_columns`` or ``<prefix>_<n>``. An
+    unknown or malformed placeholder raises ``ConfigurationError``.
     """
     chunks: list[list[str]] = [[]]
     for line in text.splitlines():
@@ -196,8 +269,10 @@ def statements_from_ddl(text: str, placeholders: Mapping[str, str], *, prefix: s
         if not raw:
             continue
         match = _CREATE.match(raw)
-        base = match.group(2) if match else ""
-        kind = re.sub(r"\s+", " ", match.group(1).upper()) if match else ""
+        added = None if match else _ADD_COLUMNS.fullmatch(raw)
+        base = match.group(2) if match else added.group(1) if added else ""
+        kind = re.sub(r"\s+", " ", match.group(1).upper()) if match else _COLUMNS if added else ""
+        added_columns = _split_columns(added.group(2), number) if added else ()
 
         unknown = sorted({key for key in _PLACEHOLDER.findall(raw) if key not in placeholders})
         if unknown:
@@ -205,8 +280,13 @@ def statements_from_ddl(text: str, placeholders: Mapping[str, str], *, prefix: s
         sql = _PLACEHOLDER.sub(lambda found: placeholders[found.group(1)], raw)
         if "{" in sql or "}" in sql:
             raise ConfigurationError(f"DDL statement {number} holds an unbalanced placeholder brace.")
-        name = f"{prefix}_create_{base.lower()}" if base else f"{prefix}_{number}"
-        objects.append(SchemaObject(base=base, kind=kind, statement=Statement(name, sql)))
+        if added:
+            name = f"{prefix}_add_{base.lower()}_columns"
+        else:
+            name = f"{prefix}_create_{base.lower()}" if base else f"{prefix}_{number}"
+        objects.append(
+            SchemaObject(base=base, kind=kind, statement=Statement(name, sql), columns=added_columns)
+        )
     names = [o.statement.name for o in objects]
     if len(names) != len(set(names)):
         raise ConfigurationError(f"a DDL file creates the same object twice: {sorted(names)}.")
@@ -262,7 +342,9 @@ class SchemaManager:
         self.names = names
         self.vector_index = vector_index
         self.target_accuracy = target_accuracy
-        self._objects = tuple(obj for version in range(1, SCHEMA_VERSION + 1) for obj in self._load(version))
+        loaded = [obj for version in range(1, SCHEMA_VERSION + 1) for obj in self._load(version)]
+        self._objects = tuple(obj for obj in loaded if obj.kind)
+        self._unnamed = tuple(obj for obj in loaded if not obj.kind)
 
     def __repr__(self) -> str:
         return f"SchemaManager({self.names!r}, vector_index={self.vector_index!r})"
@@ -273,9 +355,10 @@ class SchemaManager:
         files = _version_files()
         if version not in files:
             raise SchemaVersionError(f"there is no DDL file for schema version {version}.")
-        return statements_from_ddl(
+        objects = statements_from_ddl(
             _read_ddl_file(files[version]), self.names.placeholders(), prefix=f"v{version}"
         )
+        return [replace(obj, version=version) for obj in objects]
 
     def load_ddl(self, version: int) -> list[Statement]:
         """The statements of schema version ``version``'s DDL file, for this store."""
@@ -283,7 +366,9 @@ class SchemaManager:
 
     @property
     def objects(self) -> tuple[SchemaObject, ...]:
-        """Every object the DDL files of versions 1..SCHEMA_VERSION create, in creation order."""
+        """Every object the DDL files of versions 1..SCHEMA_VERSION create (tables, indexes, the
+        property graph, added columns), in creation order; statements that create nothing
+        nameable are not objects (see :meth:`_upgrade`)."""
         return self._objects
 
     def registry_ddl(self) -> Statement:
@@ -341,10 +426,15 @@ class SchemaManager:
 
     def inventory_statement(self) -> Statement:
         """Which of the store's objects exist: rows ``(kind, name)`` from ``USER_TABLES``,
-        ``USER_INDEXES`` and ``USER_PROPERTY_GRAPHS``; every name is a bind."""
+        ``USER_INDEXES`` and ``USER_PROPERTY_GRAPHS``, and ``('COLUMN', 'TABLE.COLUMN')`` from
+        ``USER_TAB_COLUMNS`` for the columns later versions add; every name is a bind."""
         by_kind: dict[str, list[str]] = {"TABLE": [], "INDEX": [], "PROPERTY GRAPH": []}
+        added: list[SchemaObject] = []
         for obj in self._objects:
-            by_kind[obj.kind].append(obj.base)
+            if obj.kind == _COLUMNS:
+                added.append(obj)
+            else:
+                by_kind[obj.kind].append(obj.base)
         by_kind["INDEX"].append(_VECTOR_INDEX)
         sources = (
             ("TABLE", "table_name", "user_tables"),
@@ -362,6 +452,22 @@ class SchemaManager:
             parts.append(
                 f"SELECT '{kind}' AS object_kind, {column} AS object_name FROM {view}\n"
                 f"WHERE {column} IN ({', '.join(keys)})"
+            )
+        if added:
+            groups = []
+            for obj in added:
+                table_key = f"n{len(binds)}"
+                binds[table_key] = self.names.raw(obj.base)
+                keys = []
+                for column_name in obj.columns:
+                    key = f"n{len(binds)}"
+                    binds[key] = column_name
+                    keys.append(f":{key}")
+                groups.append(f"(table_name = :{table_key} AND column_name IN ({', '.join(keys)}))")
+            parts.append(
+                "SELECT 'COLUMN' AS object_kind, table_name || '.' || column_name AS object_name "
+                "FROM user_tab_columns\n"
+                f"WHERE {' OR '.join(groups)}"
             )
         return Statement("schema_inventory", "\nUNION ALL\n".join(parts), binds)
 
@@ -471,15 +577,33 @@ class SchemaManager:
     # --- reading the database -----------------------------------------------------------------
 
     def present_objects(self, connection: Any) -> set[str]:
-        """The base names of this store's objects that exist (the vector index included)."""
-        wanted = {(o.kind, self.names.raw(o.base)): o.base for o in self._objects}
+        """The keys (:attr:`SchemaObject.key`: base names, ``"TABLE(COLUMN,...)"`` for added
+        columns) of this store's objects that exist, the vector index included. Added columns
+        are present when every one of them exists."""
+        return self._inventory(connection)[0]
+
+    def _inventory(self, connection: Any) -> tuple[set[str], set[str]]:
+        """``(present keys, "TABLE.COLUMN" of every added column that exists)``."""
+        wanted: dict[tuple[str, str], str] = {}
+        for obj in self._objects:
+            if obj.kind == _COLUMNS:
+                for column_name in obj.columns:
+                    found = f"{self.names.raw(obj.base)}.{column_name}"
+                    wanted[("COLUMN", found)] = f"{obj.base}.{column_name}"
+            else:
+                wanted[(obj.kind, self.names.raw(obj.base))] = obj.base
         wanted[("INDEX", self.names.raw(_VECTOR_INDEX))] = _VECTOR_INDEX
-        present: set[str] = set()
+        found_names: set[str] = set()
         for kind, name in fetch_all(connection, self.inventory_statement()):
-            base = wanted.get((str(kind), str(name)))
-            if base is not None:
-                present.add(base)
-        return present
+            key = wanted.get((str(kind), str(name)))
+            if key is not None:
+                found_names.add(key)
+        columns = {name for name in found_names if "." in name}
+        present = found_names - columns
+        for obj in self._objects:
+            if obj.kind == _COLUMNS and all(f"{obj.base}.{c}" in columns for c in obj.columns):
+                present.add(obj.key)
+        return present, columns
 
     def has_vector_index(self, connection: Any) -> bool:
         return fetch_one(connection, self.vector_index_exists_statement()) is not None
@@ -525,7 +649,7 @@ class SchemaManager:
             if policy is not SchemaPolicy.RECREATE:
                 _check_conflict(parse_config(row.config, schema_version=row.schema_version).dimension, wanted)
         present = self.present_objects(connection)
-        missing = [obj for obj in self._objects if obj.base not in present]
+        missing = [obj for obj in self._objects if obj.key not in present]
 
         if policy is SchemaPolicy.REQUIRE_EXISTING:
             self._require_complete(row, missing, policy)
@@ -533,8 +657,11 @@ class SchemaManager:
             if row is None and not present:
                 self._register(connection, wanted)
                 self._create_objects(connection, self._objects, present)
+                self._upgrade(connection, 0)
             elif row is None or missing:
-                found = sorted(self.names.raw(b) for b in present)
+                found = sorted(self._label(o) for o in self._objects if o.key in present)
+                if _VECTOR_INDEX in present:
+                    found.append(self.names.raw(_VECTOR_INDEX))
                 raise SchemaVersionError(
                     f"partial schema detected for {self._store_label()}, cannot perform CREATE_IF_EMPTY: "
                     f"{self._describe_missing(row, missing)}; present: {', '.join(found) or 'no objects'}. "
@@ -544,12 +671,12 @@ class SchemaManager:
             if row is None:
                 self._register(connection, wanted)
             self._create_objects(connection, missing, present)
-            if row is not None:
-                self._upgrade(connection, row.schema_version)
+            self._upgrade(connection, 0 if row is None else row.schema_version)
         else:  # RECREATE
             self._drop(connection, present, registered=row is not None)
             self._register(connection, wanted)
             self._create_objects(connection, self._objects, set())
+            self._upgrade(connection, 0)
 
         config = self._finish(connection, policy, wanted)
         if policy is not SchemaPolicy.REQUIRE_EXISTING and config.dimension is not None:
@@ -577,10 +704,16 @@ class SchemaManager:
         return f"the Oracle memory store {self.names.store_id!r}"
 
     def _describe_missing(self, row: _RegistryRow | None, missing: Sequence[SchemaObject]) -> str:
-        parts = [f"{self.names.raw(o.base)} ({_KIND_LABELS[o.kind]})" for o in missing]
+        parts = [f"{self._label(o)} ({_KIND_LABELS[o.kind]})" for o in missing]
         if row is None:
             parts.append(f"its row in {REGISTRY_TABLE} ({self.names.registry_name})")
         return "missing " + ", ".join(parts) if parts else "nothing missing"
+
+    def _label(self, obj: SchemaObject) -> str:
+        table = self.names.raw(obj.base)
+        if obj.kind == _COLUMNS:
+            return ", ".join(f"{table}.{column_name}" for column_name in obj.columns)
+        return table
 
     def _check_version(self, row: _RegistryRow, policy: SchemaPolicy) -> None:
         if row.schema_version > SCHEMA_VERSION:
@@ -636,29 +769,41 @@ class SchemaManager:
 
     def _create_objects(self, connection: Any, objects: Sequence[SchemaObject], present: set[str]) -> None:
         """Create ``objects`` in order; an object another process created meanwhile is accepted.
-        A property graph that outlived one of its tables is dropped and created again."""
+        A property graph that outlived one of its tables is dropped and created again. Columns
+        to add of which some, not all, exist (added by hand?) are a ``SchemaVersionError``: the
+        adapter will not guess whether their types are right."""
         created: set[str] = set()
         for obj in objects:
             try:
                 run(connection, obj.statement)
-            except Exception:
-                if obj.base not in self.present_objects(connection):
-                    raise
-                continue
-            created.add(obj.base)
+            except Exception as exc:
+                present_now, columns = self._inventory(connection)
+                if obj.key in present_now:
+                    continue
+                existing = [c for c in obj.columns if f"{obj.base}.{c}" in columns]
+                if existing:
+                    raise SchemaVersionError(
+                        f"{self._store_label()}: {self.names.raw(obj.base)} already has some of the columns "
+                        f"schema version {obj.version} adds ({', '.join(existing)}) but not all of "
+                        f"{', '.join(obj.columns)}; add the others by hand as in "
+                        f"{_version_files().get(obj.version, 'its DDL file')}, or RECREATE the store."
+                    ) from exc
+                raise
+            created.add(obj.key)
         if _GRAPH in present and _GRAPH not in created and created & _GRAPH_TABLES:
             graph = next(o for o in self._objects if o.base == _GRAPH)
             run(connection, self.drop_statements([_GRAPH])[0])
             run(connection, graph.statement)
 
     def _upgrade(self, connection: Any, stored_version: int) -> None:
-        """Run the statements of the files newer than ``stored_version`` that create no named
-        object (those that do were created with the missing objects). Version 1 is the only
-        version so far, so there is nothing to run yet; ``_finish`` then records the version."""
-        for version in range(stored_version + 1, SCHEMA_VERSION + 1):
-            for obj in self._load(version):
-                if not obj.base:
-                    run(connection, obj.statement)
+        """Run, in file order, the statements of the files newer than ``stored_version`` that
+        create nothing nameable (``0`` for a store created now: every file). The objects of those
+        files (tables, indexes, added columns) were created already with the missing objects;
+        ``_finish`` then records ``SCHEMA_VERSION`` in the registry row. No file has such a
+        statement so far."""
+        for obj in self._unnamed:
+            if obj.version > stored_version:
+                run(connection, obj.statement)
 
     def _drop(self, connection: Any, present: set[str], *, registered: bool) -> None:
         if registered:

@@ -86,9 +86,12 @@ __all__ = [
     "chunks_delete_for_thread",
     "job_claim",
     "job_delete",
+    "job_fail",
+    "job_failed",
     "job_get",
     "job_insert",
     "job_pending",
+    "job_retry",
     "link_between",
     "link_check_add",
     "link_delete",
@@ -985,6 +988,8 @@ def job_insert(names: StoreNames, job: ExtractionJob) -> Statement:
         "attempts": job.attempts,
         "claimed_by": job.claimed_by,
         "claimed_until": encode_time(job.claimed_until),
+        "failed_at": encode_time(job.failed_at),
+        "failure_reason": job.failure_reason,
     }
     sql = f"INSERT INTO {names('EXTRACTION_JOB')} ({JOB_COLUMNS})\nVALUES ({_placeholders(JOB_COLUMNS)})"
     return Statement("jobs.insert", sql, binds)
@@ -996,10 +1001,12 @@ def job_get(names: StoreNames, job_id: str) -> Statement:
 
 
 def job_pending(names: StoreNames, now: datetime, *, limit: int | None = None) -> Statement:
-    """Jobs not claimed, or whose lease expired by ``now``, oldest first (creation, then id)."""
+    """Jobs not failed and not claimed, or whose lease expired by ``now``, oldest first
+    (creation, then id)."""
     sql = (
         f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
-        "WHERE j.claimed_until IS NULL OR j.claimed_until <= :now\nORDER BY j.created_at, j.job_id"
+        "WHERE j.failed_at IS NULL AND (j.claimed_until IS NULL OR j.claimed_until <= :now)\n"
+        "ORDER BY j.created_at, j.job_id"
     )
     binds: dict[str, Any] = {"now": encode_time(now)}
     if limit is None:
@@ -1010,19 +1017,67 @@ def job_pending(names: StoreNames, now: datetime, *, limit: int | None = None) -
 
 
 def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, now: datetime) -> Statement:
-    """Lease the job if it is free or its lease expired: a conditional UPDATE (row count 1 or 0),
-    atomic against concurrent claims because the row lock serialises them and the second one
-    re-evaluates the condition."""
+    """Lease the job if it is not failed and free or its lease expired: a conditional UPDATE (row
+    count 1 or 0), atomic against concurrent claims (and against :func:`job_fail`) because the
+    row lock serialises them and the second one re-evaluates the condition."""
     sql = (
         f"UPDATE {names('EXTRACTION_JOB')}\n"
         "SET claimed_by = :owner, claimed_until = :until, attempts = attempts + 1\n"
-        "WHERE job_id = :job_id AND (claimed_until IS NULL OR claimed_until <= :now)"
+        "WHERE job_id = :job_id AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= :now)"
     )
     return Statement(
         "jobs.claim",
         sql,
         {"owner": owner, "until": encode_time(until), "job_id": job_id, "now": encode_time(now)},
     )
+
+
+def job_fail(names: StoreNames, job_id: str, *, reason: str, at: datetime) -> Statement:
+    """Mark the job failed at ``at`` with ``reason`` and release its lease (row count 1, or 0 if
+    it is gone). The reason, a CLOB of up to 2000 characters, is bound in a plain ``UPDATE ...
+    SET``; the caller validates it first."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET failed_at = :failed_at, failure_reason = :failure_reason, claimed_by = NULL, claimed_until = NULL\n"
+        "WHERE job_id = :job_id"
+    )
+    return Statement(
+        "jobs.fail",
+        sql,
+        {"failed_at": encode_time(at), "failure_reason": reason, "job_id": job_id},
+    )
+
+
+def job_failed(names: StoreNames, *, thread_id: str | None = None, limit: int | None = None) -> Statement:
+    """Failed jobs (of one thread, or all), oldest failure first, then by id; the first
+    ``limit`` of them. ``jobs.failed`` (every one), ``jobs.failed_limited``, and the
+    ``*_for_thread`` forms."""
+    clauses = ["j.failed_at IS NOT NULL"]
+    binds: dict[str, Any] = {}
+    name = "jobs.failed"
+    if thread_id is not None:
+        clauses.append("j.thread_id = :thread_id")
+        binds["thread_id"] = thread_id
+        name += "_for_thread"
+    sql = (
+        f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
+        f"{_where(clauses)}\nORDER BY j.failed_at, j.job_id"
+    )
+    if limit is None:
+        return Statement(name, sql, binds)
+    return Statement(f"{name}_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def job_retry(names: StoreNames, job_id: str) -> Statement:
+    """Make a failed job pending again: attempts back to 0, lease and failure cleared. A
+    conditional UPDATE like :func:`job_claim` (row count 1, or 0 if the job is gone or not
+    failed); the caller reads the job back with :func:`job_get` in the same transaction."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET attempts = 0, claimed_by = NULL, claimed_until = NULL, failed_at = NULL, failure_reason = NULL\n"
+        "WHERE job_id = :job_id AND failed_at IS NOT NULL"
+    )
+    return Statement("jobs.retry", sql, {"job_id": job_id})
 
 
 def job_delete(names: StoreNames, job_id: str) -> Statement:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters.oracle import codec
+from palimpsest.adapters.oracle import schema as schema_module
 from palimpsest.adapters.oracle.names import BASE_NAMES, REGISTRY_TABLE, StoreNames
 from palimpsest.adapters.oracle.schema import (
     SCHEMA_VERSION,
@@ -28,6 +29,29 @@ from .golden import assert_golden
 _QUOTED = re.compile(r'"([^"]*)"')
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 _FIRST_QUOTED = re.compile(r'"([A-Z0-9_$#]+)"')
+_COLUMN_GROUP = re.compile(r"table_name = :(\w+) AND column_name IN \(([^)]*)\)", re.IGNORECASE)
+
+
+def _top_level_items(body: str) -> list[str]:
+    items, depth, current = [], 0, ""
+    for char in body:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    return [*items, current]
+
+
+def _table_columns(text: str) -> set[str]:
+    """The column names of a ``CREATE TABLE`` text (constraint lines left out)."""
+    body = text.split("(", 1)[1].rsplit(")", 1)[0]
+    return {
+        item.split()[0].upper()
+        for item in _top_level_items(body)
+        if item.strip() and not item.strip().upper().startswith("CONSTRAINT")
+    }
 
 
 # --- a small data dictionary behind the fake connection ------------------------------------------
@@ -43,22 +67,30 @@ class FakeOracle:
 
     def __init__(self) -> None:
         self.tables: set[str] = set()
+        self.columns: dict[str, set[str]] = {}  # table -> column names (upper case)
         self.indexes: dict[str, tuple[str, str]] = {}  # name -> (table, index_type)
         self.graphs: set[str] = set()
         self.registry: dict[str, dict[str, Any]] = {}
         self.fail_on: set[str] = set()
+        self.dml: list[str] = []  # DML on store tables (data fixes of a DDL file)
 
     # helpers for tests
     def connection(self) -> FakeConnection:
         return FakeConnection(self.respond)
 
     def install(
-        self, manager: SchemaManager, *, skip: set[str] = frozenset(), vector_index: bool = False
+        self,
+        manager: SchemaManager,
+        *,
+        skip: set[str] = frozenset(),
+        vector_index: bool = False,
+        version: int = SCHEMA_VERSION,
     ) -> None:
-        """Put the manager's objects (less ``skip``) into the catalog and register the store."""
+        """Put the manager's objects of versions 1..``version`` (less ``skip``, by key) into the
+        catalog, as a store of that version has them; the registry table too."""
         self.tables.add(REGISTRY_TABLE)
         for obj in manager.objects:
-            if obj.base in skip:
+            if obj.key in skip or obj.version > version:
                 continue
             self.respond(obj.statement.sql, {})
         if vector_index:
@@ -70,7 +102,7 @@ class FakeOracle:
         *,
         dimension: int | None = None,
         kind: str = "hnsw",
-        version: int = 1,
+        version: int = SCHEMA_VERSION,
         state: str = "CREATED",
         as_dict: bool = False,
     ) -> None:
@@ -101,6 +133,18 @@ class FakeOracle:
             if name in self.tables:
                 return RuntimeError("ORA-00955: name is already used by an existing object")
             self.tables.add(name)
+            self.columns[name] = _table_columns(text)
+            return 0
+        if head.startswith("ALTER TABLE"):
+            name = _FIRST_QUOTED.search(text).group(1)
+            if name not in self.tables:
+                return RuntimeError("ORA-00942: table or view does not exist")
+            added = re.fullmatch(r".*? ADD \((.*)\)", text, re.IGNORECASE)
+            assert added, f"unexpected ALTER TABLE: {text}"
+            new = [item.split()[0].upper() for item in _top_level_items(added.group(1))]
+            if set(new) & self.columns[name]:
+                return RuntimeError("ORA-01430: column being added already exists in table")
+            self.columns[name] |= set(new)  # one statement: all its columns or none
             return 0
         if head.startswith(("CREATE INDEX", "CREATE VECTOR INDEX")):
             name, table = _FIRST_QUOTED.findall(text)[:2]
@@ -120,6 +164,7 @@ class FakeOracle:
             name = _FIRST_QUOTED.search(text).group(1)
             assert name in self.tables, f"dropping a missing table {name}"
             self.tables.discard(name)
+            self.columns.pop(name, None)
             self.indexes = {k: v for k, v in self.indexes.items() if v[0] != name}
             return 0
         if head.startswith("DROP INDEX"):
@@ -134,13 +179,22 @@ class FakeOracle:
             return 0
         if "UNION ALL" in head and "USER_PROPERTY_GRAPHS" in head:
             rows = []
-            for name in binds.values():
-                if name in self.tables:
-                    rows.append(("TABLE", name))
-                if name in self.indexes:
-                    rows.append(("INDEX", name))
-                if name in self.graphs:
-                    rows.append(("PROPERTY GRAPH", name))
+            for part in sql.split("UNION ALL"):
+                used = [binds[key] for key in re.findall(r":(\w+)", part)]
+                if "user_tables" in part:
+                    rows += [("TABLE", name) for name in used if name in self.tables]
+                elif "user_indexes" in part:
+                    rows += [("INDEX", name) for name in used if name in self.indexes]
+                elif "user_property_graphs" in part:
+                    rows += [("PROPERTY GRAPH", name) for name in used if name in self.graphs]
+                elif "user_tab_columns" in part:
+                    for table_key, column_keys in _COLUMN_GROUP.findall(part):
+                        table = binds[table_key]
+                        for key in re.findall(r":(\w+)", column_keys):
+                            if binds[key] in self.columns.get(table, set()):
+                                rows.append(("COLUMN", f"{table}.{binds[key]}"))
+                else:
+                    raise AssertionError(f"unexpected inventory part: {part}")
             return rows
         if head.startswith("SELECT TABLE_NAME FROM USER_TABLES"):
             return [(binds["name"],)] if binds["name"] in self.tables else []
@@ -151,6 +205,9 @@ class FakeOracle:
             if REGISTRY_TABLE not in self.tables:
                 return RuntimeError("ORA-00942: table or view does not exist")
             return self._registry(head, binds)
+        if head.startswith("UPDATE"):
+            self.dml.append(text)
+            return 0
         raise AssertionError(f"unexpected statement: {text}")
 
     def _registry(self, head: str, binds: dict[str, Any]) -> Any:
@@ -197,8 +254,12 @@ def _manager(store_id: str | None = None, **kwargs: Any) -> SchemaManager:
 # --- DDL files ------------------------------------------------------------------------------------
 
 
+def _all_ddl(manager: SchemaManager) -> list[Statement]:
+    return [s for version in range(1, SCHEMA_VERSION + 1) for s in manager.load_ddl(version)]
+
+
 def _every_statement(manager: SchemaManager) -> list[Statement]:
-    statements = [manager.registry_ddl(), *manager.load_ddl(1)]
+    statements = [manager.registry_ddl(), *_all_ddl(manager)]
     for kind in ("hnsw", "ivf"):
         statements.append(
             SchemaManager(manager.names, vector_index=kind, target_accuracy=90).vector_index_ddl()
@@ -251,7 +312,7 @@ def test_placeholders_equal_binds_in_every_statement(store_id: str | None) -> No
 
 def test_every_identifier_of_a_prefixed_store_is_quoted_and_prefixed() -> None:
     manager = _manager("acme")
-    statements = [*manager.load_ddl(1), manager.vector_index_ddl(), *manager.drop_statements()]
+    statements = [*_all_ddl(manager), manager.vector_index_ddl(), *manager.drop_statements()]
     bases = {b.upper() for b in BASE_NAMES} | {REGISTRY_TABLE}
     for statement in statements:
         quoted = _QUOTED.findall(statement.sql)
@@ -294,14 +355,19 @@ def test_no_two_stores_share_an_object_name() -> None:
 def test_the_ddl_columns_match_the_codec_column_lists() -> None:
     manager = _manager(None)
     ddl = {obj.base: obj.statement.sql for obj in manager.objects if obj.kind == "TABLE"}
+    added: dict[str, set[str]] = {}
+    for obj in manager.objects:
+        if obj.kind == "COLUMNS":
+            added.setdefault(obj.base, set()).update(c.lower() for c in obj.columns)
 
     def columns_of(table: str) -> set[str]:
+        """The table's columns once every version is applied: created, then added."""
         body = ddl[table].split("(", 1)[1]
         return {
             line.split()[0].lower()
             for line in body.splitlines()
             if line.strip() and not line.strip().startswith(("CONSTRAINT", ")"))
-        }
+        } | added.get(table, set())
 
     def listed(names: str) -> set[str]:
         return {n.strip() for n in names.split(",")}
@@ -341,7 +407,7 @@ def test_id_columns_hold_as_many_characters_as_the_domain_allows() -> None:
     from palimpsest.domain.model import MAX_ID_LENGTH
 
     manager = _manager(None)
-    ddl = "\n".join(obj.statement.sql for obj in manager.objects if obj.kind == "TABLE")
+    ddl = "\n".join(obj.statement.sql for obj in manager.objects if obj.kind in ("TABLE", "COLUMNS"))
     id_columns = [
         line.split()
         for line in ddl.splitlines()
@@ -357,7 +423,7 @@ def test_id_columns_hold_as_many_characters_as_the_domain_allows() -> None:
 
 def test_the_ddl_creates_the_decided_objects() -> None:
     manager = _manager(None)
-    kinds = {obj.base: obj.kind for obj in manager.objects}
+    kinds = {obj.key: obj.kind for obj in manager.objects}
     assert {b for b, k in kinds.items() if k == "TABLE"} == {
         "THREAD",
         "MESSAGE",
@@ -378,6 +444,14 @@ def test_the_ddl_creates_the_decided_objects() -> None:
     assert 'DESTINATION KEY (target_memory_id) REFERENCES "MEMORY" (record_id)' in graph
     assert "LABEL memory\n" in graph and "LABEL memory_link\n" in graph
     assert graph.count("PROPERTIES ARE ALL COLUMNS") == 2
+    # version 2: the failure columns of EXTRACTION_JOB and the index of failed()
+    assert kinds["EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)"] == "COLUMNS"
+    assert kinds["EXTRACTION_JOB_FAILED_I"] == "INDEX"
+    assert [(o.key, o.version) for o in manager.objects if o.version == 2] == [
+        ("EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)", 2),
+        ("EXTRACTION_JOB_FAILED_I", 2),
+    ]
+    assert {o.version for o in manager.objects} == {1, 2}
 
 
 def test_statements_from_ddl_rejects_unknown_and_malformed_placeholders() -> None:
@@ -436,16 +510,20 @@ def test_vector_index_ddl_forms() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ({"embedding_dimension": 384, "vector_index": "ivf"}, StoreConfig(384, "ivf", 1)),
-        ('{"embedding_dimension": null, "vector_index": "hnsw"}', StoreConfig(None, "hnsw", 1)),
-        (b'{"embedding_dimension": 3}', StoreConfig(3, "none", 1)),
-        ({"embedding_dimension": 384.0, "vector_index": "none", "other": 1}, StoreConfig(384, "none", 1)),
-        (None, StoreConfig(None, "none", 1)),
+        ({"embedding_dimension": 384, "vector_index": "ivf"}, StoreConfig(384, "ivf", SCHEMA_VERSION)),
+        ('{"embedding_dimension": null, "vector_index": "hnsw"}', StoreConfig(None, "hnsw", SCHEMA_VERSION)),
+        (b'{"embedding_dimension": 3}', StoreConfig(3, "none", SCHEMA_VERSION)),
+        (
+            {"embedding_dimension": 384.0, "vector_index": "none", "other": 1},
+            StoreConfig(384, "none", SCHEMA_VERSION),
+        ),
+        (None, StoreConfig(None, "none", SCHEMA_VERSION)),
     ],
 )
 def test_parse_config(value: Any, expected: StoreConfig) -> None:
     assert parse_config(value) == expected
-    assert SchemaManager.parse_config(value, schema_version=1) == expected
+    assert SchemaManager.parse_config(value, schema_version=SCHEMA_VERSION) == expected
+    assert parse_config(value, schema_version=1).schema_version == 1
 
 
 @pytest.mark.parametrize(
@@ -493,10 +571,11 @@ def test_create_if_empty_creates_everything_then_registers_the_store() -> None:
     manager = _manager("acme")
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.CREATE_IF_EMPTY, dimension=384)
-    assert config == StoreConfig(dimension=384, vector_index="hnsw", schema_version=1)
+    assert config == StoreConfig(dimension=384, vector_index="hnsw", schema_version=SCHEMA_VERSION)
     ddl = _ddl_calls(connection)
     assert ddl[0].startswith('CREATE TABLE "PALIMPSEST_STORES"')
-    assert ddl[1:-1] == [s.sql for s in manager.load_ddl(1)]
+    assert ddl[1:-1] == [s.sql for s in _all_ddl(manager)]
+    assert oracle.registry["ACME"]["version"] == SCHEMA_VERSION
     assert ddl[-1] == manager.vector_index_ddl().sql
     assert oracle.registry["ACME"]["state"] == "CREATED"
     assert oracle.config_of(manager.names) == {"embedding_dimension": 384, "vector_index": "hnsw"}
@@ -580,7 +659,7 @@ def test_require_existing_validates_a_complete_store_and_stores_a_first_dimensio
     oracle.register(manager.names, dimension=None, kind="ivf", as_dict=True)
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=32)
-    assert config == StoreConfig(dimension=32, vector_index="ivf", schema_version=1)
+    assert config == StoreConfig(dimension=32, vector_index="ivf", schema_version=SCHEMA_VERSION)
     assert oracle.config_of(manager.names)["embedding_dimension"] == 32
     assert _ddl_calls(connection) == []  # not even the vector index
     assert connection.log[-1].kind == "commit"
@@ -592,7 +671,7 @@ def test_require_existing_uses_the_registry_dimension_when_none_is_given() -> No
     oracle.install(manager, vector_index=True)
     oracle.register(manager.names, dimension=384)
     config = manager.ensure(oracle.connection(), SchemaPolicy.REQUIRE_EXISTING, dimension=None)
-    assert config == StoreConfig(dimension=384, vector_index="hnsw", schema_version=1)
+    assert config == StoreConfig(dimension=384, vector_index="hnsw", schema_version=SCHEMA_VERSION)
 
 
 @pytest.mark.parametrize(
@@ -617,7 +696,7 @@ def test_create_if_necessary_creates_only_the_missing_objects() -> None:
     oracle.register(manager.names, dimension=None)
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config == StoreConfig(dimension=None, vector_index="hnsw", schema_version=1)
+    assert config == StoreConfig(dimension=None, vector_index="hnsw", schema_version=SCHEMA_VERSION)
     by_name = {s.name: s.sql for s in manager.load_ddl(1)}
     assert _ddl_calls(connection) == [
         by_name["v1_create_store_setting"],
@@ -630,7 +709,7 @@ def test_create_if_necessary_creates_the_registry_and_a_fresh_store() -> None:
     manager = _manager(None, vector_index="ivf")
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config == StoreConfig(dimension=None, vector_index="ivf", schema_version=1)
+    assert config == StoreConfig(dimension=None, vector_index="ivf", schema_version=SCHEMA_VERSION)
     assert REGISTRY_TABLE in oracle.tables
     assert oracle.names_with_prefix("") >= {"THREAD", "MEMORY_GRAPH", "RECORD_CHUNKS_CHUNK_TEXT_TXT_I"}
     assert "RECORD_CHUNKS_EMBEDDING_VEC_I" not in oracle.indexes  # no dimension yet
@@ -669,7 +748,7 @@ def test_create_if_necessary_accepts_an_object_another_process_created() -> None
         return real(sql, binds)
 
     connection.responder = racing
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 1
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 2
 
 
 def test_create_if_necessary_reports_a_failing_statement() -> None:
@@ -707,7 +786,7 @@ def test_recreate_drops_only_this_stores_objects() -> None:
     before_default = oracle.names_with_prefix("") - oracle.names_with_prefix("ACME_")
     connection = oracle.connection()
     config = acme.ensure(connection, SchemaPolicy.RECREATE, dimension=768)
-    assert config == StoreConfig(dimension=768, vector_index="hnsw", schema_version=1)
+    assert config == StoreConfig(dimension=768, vector_index="hnsw", schema_version=SCHEMA_VERSION)
     drops = [s for s in _ddl_calls(connection) if s.startswith("DROP")]
     assert drops and all('"ACME_' in s for s in drops)
     assert not any("PALIMPSEST_STORES" in s for s in drops)
@@ -842,3 +921,213 @@ def test_a_database_that_cannot_build_the_vector_index_still_opens_the_store(cap
         assert manager.try_ensure_vector_index(connection, 4) is False
     assert "vector_memory_size" in caplog.text
     assert any("CREATE VECTOR INDEX" in sql for sql in connection.statements())
+
+
+# --- versions and upgrades ------------------------------------------------------------------------
+
+
+def _v2_sql(manager: SchemaManager) -> list[str]:
+    return [s.sql for s in manager.load_ddl(2)]
+
+
+def test_statements_from_ddl_reads_the_columns_an_alter_table_adds() -> None:
+    text = "ALTER TABLE {T} ADD (\n  a_b  NUMBER(10, 2) DEFAULT 0,\n  c    TIMESTAMP(6) WITH TIME ZONE\n)"
+    (obj,) = statements_from_ddl(text, {"T": '"T"'}, prefix="v5")
+    assert (obj.base, obj.kind, obj.columns, obj.key) == ("T", "COLUMNS", ("A_B", "C"), "T(A_B,C)")
+    assert obj.statement.name == "v5_add_t_columns"
+    assert obj.statement.sql.startswith('ALTER TABLE "T" ADD (')
+    # any other statement creates nothing nameable
+    (other,) = statements_from_ddl("UPDATE {T} SET x = 0", {"T": '"T"'}, prefix="v5")
+    assert (other.base, other.kind, other.statement.name) == ("", "", "v5_1")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'ALTER TABLE {T} ADD ("quoted" NUMBER)',
+        "ALTER TABLE {T} ADD (lonely)",
+        "ALTER TABLE {T} ADD (x NUMBER, x NUMBER)",
+        "ALTER TABLE {T} ADD (CONSTRAINT t_ck CHECK (x > 0))",
+    ],
+)
+def test_statements_from_ddl_refuses_columns_it_cannot_name(text: str) -> None:
+    with pytest.raises(ConfigurationError):
+        statements_from_ddl(text, {"T": '"T"'}, prefix="v5")
+
+
+def test_version_2_adds_the_failure_columns_and_their_index() -> None:
+    manager = _manager("acme")
+    alter, index = manager.load_ddl(2)
+    assert alter.name == "v2_add_extraction_job_columns"
+    assert " ".join(alter.sql.split()) == (
+        'ALTER TABLE "ACME_EXTRACTION_JOB" ADD ( failed_at TIMESTAMP(6) WITH TIME ZONE, failure_reason CLOB )'
+    )
+    assert index.sql == 'CREATE INDEX "ACME_EXTRACTION_JOB_FAILED_I" ON "ACME_EXTRACTION_JOB" (failed_at)'
+    # failed_at has the type of the table's other times
+    job_table = next(s.sql for s in manager.load_ddl(1) if s.name == "v1_create_extraction_job")
+    assert "claimed_until  TIMESTAMP(6) WITH TIME ZONE," in job_table
+
+
+def test_a_fresh_store_gets_the_failure_columns() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    config = manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    assert config.schema_version == SCHEMA_VERSION == 2
+    assert {"FAILED_AT", "FAILURE_REASON", "CLAIMED_UNTIL"} <= oracle.columns["ACME_EXTRACTION_JOB"]
+    assert oracle.indexes["ACME_EXTRACTION_JOB_FAILED_I"] == ("ACME_EXTRACTION_JOB", "NORMAL")
+    assert oracle.registry["ACME"]["version"] == 2
+    assert "EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)" in manager.present_objects(oracle.connection())
+
+
+def test_upgrading_a_version_1_store_adds_the_columns_and_records_version_2() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, version=1, vector_index=True)
+    oracle.register(manager.names, version=1, dimension=4)
+    assert "FAILED_AT" not in oracle.columns["ACME_EXTRACTION_JOB"]
+    # check (REQUIRE_EXISTING) and CREATE_IF_EMPTY refuse the old version without any DDL
+    for policy in (SchemaPolicy.REQUIRE_EXISTING, SchemaPolicy.CREATE_IF_EMPTY):
+        connection = oracle.connection()
+        with pytest.raises(SchemaVersionError, match="needs an upgrade to 2"):
+            manager.ensure(connection, policy, dimension=None)
+        assert _ddl_calls(connection) == []
+    # upgrade (CREATE_IF_NECESSARY): version 2's file, in order, then the registry row
+    connection = oracle.connection()
+    config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    assert config == StoreConfig(dimension=4, vector_index="hnsw", schema_version=2)
+    assert _ddl_calls(connection) == _v2_sql(manager)
+    assert {"FAILED_AT", "FAILURE_REASON"} <= oracle.columns["ACME_EXTRACTION_JOB"]
+    assert "ACME_EXTRACTION_JOB_FAILED_I" in oracle.indexes
+    assert oracle.registry["ACME"]["version"] == 2
+    kinds = [c.kind for c in connection.log]
+    update = next(i for i, c in enumerate(connection.log) if c.binds and c.binds.get("schema_version") == 2)
+    assert "commit" in kinds[update:]  # the new version is committed
+    # done once: opening again runs no DDL, and the check passes
+    for policy in (SchemaPolicy.CREATE_IF_NECESSARY, SchemaPolicy.REQUIRE_EXISTING):
+        again = oracle.connection()
+        assert manager.ensure(again, policy, dimension=None).schema_version == 2
+        assert _ddl_calls(again) == []
+
+
+def test_upgrading_accepts_columns_another_process_added_meanwhile() -> None:
+    oracle = FakeOracle()
+    manager = _manager()
+    oracle.install(manager, version=1)
+    oracle.register(manager.names, version=1)
+    connection = oracle.connection()
+    real = oracle.respond
+
+    def racing(sql: str, binds: dict[str, Any]) -> Any:
+        if sql.startswith("ALTER TABLE"):
+            real(sql, binds)  # the other process wins
+            return RuntimeError("ORA-01430: column being added already exists in table")
+        return real(sql, binds)
+
+    connection.responder = racing
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 2
+    assert "EXTRACTION_JOB_FAILED_I" in oracle.indexes
+    assert oracle.registry["__DEFAULT__"]["version"] == 2
+
+
+def test_a_store_with_only_some_of_the_added_columns_is_refused_clearly() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, version=1)
+    oracle.register(manager.names, version=1)
+    oracle.columns["ACME_EXTRACTION_JOB"].add("FAILED_AT")  # added by hand, half way
+    with pytest.raises(SchemaVersionError) as caught:
+        manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    message = str(caught.value)
+    assert "FAILED_AT" in message and "FAILURE_REASON" in message
+    assert "0002_extraction_job_failures.sql" in message
+    assert oracle.registry["ACME"]["version"] == 1  # not recorded as upgraded
+
+
+def test_the_check_reports_missing_columns_and_create_if_necessary_repairs_them() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, skip={"EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)"})
+    oracle.register(manager.names)  # registered at version 2, yet the columns are not there
+    connection = oracle.connection()
+    with pytest.raises(SchemaVersionError) as caught:
+        manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
+    assert "ACME_EXTRACTION_JOB.FAILED_AT, ACME_EXTRACTION_JOB.FAILURE_REASON (columns)" in str(caught.value)
+    assert _ddl_calls(connection) == []
+    with pytest.raises(SchemaVersionError, match="partial schema"):
+        manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_EMPTY, dimension=None)
+    repair = oracle.connection()
+    manager.ensure(repair, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    assert _ddl_calls(repair) == [_v2_sql(manager)[0]]
+    assert (
+        manager.ensure(oracle.connection(), SchemaPolicy.REQUIRE_EXISTING, dimension=None).schema_version == 2
+    )
+
+
+def test_a_recreated_job_table_gets_its_version_2_columns_again() -> None:
+    oracle = FakeOracle()
+    manager = _manager()
+    oracle.install(manager)
+    oracle.register(manager.names)
+    oracle.respond('DROP TABLE "EXTRACTION_JOB" CASCADE CONSTRAINTS PURGE', {})
+    connection = oracle.connection()
+    manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    v1 = [s.sql for s in manager.load_ddl(1) if s.name.startswith("v1_create_extraction_job")]
+    assert _ddl_calls(connection) == [*v1, *_v2_sql(manager)]
+    assert {"FAILED_AT", "FAILURE_REASON"} <= oracle.columns["EXTRACTION_JOB"]
+
+
+def test_recreate_builds_every_version_and_drop_needs_no_column_statement() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, version=1)
+    oracle.register(manager.names, version=1)
+    connection = oracle.connection()
+    assert manager.ensure(connection, SchemaPolicy.RECREATE, dimension=None).schema_version == 2
+    created = [s for s in _ddl_calls(connection) if not s.startswith("DROP")]
+    assert created == [s.sql for s in _all_ddl(manager)]
+    assert not any(s.startswith("DROP") and "FAILED" in s for s in _ddl_calls(connection))
+    assert all(not s.sql.startswith("ALTER") for s in manager.drop_statements())
+
+
+def test_an_upgrade_over_several_versions_applies_each_file_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upgrading from 1 to N: the objects of files 2..N in file order, then their other
+    statements (data fixes), then version N in the registry row."""
+    version_3 = (
+        "-- a later version, for this test only\n"
+        "CREATE INDEX {THREAD_SUMMARY_THREAD_I} ON {THREAD_SUMMARY} (created_at)\n"
+        "/\n"
+        "UPDATE {EXTRACTION_JOB} SET attempts = 0 WHERE attempts < 0\n"
+    )
+    real_files, real_read = schema_module._version_files, schema_module._read_ddl_file
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(schema_module, "_version_files", lambda: {**real_files(), 3: "0003_test.sql"})
+    monkeypatch.setattr(
+        schema_module,
+        "_read_ddl_file",
+        lambda name: version_3 if name == "0003_test.sql" else real_read(name),
+    )
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    assert [o.version for o in manager.objects][-3:] == [2, 2, 3]
+    oracle.install(manager, version=1)
+    oracle.register(manager.names, version=1)
+    connection = oracle.connection()
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert _ddl_calls(connection) == [*_v2_sql(manager), manager.load_ddl(3)[0].sql]
+    assert oracle.dml == ['UPDATE "ACME_EXTRACTION_JOB" SET attempts = 0 WHERE attempts < 0']
+    assert oracle.registry["ACME"]["version"] == 3
+    # a store already at 2 runs only file 3; at 3, nothing
+    oracle_2 = FakeOracle()
+    oracle_2.install(manager, version=2)
+    oracle_2.register(manager.names, version=2)
+    connection = oracle_2.connection()
+    manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    assert _ddl_calls(connection) == [manager.load_ddl(3)[0].sql]
+    assert len(oracle_2.dml) == 1 and oracle_2.registry["ACME"]["version"] == 3
+    again = oracle_2.connection()
+    manager.ensure(again, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+    assert _ddl_calls(again) == [] and len(oracle_2.dml) == 1
+    # a fresh store runs every file, its data fixes included
+    fresh = FakeOracle()
+    manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_EMPTY, dimension=None)
+    assert len(fresh.dml) == 1 and fresh.registry["ACME"]["version"] == 3

@@ -107,6 +107,16 @@ def entities(value: str = "") -> dict[str, object]:
         claimed_by=f"w1{tag}",
         claimed_until=LATER,
     )
+    failed_job = ExtractionJob(
+        id=f"j2{tag}",
+        thread_id=f"t1{tag}",
+        first_seq=5,
+        last_seq=6,
+        created_at=NOW,
+        attempts=3,
+        failed_at=LATER,
+        failure_reason=f"ModelOutputError: not JSON{tag}",
+    )
     return {
         "thread": thread,
         "message": message,
@@ -114,6 +124,7 @@ def entities(value: str = "") -> dict[str, object]:
         "link": link,
         "summary": summary,
         "job": job,
+        "failed_job": failed_job,
     }
 
 
@@ -267,6 +278,16 @@ def _samples() -> dict[str, list[Sample]]:
             (st.job_pending, lambda n, e, v: st.job_pending(n, NOW)),
             (st.job_pending, lambda n, e, v: st.job_pending(n, NOW, limit=20)),
             (st.job_claim, lambda n, e, v: st.job_claim(n, f"j1{v}", owner=f"w1{v}", until=LATER, now=NOW)),
+            (st.job_insert, lambda n, e, v: st.job_insert(n, e["failed_job"])),
+            (
+                st.job_fail,
+                lambda n, e, v: st.job_fail(n, f"j1{v}", reason=f"TimeoutError: slow{v}", at=LATER),
+            ),
+            (st.job_failed, lambda n, e, v: st.job_failed(n)),
+            (st.job_failed, lambda n, e, v: st.job_failed(n, limit=5)),
+            (st.job_failed, lambda n, e, v: st.job_failed(n, thread_id=f"t1{v}")),
+            (st.job_failed, lambda n, e, v: st.job_failed(n, thread_id=f"t1{v}", limit=5)),
+            (st.job_retry, lambda n, e, v: st.job_retry(n, f"j1{v}")),
             (st.job_delete, lambda n, e, v: st.job_delete(n, f"j1{v}")),
         ],
         "settings": [

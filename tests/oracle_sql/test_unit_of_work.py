@@ -654,7 +654,7 @@ def test_purging_deletes_the_locked_expired_messages_and_their_chunks_by_id() ->
 
 
 def test_claiming_a_job_is_a_conditional_update_and_none_when_someone_holds_it() -> None:
-    job_row = ("j1", "t1", 1, 3, NOW, 1, "w1", at(10))
+    job_row = ("j1", "t1", 1, 3, NOW, 1, "w1", at(10), None, None)
     h = harness(Database().on('UPDATE "ACME_EXTRACTION_JOB"', 0))
     with h.uow() as uow:
         assert uow.jobs.claim("j1", owner="w1", until=at(10), now=NOW) is None

@@ -200,6 +200,15 @@ CREATE PROPERTY GRAPH "ACME_MEMORY_GRAPH"
             PROPERTIES ARE ALL COLUMNS
     )
 
+-- v2_add_extraction_job_columns
+ALTER TABLE "ACME_EXTRACTION_JOB" ADD (
+    failed_at       TIMESTAMP(6) WITH TIME ZONE,
+    failure_reason  CLOB
+)
+
+-- v2_create_extraction_job_failed_i
+CREATE INDEX "ACME_EXTRACTION_JOB_FAILED_I" ON "ACME_EXTRACTION_JOB" (failed_at)
+
 -- create_vector_index_hnsw
 CREATE VECTOR INDEX "ACME_RECORD_CHUNKS_EMBEDDING_VEC_I" ON "ACME_RECORD_CHUNKS" (embedding)
     ORGANIZATION INMEMORY NEIGHBOR GRAPH
