@@ -39,8 +39,10 @@ __all__ = [
     "SearchHit",
     "SearchQuery",
     "TreeEdge",
+    "DEFAULT_DENSE_WEIGHT",
     "build_tree",
     "check_vector",
+    "fuse",
     "reciprocal_rank_fusion",
     "shortest_path_tree",
 ]
@@ -49,6 +51,7 @@ MAX_NUM_HOPS: Final = 5
 MAX_SEARCH_K: Final = 1000
 DEFAULT_MAX_LINKED_RESULTS: Final = 100
 RRF_K: Final = 60
+DEFAULT_DENSE_WEIGHT: Final = 0.5
 
 K = TypeVar("K", bound=Hashable)
 
@@ -82,9 +85,10 @@ class ScopeFilter:
 
 
 class Fusion(str, enum.Enum):
-    """How a hybrid (vector + keyword) search merges its two ranked lists."""
+    """How a hybrid (vector + keyword) search merges its two ranked lists (see :func:`fuse`)."""
 
     RRF = "rrf"
+    SCORE = "score"
 
 
 def check_vector(vector: Sequence[float], dimension: int | None = None) -> tuple[float, ...]:
@@ -111,8 +115,8 @@ class SearchQuery:
     """One store search.
 
     At least one of ``vector`` (dense) and ``text`` (keyword) is given; with both, the two
-    ranked lists are fused (reciprocal rank fusion). ``now`` decides which records have
-    expired. ``include_invalid`` applies to direct hits only: linked context may show
+    ranked lists are fused by :func:`fuse` (``fusion``, ``dense_weight``, ``rrf_k``). ``now``
+    decides which records have expired. ``include_invalid`` applies to direct hits only: linked context may show
     history. ``record_types=None`` means every searchable type.
     """
 
@@ -128,6 +132,7 @@ class SearchQuery:
     max_linked_results: int = DEFAULT_MAX_LINKED_RESULTS
     fusion: Fusion = Fusion.RRF
     rrf_k: int = RRF_K
+    dense_weight: float = DEFAULT_DENSE_WEIGHT
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
@@ -161,6 +166,8 @@ class SearchQuery:
             raise InvalidSearchError("max_linked_results must be non-negative.")
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise InvalidSearchError("rrf_k must be a positive integer.")
+        object.__setattr__(self, "fusion", check_fusion(self.fusion))
+        object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
 
     @property
     def types(self) -> frozenset[RecordType]:
@@ -297,6 +304,70 @@ def build_tree(
         )
 
     return grow(root_id)
+
+
+def check_fusion(value: object) -> Fusion:
+    """A :class:`Fusion` from itself or its name (``"rrf"``, ``"score"``)."""
+    if isinstance(value, Fusion):
+        return value
+    if isinstance(value, str):
+        try:
+            return Fusion(value)
+        except ValueError:
+            pass
+    raise InvalidSearchError(f"fusion must be one of {', '.join(repr(f.value) for f in Fusion)}.")
+
+
+def check_dense_weight(value: object) -> float:
+    """The dense list's weight in a fusion: a number from 0 (keyword only) to 1 (dense only)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise InvalidSearchError("dense_weight must be a number between 0 and 1.")
+    return float(value)
+
+
+def fuse(
+    dense: Sequence[tuple[K, float]],
+    keyword: Sequence[tuple[K, float]],
+    *,
+    fusion: Fusion = Fusion.RRF,
+    dense_weight: float = DEFAULT_DENSE_WEIGHT,
+    rrf_k: int = RRF_K,
+) -> list[tuple[K, float]]:
+    """One ranking from a dense and a keyword candidate list, best first.
+
+    Each list is ``(key, score)`` best first, scores higher-is-better (cosine similarity;
+    keyword relevance such as ``-bm25``). ``dense_weight`` ``w`` weighs the dense list and
+    ``1 - w`` the keyword list; a list of weight 0 is ignored.
+
+    * ``Fusion.RRF``: ``Σ w_i / (rrf_k + rank_i)`` (1-based ranks), normalised to sum to 1.
+      Only ranks matter, so the two score scales never meet.
+    * ``Fusion.SCORE``: each list's scores are min–max normalised over the list (a list whose
+      scores are all equal gives 1.0), then ``w · dense + (1 - w) · keyword``, a key absent from
+      a list counting 0 there. Scores stay in [0, 1] and keep how far apart candidates are.
+
+    Ties keep the order of first appearance (dense list first): the result is deterministic.
+    """
+    fusion = check_fusion(fusion)
+    w = check_dense_weight(dense_weight)
+    lists = [(items, weight) for items, weight in ((dense, w), (keyword, 1.0 - w)) if weight > 0.0]
+    if fusion is Fusion.RRF:
+        return reciprocal_rank_fusion(
+            [[key for key, _score in items] for items, _weight in lists],
+            k=rrf_k,
+            weights=[weight for _items, weight in lists],
+        )
+    scores: dict[K, float] = {}
+    for items, weight in lists:
+        if not items:
+            continue
+        values = [score for _key, score in items]
+        low, high = min(values), max(values)
+        span = high - low
+        for key, score in items:
+            normalised = (score - low) / span if span > 0 else 1.0
+            scores[key] = scores.get(key, 0.0) + weight * normalised
+    order = {key: i for i, key in enumerate(scores)}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
 def reciprocal_rank_fusion(

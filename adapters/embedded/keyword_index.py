@@ -6,30 +6,29 @@ writing transaction, so it is always exactly as current as the committed tables.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 from palimpsest.domain.model import RecordType
+from palimpsest.domain.text import keyword_terms
 
 from .codec import TYPE_CODES
 
 __all__ = ["Fts5KeywordIndex", "KeywordCandidate", "fts_query", "relevance_score"]
-
-_WORD: Final = re.compile(r"\w+")
 
 KeywordCandidate = tuple[float, int, str]
 """(bm25, type code, id): bm25 is lower-is-better, so these sort best-first as they are."""
 
 
 def fts_query(text: str) -> str | None:
-    """The user's text as a safe FTS5 query: each word token a quoted string, OR-ed together.
+    """The user's text as a safe FTS5 query: each of its :func:`keyword_terms` (stop words
+    dropped unless nothing else is left) a quoted string, OR-ed together.
 
     Quoting makes operators (AND, NEAR, ``*``, ``^``, column filters, parentheses) plain words,
     so no input can be an FTS5 syntax error; ``None`` when the text has no word at all.
     """
-    tokens = dict.fromkeys(_WORD.findall(text))  # ordered de-duplication
+    tokens = keyword_terms(text)
     if not tokens:
         return None
     return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)

@@ -34,7 +34,7 @@ from palimpsest.domain.search import (
     SearchQuery,
     TreeEdge,
     build_tree,
-    reciprocal_rank_fusion,
+    fuse,
     shortest_path_tree,
 )
 from palimpsest.domain.sentinel import ANY
@@ -531,7 +531,7 @@ class EmbeddedStore:
 
         Scores: vector-only hits carry the cosine similarity (distance ``1 - cos``);
         keyword-only hits ``r / (1 + r)`` with ``r = -bm25`` (distance ``1 - score``); hybrid
-        hits the normalised reciprocal-rank-fusion score (distance ``1 - score``).
+        hits the fused score of :func:`~palimpsest.domain.search.fuse` (distance ``1 - score``).
         """
         self._check_open()
         if not isinstance(query, SearchQuery):
@@ -605,12 +605,12 @@ class EmbeddedStore:
             )
         if hybrid:
             codes = {(c == MESSAGE_CODE, i): c for _, c, i in (*by_vector, *by_keyword)}
-            fused = reciprocal_rank_fusion(
-                [
-                    [(c == MESSAGE_CODE, i) for _, c, i in by_vector],
-                    [(c == MESSAGE_CODE, i) for _, c, i in by_keyword],
-                ],
-                k=query.rrf_k,
+            fused = fuse(
+                [((c == MESSAGE_CODE, i), s) for s, c, i in by_vector],
+                [((c == MESSAGE_CODE, i), -bm25) for bm25, c, i in by_keyword],
+                fusion=query.fusion,
+                dense_weight=query.dense_weight,
+                rrf_k=query.rrf_k,
             )
             return [(key, codes[key], score, 1.0 - score) for key, score in fused[: query.k]]
         if vector is not None:

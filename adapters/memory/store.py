@@ -9,7 +9,6 @@ rollback is simply dropping the copies and a search always reads one committed s
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -52,22 +51,16 @@ from palimpsest.domain.search import (
     SearchQuery,
     build_tree,
     check_vector,
-    reciprocal_rank_fusion,
+    fuse,
     shortest_path_tree,
 )
 from palimpsest.domain.sentinel import NOTSET, NotSetType
+from palimpsest.domain.text import keyword_terms, word_tokens
 
 __all__ = ["InMemoryStore"]
 
 T = TypeVar("T")
 Key = tuple[str, str]  # ("message" | "record", id)
-
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def _tokens(text: str) -> list[str]:
-    return [t.casefold() for t in _TOKEN.findall(text)]
-
 
 def _unit(vector: Sequence[float], dimension: int | None) -> tuple[float, ...]:
     values = check_vector(vector, dimension)
@@ -688,8 +681,12 @@ class InMemoryStore:
 
         scored: list[tuple[Key, float, float]]
         if query.vector is not None and query.text is not None:
-            fused = reciprocal_rank_fusion(
-                [[k for k, _ in vector_ranked[:pool]], [k for k, _ in keyword_ranked[:pool]]], k=query.rrf_k
+            fused = fuse(
+                vector_ranked[:pool],
+                keyword_ranked[:pool],
+                fusion=query.fusion,
+                dense_weight=query.dense_weight,
+                rrf_k=query.rrf_k,
             )
             scored = [(key, score, 1.0 - score) for key, score in fused]
         elif query.vector is not None:
@@ -730,10 +727,10 @@ class InMemoryStore:
 
 def _bm25(text: str, documents: Mapping[Key, str], k1: float = 1.2, b: float = 0.75) -> list[tuple[Key, float]]:
     """Okapi BM25 over the candidate documents; only documents sharing a term are returned."""
-    terms = set(_tokens(text))
+    terms = set(keyword_terms(text))
     if not terms or not documents:
         return []
-    tokenised = {key: Counter(_tokens(body)) for key, body in documents.items()}
+    tokenised = {key: Counter(word_tokens(body)) for key, body in documents.items()}
     n = len(tokenised)
     avg_len = sum(sum(c.values()) for c in tokenised.values()) / n or 1.0
     df = {t: sum(1 for c in tokenised.values() if t in c) for t in terms}
