@@ -26,7 +26,7 @@ from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
     build_tree,
-    reciprocal_rank_fusion,
+    fuse,
     shortest_path_tree,
 )
 
@@ -113,11 +113,15 @@ class OracleSearch:
         ranked: list[tuple[Entity, float, float]]
         if hybrid:
             entities = {key: entity for key, entity, _ in (*by_vector, *by_keyword)}
-            fused = reciprocal_rank_fusion(
-                [[key for key, _, _ in by_vector], [key for key, _, _ in by_keyword]], k=query.rrf_k
+            fused = fuse(
+                [(key, 1.0 - distance) for key, _, distance in by_vector],
+                [(key, raw) for key, _, raw in by_keyword],
+                fusion=query.fusion,
+                dense_weight=query.dense_weight,
+                rrf_k=query.rrf_k,
             )
             # Equal fused scores keep the domain's order (first appearance, vector list first), as in
-            # every other store: fusion is defined once (D11).
+            # every other store: fusion is defined once (D20).
             ranked = [(entities[key], score, 1.0 - score) for key, score in fused[: query.k]]
         elif query.vector is not None:
             ranked = [(entity, 1.0 - distance, distance) for _, entity, distance in by_vector[: query.k]]

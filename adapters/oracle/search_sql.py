@@ -50,6 +50,7 @@ from typing import Any, Final
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, RecordLink, RecordType
 from palimpsest.domain.search import ScopeFilter, SearchQuery
 from palimpsest.domain.sentinel import ANY
+from palimpsest.domain.text import keyword_terms
 
 from .codec import (
     LINK_COLUMNS,
@@ -90,7 +91,6 @@ CANDIDATE_COLUMNS: Final = "source_record_type, source_id"
 """Candidate rows are ``(source_record_type, source_id, distance | score)``."""
 
 _MESSAGE: Final = RecordType.MESSAGE.value
-_WORD: Final = re.compile(r"\w+")
 _BIND_PREFIX: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,20}")
 _MAX_EXACT_INT: Final = 2**53  # exact as NUMBER and as BINARY_DOUBLE alike
 _MAX_STRING_BYTES: Final = 4000  # a VARCHAR2 bind in SQL
@@ -217,13 +217,12 @@ def vector_candidates(
 
 
 def keyword_tokens(text: str) -> list[str]:
-    """The query's distinct Unicode word tokens, lower-cased, in order of first appearance.
-
-    Tokens are ``\\w+`` runs, as in the other stores. A run without any letter or digit (only
-    underscores) is dropped: Oracle Text's lexer indexes no such token.
+    """The query's :func:`~palimpsest.domain.text.keyword_terms` (distinct lower-cased
+    ``\\w+`` tokens without stop words unless nothing else is left), as in the other stores.
+    A run without any letter or digit (only underscores) is dropped: Oracle Text's lexer
+    indexes no such token.
     """
-    tokens = (t.lower() for t in _WORD.findall(text))
-    return list(dict.fromkeys(t for t in tokens if any(ch.isalnum() for ch in t)))
+    return [t for t in keyword_terms(text) if any(ch.isalnum() for ch in t)]
 
 
 def text_literal(token: str) -> str:

@@ -152,6 +152,47 @@ def test_hybrid_search_returns_the_union_with_the_top_of_both_lists_first(store:
     assert ids(store.search(query(vector=E1, text="tea", k=2)))[0] == "a-both"
 
 
+@pytest.fixture
+def fusion_case(store: MemoryStore) -> MemoryStore:
+    """x is the best vector match but the weaker keyword match; y the reverse, by a hair in
+    vector terms; z matches the vector poorly and no keyword."""
+    seed(
+        store,
+        records=[
+            (record("x", "tea pot"), E1),
+            (record("y", "tea tea"), NEAR_E1),
+            (record("z", "water"), E2),
+        ],
+    )
+    return store
+
+
+def test_rank_fusion_ties_keep_the_dense_order_and_score_fusion_keeps_score_gaps(
+    fusion_case: MemoryStore,
+) -> None:
+    # RRF: x is 1st + 2nd, y 2nd + 1st: a tie, broken by the dense list's order.
+    rrf = fusion_case.search(query(vector=E1, text="tea", fusion="rrf"))
+    assert ids(rrf)[:2] == ["x", "y"]
+    # Score fusion: y is a hair below x in dense similarity but far above it in keyword score.
+    fused = fusion_case.search(query(vector=E1, text="tea", fusion="score"))
+    assert ids(fused) == ["y", "x", "z"]
+    _assert_best_first(fused)
+    assert all(0.0 <= h.score <= 1.0 for h in fused)
+    near = 0.9 / (0.9**2 + 0.1**2) ** 0.5  # cos(NEAR_E1, E1); min-max over (1, near, 0) keeps it
+    assert [h.score for h in fused] == pytest.approx([0.5 * near + 0.5, 0.5, 0.0], abs=1e-6)
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "score"])
+def test_a_dense_weight_of_one_or_zero_is_the_dense_or_the_keyword_ranking(
+    fusion_case: MemoryStore, fusion: str
+) -> None:
+    dense_only = ids(fusion_case.search(query(vector=E1)))
+    keyword_only = ids(fusion_case.search(query(text="tea")))
+    assert ids(fusion_case.search(query(vector=E1, text="tea", fusion=fusion, dense_weight=1.0))) == dense_only
+    assert ids(fusion_case.search(query(vector=E1, text="tea", fusion=fusion, dense_weight=0.0))) == keyword_only
+    assert keyword_only == ["y", "x"]
+
+
 def test_record_types_restricts_the_hits(drinks: MemoryStore) -> None:
     assert set(ids(drinks.search(query(text="tea", record_types=frozenset({RecordType.MESSAGE}))))) == {
         "m-tea"

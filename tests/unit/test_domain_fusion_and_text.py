@@ -1,0 +1,111 @@
+"""Domain: fusing a dense and a keyword ranking, and the keyword terms of a query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from palimpsest.domain.errors import InvalidSearchError
+from palimpsest.domain.search import Fusion, SearchQuery, fuse
+from palimpsest.domain.text import STOP_WORDS, keyword_terms
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_rrf_sums_weighted_reciprocal_ranks_and_normalises() -> None:
+    fused = fuse([("a", 0.9), ("b", 0.8)], [("b", 5.0), ("c", 1.0)], fusion=Fusion.RRF, rrf_k=1)
+    scores = dict(fused)
+    raw = {"a": 0.5 / 2, "b": 0.5 / 3 + 0.5 / 2, "c": 0.5 / 3}
+    total = sum(raw.values())
+    assert [key for key, _ in fused] == ["b", "a", "c"]
+    assert scores == pytest.approx({key: value / total for key, value in raw.items()})
+
+
+def test_score_fusion_normalises_each_list_then_weighs_them() -> None:
+    fused = fuse([("a", 0.9), ("b", 0.5), ("c", 0.1)], [("c", 12.0), ("b", 2.0)], fusion="score", dense_weight=0.25)
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(0.25 * 1.0)
+    assert scores["b"] == pytest.approx(0.25 * 0.5 + 0.75 * 0.0)
+    assert scores["c"] == pytest.approx(0.25 * 0.0 + 0.75 * 1.0)
+    assert [key for key, _ in fused] == ["c", "a", "b"]
+
+
+def test_a_list_of_equal_scores_counts_fully_and_an_empty_list_adds_nothing() -> None:
+    assert fuse([("a", 0.3)], [], fusion="score") == [("a", 0.5)]
+    assert dict(fuse([("a", 0.3), ("b", 0.3)], [("b", 1.0)], fusion="score")) == {"a": 0.5, "b": 1.0}
+
+
+@pytest.mark.parametrize("fusion", list(Fusion))
+def test_a_weight_of_zero_ignores_that_list(fusion: Fusion) -> None:
+    dense = [("a", 0.9), ("b", 0.1)]
+    keyword = [("c", 3.0), ("b", 2.0)]
+    assert [k for k, _ in fuse(dense, keyword, fusion=fusion, dense_weight=1.0)] == ["a", "b"]
+    assert [k for k, _ in fuse(dense, keyword, fusion=fusion, dense_weight=0.0)] == ["c", "b"]
+
+
+@pytest.mark.parametrize("fusion", list(Fusion))
+def test_ties_keep_the_order_of_first_appearance_dense_first(fusion: Fusion) -> None:
+    # RRF: 1/61 + 1/62 each; score fusion: 1 + 0 against 0 + 1.
+    fused = fuse([("x", 1.0), ("y", 0.5)], [("y", 2.0), ("x", 1.0)], fusion=fusion)
+    assert [k for k, _ in fused] == ["x", "y"]
+    assert fused[0][1] == pytest.approx(fused[1][1])
+
+
+@given(
+    dense=st.lists(st.tuples(st.text(max_size=3), st.floats(-1, 1)), max_size=8, unique_by=lambda t: t[0]),
+    keyword=st.lists(st.tuples(st.text(max_size=3), st.floats(0, 50)), max_size=8, unique_by=lambda t: t[0]),
+    weight=st.floats(0, 1),
+    fusion=st.sampled_from(list(Fusion)),
+)
+def test_fusion_returns_each_candidate_once_best_first(
+    dense: list[tuple[str, float]], keyword: list[tuple[str, float]], weight: float, fusion: Fusion
+) -> None:
+    dense.sort(key=lambda t: -t[1])
+    keyword.sort(key=lambda t: -t[1])
+    fused = fuse(dense, keyword, fusion=fusion, dense_weight=weight)
+    keys = [k for k, _ in fused]
+    assert len(keys) == len(set(keys))
+    expected = set()
+    if weight > 0:
+        expected |= {k for k, _ in dense}
+    if weight < 1:
+        expected |= {k for k, _ in keyword}
+    assert set(keys) == expected
+    scores = [s for _, s in fused]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1e-9 <= s <= 1 + 1e-9 for s in scores)
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, float("nan"), True, "0.5", None])
+def test_a_bad_weight_or_fusion_is_refused(weight: object) -> None:
+    with pytest.raises(InvalidSearchError):
+        fuse([], [], dense_weight=weight)  # type: ignore[arg-type]
+    with pytest.raises(InvalidSearchError):
+        SearchQuery(k=1, now=NOW, text="x", dense_weight=weight)  # type: ignore[arg-type]
+    with pytest.raises(InvalidSearchError):
+        SearchQuery(k=1, now=NOW, text="x", fusion="borda")  # type: ignore[arg-type]
+
+
+def test_search_query_accepts_fusion_names() -> None:
+    assert SearchQuery(k=1, now=NOW, text="x", fusion="score").fusion is Fusion.SCORE
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("What play did I attend last week?", ["play", "attend", "last", "week"]),
+        ("Tea, TEA and tea!", ["tea"]),
+        ("who is it?", ["who", "is", "it"]),  # only stop words: all of them are kept
+        ("Straße CAFÉ", ["straße", "café"]),
+        ("¿¡ --- !!", []),
+        ("snake_case AND NEAR(x, 2)", ["snake_case", "near", "x", "2"]),
+    ],
+)
+def test_keyword_terms(text: str, terms: list[str]) -> None:
+    assert keyword_terms(text) == terms
+
+
+def test_stop_words_are_lower_case_words() -> None:
+    assert all(word == word.lower() and word.isalnum() for word in STOP_WORDS)
