@@ -11,6 +11,7 @@ from .config import (
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
+    RetrievalConfig,
     SchemaPolicy,
 )
 from .memory_service import MemoryService
@@ -51,6 +52,7 @@ __all__ = [
     "MemoryService",
     "MemoryThread",
     "OracleSearchResultFormatConfig",
+    "RetrievalConfig",
     "SchemaPolicy",
     "SearchResult",
     "SearchResultFormatConfig",

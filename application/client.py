@@ -38,7 +38,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryRetentionConfig
+from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryRetentionConfig, RetrievalConfig
 from .extraction import ExtractionRunner
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
@@ -249,6 +249,7 @@ class AgentMemory:
         memory_extraction_config: MemoryExtractionConfig | None = None,
         memory_retention_config: MemoryRetentionConfig | None = None,
         search_strategy: SearchStrategy | None = None,
+        retrieval: RetrievalConfig | None = None,
         id_factory: Callable[[], str] | None = None,
         close_store: bool = False,
         allow_embedding_model_change: bool = False,
@@ -257,6 +258,8 @@ class AgentMemory:
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
         if memory_retention_config is not None and not isinstance(memory_retention_config, MemoryRetentionConfig):
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
+        if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
+            raise ConfigurationError("retrieval must be a RetrievalConfig.")
         # Vector search is the default with an embedder (as in the reference system); hybrid is
         # opt-in until the retrieval-quality work measures when fusion pays for its cost.
         strategy: SearchStrategy = search_strategy or ("vector" if embedder is not None else "keyword")
@@ -279,7 +282,7 @@ class AgentMemory:
             extraction_config=memory_extraction_config,
             retention=retention,
             service=MemoryService(store, clock, id_factory=new_id),
-            searcher=Searcher(store, embedder, strategy),
+            searcher=Searcher(store, embedder, strategy, retrieval),
             summaries=SummaryService(store, clock, summariser),
             new_id=new_id,
         )

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.errors import ConfigurationError, InvalidSearchError
+from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "MemoryExtractionMode",
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
+    "RetrievalConfig",
     "SchemaPolicy",
 ]
 
@@ -224,3 +226,32 @@ class MemoryRetentionConfig:
     @property
     def maximum(self) -> float | None:
         return None if isinstance(self.max_ttl_days, NotSetType) else self.max_ttl_days
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """How searches rank what they find; one object for ``search``, context cards and
+    extraction's candidate lookups (ARCHITECTURE.md D20).
+
+    * ``fusion``: how a hybrid search merges its dense and keyword lists, ``"rrf"``
+      (reciprocal rank fusion, only ranks count) or ``"score"`` (each list's scores min-max
+      normalised, then weighted);
+    * ``dense_weight``: the dense list's weight, 0 (keyword only) to 1 (dense only); the keyword
+      list gets ``1 - dense_weight``;
+    * ``rrf_k``: the rank offset of reciprocal rank fusion.
+
+    The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
+    """
+
+    fusion: Fusion | str = Fusion.RRF
+    dense_weight: float = DEFAULT_DENSE_WEIGHT
+    rrf_k: int = RRF_K
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "fusion", check_fusion(self.fusion))
+            object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
+        except InvalidSearchError as exc:
+            raise ConfigurationError(str(exc)) from None
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+            raise ConfigurationError("rrf_k must be a positive integer.")

@@ -24,6 +24,7 @@ from palimpsest.domain.search import (
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
+from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
 from .validation import apply_token_budgets
@@ -116,10 +117,25 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
 class Searcher:
     """Runs public searches: embeds the query, queries the store, wraps and budgets results."""
 
-    def __init__(self, store: MemoryStore, embedder: Embedder | None, strategy: SearchStrategy) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder | None,
+        strategy: SearchStrategy,
+        retrieval: RetrievalConfig | None = None,
+    ) -> None:
         self._store = store
         self._embedder = embedder
         self._strategy = strategy
+        self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
+
+    @property
+    def strategy(self) -> SearchStrategy:
+        return self._strategy
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        return self._retrieval
 
     def query_vector(self, text: str) -> tuple[float, ...] | None:
         if self._embedder is None or self._strategy == "keyword":
@@ -169,6 +185,9 @@ class Searcher:
             max_linked_results=DEFAULT_MAX_LINKED_RESULTS
             if isinstance(max_linked_results, NotSetType)
             else max_linked_results,
+            fusion=self._retrieval.fusion,  # type: ignore[arg-type]
+            dense_weight=self._retrieval.dense_weight,
+            rrf_k=self._retrieval.rrf_k,
         )
         results = [
             SearchResult.from_hit(hit, include_invalid_results=include_invalid)
