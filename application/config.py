@@ -238,7 +238,15 @@ class RetrievalConfig:
       normalised, then weighted);
     * ``dense_weight``: the dense list's weight, 0 (keyword only) to 1 (dense only); the keyword
       list gets ``1 - dense_weight``;
-    * ``rrf_k``: the rank offset of reciprocal rank fusion.
+    * ``rrf_k``: the rank offset of reciprocal rank fusion;
+    * ``merge_provenance``: a memory extracted from one message and that message are one piece
+      of evidence: only the better ranked of the two is returned;
+    * ``current_first``: a superseded (or refined, or duplicated) memory found by a search
+      gives its rank to the newest valid memory that retired it, and follows it, unless the
+      query asks about the past ("previously", "used to", "originally", ...);
+    * ``card_diversity``: maximal marginal relevance for context-card slots, the share of
+      relevance against novelty (1 keeps the relevance order; ``None`` turns it off);
+    * ``candidates``: how many fused candidates the refinements above choose from.
 
     The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
     """
@@ -246,8 +254,22 @@ class RetrievalConfig:
     fusion: Fusion | str = Fusion.RRF
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     rrf_k: int = RRF_K
+    merge_provenance: bool = False
+    current_first: bool = False
+    card_diversity: float | None = None
+    candidates: int = 50
 
     def __post_init__(self) -> None:
+        for name in ("merge_provenance", "current_first"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigurationError(f"{name} must be True or False.")
+        diversity = self.card_diversity
+        if diversity is not None and (
+            isinstance(diversity, bool) or not isinstance(diversity, (int, float)) or not 0.0 <= diversity <= 1.0
+        ):
+            raise ConfigurationError("card_diversity must be None (off) or a number between 0 and 1.")
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or not 1 <= self.candidates <= 1000:
+            raise ConfigurationError("candidates must be an integer between 1 and 1000.")
         try:
             object.__setattr__(self, "fusion", check_fusion(self.fusion))
             object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))

@@ -13,12 +13,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from palimpsest.domain.errors import ArgumentTypeError, InvalidSearchError, ValidationError
-from palimpsest.domain.model import RecordType, check_optional_id, parse_record_type
+from palimpsest.domain.model import MemoryRecord, RecordType, check_optional_id, parse_record_type
 from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.search import (
     DEFAULT_MAX_LINKED_RESULTS,
     MAX_SEARCH_K,
     ScopeFilter,
+    SearchHit,
     SearchQuery,
     ScopeValue,
 )
@@ -27,6 +28,7 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
+from .retrieval import asks_for_history, current_before_history, merge_provenance
 from .validation import apply_token_budgets
 
 __all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope"]
@@ -137,6 +139,30 @@ class Searcher:
     def retrieval(self) -> RetrievalConfig:
         return self._retrieval
 
+    @property
+    def refines(self) -> bool:
+        """Whether searches fetch a larger candidate pool for the refinements (D20)."""
+        r = self._retrieval
+        return r.merge_provenance or r.current_first
+
+    def _pool(self, k: int) -> int:
+        return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
+
+    def _refine(self, text: str, query: SearchQuery, k: int, hits: list[SearchHit]) -> list[SearchHit]:
+        """The configured refinements over the store's fused candidates, cut to ``k``."""
+        r = self._retrieval
+        if r.merge_provenance:
+            hits = merge_provenance(hits)
+        if (
+            r.current_first
+            and query.include_invalid
+            and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in hits[:k])
+            and not asks_for_history(text)
+        ):
+            with self._store.unit_of_work() as uow:
+                hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
+        return hits[:k]
+
     def query_vector(self, text: str) -> tuple[float, ...] | None:
         if self._embedder is None or self._strategy == "keyword":
             return None
@@ -173,7 +199,7 @@ class Searcher:
         qvec = self.query_vector(query) if isinstance(vector, NotSetType) else vector
         text = None if self._strategy == "vector" and qvec is not None else query
         search_query = SearchQuery(
-            k=k,
+            k=self._pool(k),
             now=now,
             vector=tuple(qvec) if qvec is not None else None,
             text=text,
@@ -189,8 +215,6 @@ class Searcher:
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,
         )
-        results = [
-            SearchResult.from_hit(hit, include_invalid_results=include_invalid)
-            for hit in self._store.search(search_query)
-        ]
+        hits = self._refine(query, search_query, k, self._store.search(search_query))
+        results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)

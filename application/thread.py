@@ -31,6 +31,7 @@ from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryLinkExtr
 from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
+from .retrieval import maximal_marginal_relevance
 from .searching import SearchScope, resolve_scope
 from .validation import (
     CHARS_PER_TOKEN,
@@ -656,13 +657,17 @@ class MemoryThread:
         vector = core.searcher.query_vector(query)
         memory_types = [t.value for t in sorted(MEMORY_RECORD_TYPES, key=lambda t: t.value)]
 
+        diversity = core.searcher.retrieval.card_diversity
+
         def run(types: list[str], k: int) -> list[SearchResult]:
             is_message = types == ["message"]
+            # With diversity on, slots are chosen from a larger pool by maximal marginal relevance.
+            pool = k if diversity is None else max(3 * k, k + 10)
             found = core.searcher.run(
                 query,
                 now=now,
                 scope=message_scope if is_message else memory_scope,
-                max_results=min(k + (len(excluded_ids) if is_message else 0), 1000),
+                max_results=min(pool + (len(excluded_ids) if is_message else 0), 1000),
                 record_types=types,
                 metadata_filter=metadata_filter,
                 include_invalid_results=plan.include_invalid,
@@ -670,6 +675,12 @@ class MemoryThread:
             )
             if is_message:
                 found = [r for r in found if r.id not in excluded_ids]
+            if diversity is not None and len(found) > k:
+                by_id = {r.id: r for r in found}
+                picked = maximal_marginal_relevance(
+                    [(r.id, r.record.content) for r in found], k, balance=diversity
+                )
+                found = [by_id[i] for i in picked]
             return found[:k]
 
         jobs = [([key], count) for key, count in plan.minimums.items()]

@@ -1,0 +1,172 @@
+"""Application layer: the refinements a search applies after the store's fused ranking (D20).
+
+Each step takes the store's hits best first (a candidate pool larger than the caller's
+``max_results``) and returns them re-ordered or thinned; the searcher cuts the result to
+``max_results`` afterwards. Every step is pure except :func:`current_before_history`, which
+reads the links of the invalid hits it sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from palimpsest.domain.links import is_lifecycle
+from palimpsest.domain.model import MemoryRecord, Message, RecordLink
+from palimpsest.domain.search import SearchHit, SearchQuery
+from palimpsest.domain.text import keyword_terms, word_tokens
+
+__all__ = [
+    "HISTORY_WORDS",
+    "asks_for_history",
+    "current_before_history",
+    "maximal_marginal_relevance",
+    "merge_provenance",
+    "source_message_ids",
+]
+
+HISTORY_WORDS = frozenset(
+    "previous previously before earlier originally original history formerly former used past "
+    "old older changed change changes first initially".split()
+)
+"""Words that make a query ask about how something was, not how it is: with one of them,
+superseded memories keep their own rank."""
+
+
+def asks_for_history(query: str) -> bool:
+    return any(token in HISTORY_WORDS for token in word_tokens(query))
+
+
+def source_message_ids(record: MemoryRecord | Message) -> tuple[str, ...]:
+    """The messages an extracted memory was drawn from (its provenance); none for a message."""
+    if not isinstance(record, MemoryRecord):
+        return ()
+    managed = (record.metadata or {}).get("$agent_memory")
+    if not isinstance(managed, dict):
+        return ()
+    ids = managed.get("source_message_ids")
+    if not isinstance(ids, list):
+        return ()
+    return tuple(i for i in ids if isinstance(i, str))
+
+
+def merge_provenance(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """One piece of evidence, one slot: a memory drawn from a single message and that message
+    are the same evidence, so only the better ranked of the two is kept (the memory still
+    names its message, so the original stays one lookup away)."""
+    kept: list[SearchHit] = []
+    taken: set[str] = set()  # ids of messages (and memories) already represented
+    for hit in hits:
+        record = hit.record
+        if isinstance(record, Message):
+            if record.id in taken:
+                continue
+            taken.add(record.id)
+        else:
+            sources = source_message_ids(record)
+            if len(sources) == 1:
+                if sources[0] in taken:
+                    continue
+                taken.add(sources[0])
+        kept.append(hit)
+    return kept
+
+
+def current_before_history(
+    hits: Sequence[SearchHit],
+    query: SearchQuery,
+    links_of: Callable[[str], Sequence[RecordLink]],
+    load: Callable[[str], MemoryRecord | None],
+) -> list[SearchHit]:
+    """Superseded memories rank below the memories that retired them.
+
+    A direct hit that is an invalid memory retired by a lifecycle link (supersedes, refines,
+    duplicates) gives its rank to its newest valid successor: the successor takes the hit's
+    place (loaded if the search did not return it, and only if the query's filters admit it)
+    and the retired memory follows it. A retired memory whose successors are all out of reach
+    keeps its rank.
+    """
+    order: list[SearchHit] = []
+    placed: set[str] = set()
+    present = {hit.id: hit for hit in hits}
+    for hit in hits:
+        if hit.id in placed:
+            continue
+        record = hit.record
+        if isinstance(record, MemoryRecord) and not record.is_valid:
+            successor = _newest_valid_successor(record.id, query, links_of, load, present)
+            if successor is not None and successor.id not in placed:
+                order.append(successor)
+                placed.add(successor.id)
+        order.append(hit)
+        placed.add(hit.id)
+    return order
+
+
+def _newest_valid_successor(
+    record_id: str,
+    query: SearchQuery,
+    links_of: Callable[[str], Sequence[RecordLink]],
+    load: Callable[[str], MemoryRecord | None],
+    present: dict[str, SearchHit],
+    max_steps: int = 8,
+) -> SearchHit | None:
+    """Follow lifecycle links forwards (older target → newer source) to a valid memory."""
+    current = record_id
+    seen = {record_id}
+    for _ in range(max_steps):
+        newer = sorted(
+            (l for l in links_of(current) if is_lifecycle(l.relation_type) and l.target_id == current),
+            key=lambda l: (l.created_at, l.id),
+            reverse=True,
+        )
+        step = next((l.source_id for l in newer if l.source_id not in seen), None)
+        if step is None:
+            return None
+        seen.add(step)
+        hit = present.get(step)
+        if hit is None:
+            record = load(step)
+            if record is None or not query.admits_record(record, direct=False):
+                return None
+            hit = SearchHit(record=record, score=0.0, distance=1.0)
+        if isinstance(hit.record, MemoryRecord) and hit.record.is_valid:
+            return hit
+        current = step
+    return None
+
+
+def maximal_marginal_relevance(
+    candidates: Sequence[tuple[str, str]],
+    count: int,
+    *,
+    balance: float,
+) -> list[str]:
+    """Choose ``count`` of ``(id, text)`` candidates (best first), by maximal
+    marginal relevance: each pick maximises ``balance · relevance − (1 − balance) · the
+    highest similarity to an earlier pick``.
+
+    Relevance is rank-based (``1 − rank / n``, comparable whatever the search's score scale);
+    similarity is the overlap (Jaccard) of the two texts' content words, so five paraphrases
+    of one fact do not fill five slots. ``balance`` 1 keeps the relevance order.
+    """
+    n = len(candidates)
+    if count <= 0 or n == 0:
+        return []
+    terms = [frozenset(keyword_terms(text)) for _id, text in candidates]
+    relevance = [1.0 - rank / n for rank in range(n)]
+    chosen: list[int] = []
+    closest = [0.0] * n  # highest similarity to a chosen candidate so far
+    remaining = list(range(n))
+    while remaining and len(chosen) < count:
+        best = max(remaining, key=lambda i: (balance * relevance[i] - (1.0 - balance) * closest[i], -i))
+        chosen.append(best)
+        remaining.remove(best)
+        for i in remaining:
+            closest[i] = max(closest[i], _jaccard(terms[i], terms[best]))
+    return [candidates[i][0] for i in chosen]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

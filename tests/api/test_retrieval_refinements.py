@@ -1,0 +1,151 @@
+"""Retrieval refinements after fusion (RetrievalConfig, ARCHITECTURE.md D20): provenance
+merging, current memories before the history they retired, and diverse context-card slots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from palimpsest.application import (
+    ExtractedMemory,
+    ExtractionRequest,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+    RetrievalConfig,
+)
+from palimpsest.application.retrieval import asks_for_history, maximal_marginal_relevance
+from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.domain import ConfigurationError, RecordType
+
+from .conftest import ClientFactory
+
+INLINE = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.INLINE, enable_context_summary=False)
+
+
+def _echo(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+    return [ExtractedMemory(RecordType.FACT, f"The user said: {m.content}") for m in request.target_messages]
+
+
+def _kinds(results: Sequence[object]) -> list[str]:
+    return [r.record_type.value for r in results]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_memory_and_the_one_message_it_came_from_take_one_slot_when_merged(
+    make_client: ClientFactory, merge: bool
+) -> None:
+    client = make_client(
+        extractor=ScriptedExtractor(_echo),
+        memory_extraction_config=INLINE,
+        search_strategy="keyword",
+        retrieval=RetrievalConfig(merge_provenance=merge),
+    )
+    thread = client.create_thread(user_id="u")
+    thread.add_messages([{"role": "user", "content": "I moved to Rome last spring."}])
+    thread.add_messages([{"role": "user", "content": "Rome has great coffee."}])
+    found = client.search("Rome", user_id="u", max_results=10)
+    if merge:
+        assert len(found) == 2  # two pieces of evidence, each once
+        sources = set()
+        for r in found:
+            if r.record_type is RecordType.MESSAGE:
+                sources.add(r.id)
+            else:
+                sources.update(r.record.metadata["$agent_memory"]["source_message_ids"])
+        assert len(sources) == 2
+    else:
+        assert sorted(_kinds(found)) == ["fact", "fact", "message", "message"]
+
+
+def _moves(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-untyped-def]
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(**retrieval))
+    lisbon = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
+    porto = client.add_memory("The user lives in Porto now.", user_id="u", memory_type="fact")
+    client.link_records(porto, "fact", lisbon, "fact", "supersedes")
+    return client, lisbon, porto
+
+
+def test_a_superseded_memory_gives_its_rank_to_its_successor_when_current_first(
+    make_client: ClientFactory,
+) -> None:
+    client, lisbon, porto = _moves(make_client, current_first=True)
+    # Only the old memory shares a word with the query: its successor is brought in before it.
+    found = client.search("Lisbon", user_id="u")
+    assert [r.id for r in found] == [porto, lisbon]
+    assert found[0].record.is_valid and not found[1].record.is_valid
+    # Asked about the past, the history keeps its own rank.
+    assert [r.id for r in client.search("Where did I live previously, Lisbon?", user_id="u")][0] == lisbon
+    # Without invalid results, nothing changes: the old memory is simply absent.
+    assert [r.id for r in client.search("Lisbon", user_id="u", include_invalid_results=False)] == []
+
+
+def test_without_current_first_the_superseded_memory_ranks_alone(make_client: ClientFactory) -> None:
+    client, lisbon, _porto = _moves(make_client)
+    assert [r.id for r in client.search("Lisbon", user_id="u")] == [lisbon]
+
+
+def test_current_first_follows_a_chain_and_respects_the_search_filters(make_client: ClientFactory) -> None:
+    client, lisbon, porto = _moves(make_client, current_first=True)
+    braga = client.add_memory("The user lives in Braga these days.", user_id="u", memory_type="preference")
+    client.link_records(braga, "preference", porto, "fact", "supersedes")
+    assert [r.id for r in client.search("Lisbon", user_id="u")] == [braga, lisbon]
+    # A successor of a type the search excludes is not brought in.
+    assert [r.id for r in client.search("Lisbon", user_id="u", record_types=["fact"])] == [lisbon]
+    # max_results still caps the answer.
+    assert [r.id for r in client.search("Lisbon", user_id="u", max_results=1)] == [braga]
+
+
+def test_card_slots_skip_paraphrases_when_diversity_is_on(make_client: ClientFactory) -> None:
+    def build(diversity: float | None) -> list[str]:
+        client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(card_diversity=diversity))
+        for i in range(5):
+            client.add_memory(f"The user likes pizza with olives, version {i}.", user_id="u", memory_type="preference")
+        client.add_memory("The user likes pizza on Fridays with friends.", user_id="u", memory_type="preference")
+        client.add_memory("Pizza nights are for the family.", user_id="u", memory_type="memory")
+        thread = client.create_thread(user_id="u")
+        thread.add_messages([{"role": "user", "content": "pizza with olives tonight?"}])
+        card = thread.get_context_card(max_relevant_results=3)
+        return [r.record.content for r in card.relevant_results if r.record_type is not RecordType.MESSAGE]
+
+    plain = build(None)
+    diverse = build(0.3)
+    assert sum("olives" in text for text in plain) == 3
+    assert sum("olives" in text for text in diverse) == 1
+    assert len(diverse) == 3
+
+
+def test_maximal_marginal_relevance_with_full_balance_keeps_the_order() -> None:
+    candidates = [("a", "red apple"), ("b", "red apple pie"), ("c", "green pear")]
+    assert maximal_marginal_relevance(candidates, 3, balance=1.0) == ["a", "b", "c"]
+    assert maximal_marginal_relevance(candidates, 2, balance=0.5) == ["a", "c"]
+    assert maximal_marginal_relevance(candidates, 0, balance=0.5) == []
+
+
+def test_history_words() -> None:
+    assert asks_for_history("Where did I live before?")
+    assert asks_for_history("What was my original plan")
+    assert not asks_for_history("Where do I live?")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"merge_provenance": 1},
+        {"current_first": "yes"},
+        {"card_diversity": 1.5},
+        {"card_diversity": True},
+        {"candidates": 0},
+        {"candidates": 5000},
+        {"fusion": "borda"},
+        {"dense_weight": -1},
+        {"rrf_k": 0},
+    ],
+)
+def test_bad_retrieval_options_are_configuration_errors(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError):
+        RetrievalConfig(**options)  # type: ignore[arg-type]
+
+
+def test_the_retrieval_option_must_be_a_retrieval_config(make_client: ClientFactory) -> None:
+    with pytest.raises(ConfigurationError):
+        make_client(retrieval={"fusion": "score"})
