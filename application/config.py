@@ -246,6 +246,9 @@ class RetrievalConfig:
       query asks about the past ("previously", "used to", "originally", ...);
     * ``card_diversity``: maximal marginal relevance for context-card slots, the share of
       relevance against novelty (1 keeps the relevance order; ``None`` turns it off);
+    * ``latest_weight``: for a query about the latest state ("current", "latest", "now", ...),
+      the weight of recency (event time, else creation time) against rank among the
+      candidates; 0 turns it off;
     * ``candidates``: how many fused candidates the refinements above choose from.
 
     The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
@@ -257,6 +260,7 @@ class RetrievalConfig:
     merge_provenance: bool = False
     current_first: bool = False
     card_diversity: float | None = None
+    latest_weight: float = 0.0
     candidates: int = 50
 
     def __post_init__(self) -> None:
@@ -268,6 +272,9 @@ class RetrievalConfig:
             isinstance(diversity, bool) or not isinstance(diversity, (int, float)) or not 0.0 <= diversity <= 1.0
         ):
             raise ConfigurationError("card_diversity must be None (off) or a number between 0 and 1.")
+        weight = self.latest_weight
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+            raise ConfigurationError("latest_weight must be a number between 0 and 1.")
         if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or not 1 <= self.candidates <= 1000:
             raise ConfigurationError("candidates must be an integer between 1 and 1000.")
         try:

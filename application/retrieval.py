@@ -17,7 +17,10 @@ from palimpsest.domain.text import keyword_terms, word_tokens
 
 __all__ = [
     "HISTORY_WORDS",
+    "LATEST_WORDS",
     "asks_for_history",
+    "asks_for_latest",
+    "latest_first",
     "current_before_history",
     "maximal_marginal_relevance",
     "merge_provenance",
@@ -32,8 +35,36 @@ HISTORY_WORDS = frozenset(
 superseded memories keep their own rank."""
 
 
+LATEST_WORDS = frozenset("latest last recent recently current currently now newest today lately".split())
+"""Words that make a query ask for the newest state of something."""
+
+
 def asks_for_history(query: str) -> bool:
     return any(token in HISTORY_WORDS for token in word_tokens(query))
+
+
+def asks_for_latest(query: str) -> bool:
+    return any(token in LATEST_WORDS for token in word_tokens(query)) and not asks_for_history(query)
+
+
+def latest_first(hits: Sequence[SearchHit], weight: float) -> list[SearchHit]:
+    """Re-rank for a question about the latest state: each hit's rank score ``1 - rank / n``
+    is blended with its recency (event time, else creation time; min-max over the hits),
+    ``(1 - weight) · rank + weight · recency``. Ties keep the search's order."""
+    n = len(hits)
+    if n < 2 or weight <= 0.0:
+        return list(hits)
+    times = [(h.record.timestamp or h.record.created_at).timestamp() for h in hits]
+    low, high = min(times), max(times)
+    span = high - low
+    if span <= 0:
+        return list(hits)
+    blended = [
+        ((1.0 - weight) * (1.0 - rank / n) + weight * (times[rank] - low) / span, -rank)
+        for rank in range(n)
+    ]
+    order = sorted(range(n), key=lambda i: blended[i], reverse=True)
+    return [hits[i] for i in order]
 
 
 def source_message_ids(record: MemoryRecord | Message) -> tuple[str, ...]:

@@ -28,7 +28,13 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
-from .retrieval import asks_for_history, current_before_history, merge_provenance
+from .retrieval import (
+    asks_for_history,
+    asks_for_latest,
+    current_before_history,
+    latest_first,
+    merge_provenance,
+)
 from .validation import apply_token_budgets
 
 __all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope"]
@@ -143,7 +149,7 @@ class Searcher:
     def refines(self) -> bool:
         """Whether searches fetch a larger candidate pool for the refinements (D20)."""
         r = self._retrieval
-        return r.merge_provenance or r.current_first
+        return r.merge_provenance or r.current_first or r.latest_weight > 0
 
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
@@ -153,6 +159,8 @@ class Searcher:
         r = self._retrieval
         if r.merge_provenance:
             hits = merge_provenance(hits)
+        if r.latest_weight > 0 and asks_for_latest(text):
+            hits = latest_first(hits, r.latest_weight)
         if (
             r.current_first
             and query.include_invalid

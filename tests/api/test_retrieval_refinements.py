@@ -134,6 +134,7 @@ def test_history_words() -> None:
         {"current_first": "yes"},
         {"card_diversity": 1.5},
         {"card_diversity": True},
+        {"latest_weight": 2},
         {"candidates": 0},
         {"candidates": 5000},
         {"fusion": "borda"},
@@ -149,3 +150,20 @@ def test_bad_retrieval_options_are_configuration_errors(options: dict[str, objec
 def test_the_retrieval_option_must_be_a_retrieval_config(make_client: ClientFactory) -> None:
     with pytest.raises(ConfigurationError):
         make_client(retrieval={"fusion": "score"})
+
+
+def test_a_question_about_the_latest_state_prefers_newer_records_when_weighted(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(latest_weight=0.6))
+    old = client.add_memory(
+        "The user's phone plan is the basic plan, phone plan basic.", user_id="u", memory_type="fact",
+        timestamp="2025-01-01T00:00:00+00:00",
+    )
+    new = client.add_memory(
+        "The user's phone plan is unlimited.", user_id="u", memory_type="fact", timestamp="2026-06-01T00:00:00+00:00"
+    )
+    assert [r.id for r in client.search("phone plan basic", user_id="u")] == [old, new]
+    assert [r.id for r in client.search("What is my current phone plan basic?", user_id="u")] == [new, old]
+    # A question about the past is not a question about the latest state.
+    assert [r.id for r in client.search("What was my phone plan basic before, currently?", user_id="u")] == [old, new]
