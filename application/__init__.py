@@ -1,6 +1,6 @@
 """Application layer of palimpsest: the public client (``AgentMemory``), thread handles, result
 objects, configuration, and the ports for model capabilities (embedding, extraction, summaries,
-link resolution). Everything here depends on domain ports only; adapters are injected.
+link resolution, reranking). Everything here depends on domain ports only; adapters are injected.
 """
 
 from .client import AgentMemory
@@ -23,6 +23,8 @@ from .ports import (
     LinkProposal,
     LinkResolution,
     LinkResolver,
+    RerankCandidate,
+    Reranker,
     Summariser,
     SummaryText,
 )
@@ -52,6 +54,8 @@ __all__ = [
     "MemoryService",
     "MemoryThread",
     "OracleSearchResultFormatConfig",
+    "RerankCandidate",
+    "Reranker",
     "RetrievalConfig",
     "SchemaPolicy",
     "SearchResult",

@@ -24,6 +24,8 @@ __all__ = [
     "LinkProposal",
     "LinkResolution",
     "LinkResolver",
+    "RerankCandidate",
+    "Reranker",
     "SummaryText",
     "Summariser",
 ]
@@ -131,3 +133,35 @@ class LinkResolver(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class RerankCandidate:
+    """One search result a reranker judges: plain data, no store handle.
+
+    ``text`` is the record's content (untrusted). ``timestamp`` is the record's event time when
+    it has one, else its creation time (timezone-aware, UTC), or None when neither is known.
+    """
+
+    id: str
+    text: str
+    record_type: RecordType
+    timestamp: datetime | None = None
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """A query and a small, already ranked candidate list → one relevance score per candidate.
+
+    Applied after fusion on a bounded candidate set; the caller decides how scores reorder (or
+    blend with) the fused ranking. Scores are comparable within one call only.
+    """
+
+    @property
+    def model_id(self) -> str:
+        """A stable identifier of the reranker (model and settings), for logs and benchmarks."""
+        ...
+
+    def rerank(self, query: str, candidates: Sequence[RerankCandidate], *, now: datetime) -> list[float]:
+        """One score per candidate, in the candidates' order, higher is better (finite floats).
+        Never reorders or drops a candidate; no candidates → ``[]``. ``now`` (timezone-aware)
+        is the moment recency is measured from."""
+        ...

@@ -1,4 +1,4 @@
-"""Adapters layer: the OpenAI-compatible model adapters (chat JSON model, extractor, summariser, link resolver, embedder).
+"""Adapters layer: the OpenAI-compatible model adapters (chat JSON model, extractor, summariser, link resolver, reranker, embedder).
 
 Every adapter receives its SDK client from outside (``openai.OpenAI(base_url=..., api_key=...)``)
 so any OpenAI-compatible server works (OpenAI, vLLM, Ollama, LM Studio...). The
@@ -20,12 +20,14 @@ from .chat import OpenAIChatModel, parse_json_object
 from .embedder import OpenAIEmbedder
 from .errors import ModelError, ModelOutputError, ModelRequestsDisabledError, ModelUnavailableError
 from .llm import LlmExtractor, LlmLinkResolver, LlmSummariser
+from .reranker import LlmReranker
 from .usage import TokenCounts, TokenUsage
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
     "LlmExtractor",
     "LlmLinkResolver",
+    "LlmReranker",
     "LlmSummariser",
     "ModelError",
     "ModelOutputError",

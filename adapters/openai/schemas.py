@@ -10,6 +10,8 @@ __all__ = [
     "LinkItem",
     "LinkResolutionItem",
     "LinkResolutionPayload",
+    "RerankPayload",
+    "RerankScore",
     "SummaryPayload",
 ]
 
@@ -53,3 +55,12 @@ class LinkResolutionItem(_Answer):
 
 class LinkResolutionPayload(_Answer):
     resolutions: list[LinkResolutionItem]
+
+
+class RerankScore(_Answer):
+    index: int = Field(description="Index of a shown candidate, from 1.")
+    score: float = Field(description="0 (unrelated) to 10 (answers the query).")
+
+
+class RerankPayload(_Answer):
+    scores: list[RerankScore]

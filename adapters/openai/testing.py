@@ -5,7 +5,7 @@ request (in the spirit of pydantic-ai's ``FunctionModel``); :class:`ScriptedChat
 prepared answers in order, optionally per operation. Both parse and validate answers exactly
 like :class:`~palimpsest.adapters.openai.chat.OpenAIChatModel` (a string answer goes through the
 same tolerant JSON reader, a schema violation raises ``ModelOutputError``), so the LLM
-extractor, summariser and link resolver can be tested end to end without a socket. Token usage
+extractor, summariser, link resolver and reranker can be tested end to end without a socket. Token usage
 is recorded as an estimate (4 characters per token), labelled as such by :attr:`usage_is_estimated`.
 """
 
@@ -107,7 +107,7 @@ class FunctionChatModel:
 
 class ScriptedChatModel(FunctionChatModel):
     """Replays answers in order: one shared script, or one script per operation name
-    (``"extract_memories"``, ``"summarise"``, ``"resolve_links"``). A request with no answer left raises
+    (``"extract_memories"``, ``"summarise"``, ``"resolve_links"``, ``"rerank"``). A request with no answer left raises
     ``ModelUnavailableError`` (the application then behaves as with a model outage)."""
 
     def __init__(
