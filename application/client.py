@@ -342,7 +342,9 @@ class AgentMemory:
         counts on the adapters' own ``usage`` ledgers.
         """
         core = self._core
-        return merged_usage((core.embedder, core.extractor, core.summariser, core.link_resolver))
+        return merged_usage(
+            (core.embedder, core.extractor, core.summariser, core.link_resolver, core.searcher.retrieval.reranker)
+        )
 
     # -- threads ---------------------------------------------------------------------------
 

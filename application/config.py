@@ -14,6 +14,8 @@ from typing import Any
 
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError
 from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
+
+from .ports import Reranker
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 __all__ = [
@@ -249,6 +251,9 @@ class RetrievalConfig:
     * ``latest_weight``: for a query about the latest state ("current", "latest", "now", ...),
       the weight of recency (event time, else creation time) against rank among the
       candidates; 0 turns it off;
+    * ``reranker``: a :class:`~palimpsest.application.ports.Reranker` that re-scores the best
+      ``rerank_candidates`` fused candidates (the rest keep their order after them); a
+      reranker that fails leaves the fused order;
     * ``candidates``: how many fused candidates the refinements above choose from.
 
     The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
@@ -261,6 +266,8 @@ class RetrievalConfig:
     current_first: bool = False
     card_diversity: float | None = None
     latest_weight: float = 0.0
+    reranker: Reranker | None = None
+    rerank_candidates: int = 20
     candidates: int = 50
 
     def __post_init__(self) -> None:
@@ -275,6 +282,14 @@ class RetrievalConfig:
         weight = self.latest_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
             raise ConfigurationError("latest_weight must be a number between 0 and 1.")
+        if self.reranker is not None and not isinstance(self.reranker, Reranker):
+            raise ConfigurationError("reranker must implement the Reranker port (rerank(query, candidates, now=...)).")
+        if (
+            isinstance(self.rerank_candidates, bool)
+            or not isinstance(self.rerank_candidates, int)
+            or not 1 <= self.rerank_candidates <= 1000
+        ):
+            raise ConfigurationError("rerank_candidates must be an integer between 1 and 1000.")
         if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or not 1 <= self.candidates <= 1000:
             raise ConfigurationError("candidates must be an integer between 1 and 1000.")
         try:

@@ -8,12 +8,19 @@ reads the links of the invalid hits it sees.
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.search import SearchHit, SearchQuery
 from palimpsest.domain.text import keyword_terms, word_tokens
+
+from .ports import RerankCandidate, Reranker
+
+log = logging.getLogger("palimpsest")
 
 __all__ = [
     "HISTORY_WORDS",
@@ -24,6 +31,7 @@ __all__ = [
     "current_before_history",
     "maximal_marginal_relevance",
     "merge_provenance",
+    "rerank",
     "source_message_ids",
 ]
 
@@ -164,6 +172,38 @@ def _newest_valid_successor(
             return hit
         current = step
     return None
+
+
+def rerank(
+    reranker: Reranker, query: str, hits: Sequence[SearchHit], count: int, *, now: datetime
+) -> list[SearchHit]:
+    """The best ``count`` hits re-ordered by the reranker's scores (ties keep the fused order),
+    followed by the rest unchanged. A reranker that raises, or answers with the wrong number of
+    scores or a non-finite one, leaves the fused order (and a warning in the log)."""
+    head, tail = list(hits[:count]), list(hits[count:])
+    if len(head) < 2:
+        return [*head, *tail]
+    candidates = [
+        RerankCandidate(
+            id=hit.id,
+            text=hit.record.content,
+            record_type=hit.record.record_type,
+            timestamp=hit.record.timestamp or hit.record.created_at,
+        )
+        for hit in head
+    ]
+    try:
+        scores = list(reranker.rerank(query, candidates, now=now))
+    except Exception:
+        log.warning("reranking failed; the fused order is kept", exc_info=True)
+        return [*head, *tail]
+    if len(scores) != len(head) or not all(
+        isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores
+    ):
+        log.warning("the reranker answered %d scores for %d candidates; the fused order is kept", len(scores), len(head))
+        return [*head, *tail]
+    order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+    return [*(head[i] for i in order), *tail]
 
 
 def maximal_marginal_relevance(

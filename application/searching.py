@@ -34,6 +34,7 @@ from .retrieval import (
     current_before_history,
     latest_first,
     merge_provenance,
+    rerank,
 )
 from .validation import apply_token_budgets
 
@@ -149,7 +150,7 @@ class Searcher:
     def refines(self) -> bool:
         """Whether searches fetch a larger candidate pool for the refinements (D20)."""
         r = self._retrieval
-        return r.merge_provenance or r.current_first or r.latest_weight > 0
+        return r.merge_provenance or r.current_first or r.latest_weight > 0 or r.reranker is not None
 
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
@@ -159,6 +160,8 @@ class Searcher:
         r = self._retrieval
         if r.merge_provenance:
             hits = merge_provenance(hits)
+        if r.reranker is not None:
+            hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
         if r.latest_weight > 0 and asks_for_latest(text):
             hits = latest_first(hits, r.latest_weight)
         if (

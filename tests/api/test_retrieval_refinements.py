@@ -167,3 +167,73 @@ def test_a_question_about_the_latest_state_prefers_newer_records_when_weighted(
     assert [r.id for r in client.search("What is my current phone plan basic?", user_id="u")] == [new, old]
     # A question about the past is not a question about the latest state.
     assert [r.id for r in client.search("What was my phone plan basic before, currently?", user_id="u")] == [old, new]
+
+
+class _ByLength:
+    """Prefers shorter texts; records what it was shown."""
+
+    model_id = "by-length"
+
+    def __init__(self, answer: str = "ok") -> None:
+        self.answer = answer
+        self.shown: list[list[str]] = []
+
+    def rerank(self, query: str, candidates: Sequence[object], *, now: object) -> list[float]:
+        self.shown.append([c.id for c in candidates])  # type: ignore[attr-defined]
+        if self.answer == "raise":
+            raise RuntimeError("reranker down")
+        scores = [-float(len(c.text)) for c in candidates]  # type: ignore[attr-defined]
+        return scores[:-1] if self.answer == "short" else scores
+
+
+def _pizzas(make_client: ClientFactory, reranker: object, count: int = 20):  # type: ignore[no-untyped-def]
+    """A client with the reranker, the fused order of a client without one (same store), and
+    the ids (long, middle, short)."""
+    client = make_client(
+        search_strategy="keyword", retrieval=RetrievalConfig(reranker=reranker, rerank_candidates=count)
+    )
+    ids = [
+        client.add_memory("pizza " + "pizza " * 3 + "x" * 40, user_id="u", memory_type="fact"),
+        client.add_memory("pizza " * 2 + "y" * 20, user_id="u", memory_type="fact"),
+        client.add_memory("pizza z", user_id="u", memory_type="fact"),
+    ]
+    fused = [r.id for r in make_client(search_strategy="keyword").search("pizza", user_id="u")]
+    return client, fused, ids
+
+
+def test_a_reranker_reorders_the_best_candidates(make_client: ClientFactory) -> None:
+    reranker = _ByLength()
+    client, fused, (long, middle, short) = _pizzas(make_client, reranker)
+    assert fused[0] != short
+    found = client.search("pizza", user_id="u", max_results=2)
+    assert [r.id for r in found] == [short, middle]
+    assert sorted(reranker.shown[-1]) == sorted([long, middle, short])  # the pool, not just max_results
+
+
+def test_only_the_first_rerank_candidates_are_reranked(make_client: ClientFactory) -> None:
+    reranker = _ByLength()
+    client, fused, _ids = _pizzas(make_client, reranker, count=2)
+    found = [r.id for r in client.search("pizza", user_id="u")]
+    assert len(reranker.shown[-1]) == 2
+    assert found[2:] == fused[2:]
+    assert sorted(found[:2]) == sorted(fused[:2])
+
+
+@pytest.mark.parametrize("answer", ["raise", "short"])
+def test_a_failing_reranker_leaves_the_fused_order(make_client: ClientFactory, answer: str) -> None:
+    client, fused, _ids = _pizzas(make_client, _ByLength(answer))
+    assert [r.id for r in client.search("pizza", user_id="u")] == fused
+
+
+def test_the_offline_lexical_reranker_plugs_in(make_client: ClientFactory) -> None:
+    from palimpsest.adapters.heuristic import LexicalReranker
+
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(reranker=LexicalReranker()))
+    attended = client.add_memory("The user attended a play called Hamlet.", user_id="u", memory_type="fact")
+    client.add_memory("The user likes plays.", user_id="u", memory_type="fact")
+    assert client.search("Which play did I attend?", user_id="u")[0].id == attended
+
+
+def test_a_reranker_must_implement_the_port() -> None:
+    with pytest.raises(ConfigurationError):
+        RetrievalConfig(reranker=object())  # type: ignore[arg-type]
