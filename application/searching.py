@@ -222,6 +222,7 @@ class Searcher:
             max_linked_results=DEFAULT_MAX_LINKED_RESULTS
             if isinstance(max_linked_results, NotSetType)
             else max_linked_results,
+            fusion_k=k,  # the fused order must not depend on the refinements' larger pool
             fusion=self._retrieval.fusion,  # type: ignore[arg-type]
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,

@@ -115,7 +115,8 @@ class SearchQuery:
     """One store search.
 
     At least one of ``vector`` (dense) and ``text`` (keyword) is given; with both, the two
-    ranked lists are fused by :func:`fuse` (``fusion``, ``dense_weight``, ``rrf_k``). ``now``
+    ranked lists are fused by :func:`fuse` (``fusion``, ``dense_weight``, ``rrf_k``), each list
+    :attr:`fusion_depth` deep. ``now``
     decides which records have expired. ``include_invalid`` applies to direct hits only: linked context may show
     history. ``record_types=None`` means every searchable type.
     """
@@ -133,6 +134,7 @@ class SearchQuery:
     fusion: Fusion = Fusion.RRF
     rrf_k: int = RRF_K
     dense_weight: float = DEFAULT_DENSE_WEIGHT
+    fusion_k: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
@@ -166,8 +168,21 @@ class SearchQuery:
             raise InvalidSearchError("max_linked_results must be non-negative.")
         if not isinstance(self.rrf_k, int) or isinstance(self.rrf_k, bool) or self.rrf_k < 1:
             raise InvalidSearchError("rrf_k must be a positive integer.")
+        if self.fusion_k is not None and (
+            not isinstance(self.fusion_k, int) or isinstance(self.fusion_k, bool) or not 1 <= self.fusion_k <= MAX_SEARCH_K
+        ):
+            raise InvalidSearchError(f"fusion_k must be between 1 and {MAX_SEARCH_K}, or None.")
         object.__setattr__(self, "fusion", check_fusion(self.fusion))
         object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
+
+    @property
+    def fusion_depth(self) -> int:
+        """How many candidates each list (dense, keyword) contributes to a hybrid fusion:
+        ``max(50, 4 × fusion_k)`` (and at least ``k``), where ``fusion_k`` defaults to ``k``. A
+        caller that asks for a larger ``k`` only to refine the best hits itself sets ``fusion_k``
+        to the count it will keep: as long as ``k`` stays within that depth, the fused order is
+        exactly that of a search for ``fusion_k`` results."""
+        return max(50, 4 * (self.k if self.fusion_k is None else self.fusion_k), self.k)
 
     @property
     def types(self) -> frozenset[RecordType]:

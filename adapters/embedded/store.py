@@ -580,7 +580,7 @@ class EmbeddedStore:
     ) -> list[tuple[Key, int, float, float]]:
         """The best ``k`` candidates as (key, type code, score, distance)."""
         hybrid = vector is not None and query.text is not None
-        pool = max(50, 4 * query.k) if hybrid else query.k
+        pool = query.fusion_depth if hybrid else query.k
         by_vector: list[tuple[float, int, str]] = []
         if vector is not None and len(self._vectors):
             scope = query.scope

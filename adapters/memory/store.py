@@ -665,7 +665,7 @@ class InMemoryStore:
         def tie(key: Key) -> tuple[str, str]:
             return (candidates[key].record_type.value, key[1])
 
-        pool = max(50, 4 * query.k)
+        pool = query.fusion_depth
         vector_ranked: list[tuple[Key, float]] = []
         if query.vector is not None:
             q = _unit(query.vector, None)

@@ -84,7 +84,7 @@ class OracleSearch:
         vector = encode_vector(query.vector, dimension) if query.vector is not None else None
         text_query = keyword_query(query.text) if query.text is not None else None
         hybrid = query.vector is not None and query.text is not None
-        want = max(50, 4 * query.k) if hybrid else query.k
+        want = query.fusion_depth if hybrid else query.k
         loaded: dict[Key, Entity | None] = {}
 
         by_vector: list[tuple[Key, Entity, float]] = []

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from palimpsest.adapters import open_memory
+from palimpsest.adapters.heuristic import LexicalReranker
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import (
     AgentMemory,
@@ -93,10 +94,31 @@ VARIANTS: dict[str, Variant] = {
     "rrf-w0.7": Variant("hybrid, RRF, dense weight 0.7", hybrid("rrf", 0.7)),
     "score-w0.3": Variant("hybrid, score fusion, dense weight 0.3", hybrid("score", 0.3)),
     "score-w0.7": Variant("hybrid, score fusion, dense weight 0.7", hybrid("score", 0.7)),
+    # The refinements after fusion (ARCHITECTURE.md D20), each alone on top of "rrf"; not in the
+    # standard set (run them with --variant, or --variant-set refinements).
+    "rrf+provenance": Variant("rrf, a memory and its single source message take one slot", hybrid("rrf", merge_provenance=True)),
+    "rrf+current": Variant("rrf, superseded memories after their successors", hybrid("rrf", current_first=True)),
+    "rrf+latest": Variant("rrf, recency blended in (weight 0.3) for 'latest' questions", hybrid("rrf", latest_weight=0.3)),
+    "rrf+rerank": Variant("rrf, offline lexical reranker on the best 20", hybrid("rrf", reranker=LexicalReranker())),
+    "rrf+diverse-cards": Variant("rrf, card slots by maximal marginal relevance (0.5)", hybrid("rrf", card_diversity=0.5)),
+    "rrf+all": Variant(
+        "rrf with every refinement above",
+        hybrid(
+            "rrf",
+            merge_provenance=True,
+            current_first=True,
+            latest_weight=0.3,
+            reranker=LexicalReranker(),
+            card_diversity=0.5,
+        ),
+    ),
 }
 """Every variant the benchmark knows, in table order. New retrieval features get a line here."""
 
-STANDARD_VARIANTS: tuple[str, ...] = tuple(VARIANTS)
+REFINEMENT_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if name.startswith("rrf+"))
+"""The ablation of the refinements after fusion."""
+
+STANDARD_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if name not in REFINEMENT_VARIANTS)
 """What a run compares when no ``--variant`` is given."""
 
 SINGLE_METHODS: tuple[str, ...] = ("keyword", "dense")

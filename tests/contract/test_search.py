@@ -449,3 +449,21 @@ def test_searching_an_empty_store_returns_nothing(store: MemoryStore) -> None:
     assert store.search(query(vector=E1)) == []
     assert store.search(query(text="anything")) == []
     assert store.search(query(vector=E1, text="anything", num_hops=3)) == []
+
+
+def test_a_larger_pool_with_the_same_fusion_k_keeps_the_fused_order(store: MemoryStore) -> None:
+    import math
+
+    records = []
+    for i in range(120):
+        angle = i * 0.013
+        vector = (math.cos(angle), math.sin(angle), 0.01 * (i % 7), 0.0)
+        words = " ".join(["tea"] * (1 + (119 - i) % 5) + [f"w{i}"])
+        records.append((record(f"r{i:03d}", words), vector))
+    seed(store, records=records)
+    small = ids(store.search(query(vector=E1, text="tea", k=10)))
+    pooled = ids(store.search(query(vector=E1, text="tea", k=50, fusion_k=10)))
+    assert pooled[:10] == small
+    # Without fusion_k the lists are deeper (200 instead of 50) and the order may differ.
+    assert query(vector=E1, text="tea", k=50).fusion_depth == 200
+    assert query(vector=E1, text="tea", k=50, fusion_k=10).fusion_depth == 50
