@@ -229,8 +229,8 @@ class AgentMemory:
     """Durable memory for agents: threads, memories, links, search and context cards.
 
     Every dependency is a port passed in: ``store`` (required), and optionally an
-    ``embedder`` (vector search; ``search_strategy`` "vector" by default with an embedder,
-    "keyword" without, "hybrid" on request), a ``summariser`` (summaries and context cards; without one
+    ``embedder`` (``search_strategy`` "hybrid" by default with an embedder: dense and keyword
+    lists fused as ``retrieval`` says; "keyword" without one; "vector" on request), a ``summariser`` (summaries and context cards; without one
     they fall back to a transcript of recent messages), an ``extractor`` and a
     ``link_resolver`` (automatic extraction). ``memory_extraction_config`` holds client-wide
     defaults that threads inherit; ``memory_retention_config`` is stored with the store so
@@ -260,9 +260,9 @@ class AgentMemory:
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
         if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
             raise ConfigurationError("retrieval must be a RetrievalConfig.")
-        # Vector search is the default with an embedder (as in the reference system); hybrid is
-        # opt-in until the retrieval-quality work measures when fusion pays for its cost.
-        strategy: SearchStrategy = search_strategy or ("vector" if embedder is not None else "keyword")
+        # Hybrid is the default with an embedder: measured against dense-only and keyword-only
+        # on both quality sets (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
+        strategy: SearchStrategy = search_strategy or ("hybrid" if embedder is not None else "keyword")
         if strategy not in ("vector", "keyword", "hybrid"):
             raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
         if strategy != "keyword" and embedder is None:
@@ -332,6 +332,12 @@ class AgentMemory:
     @property
     def store(self) -> MemoryStore:
         return self._core.store
+
+    @property
+    def search_strategy(self) -> SearchStrategy:
+        """The strategy searches use unless a call says otherwise: "hybrid" by default with an
+        embedder, "keyword" without one, or what the constructor was given."""
+        return self._core.searcher.strategy
 
     @property
     def token_usage(self) -> TokenUsage:
@@ -640,8 +646,12 @@ class AgentMemory:
         max_linked_results: int | NotSetType = NOTSET,
         include_invalid_results: bool | NotSetType = NOTSET,
         scope: SearchScope | NotSetType = NOTSET,
+        search_strategy: SearchStrategy | NotSetType = NOTSET,
     ) -> list[SearchResult]:
-        """Scoped retrieval over messages and memories, with optional graph hops."""
+        """Scoped retrieval over messages and memories, with optional graph hops.
+
+        ``search_strategy`` overrides the client's for this call ("vector", "keyword" or
+        "hybrid"; the first and last need an embedder)."""
         resolved = resolve_scope(
             user_id=user_id,
             agent_id=agent_id,
@@ -664,6 +674,7 @@ class AgentMemory:
             include_invalid_results=include_invalid_results,
             token_budget=token_budget,
             soft_token_budget=soft_token_budget,
+            search_strategy=search_strategy,
         )
 
     # -- retention and lifecycle -----------------------------------------------------------

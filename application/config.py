@@ -262,7 +262,7 @@ class RetrievalConfig:
     fusion: Fusion | str = Fusion.RRF
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     rrf_k: int = RRF_K
-    merge_provenance: bool = False
+    merge_provenance: bool = True
     current_first: bool = False
     card_diversity: float | None = None
     latest_weight: float = 0.0

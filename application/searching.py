@@ -174,8 +174,20 @@ class Searcher:
                 hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
         return hits[:k]
 
-    def query_vector(self, text: str) -> tuple[float, ...] | None:
-        if self._embedder is None or self._strategy == "keyword":
+    def strategy_for(self, strategy: SearchStrategy | NotSetType) -> SearchStrategy:
+        """The client's strategy, or a valid per-call one."""
+        if isinstance(strategy, NotSetType):
+            return self._strategy
+        if strategy not in ("vector", "keyword", "hybrid"):
+            raise InvalidSearchError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
+        if strategy != "keyword" and self._embedder is None:
+            raise InvalidSearchError(f"search_strategy={strategy!r} needs a client with an embedder.")
+        return strategy
+
+    def query_vector(
+        self, text: str, strategy: SearchStrategy | NotSetType = NOTSET
+    ) -> tuple[float, ...] | None:
+        if self._embedder is None or self.strategy_for(strategy) == "keyword":
             return None
         return tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
 
@@ -194,9 +206,11 @@ class Searcher:
         token_budget: int | None | NotSetType = NOTSET,
         soft_token_budget: int | None | NotSetType = NOTSET,
         vector: Sequence[float] | None | NotSetType = NOTSET,
+        search_strategy: SearchStrategy | NotSetType = NOTSET,
     ) -> list[SearchResult]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidSearchError("query must be a non-empty string.")
+        strategy = self.strategy_for(search_strategy)
         k = DEFAULT_MAX_RESULTS if isinstance(max_results, NotSetType) else max_results
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidSearchError("max_results must be at least 1; allow at least one search result.")
@@ -207,8 +221,11 @@ class Searcher:
         include_invalid = True if isinstance(include_invalid_results, NotSetType) else include_invalid_results
         if not isinstance(include_invalid, bool):
             raise ValidationError("include_invalid_results must be True or False.")
-        qvec = self.query_vector(query) if isinstance(vector, NotSetType) else vector
-        text = None if self._strategy == "vector" and qvec is not None else query
+        if strategy == "keyword":
+            qvec = None
+        else:
+            qvec = self.query_vector(query, strategy) if isinstance(vector, NotSetType) else vector
+        text = None if strategy == "vector" and qvec is not None else query
         search_query = SearchQuery(
             k=self._pool(k),
             now=now,

@@ -32,7 +32,7 @@ from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
 from .retrieval import maximal_marginal_relevance
-from .searching import SearchScope, resolve_scope
+from .searching import SearchScope, SearchStrategy, resolve_scope
 from .validation import (
     CHARS_PER_TOKEN,
     TimeToLiveAnchor,
@@ -727,9 +727,11 @@ class MemoryThread:
         max_linked_results: int | NotSetType = NOTSET,
         include_invalid_results: bool | NotSetType = NOTSET,
         scope: SearchScope | NotSetType = NOTSET,
+        search_strategy: SearchStrategy | NotSetType = NOTSET,
     ) -> list[SearchResult]:
         """Search with the thread's defaults: its user and agent exactly, any of their threads
-        (``exact_thread_match=True`` keeps to this thread)."""
+        (``exact_thread_match=True`` keeps to this thread); ``search_strategy`` as in
+        :meth:`AgentMemory.search`."""
         if isinstance(scope, NotSetType):
             user_id = self.user_id if isinstance(user_id, NotSetType) else user_id
             agent_id = self.agent_id if isinstance(agent_id, NotSetType) else agent_id
@@ -758,6 +760,7 @@ class MemoryThread:
             include_invalid_results=include_invalid_results,
             token_budget=token_budget,
             soft_token_budget=soft_token_budget,
+            search_strategy=search_strategy,
         )
 
     def add_memory(

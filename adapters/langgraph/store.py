@@ -322,6 +322,8 @@ class PalimpsestStore(BaseStore):
                 metadata_filter=metadata_filter,
                 max_results=min(per_user[user], _MAX_SEARCH_K),
                 include_invalid_results=True,
+                # LangGraph's score is the cosine similarity (keyword relevance without vectors).
+                search_strategy="keyword" if self._memory.search_strategy == "keyword" else "vector",
             )
             for result in results:
                 if result.id in wanted:

@@ -15,7 +15,7 @@ from palimpsest.application import (
 )
 from palimpsest.application.retrieval import asks_for_history, maximal_marginal_relevance
 from palimpsest.application.testing import ScriptedExtractor
-from palimpsest.domain import ConfigurationError, RecordType
+from palimpsest.domain import ConfigurationError, RecordType, ValidationError
 
 from .conftest import ClientFactory
 
@@ -237,3 +237,22 @@ def test_the_offline_lexical_reranker_plugs_in(make_client: ClientFactory) -> No
 def test_a_reranker_must_implement_the_port() -> None:
     with pytest.raises(ConfigurationError):
         RetrievalConfig(reranker=object())  # type: ignore[arg-type]
+
+
+def test_the_default_strategy_with_an_embedder_is_hybrid_and_a_call_may_override_it(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    assert client.search_strategy == "hybrid"
+    memory_id = client.add_memory("The user plays the cello.", user_id="u", memory_type="fact")
+    dense = client.search("cello", user_id="u", search_strategy="vector")
+    keyword = client.search("cello", user_id="u", search_strategy="keyword")
+    assert [r.id for r in dense] == [memory_id] == [r.id for r in keyword]
+    assert dense[0].relevance != keyword[0].relevance  # cosine vs BM25-derived scores
+    with pytest.raises(ValidationError):
+        client.search("cello", user_id="u", search_strategy="semantic")  # type: ignore[arg-type]
+    no_vectors = make_client(embedder=None)
+    assert no_vectors.search_strategy == "keyword"
+    with pytest.raises(ValidationError):
+        no_vectors.search("cello", user_id="u", search_strategy="vector")
+    assert [r.id for r in no_vectors.search("cello", user_id="u")] == [memory_id]

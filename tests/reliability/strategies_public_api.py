@@ -377,6 +377,7 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "max_linked_results": integers,
     "include_invalid_results": booleans,
     "scope": scopes,
+    "search_strategy": anything(st.sampled_from(["vector", "keyword", "hybrid", "semantic", "Vector", ""])),
     "batch_size": integers,
     "progress": progress_callbacks,
     "timeout": timeouts,
