@@ -155,9 +155,13 @@ def check_call(client: AgentMemory, cls: str, name: str, thread_id: str, call: t
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a TTL clamped to the store's maximum
             run(getattr(target, name), args, kwargs)
-    except AgentMemoryError:
+    except AgentMemoryError as error:
         after = snapshot(client.store)
-        assert after == before, f"{cls}.{name} failed but changed the store"
+        changed = sorted(key for key in before if before[key] != after[key])
+        assert after == before, (
+            f"{cls}.{name} failed ({type(error).__name__}: {error!s:.200}) but changed the store: "
+            + "; ".join(f"{key}: {before[key]!r:.300} -> {after[key]!r:.300}" for key in changed)
+        )
     except Exception as exc:
         raise AssertionError(f"{cls}.{name} raised {type(exc).__module__}.{type(exc).__qualname__}: {exc!r:.300}") from exc
 
