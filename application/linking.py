@@ -42,6 +42,7 @@ def candidates_for(core: MemoryCore, record: MemoryRecord, exclude: Iterable[str
         max_results=LINK_CANDIDATES + len(skip),
         record_types=_MEMORY_TYPES,
         include_invalid_results=False,
+        is_question=False,
     )
     out = [r.record for r in found if isinstance(r.record, MemoryRecord) and r.record.id not in skip]
     return out[:LINK_CANDIDATES]

@@ -155,20 +155,22 @@ class Searcher:
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
 
-    def _refine(self, text: str, query: SearchQuery, k: int, hits: list[SearchHit]) -> list[SearchHit]:
+    def _refine(
+        self, text: str, query: SearchQuery, k: int, hits: list[SearchHit], *, is_question: bool = True
+    ) -> list[SearchHit]:
         """The configured refinements over the store's fused candidates, cut to ``k``."""
         r = self._retrieval
         if r.merge_provenance:
             hits = merge_provenance(hits)
         if r.reranker is not None:
             hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
-        if r.latest_weight > 0 and asks_for_latest(text):
+        if r.latest_weight > 0 and is_question and asks_for_latest(text):
             hits = latest_first(hits, r.latest_weight)
         if (
             r.current_first
             and query.include_invalid
             and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in hits[:k])
-            and not asks_for_history(text)
+            and not (is_question and asks_for_history(text))
         ):
             with self._store.unit_of_work() as uow:
                 hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
@@ -207,7 +209,11 @@ class Searcher:
         soft_token_budget: int | None | NotSetType = NOTSET,
         vector: Sequence[float] | None | NotSetType = NOTSET,
         search_strategy: SearchStrategy | NotSetType = NOTSET,
+        is_question: bool = True,
     ) -> list[SearchResult]:
+        """``is_question=False`` for the library's own lookups by a record's text (link and
+        past-memory candidates): the refinements that read the query's intent ("latest",
+        "previously") then stay out."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidSearchError("query must be a non-empty string.")
         strategy = self.strategy_for(search_strategy)
@@ -244,6 +250,6 @@ class Searcher:
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,
         )
-        hits = self._refine(query, search_query, k, self._store.search(search_query))
+        hits = self._refine(query, search_query, k, self._store.search(search_query), is_question=is_question)
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)

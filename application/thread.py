@@ -402,6 +402,7 @@ class MemoryThread:
                     max_results=PAST_MEMORY_LIMIT,
                     record_types=[t.value for t in MEMORY_RECORD_TYPES],
                     include_invalid_results=False,
+                    is_question=False,
                 )
             ]
         link_mode = config.memory_link_extraction_mode

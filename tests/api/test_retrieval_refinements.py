@@ -257,3 +257,23 @@ def test_the_default_strategy_with_an_embedder_is_vector_and_a_call_may_override
     with pytest.raises(ValidationError):
         no_vectors.search("cello", user_id="u", search_strategy="vector")
     assert [r.id for r in no_vectors.search("cello", user_id="u")] == [memory_id]
+
+
+def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_client: ClientFactory) -> None:
+    """A new memory saying "now" is not a question about the latest state: its link candidates
+    keep their similarity order even with latest_weight on."""
+    from palimpsest.application.linking import candidates_for
+
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(latest_weight=1.0))
+    old = client.add_memory(
+        "The user lives in Lisbon, Lisbon city.", user_id="u", memory_type="fact", timestamp="2025-01-01T00:00:00+00:00"
+    )
+    other = client.add_memory(
+        "The user visited Lisbon once.", user_id="u", memory_type="fact", timestamp="2026-06-01T00:00:00+00:00"
+    )
+    new_id = client.add_memory("The user now lives in Porto, not Lisbon city.", user_id="u", memory_type="fact")
+    core = client._core  # noqa: SLF001 - the library's own lookup, as extraction runs it
+    with core.store.unit_of_work() as uow:
+        new = uow.records.get(new_id)
+    assert new is not None
+    assert [r.id for r in candidates_for(core, new, [new_id])] == [old, other]
