@@ -795,10 +795,7 @@ class AgentMemory:
                     queued.append((again, mode is MemoryExtractionMode.INLINE))
             uow.commit()
         for job, inline in queued:
-            if inline:
-                core.runner.run(job.id)
-            else:
-                core.runner.submit(job)
+            core.runner.start(job, inline=inline)
         return len(queued)
 
     def close(self, timeout: float | None = 300.0) -> None:

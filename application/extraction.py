@@ -64,6 +64,13 @@ class ExtractionRunner:
             self._futures[future] = job.thread_id
         future.add_done_callback(self._forget)
 
+    def start(self, job: ExtractionJob, *, inline: bool) -> None:
+        """Run a recorded job now, in the caller's thread (INLINE), or queue it (BACKGROUND)."""
+        if inline:
+            self.run(job.id)
+        else:
+            self.submit(job)
+
     def _drain(self, thread_id: str) -> None:
         while True:
             with self._lock:

@@ -316,10 +316,7 @@ class MemoryThread:
         config = self._settings.extraction
         runner = self._core.runner
         if job is not None and runner is not None:
-            if config.extraction_mode is MemoryExtractionMode.INLINE:
-                runner.run(job.id)
-            else:
-                runner.submit(job)
+            runner.start(job, inline=config.extraction_mode is MemoryExtractionMode.INLINE)
         if config.enable_context_summary and self._core.summaries.has_summariser:
             try:
                 self._maybe_refresh_summary(stored[-1].seq)

@@ -504,9 +504,9 @@ def check_failure_reason(reason: object) -> str:
         raise ValidationError("failure_reason must be a non-empty string.")
     if len(reason) > MAX_FAILURE_REASON_LENGTH:
         raise ValidationError(f"failure_reason must have at most {MAX_FAILURE_REASON_LENGTH} characters.")
-    if _SURROGATE.search(reason) or "\x00" in reason:
-        raise ValidationError("failure_reason must be valid unicode text without NUL characters.")
-    return reason
+    if "\x00" in reason:
+        raise ValidationError("failure_reason must not contain NUL characters.")
+    return check_text(reason, "failure_reason")
 
 
 def failure_reason_of(error: BaseException) -> str:

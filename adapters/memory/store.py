@@ -433,11 +433,7 @@ class InMemoryLinkRepository(_Repository):
             ),
             key=_link_order,
         )
-        if limit is None:
-            return found
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValidationError("limit must be a positive integer or None.")
-        return found[:limit]
+        return _first(found, limit)
 
 
 class InMemorySummaryRepository(_Repository):
