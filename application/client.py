@@ -40,6 +40,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .asyncio_twins import with_async_twins
 from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryRetentionConfig, RetrievalConfig
 from .extraction import ExtractionRunner
+from .indexing import INDEX_CONTEXT_SETTING, message_index_text
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
@@ -101,6 +102,12 @@ class MemoryCore:
         if self.embedder is None or not texts:
             return [None] * len(texts)
         return [tuple(map(float, v)) for v in self.embedder.embed(list(texts), is_query=False)]
+
+    def embed_messages(self, messages: Sequence[tuple[str, str, datetime | None]]) -> list[tuple[float, ...] | None]:
+        """Vectors of messages given as (content, role, timestamp): their index text under the
+        configured ``index_context`` (the content alone by default)."""
+        context = self.searcher.retrieval.index_context
+        return self.embed_documents([message_index_text(c, r, t, context) for c, r, t in messages])
 
     def expiry(
         self, *, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
@@ -270,7 +277,11 @@ class AgentMemory:
             raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
         clock = clock or _UtcClock()
         retention = self._sync_store_settings(
-            store, embedder, memory_retention_config, check_model=not allow_embedding_model_change
+            store,
+            embedder,
+            memory_retention_config,
+            check_model=not allow_embedding_model_change,
+            index_context=(retrieval or RetrievalConfig()).index_context,
         )
         new_id = id_factory or (lambda: str(uuid.uuid4()))
         self._core = MemoryCore(
@@ -300,6 +311,7 @@ class AgentMemory:
         retention: MemoryRetentionConfig | None,
         *,
         check_model: bool = True,
+        index_context: tuple[str, ...] = (),
     ) -> MemoryRetentionConfig:
         """Persist or read the store-wide settings; refuse an embedder the vectors don't fit
         (unless a model change was allowed, to be followed by :meth:`AgentMemory.reembed`)."""
@@ -316,8 +328,16 @@ class AgentMemory:
                         f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
                         "open it with allow_embedding_model_change=True and call reembed()."
                     )
+                stored_context = tuple(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
+                if stored_model is not None and stored_context != index_context:
+                    raise ConfigurationError(
+                        f"The store's message vectors were made with index_context={stored_context!r}, not "
+                        f"{index_context!r}; open it with allow_embedding_model_change=True and call reembed()."
+                    )
                 if stored_model is None:
                     uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
+                    if index_context:
+                        uow.settings.set(INDEX_CONTEXT_SETTING, list(index_context))
             if retention is not None:
                 uow.settings.set(
                     RETENTION_SETTING, {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
@@ -746,7 +766,7 @@ class AgentMemory:
             with core.store.unit_of_work() as uow:
                 found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
                 batch_m = [m for m in found if m is not None]
-            vectors = core.embed_documents([m.content for m in batch_m])
+            vectors = core.embed_messages([(m.content, m.role, m.timestamp) for m in batch_m])
             with core.store.unit_of_work() as uow:
                 for message, vector in zip(batch_m, vectors):
                     current = uow.messages.get(message.id, now=now)
@@ -758,6 +778,7 @@ class AgentMemory:
                 progress(done, total)
         with core.store.unit_of_work() as uow:
             uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
+            uow.settings.set(INDEX_CONTEXT_SETTING, list(core.searcher.retrieval.index_context))
             uow.commit()
         return done
 

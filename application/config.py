@@ -15,6 +15,7 @@ from typing import Any
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError
 from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
 
+from .indexing import check_index_context
 from .ports import Reranker
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
@@ -236,13 +237,16 @@ class RetrievalConfig:
     extraction's candidate lookups (ARCHITECTURE.md D20).
 
     * ``fusion``: how a hybrid search merges its dense and keyword lists, ``"rrf"``
-      (reciprocal rank fusion, only ranks count) or ``"score"`` (each list's scores min-max
-      normalised, then weighted);
+      (reciprocal rank fusion, only ranks count), ``"score"`` (each list's scores min-max
+      normalised, then weighted) or ``"absolute"`` (cosine similarity and the share of the
+      query's ideal BM25 score, weighted; see :func:`~palimpsest.domain.search.fuse`);
     * ``dense_weight``: the dense list's weight, 0 (keyword only) to 1 (dense only); the keyword
       list gets ``1 - dense_weight``;
     * ``rrf_k``: the rank offset of reciprocal rank fusion;
     * ``merge_provenance``: a memory extracted from one message and that message are one piece
       of evidence: only the better ranked of the two is returned;
+    * ``collapse_duplicates``: hits with the same words (case and punctuation aside) take one
+      slot, the best ranked (a valid memory before a retired copy of it);
     * ``current_first``: a superseded (or refined, or duplicated) memory found by a search
       gives its rank to the newest valid memory that retired it, and follows it, unless the
       query asks about the past ("previously", "used to", "originally", ...);
@@ -254,7 +258,11 @@ class RetrievalConfig:
     * ``reranker``: a :class:`~palimpsest.application.ports.Reranker` that re-scores the best
       ``rerank_candidates`` fused candidates (the rest keep their order after them); a
       reranker that fails leaves the fused order;
-    * ``candidates``: how many fused candidates the refinements above choose from.
+    * ``candidates``: how many fused candidates the refinements above choose from;
+    * ``index_context``: what a message's vector is made from besides its content, any of
+      ``"role"`` (who said it) and ``"date"`` (when): see :mod:`palimpsest.application.indexing`.
+      The store records it; changing it needs ``allow_embedding_model_change=True`` and
+      ``reembed()``, like a model change.
 
     The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
     """
@@ -263,15 +271,17 @@ class RetrievalConfig:
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     rrf_k: int = RRF_K
     merge_provenance: bool = True
+    collapse_duplicates: bool = True
     current_first: bool = False
     card_diversity: float | None = None
     latest_weight: float = 0.0
     reranker: Reranker | None = None
     rerank_candidates: int = 20
     candidates: int = 50
+    index_context: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("merge_provenance", "current_first"):
+        for name in ("merge_provenance", "collapse_duplicates", "current_first"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False.")
         diversity = self.card_diversity
@@ -297,5 +307,6 @@ class RetrievalConfig:
             object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
         except InvalidSearchError as exc:
             raise ConfigurationError(str(exc)) from None
+        object.__setattr__(self, "index_context", check_index_context(self.index_context))
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             raise ConfigurationError("rrf_k must be a positive integer.")

@@ -27,6 +27,7 @@ __all__ = [
     "LATEST_WORDS",
     "asks_for_history",
     "asks_for_latest",
+    "collapse_duplicates",
     "latest_first",
     "current_before_history",
     "maximal_marginal_relevance",
@@ -107,6 +108,30 @@ def merge_provenance(hits: Sequence[SearchHit]) -> list[SearchHit]:
                     continue
                 taken.add(sources[0])
         kept.append(hit)
+    return kept
+
+
+def _is_retired(record: MemoryRecord | Message) -> bool:
+    return isinstance(record, MemoryRecord) and not record.is_valid
+
+
+def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """One text, one slot: of hits whose contents have the same words (case and punctuation
+    aside), only the best ranked stays, in its place. Chat repeats itself ("Can you suggest a
+    board game?" in five sessions), and five copies of one line would crowd out everything
+    else. A retired memory never hides a valid one: when the best ranked copy is retired and a
+    later copy is valid, the valid one takes the slot."""
+    kept: list[SearchHit] = []
+    slot_of: dict[str, int] = {}
+    for hit in hits:
+        words = word_tokens(hit.record.content)
+        key = " ".join(words) if words else hit.record.content
+        slot = slot_of.get(key)
+        if slot is None:
+            slot_of[key] = len(kept)
+            kept.append(hit)
+        elif _is_retired(kept[slot].record) and not _is_retired(hit.record):
+            kept[slot] = hit
     return kept
 
 

@@ -31,6 +31,7 @@ from .results import SearchResult
 from .retrieval import (
     asks_for_history,
     asks_for_latest,
+    collapse_duplicates,
     current_before_history,
     latest_first,
     merge_provenance,
@@ -150,7 +151,13 @@ class Searcher:
     def refines(self) -> bool:
         """Whether searches fetch a larger candidate pool for the refinements (D20)."""
         r = self._retrieval
-        return r.merge_provenance or r.current_first or r.latest_weight > 0 or r.reranker is not None
+        return (
+            r.merge_provenance
+            or r.collapse_duplicates
+            or r.current_first
+            or r.latest_weight > 0
+            or r.reranker is not None
+        )
 
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
@@ -162,6 +169,8 @@ class Searcher:
         r = self._retrieval
         if r.merge_provenance:
             hits = merge_provenance(hits)
+        if r.collapse_duplicates:
+            hits = collapse_duplicates(hits)
         if r.reranker is not None:
             hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
         if r.latest_weight > 0 and is_question and asks_for_latest(text):

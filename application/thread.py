@@ -282,7 +282,7 @@ class MemoryThread:
                 meta = {**check_metadata(extra), **(meta or {})}  # type: ignore[dict-item]
             expires = core.expiry(now=now, ttl_days=ttl, ttl_anchor=anchor, timestamp=ts)
             rows.append((mid, role, text, ts, meta, expires))
-        vectors = core.embed_documents([r[2] for r in rows])
+        vectors = core.embed_messages([(text, role, ts) for _, role, text, ts, _, _ in rows])
         stored: list[Message] = []
         with core.store.unit_of_work() as uow:
             seq = uow.messages.last_seq(self.thread_id)
@@ -537,7 +537,7 @@ class MemoryThread:
         embedding: Any = NOTSET
         if not isinstance(text, NotSetType):
             changes["content"] = text
-            embedding = core.embed_documents([text])[0]
+            embedding = core.embed_messages([(text, message.role, message.timestamp)])[0]
         if not isinstance(meta, NotSetType):
             changes["metadata"] = meta
         if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):

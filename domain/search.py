@@ -89,6 +89,7 @@ class Fusion(str, enum.Enum):
 
     RRF = "rrf"
     SCORE = "score"
+    ABSOLUTE = "absolute"
 
 
 def check_vector(vector: Sequence[float], dimension: int | None = None) -> tuple[float, ...]:
@@ -322,7 +323,7 @@ def build_tree(
 
 
 def check_fusion(value: object) -> Fusion:
-    """A :class:`Fusion` from itself or its name (``"rrf"``, ``"score"``)."""
+    """A :class:`Fusion` from itself or its name (``"rrf"``, ``"score"``, ``"absolute"``)."""
     if isinstance(value, Fusion):
         return value
     if isinstance(value, str):
@@ -347,6 +348,7 @@ def fuse(
     fusion: Fusion = Fusion.RRF,
     dense_weight: float = DEFAULT_DENSE_WEIGHT,
     rrf_k: int = RRF_K,
+    keyword_scale: float | None = None,
 ) -> list[tuple[K, float]]:
     """One ranking from a dense and a keyword candidate list, best first.
 
@@ -359,6 +361,14 @@ def fuse(
     * ``Fusion.SCORE``: each list's scores are min–max normalised over the list (a list whose
       scores are all equal gives 1.0), then ``w · dense + (1 - w) · keyword``, a key absent from
       a list counting 0 there. Scores stay in [0, 1] and keep how far apart candidates are.
+    * ``Fusion.ABSOLUTE``: no per-list normalisation. The dense score is the cosine similarity
+      (clipped to [0, 1]); the keyword score is the BM25 score divided by ``keyword_scale``, the
+      query's *ideal* score (the sum of its terms' idf: what a text holding every query term
+      once, at average length, would score), clipped to [0, 1]: how much of the query the text
+      covers, rare terms counting more. Then ``w · dense + (1 - w) · keyword``. Unlike min–max,
+      a keyword list whose best hit matches one common word of the query stays weak instead
+      of being stretched to 1 (measured in D20). Without a scale the keyword scores are taken
+      as already in [0, 1].
 
     Ties keep the order of first appearance (dense list first): the result is deterministic.
     """
@@ -372,6 +382,15 @@ def fuse(
             weights=[weight for _items, weight in lists],
         )
     scores: dict[K, float] = {}
+    if fusion is Fusion.ABSOLUTE:
+        scale = keyword_scale if keyword_scale is not None and keyword_scale > 0 else 1.0
+        for items, weight, divisor in ((dense, w, 1.0), (keyword, 1.0 - w, scale)):
+            if weight <= 0.0:
+                continue
+            for key, score in items:
+                scores[key] = scores.get(key, 0.0) + weight * min(1.0, max(0.0, score / divisor))
+        order = {key: i for i, key in enumerate(scores)}
+        return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
     for items, weight in lists:
         if not items:
             continue

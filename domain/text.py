@@ -8,10 +8,11 @@ query syntax, so no input can be an operator or a syntax error.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final
 
-__all__ = ["STOP_WORDS", "keyword_terms", "word_tokens"]
+__all__ = ["BM25_B", "BM25_K1", "STOP_WORDS", "bm25_idf", "keyword_terms", "word_tokens"]
 
 _WORD: Final = re.compile(r"\w+")
 
@@ -43,3 +44,16 @@ def keyword_terms(text: str) -> list[str]:
     tokens = list(dict.fromkeys(word_tokens(text)))
     content = [token for token in tokens if token not in STOP_WORDS]
     return content or tokens
+
+
+BM25_K1: Final = 1.2
+"""BM25's term-frequency saturation (the stores that compute BM25 themselves use these)."""
+BM25_B: Final = 0.75
+"""BM25's document-length normalisation."""
+
+
+def bm25_idf(documents: int, document_frequency: int) -> float:
+    """Okapi BM25's idf, ``ln(1 + (N - df + 0.5) / (df + 0.5))``: always positive, largest for
+    a term no document holds (which still counts in a query's ideal score, so a query whose
+    main word appears nowhere makes every keyword match a weak one)."""
+    return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))

@@ -224,7 +224,7 @@ def test_longmemeval_subset_loads_and_one_question_is_scored() -> None:
         assert {"recall@5", "recall@10", "all@10"} <= set(figures["search"]["sessions"])
         assert figures["card"]["tokens_mean"] > 0
         assert figures["latency"]["search"]["n"] == figures["latency"]["card"]["n"] == 1
-    assert "better of keyword/dense = keyword" in longmemeval.report(
+    assert "better of keyword/dense (refined) = keyword" in longmemeval.report(
         {"dataset": dataset.facts(), "quick": True, "question_ids": [question.id], "configs": configs}
     )
 

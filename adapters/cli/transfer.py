@@ -38,6 +38,7 @@ from typing import Any, Final, TextIO
 
 from palimpsest.application import Embedder
 from palimpsest.application.client import RETENTION_SETTING
+from palimpsest.application.indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
 from palimpsest.domain.errors import AgentMemoryError, ValidationError
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink, Thread, ThreadSummary
 from palimpsest.domain.ports import MemoryStore
@@ -470,8 +471,16 @@ def import_items(
     counts: Counter[str] = Counter()
     done = 0
     with store.unit_of_work() as uow:
+        # Message vectors follow the store's index-text recipe, as the client's would.
+        context = check_index_context(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
         for chunk in _chunks(ordered, batch_size):
-            texts = [item.value.content for item in chunk if item.kind in ("message", "memory")]
+            texts = [
+                message_index_text(item.value.content, item.value.role, item.value.timestamp, context)
+                if item.kind == "message"
+                else item.value.content
+                for item in chunk
+                if item.kind in ("message", "memory")
+            ]
             vectors: Iterator[Sequence[float] | None]
             if embedder is not None and texts:
                 vectors = iter([tuple(map(float, v)) for v in embedder.embed(texts, is_query=False)])

@@ -55,7 +55,7 @@ from palimpsest.domain.search import (
     shortest_path_tree,
 )
 from palimpsest.domain.sentinel import NOTSET, NotSetType
-from palimpsest.domain.text import keyword_terms, word_tokens
+from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 __all__ = ["InMemoryStore"]
 
@@ -671,8 +671,9 @@ class InMemoryStore:
                     vector_ranked.append((key, sum(a * b for a, b in zip(q, v))))
             vector_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
         keyword_ranked: list[tuple[Key, float]] = []
+        keyword_ideal = 1.0
         if query.text is not None:
-            keyword_ranked = _bm25(query.text, {k: c.content for k, c in candidates.items()})
+            keyword_ranked, keyword_ideal = _bm25(query.text, {k: c.content for k, c in candidates.items()})
             keyword_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
 
         scored: list[tuple[Key, float, float]]
@@ -683,6 +684,7 @@ class InMemoryStore:
                 fusion=query.fusion,
                 dense_weight=query.dense_weight,
                 rrf_k=query.rrf_k,
+                keyword_scale=keyword_ideal,
             )
             scored = [(key, score, 1.0 - score) for key, score in fused]
         elif query.vector is not None:
@@ -721,15 +723,21 @@ class InMemoryStore:
         return build_tree(root_id, edges, {e.record_id: state.records[e.record_id] for e in edges})
 
 
-def _bm25(text: str, documents: Mapping[Key, str], k1: float = 1.2, b: float = 0.75) -> list[tuple[Key, float]]:
-    """Okapi BM25 over the candidate documents; only documents sharing a term are returned."""
+def _bm25(
+    text: str, documents: Mapping[Key, str], k1: float = BM25_K1, b: float = BM25_B
+) -> tuple[list[tuple[Key, float]], float]:
+    """Okapi BM25 over the candidate documents; only documents sharing a term are returned.
+
+    Also the query's ideal score (the sum of its terms' idf, :func:`bm25_idf`), the scale of
+    ``Fusion.ABSOLUTE``."""
     terms = set(keyword_terms(text))
     if not terms or not documents:
-        return []
+        return [], 1.0
     tokenised = {key: Counter(word_tokens(body)) for key, body in documents.items()}
     n = len(tokenised)
     avg_len = sum(sum(c.values()) for c in tokenised.values()) / n or 1.0
     df = {t: sum(1 for c in tokenised.values() if t in c) for t in terms}
+    idf = {t: bm25_idf(n, df[t]) for t in terms}
     scores: list[tuple[Key, float]] = []
     for key, counts in tokenised.items():
         length = sum(counts.values())
@@ -737,9 +745,7 @@ def _bm25(text: str, documents: Mapping[Key, str], k1: float = 1.2, b: float = 0
         for t in terms:
             tf = counts.get(t, 0)
             if tf:
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
+                score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg_len))
         if score > 0:
             scores.append((key, score))
-    return scores
-
+    return scores, sum(idf.values())

@@ -119,6 +119,7 @@ class OracleSearch:
                 fusion=query.fusion,
                 dense_weight=query.dense_weight,
                 rrf_k=query.rrf_k,
+                keyword_scale=100.0,  # Oracle Text's SCORE is 0-100 (D20)
             )
             # Equal fused scores keep the domain's order (first appearance, vector list first), as in
             # every other store: fusion is defined once (D20).

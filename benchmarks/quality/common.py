@@ -84,45 +84,72 @@ def hybrid(fusion: str, dense_weight: float = 0.5, *, rrf_k: int = 60, **retriev
     }
 
 
+BARE = {"merge_provenance": False, "collapse_duplicates": False}
+"""The refinements after fusion switched off: a single method as it comes out of the store."""
+
 VARIANTS: dict[str, Variant] = {
     "default": Variant("open_memory() with no search options: the shipped default"),
-    "keyword": Variant("keyword only (FTS5 BM25)", {"search_strategy": "keyword"}),
-    "dense": Variant("dense only (MiniLM cosine)", {"search_strategy": "vector"}),
+    "keyword-bare": Variant(
+        "keyword only (BM25), no refinement after ranking", {"search_strategy": "keyword", "retrieval": RetrievalConfig(**BARE)}
+    ),
+    "dense-bare": Variant(
+        "dense only (MiniLM cosine), no refinement after ranking",
+        {"search_strategy": "vector", "retrieval": RetrievalConfig(**BARE)},
+    ),
+    "keyword": Variant("keyword only (BM25), with the library's default refinements", {"search_strategy": "keyword"}),
+    "dense": Variant("dense only (MiniLM cosine), with the library's default refinements", {"search_strategy": "vector"}),
     "rrf": Variant("hybrid, reciprocal rank fusion (k 60), dense weight 0.5", hybrid("rrf")),
     "score": Variant("hybrid, min-max score fusion, dense weight 0.5", hybrid("score")),
+    "absolute": Variant("hybrid, absolute fusion (cosine + share of the ideal BM25), dense weight 0.5", hybrid("absolute")),
     "rrf-w0.3": Variant("hybrid, RRF, dense weight 0.3", hybrid("rrf", 0.3)),
     "rrf-w0.7": Variant("hybrid, RRF, dense weight 0.7", hybrid("rrf", 0.7)),
-    "score-w0.3": Variant("hybrid, score fusion, dense weight 0.3", hybrid("score", 0.3)),
     "score-w0.7": Variant("hybrid, score fusion, dense weight 0.7", hybrid("score", 0.7)),
-    # The refinements after fusion (ARCHITECTURE.md D20), each alone on top of "rrf"; not in the
-    # standard set (run them with --variant, or --variant-set refinements).
-    "rrf+provenance": Variant("rrf, a memory and its single source message take one slot", hybrid("rrf", merge_provenance=True)),
-    "rrf+current": Variant("rrf, superseded memories after their successors", hybrid("rrf", current_first=True)),
-    "rrf+latest": Variant("rrf, recency blended in (weight 0.3) for 'latest' questions", hybrid("rrf", latest_weight=0.3)),
-    "rrf+rerank": Variant("rrf, offline lexical reranker on the best 20", hybrid("rrf", reranker=LexicalReranker())),
-    "rrf+diverse-cards": Variant("rrf, card slots by maximal marginal relevance (0.5)", hybrid("rrf", card_diversity=0.5)),
-    "rrf+all": Variant(
-        "rrf with every refinement above",
-        hybrid(
-            "rrf",
-            merge_provenance=True,
-            current_first=True,
-            latest_weight=0.3,
-            reranker=LexicalReranker(),
-            card_diversity=0.5,
-        ),
+    "absolute-w0.3": Variant("hybrid, absolute fusion, dense weight 0.3", hybrid("absolute", 0.3)),
+    "absolute-w0.7": Variant("hybrid, absolute fusion, dense weight 0.7", hybrid("absolute", 0.7)),
+    # The refinements after fusion (ARCHITECTURE.md D20), each taken out of or added to
+    # "absolute"; not in the standard set (run them with --variant, or --variant-set refinements).
+    "absolute-no-provenance": Variant(
+        "absolute, without merging a memory with its single source message", hybrid("absolute", merge_provenance=False)
+    ),
+    "absolute-no-collapse": Variant(
+        "absolute, without collapsing repeated texts", hybrid("absolute", collapse_duplicates=False)
+    ),
+    "absolute+current": Variant("absolute, superseded memories after their successors", hybrid("absolute", current_first=True)),
+    "absolute+latest": Variant(
+        "absolute, recency blended in (weight 0.3) for 'latest' questions", hybrid("absolute", latest_weight=0.3)
+    ),
+    "absolute+rerank": Variant(
+        "absolute, offline lexical reranker on the best 20", hybrid("absolute", reranker=LexicalReranker())
+    ),
+    "dense+role": Variant(
+        "dense only, messages embedded with their speaker (index_context role)",
+        {"search_strategy": "vector", "retrieval": RetrievalConfig(index_context=("role",))},
+    ),
+    "absolute+role": Variant(
+        "absolute, messages embedded with their speaker (index_context role)", hybrid("absolute", index_context=("role",))
+    ),
+    "absolute+role+date": Variant(
+        "absolute, messages embedded with speaker and date", hybrid("absolute", index_context=("role", "date"))
+    ),
+    "absolute+diverse-cards": Variant(
+        "absolute, card slots by maximal marginal relevance (0.5)", hybrid("absolute", card_diversity=0.5)
     ),
 }
 """Every variant the benchmark knows, in table order. New retrieval features get a line here."""
 
-REFINEMENT_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if name.startswith("rrf+"))
+REFINEMENT_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if "+" in name or "-no-" in name)
 """The ablation of the refinements after fusion."""
 
 STANDARD_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if name not in REFINEMENT_VARIANTS)
 """What a run compares when no ``--variant`` is given."""
 
 SINGLE_METHODS: tuple[str, ...] = ("keyword", "dense")
-"""The baselines of the gap line: the best of them at recall@10 is what the others must beat."""
+"""Baselines of the gap line: the better of them at recall@10 is what the others must beat.
+These have the library's default refinements (the same the hybrids get)."""
+
+BARE_SINGLE_METHODS: tuple[str, ...] = ("keyword-bare", "dense-bare")
+"""The same baselines without any refinement after ranking (the issue's "keyword only" and
+"dense only" as the stores return them)."""
 
 STRATEGY_ALIASES = {"vector": "dense", "keyword": "keyword", "hybrid": "rrf"}
 """The former ``--strategy`` names."""
@@ -343,6 +370,11 @@ def client(
 Phase = Callable[[AgentMemory, str, ManualClock], dict[str, Any]]
 
 
+def _index_context(options: Mapping[str, Any]) -> tuple[str, ...]:
+    retrieval = options.get("retrieval")
+    return retrieval.index_context if isinstance(retrieval, RetrievalConfig) else ()
+
+
 def evaluate_variants(
     embedder: Any,
     names: Sequence[str],
@@ -391,14 +423,19 @@ def evaluate_variants(
                 figures.update(cards(memory, name, space.clock))
             results[name] = figures
     else:
-        log(f"  {label}, extraction off: {', '.join(runs)} ...")
-        with workspace(embedder, extraction=False, backend=backend, start=start) as space:
-            shared = ingest(space.open(VARIANTS[runs[0]].options))
-            memories = {name: space.open(VARIANTS[name].options) for name in runs}
-            for name in runs:
-                results[name] = {**shared, **searches(memories[name], name, space.clock)}
-            for name in runs:
-                results[name].update(cards(memories[name], name, space.clock))
+        # Variants that embed messages alike (the same index_context) share one store.
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for name in runs:
+            groups.setdefault(_index_context(VARIANTS[name].options), []).append(name)
+        for group in groups.values():
+            log(f"  {label}, extraction off: {', '.join(group)} ...")
+            with workspace(embedder, extraction=False, backend=backend, start=start) as space:
+                shared = ingest(space.open(VARIANTS[group[0]].options))
+                memories = {name: space.open(VARIANTS[name].options) for name in group}
+                for name in group:
+                    results[name] = {**shared, **searches(memories[name], name, space.clock)}
+                for name in group:
+                    results[name].update(cards(memories[name], name, space.clock))
     out = []
     for name in names:
         ran = same_as.get(name, name)
@@ -572,25 +609,30 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def gap_line(
     configs: Sequence[Mapping[str, Any]], metrics: Mapping[str, Callable[[Mapping[str, Any]], Any]]
 ) -> str:
-    """Per metric (a recall@10): the better of keyword-only and dense-only, and every other
-    variant's gap to it in points (hundredths)."""
+    """Per metric (a recall@10) and per baseline pair present in the run (bare, and with the
+    default refinements): the better of keyword-only and dense-only, and every other variant's
+    gap to it in points (hundredths)."""
     by_name = {c["variant"]: c for c in configs}
-    singles = [by_name[n] for n in SINGLE_METHODS if n in by_name]
-    if not singles:
-        return "  (no single-method baseline in this run: run keyword and dense for the gap line)"
+    baselines = set(SINGLE_METHODS) | set(BARE_SINGLE_METHODS)
     lines = []
-    for metric, get in metrics.items():
-        values = [(get(c), c["variant"]) for c in singles if get(c) is not None]
-        if not values:
+    for group, label in ((BARE_SINGLE_METHODS, "bare"), (SINGLE_METHODS, "refined")):
+        singles = [by_name[n] for n in group if n in by_name]
+        if not singles:
             continue
-        best_value, best_name = max(values, key=lambda v: v[0])
-        gaps = [
-            f"{c['variant']} {100 * (get(c) - best_value):+.1f}"
-            for c in configs
-            if c["variant"] not in SINGLE_METHODS and get(c) is not None
-        ]
-        lines.append(
-            f"  {metric}: better of keyword/dense = {best_name} {best_value:.3f}; gap in points: "
-            + (", ".join(gaps) if gaps else "(no other variant)")
-        )
+        for metric, get in metrics.items():
+            values = [(get(c), c["variant"]) for c in singles if get(c) is not None]
+            if not values:
+                continue
+            best_value, best_name = max(values, key=lambda v: v[0])
+            gaps = [
+                f"{c['variant']} {100 * (get(c) - best_value):+.1f}"
+                for c in configs
+                if c["variant"] not in baselines and get(c) is not None
+            ]
+            lines.append(
+                f"* {metric}: better of keyword/dense ({label}) = {best_name} {best_value:.3f}; gap in points: "
+                + (", ".join(gaps) if gaps else "(no other variant)")
+            )
+    if not lines:
+        return "  (no single-method baseline in this run: run keyword and dense for the gap line)"
     return "\n".join(lines)

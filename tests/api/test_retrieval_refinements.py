@@ -277,3 +277,33 @@ def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_clien
         new = uow.records.get(new_id)
     assert new is not None
     assert [r.id for r in candidates_for(core, new, [new_id])] == [old, other]
+
+
+@pytest.mark.parametrize("collapse", [False, True])
+def test_repeated_texts_take_one_slot_when_collapsed(make_client: ClientFactory, collapse: bool) -> None:
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(collapse_duplicates=collapse))
+    ids = []
+    for session in range(3):
+        thread = client.create_thread(user_id="u", thread_id=f"t{session}")
+        ids.append(thread.add_messages([{"role": "user", "content": "Can you suggest a board game?"}])[0])
+    other = client.create_thread(user_id="u", thread_id="t9").add_messages(
+        [{"role": "user", "content": "My favourite board game is Go."}]
+    )[0]
+    found = [r.id for r in client.search("board game", user_id="u", max_results=3)]
+    if collapse:
+        # Case and punctuation aside, the three copies are one text: one slot, and room for more.
+        assert len(found) == 2 and other in found and len(set(found) & set(ids)) == 1
+    else:
+        assert len(found) == 3
+
+
+def test_a_retired_copy_never_hides_a_valid_memory_with_the_same_text(make_client: ClientFactory) -> None:
+    client = make_client(search_strategy="keyword")
+    old = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
+    porto = client.add_memory("The user lives in Porto.", user_id="u", memory_type="fact")
+    again = client.add_memory("the user lives in lisbon", user_id="u", memory_type="fact")
+    client.link_records(porto, "fact", old, "fact", "supersedes")
+    client.link_records(again, "fact", porto, "fact", "supersedes")
+    found = client.search("Lisbon", user_id="u")
+    assert [r.id for r in found] == [again]
+    assert found[0].record.is_valid

@@ -32,6 +32,25 @@ def test_score_fusion_normalises_each_list_then_weighs_them() -> None:
     assert [key for key, _ in fused] == ["c", "a", "b"]
 
 
+def test_absolute_fusion_weighs_cosine_and_the_share_of_the_ideal_keyword_score() -> None:
+    # keyword_scale 10: a BM25 score of 5 covers half the query, 12 is clipped to all of it.
+    fused = fuse(
+        [("a", 0.8), ("b", 0.4), ("c", -0.2)],
+        [("c", 12.0), ("b", 5.0)],
+        fusion="absolute",
+        dense_weight=0.5,
+        keyword_scale=10.0,
+    )
+    assert dict(fused) == pytest.approx({"a": 0.4, "b": 0.2 + 0.25, "c": 0.0 + 0.5})
+    assert [key for key, _ in fused] == ["c", "b", "a"]
+    # No per-list stretching: a weak keyword list stays weak (min-max would make "x" worth 1).
+    weak = dict(fuse([("y", 0.6)], [("x", 1.0)], fusion="absolute", keyword_scale=10.0))
+    assert weak["y"] > weak["x"] == pytest.approx(0.05)
+    # Ties keep the order of first appearance, dense first.
+    tied = fuse([("x", 0.5)], [("y", 5.0)], fusion="absolute", keyword_scale=10.0)
+    assert [key for key, _ in tied] == ["x", "y"] and tied[0][1] == pytest.approx(tied[1][1])
+
+
 def test_a_list_of_equal_scores_counts_fully_and_an_empty_list_adds_nothing() -> None:
     assert fuse([("a", 0.3)], [], fusion="score") == [("a", 0.5)]
     assert dict(fuse([("a", 0.3), ("b", 0.3)], [("b", 1.0)], fusion="score")) == {"a": 0.5, "b": 1.0}
@@ -45,7 +64,7 @@ def test_a_weight_of_zero_ignores_that_list(fusion: Fusion) -> None:
     assert [k for k, _ in fuse(dense, keyword, fusion=fusion, dense_weight=0.0)] == ["c", "b"]
 
 
-@pytest.mark.parametrize("fusion", list(Fusion))
+@pytest.mark.parametrize("fusion", [Fusion.RRF, Fusion.SCORE])
 def test_ties_keep_the_order_of_first_appearance_dense_first(fusion: Fusion) -> None:
     # RRF: 1/61 + 1/62 each; score fusion: 1 + 0 against 0 + 1.
     fused = fuse([("x", 1.0), ("y", 0.5)], [("y", 2.0), ("x", 1.0)], fusion=fusion)

@@ -1,0 +1,54 @@
+"""Application layer: what is embedded for a message (its *index text*), kept apart from what is
+stored and rendered (ARCHITECTURE.md D20).
+
+A chat line on its own ("Sounds good, book it.") says little; who said it and when can help
+an embedding place it. With ``RetrievalConfig(index_context=("role", "date"))`` a message is
+embedded as ``"user on Saturday 20 May 2023: Sounds good, book it."`` while its stored content,
+its keyword index and every rendering stay the plain text. Memories are embedded as they are:
+extraction already writes them as stand-alone statements.
+
+The recipe is part of what the vectors mean, like the model: the store records it, a client
+with another recipe is refused until ``reembed()`` (as for a model change), and an import that
+embeds follows the store's recipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Final
+
+from palimpsest.domain.errors import ConfigurationError
+
+__all__ = ["INDEX_CONTEXT_PARTS", "INDEX_CONTEXT_SETTING", "check_index_context", "message_index_text"]
+
+INDEX_CONTEXT_PARTS: Final = ("role", "date")
+"""What a message's index text may carry besides its content, in the order it is written."""
+
+INDEX_CONTEXT_SETTING: Final = "embedding_index_context"
+"""The store setting that records the recipe its message vectors were made with (absent: none)."""
+
+
+def check_index_context(value: object) -> tuple[str, ...]:
+    """The recipe as a canonical tuple (parts in :data:`INDEX_CONTEXT_PARTS` order, once each)."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigurationError(
+            f"index_context must be a tuple of parts from {INDEX_CONTEXT_PARTS!r}, for example ('role',)."
+        )
+    parts = list(value)
+    unknown = [p for p in parts if p not in INDEX_CONTEXT_PARTS]
+    if unknown:
+        raise ConfigurationError(f"index_context parts must be among {INDEX_CONTEXT_PARTS!r}, not {unknown[0]!r}.")
+    return tuple(p for p in INDEX_CONTEXT_PARTS if p in parts)
+
+
+def message_index_text(content: str, role: str, timestamp: datetime | None, context: tuple[str, ...]) -> str:
+    """The text embedded for a message under the recipe ``context`` (the content alone for ``()``)."""
+    if not context:
+        return content
+    head = []
+    if "role" in context:
+        head.append(role)
+    if "date" in context and timestamp is not None:
+        head.append(f"on {timestamp:%A %d %B %Y}")
+    return f"{' '.join(head)}: {content}" if head else content
