@@ -236,8 +236,8 @@ class AgentMemory:
     """Durable memory for agents: threads, memories, links, search and context cards.
 
     Every dependency is a port passed in: ``store`` (required), and optionally an
-    ``embedder`` (``search_strategy`` "vector" by default with an embedder, "keyword" without
-    one, "hybrid" on request: dense and keyword lists fused as ``retrieval`` says), a ``summariser`` (summaries and context cards; without one
+    ``embedder`` (``search_strategy`` "hybrid" by default with an embedder: dense and keyword
+    lists fused as ``retrieval`` says; "keyword" without one; "vector" on request), a ``summariser`` (summaries and context cards; without one
     they fall back to a transcript of recent messages), an ``extractor`` and a
     ``link_resolver`` (automatic extraction). ``memory_extraction_config`` holds client-wide
     defaults that threads inherit; ``memory_retention_config`` is stored with the store so
@@ -267,10 +267,10 @@ class AgentMemory:
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
         if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
             raise ConfigurationError("retrieval must be a RetrievalConfig.")
-        # Dense is the default with an embedder. Hybrid (RRF) retrieves better on LongMemEval
-        # but costs a BM25 ranking of every keyword match, which breaks the context-card latency
-        # target on keyword-dense data (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
-        strategy: SearchStrategy = search_strategy or ("vector" if embedder is not None else "keyword")
+        # Hybrid is the default with an embedder: on both quality sets it retrieves better than
+        # either list alone, and the in-memory BM25 index keeps it within the latency targets
+        # (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
+        strategy: SearchStrategy = search_strategy or ("hybrid" if embedder is not None else "keyword")
         if strategy not in ("vector", "keyword", "hybrid"):
             raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
         if strategy != "keyword" and embedder is None:
@@ -356,9 +356,15 @@ class AgentMemory:
 
     @property
     def search_strategy(self) -> SearchStrategy:
-        """The strategy searches use unless a call says otherwise: "vector" by default with an
+        """The strategy searches use unless a call says otherwise: "hybrid" by default with an
         embedder, "keyword" without one, or what the constructor was given."""
         return self._core.searcher.strategy
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        """How this client's searches rank and refine what they find (the library's defaults
+        unless the constructor was given a ``RetrievalConfig``)."""
+        return self._core.searcher.retrieval
 
     @property
     def token_usage(self) -> TokenUsage:

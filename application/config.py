@@ -267,7 +267,7 @@ class RetrievalConfig:
     The defaults are the measured best of ``python -m benchmarks.quality`` (BENCHMARKS.md).
     """
 
-    fusion: Fusion | str = Fusion.RRF
+    fusion: Fusion | str = Fusion.ABSOLUTE
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     rrf_k: int = RRF_K
     merge_provenance: bool = True

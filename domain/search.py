@@ -132,7 +132,7 @@ class SearchQuery:
     metadata_filter: Mapping[str, Any] | None = None
     num_hops: int = 0
     max_linked_results: int = DEFAULT_MAX_LINKED_RESULTS
-    fusion: Fusion = Fusion.RRF
+    fusion: Fusion = Fusion.ABSOLUTE
     rrf_k: int = RRF_K
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     fusion_k: int | None = None
@@ -345,7 +345,7 @@ def fuse(
     dense: Sequence[tuple[K, float]],
     keyword: Sequence[tuple[K, float]],
     *,
-    fusion: Fusion = Fusion.RRF,
+    fusion: Fusion = Fusion.ABSOLUTE,
     dense_weight: float = DEFAULT_DENSE_WEIGHT,
     rrf_k: int = RRF_K,
     keyword_scale: float | None = None,

@@ -16,6 +16,7 @@ from palimpsest.application import (
 from palimpsest.application.retrieval import asks_for_history, maximal_marginal_relevance
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import ConfigurationError, RecordType, ValidationError
+from palimpsest.domain.search import Fusion
 
 from .conftest import ClientFactory
 
@@ -239,12 +240,13 @@ def test_a_reranker_must_implement_the_port() -> None:
         RetrievalConfig(reranker=object())  # type: ignore[arg-type]
 
 
-def test_the_default_strategy_with_an_embedder_is_vector_and_a_call_may_override_it(
+def test_the_default_strategy_with_an_embedder_is_hybrid_and_a_call_may_override_it(
     make_client: ClientFactory,
 ) -> None:
     client = make_client()
-    assert client.search_strategy == "vector"
-    assert make_client(search_strategy="hybrid").search_strategy == "hybrid"
+    assert client.search_strategy == "hybrid"
+    assert client.retrieval.fusion is Fusion.ABSOLUTE
+    assert make_client(search_strategy="vector").search_strategy == "vector"
     memory_id = client.add_memory("The user plays the cello.", user_id="u", memory_type="fact")
     dense = client.search("cello", user_id="u", search_strategy="vector")
     keyword = client.search("cello", user_id="u", search_strategy="keyword")
