@@ -232,3 +232,38 @@ def test_import_reembed_without_an_embedder_is_refused(
     assert result.exit_code == 1
     assert "--reembed needs an embedder" in one_line_error(result.stderr)
     assert not (tmp_path / "new.db").exists()
+
+
+def test_an_import_that_embeds_follows_the_stores_index_text_recipe() -> None:
+    from datetime import UTC, datetime
+
+    from palimpsest.adapters.cli.transfer import ImportItem, import_items
+    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.application.indexing import INDEX_CONTEXT_SETTING
+    from palimpsest.application.testing import HashingEmbedder
+    from palimpsest.domain.model import Message, Thread
+    from palimpsest.domain.search import ScopeFilter, SearchQuery
+
+    when = datetime(2025, 6, 1, tzinfo=UTC)
+    embedder = HashingEmbedder()
+    with InMemoryStore() as store:
+        with store.unit_of_work() as uow:
+            uow.settings.set(INDEX_CONTEXT_SETTING, ["role"])
+            uow.commit()
+        message = Message(
+            id="m1", thread_id="t1", role="user", content="I bake sourdough.", seq=1, created_at=when, user_id="u"
+        )
+        items = [
+            ImportItem("thread", Thread(id="t1", user_id="u", created_at=when, updated_at=when), 1),
+            ImportItem("message", message, 2),
+        ]
+        import_items(store, items, embedder=embedder)
+
+        def cosine(text: str) -> float:
+            query = SearchQuery(
+                k=1, now=when, vector=tuple(embedder.embed([text])[0]), scope=ScopeFilter(user_id="u")
+            )
+            return store.search(query)[0].score
+
+        assert cosine("user: I bake sourdough.") == pytest.approx(1.0)
+        assert cosine("I bake sourdough.") < 0.99
