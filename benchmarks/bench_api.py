@@ -8,7 +8,9 @@
     cost: messages per second (target ≥ 5,000); the same with the shipped hashing embedder
     (about 45 µs of pure Python per message) is printed beside it.
 
-Run: ``python benchmarks/bench_api.py`` (about a minute), ``--quick`` for a smoke run.
+Run: ``python benchmarks/bench_api.py`` (about a minute), ``--quick`` for a smoke run;
+``--strategy hybrid`` (or ``keyword``) times the cards with that search strategy instead of the
+client's default (dense with an embedder).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, SummaryText
+from palimpsest.application.searching import SearchStrategy
 from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
 
 TOPICS = ["pizza", "travel", "rome", "budget", "hiking", "coffee", "music", "books", "cooking", "weather"]
@@ -72,7 +75,9 @@ def add_rate(folder: Path, embedder: object, messages: int) -> float:
         client.close()
 
 
-def build(folder: Path, messages: int, memories: int) -> tuple[AgentMemory, str, float]:
+def build(
+    folder: Path, messages: int, memories: int, strategy: SearchStrategy | None = None
+) -> tuple[AgentMemory, str, float]:
     summariser = ScriptedSummariser(
         lambda previous, new: SummaryText("The user plans a trip to Rome on a budget and loves pizza.", ("rome", "pizza"))
     )
@@ -81,6 +86,7 @@ def build(folder: Path, messages: int, memories: int) -> tuple[AgentMemory, str,
         embedder=HashingEmbedder(),
         summariser=summariser,
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
+        search_strategy=strategy,
         close_store=True,
     )
     thread = client.create_thread(thread_id="bench", user_id="u1", agent_id="a1")
@@ -106,13 +112,20 @@ def build(folder: Path, messages: int, memories: int) -> tuple[AgentMemory, str,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--strategy",
+        choices=("vector", "keyword", "hybrid"),
+        default=None,
+        help="search strategy of the timed context cards (default: the client's, dense with an embedder)",
+    )
     args = parser.parse_args(argv)
     messages, memories, cards = (1_000, 1_000, 30) if args.quick else (10_000, 10_000, 200)
     with tempfile.TemporaryDirectory(prefix="palimpsest-api-bench-") as folder:
         rate = add_rate(Path(folder), Crc32Embedder(), messages)
         hashing_rate = add_rate(Path(folder), HashingEmbedder(), messages)
-        client, thread_id, _ = build(Path(folder), messages, memories)
+        client, thread_id, _ = build(Path(folder), messages, memories, args.strategy)
         try:
+            strategy = client.search_strategy
             thread = client.get_thread(thread_id)
             thread.get_summary()  # make the durable summary fresh before timing cards
             gc.collect()
@@ -127,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             p95 = sorted(samples)[int(0.95 * (len(samples) - 1))] * 1000
         finally:
             client.close()
-    print("palimpsest API benchmark (EmbeddedStore, hashing embedder, scripted summariser)")
+    print(f"palimpsest API benchmark (EmbeddedStore, hashing embedder, scripted summariser, {strategy})")
     print(f"thread: {messages:,} messages; user scope: {memories:,} memories; {cards} cards measured")
     card_ok = "PASS" if p50 <= 10 else "FAIL"
     add_ok = "PASS" if rate >= 5000 else "FAIL"

@@ -1,24 +1,55 @@
-"""Embedded adapter: keyword search over the FTS5 indexes of records and messages (bm25 ranking).
+"""Embedded adapter: keyword search, BM25 over in-memory posting lists (and the FTS5 ranking
+it replaced).
 
-Unlike the vector index this reads SQLite directly: FTS5 is maintained by triggers inside the
-writing transaction, so it is always exactly as current as the committed tables.
+:class:`PostingsKeywordIndex` is a cache like the vector index (ARCHITECTURE.md D5): the store
+fills it from SQLite at open and replays the change log into it after commits and before
+searches, so it only ever reflects committed rows. It exists because FTS5's ``bm25()`` scores
+every row matching any query term (2–3 µs each), which made one keyword list cost 11–29 ms on
+keyword-dense scopes; summing numpy posting lists of the query's terms costs about a
+millisecond there.
+
+:class:`Fts5KeywordIndex` still ranks with the FTS5 tables, which the repositories keep
+maintaining inside every writing transaction; the store no longer uses it.
 """
 
 from __future__ import annotations
 
+import functools
+import heapq
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
+import unicodedata
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import chain, repeat
+from typing import Any, Final
 
+import numpy as np
 from palimpsest.domain.model import RecordType
-from palimpsest.domain.text import keyword_terms
+from palimpsest.domain.sentinel import AnyType
+from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
-from .codec import TYPE_CODES
+from .codec import MESSAGE_CODE, TYPE_CODES
+from .vector_index import NO_CODE, Key, VectorFilter, _Codes
 
-__all__ = ["Fts5KeywordIndex", "KeywordCandidate", "fts_query", "relevance_score"]
+__all__ = [
+    "K1",
+    "B",
+    "Fts5KeywordIndex",
+    "KeywordBatch",
+    "KeywordCandidate",
+    "PostingsKeywordIndex",
+    "document_terms",
+    "fold_diacritics",
+    "fts_query",
+    "query_terms",
+    "relevance_score",
+]
 
 KeywordCandidate = tuple[float, int, str]
-"""(bm25, type code, id): bm25 is lower-is-better, so these sort best-first as they are."""
+"""(bm25, type code, id): bm25 is lower-is-better (the negated Okapi score, or FTS5's own
+negative ``bm25()``), so these sort best-first as they are: score, then type code, then id."""
 
 
 def fts_query(text: str) -> str | None:
@@ -35,7 +66,7 @@ def fts_query(text: str) -> str | None:
 
 
 def relevance_score(bm25: float) -> float:
-    """Keyword-only hits' score: ``r / (1 + r)`` with ``r = -bm25`` (SQLite's bm25 is negative).
+    """Keyword-only hits' score: ``r / (1 + r)`` with ``r = -bm25`` (the Okapi score).
 
     Monotonic in relevance and bounded to [0, 1) without depending on the other hits of the
     query, so scores are comparable across queries; ``distance`` is ``1 - score``.
@@ -46,6 +77,9 @@ def relevance_score(bm25: float) -> float:
 
 class Fts5KeywordIndex:
     """bm25-ranked candidates from ``records_fts`` and ``messages_fts`` under SQL filters.
+
+    Superseded in the store by :class:`PostingsKeywordIndex` (one BM25 collection, cached);
+    kept as the reference ranking of the FTS5 tables, which are still maintained.
 
     ``records_where``/``messages_where`` are SQL conditions on the content table (aliased
     ``r``/``m``) with their parameters, built by the store from the search filters, so that
@@ -90,3 +124,800 @@ class Fts5KeywordIndex:
         # documented approximation (both are "how well these terms match this text").
         found.sort()
         return found[:limit]
+
+
+# --- in-memory BM25 over posting lists ------------------------------------------------------------
+
+K1: Final = BM25_K1
+B: Final = BM25_B
+"""Okapi BM25 parameters: the domain's, which the in-memory store uses too."""
+
+_MIN_CAPACITY: Final = 16
+_COMPACT_RATIO: Final = 0.25
+_ALL_TYPES: Final = len(TYPE_CODES)
+_DENSE_SHARE: Final = 8
+"""Postings of a query are summed into a dense per-row array when they number at least
+1/``_DENSE_SHARE`` of the partition's rows (one pass over the rows is then cheaper than the sort
+that finding the distinct rows of a sparse set needs)."""
+
+
+@functools.lru_cache(maxsize=65_536)
+def _fold_non_ascii(term: str) -> str:
+    decomposed = unicodedata.normalize("NFD", term)
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+
+
+def fold_diacritics(term: str) -> str:
+    """``term`` without combining marks ("café" → "cafe", "crème" → "creme").
+
+    Applied on top of the domain's terms, never instead of them: FTS5's ``remove_diacritics 2``
+    tokenizer, which keyword search used before, matched "cafe" with "Café", and
+    :class:`~palimpsest.domain.ports.RecordSearch` allows a store to fold diacritics.
+    """
+    return term if term.isascii() else _fold_non_ascii(term)
+
+
+def document_terms(content: str) -> list[str]:
+    """The indexed terms of a text: :func:`~palimpsest.domain.text.word_tokens`, diacritics
+    folded (duplicates kept: their count is the term frequency)."""
+    tokens = word_tokens(content)
+    if content.isascii():
+        return tokens
+    return [fold_diacritics(token) for token in tokens]
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms a keyword search asks for: :func:`~palimpsest.domain.text.keyword_terms`
+    with diacritics folded, in order of first appearance (the order scores are summed in)."""
+    terms = keyword_terms(text)
+    if text.isascii():
+        return terms
+    return list(dict.fromkeys(fold_diacritics(term) for term in terms))
+
+
+@dataclass(slots=True)
+class KeywordBatch:
+    """Documents to upsert, column by column, with the filter attributes of their rows."""
+
+    keys: list[Key] = field(default_factory=list)
+    users: list[str | None] = field(default_factory=list)
+    agents: list[str | None] = field(default_factory=list)
+    threads: list[str | None] = field(default_factory=list)
+    types: list[int] = field(default_factory=list)
+    valid: list[bool] = field(default_factory=list)
+    expires: list[int] = field(default_factory=list)
+    contents: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+_KW_COLUMNS: Final = (
+    "type_code",
+    "agent_code",
+    "thread_code",
+    "valid",
+    "expires",
+    "alive",
+    "length",
+    "start",
+    "width",
+)
+
+
+class _KeywordPartition:
+    """One user scope's documents: filter columns, a forward index and posting lists.
+
+    Rows are appended; a removed or replaced document only loses its ``alive`` flag (its
+    postings stay until :meth:`compact`, and searches mask it out). The forward index (each
+    row's distinct term ids and frequencies, flat, from ``start``) is what removal needs to keep
+    document frequencies right, and what tells an unchanged text from a changed one.
+
+    Postings live in two places. The *base* is one block sorted by term: ``base_terms`` (sorted
+    term ids), ``base_offsets`` into ``base_rows``/``base_tfs``; a term's postings there are
+    numpy views, found by binary search, at a few bytes per term. Postings written since are
+    *tails*, one ``array('i')`` of (row, frequency) pairs per term: appending is O(1) amortised.
+    When the tails hold more postings than the base (or at compaction), :meth:`consolidate`
+    merges them into a new base with numpy sorts, so merging costs O(1) per posting amortised,
+    and a partition loaded in bulk (the store's rebuild) has no per-term Python object at all.
+    A term with a tail is read as base + tail, concatenated once and kept in ``cache`` until
+    the tail grows.
+    """
+
+    __slots__ = (
+        *_KW_COLUMNS,
+        "base_offsets",
+        "base_rows",
+        "base_terms",
+        "base_tfs",
+        "cache",
+        "dead",
+        "expiring",
+        "freqs",
+        "ids",
+        "invalid",
+        "norm",
+        "postings",
+        "size",
+        "tail_count",
+        "terms",
+    )
+
+    def __init__(self) -> None:
+        self.type_code = np.zeros(_MIN_CAPACITY, dtype=np.int8)
+        self.agent_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
+        self.thread_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
+        self.valid = np.zeros(_MIN_CAPACITY, dtype=bool)
+        self.expires = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self.alive = np.zeros(_MIN_CAPACITY, dtype=bool)
+        self.length = np.zeros(_MIN_CAPACITY, dtype=np.float64)  # tokens, as BM25 reads it
+        self.start = np.zeros(_MIN_CAPACITY, dtype=np.int64)  # first forward-index slot ...
+        self.width = np.zeros(_MIN_CAPACITY, dtype=np.int32)  # ... and the row's distinct terms
+        self.terms = array("i")  # forward index: term ids ...
+        self.freqs = array("i")  # ... and their frequencies in the row
+        self.base_terms = np.zeros(0, dtype=np.int32)
+        self.base_offsets = np.zeros(1, dtype=np.int64)
+        self.base_rows = np.zeros(0, dtype=np.int32)
+        self.base_tfs = np.zeros(0, dtype=np.int32)
+        self.postings: dict[int, array[int]] = {}  # tails: (row, frequency) pairs per term
+        self.tail_count = 0  # postings in the tails
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}  # base + tail, tail length
+        # (avgdl, K1 * (1 - B + B * length / avgdl) per row): dropped whenever rows change.
+        self.norm: tuple[float, np.ndarray] | None = None
+        self.ids: list[str] = []
+        self.size = 0
+        self.dead = 0
+        # Live rows that need a mask; at zero the mask pass is skipped entirely.
+        self.expiring = 0
+        self.invalid = 0
+
+    @property
+    def live(self) -> int:
+        return self.size - self.dead
+
+    def _resize(self, capacity: int, keep: np.ndarray | None = None) -> None:
+        for name in _KW_COLUMNS:
+            old = getattr(self, name)
+            new = np.zeros(capacity, dtype=old.dtype)
+            if keep is None:
+                new[: self.size] = old[: self.size]
+            else:
+                new[: len(keep)] = old[keep]
+            setattr(self, name, new)
+
+    def reserve(self, extra: int) -> None:
+        """Amortised growth: capacity doubles, so appends cost O(1) on average."""
+        needed = self.size + extra
+        if needed > len(self.alive):
+            self._resize(max(needed, 2 * len(self.alive)))
+
+    def count(self, rows: np.ndarray | slice, sign: int, no_expiry: int) -> None:
+        alive = self.alive[rows]
+        self.expiring += sign * int(np.count_nonzero((self.expires[rows] != no_expiry) & alive))
+        self.invalid += sign * int(np.count_nonzero(~self.valid[rows] & alive))
+
+    def posting(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term's (rows, frequencies), both int32, or ``None`` if no row has it.
+
+        Base-only terms are views; a tail is copied (a view would pin the array's buffer and
+        make the next append fail), once per tail length.
+        """
+        tail = self.postings.get(term)
+        if tail is not None:
+            cached = self.cache.get(term)
+            if cached is not None and cached[2] == len(tail):
+                return cached[0], cached[1]
+        at = int(np.searchsorted(self.base_terms, term))
+        in_base = at < len(self.base_terms) and self.base_terms[at] == term
+        if tail is None:
+            if not in_base:
+                return None
+            low, high = self.base_offsets[at], self.base_offsets[at + 1]
+            return self.base_rows[low:high], self.base_tfs[low:high]
+        pairs = np.array(tail, dtype=np.int32).reshape(-1, 2)
+        rows, tfs = pairs[:, 0], pairs[:, 1]
+        if in_base:
+            low, high = self.base_offsets[at], self.base_offsets[at + 1]
+            rows = np.concatenate((self.base_rows[low:high], rows))
+            tfs = np.concatenate((self.base_tfs[low:high], tfs))
+        else:
+            rows, tfs = rows.copy(), tfs.copy()  # contiguous
+        self.cache[term] = (rows, tfs, len(tail))
+        return rows, tfs
+
+    def set_base(self, terms: np.ndarray, offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray) -> None:
+        """Install a base (sorted term ids, their offsets, rows and frequencies) built by the
+        caller, in a partition that holds no postings yet."""
+        self.base_terms, self.base_offsets, self.base_rows, self.base_tfs = terms, offsets, rows, tfs
+
+    def consolidate(self, renumber: np.ndarray | None = None) -> None:
+        """Merge the tails into the base; with ``renumber`` (old row → new row, −1 for a dead
+        row), also drop dead rows' postings and renumber the rest (compaction)."""
+        tails = self.postings
+        counts = np.fromiter((len(pairs) // 2 for pairs in tails.values()), dtype=np.int64, count=len(tails))
+        tail_pairs = np.frombuffer(b"".join(map(bytes, tails.values())), dtype=np.int32).reshape(-1, 2)
+        terms = np.concatenate(
+            (
+                np.repeat(self.base_terms, np.diff(self.base_offsets)),
+                np.repeat(np.fromiter(tails, dtype=np.int32, count=len(tails)), counts),
+            )
+        )
+        rows = np.concatenate((self.base_rows, tail_pairs[:, 0]))
+        tfs = np.concatenate((self.base_tfs, tail_pairs[:, 1]))
+        if renumber is not None:
+            rows = renumber[rows]
+            live = rows >= 0
+            terms, rows, tfs = terms[live], rows[live], tfs[live]
+        order = np.argsort(terms, kind="stable")  # base first, then tails: row order kept
+        terms = terms[order]
+        unique, firsts = np.unique(terms, return_index=True)
+        self.set_base(
+            unique.astype(np.int32), np.append(firsts, len(terms)).astype(np.int64), rows[order], tfs[order]
+        )
+        self.postings = {}
+        self.tail_count = 0
+        self.cache.clear()
+
+    def forward(self, row: int) -> tuple[array[int], array[int]]:
+        """The row's distinct term ids and their frequencies."""
+        first = int(self.start[row])
+        stop = first + int(self.width[row])
+        return self.terms[first:stop], self.freqs[first:stop]
+
+    def kill(self, row: int) -> None:
+        self.alive[row] = False
+        self.dead += 1
+
+    def compact(self) -> None:
+        """Drop dead rows from every column, posting list and the forward index; renumber."""
+        keep = np.flatnonzero(self.alive[: self.size])
+        renumber = np.full(self.size, -1, dtype=np.int32)
+        renumber[keep] = np.arange(len(keep), dtype=np.int32)
+        self.consolidate(renumber)
+        widths = self.width[keep].astype(np.int64)
+        starts = np.zeros(len(keep), dtype=np.int64)
+        np.cumsum(widths[:-1], out=starts[1:])
+        # Forward-index slots of the kept rows, in row order: old start + 0 .. width - 1 each.
+        slots = np.arange(int(widths.sum()), dtype=np.int64) + np.repeat(self.start[keep] - starts, widths)
+        self.terms = array("i", np.frombuffer(self.terms, dtype=np.int32)[slots].tobytes())
+        self.freqs = array("i", np.frombuffer(self.freqs, dtype=np.int32)[slots].tobytes())
+        self._resize(max(_MIN_CAPACITY, 2 * len(keep)), keep)
+        self.start[: len(keep)] = starts
+        self.ids = [self.ids[i] for i in keep.tolist()]
+        self.size = len(keep)
+        self.dead = 0
+        self.norm = None
+
+    def admitted(
+        self, rows: np.ndarray, flt: VectorFilter, allowed_rows: np.ndarray | None
+    ) -> np.ndarray | None:
+        """The mask of ``rows`` the filters admit; ``None`` when all are.
+
+        A condition is applied only when it can exclude something in this partition.
+        """
+        mask: np.ndarray | None = None
+
+        def narrow(condition: np.ndarray) -> None:
+            nonlocal mask
+            mask = condition if mask is None else mask & condition
+
+        if self.dead:
+            narrow(self.alive[rows])
+        if allowed_rows is not None:
+            narrow(allowed_rows[rows])
+        if len(flt.type_codes) < _ALL_TYPES:
+            lut = np.zeros(256, dtype=bool)
+            lut[list(flt.type_codes)] = True
+            narrow(lut[self.type_code[rows].view(np.uint8)])
+        if flt.agent_code is not None:
+            narrow(self.agent_code[rows] == flt.agent_code)
+        if flt.thread_code is not None:
+            narrow(self.thread_code[rows] == flt.thread_code)
+        if not flt.include_invalid and self.invalid:
+            narrow(self.valid[rows])
+        if self.expiring:
+            narrow(self.expires[rows] > flt.now_us)
+        return mask
+
+    def top(
+        self,
+        weights: list[tuple[int, float]],
+        avgdl: float,
+        flt: VectorFilter,
+        limit: int,
+        allowed_rows: np.ndarray | None,
+    ) -> list[KeywordCandidate]:
+        """The best ``limit`` admitted rows for the query terms ``weights`` ((term id, idf),
+        in query order), unordered: the caller sorts the candidates of all partitions."""
+        postings: list[tuple[np.ndarray, np.ndarray, float]] = []
+        for term, idf in weights:
+            found = self.posting(term)
+            if found is not None:
+                postings.append((*found, idf))
+        if not postings:
+            return []
+        total = sum(len(rows) for rows, _tf, _idf in postings)
+        # The length part of the denominator, K1 * (1 - B + B * length / avgdl): per posting,
+        # or, when the postings are many, once per row for as long as avgdl and the rows last.
+        norm: np.ndarray | None = None
+        if self.norm is not None and self.norm[0] == avgdl:
+            norm = self.norm[1]
+        elif 2 * total >= self.size:
+            norm = K1 * (1 - B + B * self.length[: self.size] / avgdl)
+            self.norm = (avgdl, norm)
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        for rows, tf, idf in postings:
+            part = norm[rows] if norm is not None else K1 * (1 - B + B * self.length[rows] / avgdl)
+            # Operation for operation the in-memory store's formula, so that equal inputs give
+            # bit-equal scores (and the tie order is the documented one, not a rounding accident).
+            pieces.append((rows, idf * tf * (K1 + 1) / (tf + part)))
+        if len(pieces) == 1:
+            rows, scores = pieces[0]  # a term lists a row once: no summing needed
+        elif total * _DENSE_SHARE >= self.size:
+            # bincount adds in input order, i.e. term by term, from 0.0: a plain running sum.
+            acc = np.bincount(
+                np.concatenate([rows for rows, _ in pieces]),
+                weights=np.concatenate([c for _, c in pieces]),
+                minlength=self.size,
+            )
+            rows = np.flatnonzero(acc)  # every contribution is > 0
+            scores = acc[rows]
+        else:
+            every = np.concatenate([rows for rows, _ in pieces])
+            rows, inverse = np.unique(every, return_inverse=True)
+            scores = np.bincount(inverse, weights=np.concatenate([c for _, c in pieces]), minlength=len(rows))
+        mask = self.admitted(rows, flt, allowed_rows)
+        if mask is not None:
+            rows, scores = rows[mask], scores[mask]
+        tied: list[KeywordCandidate] = []
+        if len(rows) > limit:
+            rows, scores, tied = self._cut(rows, scores, limit)
+        ids = self.ids
+        return [
+            (-s, t, ids[r]) for s, t, r in zip(scores.tolist(), self.type_code[rows].tolist(), rows.tolist())
+        ] + tied
+
+    def _cut(
+        self, rows: np.ndarray, scores: np.ndarray, limit: int
+    ) -> tuple[np.ndarray, np.ndarray, list[KeywordCandidate]]:
+        """The best ``limit`` of more than ``limit`` rows by (score desc, type code, id): rows
+        and scores of those that need no tie-break, and the candidates chosen among ties.
+
+        Rows scoring above the ``limit``-th best score are all in. Rows tied with it
+        (templated texts tie by the thousand) are taken by type code, and those of the last
+        type taken by id, comparing only the ids, never turning every tied row into a tuple.
+        """
+        kth = scores[np.argpartition(scores, len(scores) - limit)[len(scores) - limit]]
+        better = scores > kth
+        at_kth = rows[scores == kth]
+        need = limit - int(np.count_nonzero(better))
+        if len(at_kth) <= need:  # no tie to break
+            keep = better | (scores == kth)
+            return rows[keep], scores[keep], []
+        types = self.type_code[at_kth]
+        cut_type = int(np.partition(types, need - 1)[need - 1])
+        first = at_kth[types < cut_type]
+        ids = self.ids
+        chosen = heapq.nsmallest(need - len(first), map(ids.__getitem__, at_kth[types == cut_type].tolist()))
+        rows = np.concatenate((rows[better], first))
+        scores = np.concatenate((scores[better], np.full(len(first), kth)))
+        return rows, scores, [(-float(kth), cut_type, rid) for rid in chosen]
+
+
+_Appended = tuple[list[int], list[int], list[int], list[int]]
+"""Rows appended to one partition, column-wise: batch index, forward-index start, distinct
+terms and length (tokens) of each."""
+
+
+class PostingsKeywordIndex:
+    """Okapi BM25 over every record and message with content, one collection, in memory.
+
+    A cache like :class:`~.vector_index.NumpyVectorIndex`, and kept in step the same way (the
+    store fills it at open and replays the change log into it), because FTS5's ``bm25()``
+    scores every matching row (2–3 µs each), too slow for keyword-dense scopes. Documents are
+    partitioned by user id so that a scoped search reads only that user's postings; the
+    statistics (N, document frequencies, average length) are those of all live documents, so
+    scores of every partition, and of records and messages, are comparable.
+
+    Terms come from the domain (:func:`~palimpsest.domain.text.word_tokens` for documents,
+    :func:`~palimpsest.domain.text.keyword_terms` for queries), with diacritics folded. Not
+    thread-safe: the store serialises access.
+    """
+
+    BULK_MIN_DOCUMENTS: int = 64
+    """New documents in one upsert from which postings are built with numpy sorts, not one
+    append at a time (the per-call overhead of the sorts loses below this)."""
+    CONSOLIDATE_MIN_POSTINGS: int = 4_096
+    """Tail postings a partition may hold before they are merged into its base, however small
+    the base (above this, once they outnumber the base's)."""
+
+    def __init__(self, no_expiry: int) -> None:
+        self._no_expiry = no_expiry
+        self._partitions: dict[str | None, _KeywordPartition] = {}
+        self._where: dict[Key, tuple[str | None, int]] = {}
+        self._codes = _Codes()
+        self._term_ids: dict[str, int] = {}
+        self._terms: list[str | None] = []  # by term id; None marks a free id
+        self._df: list[int] = []  # live documents containing each term
+        self._free: list[int] = []
+        self._total_length = 0  # tokens in live documents
+
+    def __len__(self) -> int:
+        """Live documents (the N of BM25)."""
+        return len(self._where)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._where
+
+    def clear(self) -> None:
+        self._partitions.clear()
+        self._where.clear()
+        self._codes = _Codes()
+        self._term_ids.clear()
+        self._terms.clear()
+        self._df.clear()
+        self._free.clear()
+        self._total_length = 0
+
+    # --- statistics (for tests, diagnostics and score normalisation) ------------------------------
+
+    @property
+    def total_length(self) -> int:
+        """Tokens in all live documents."""
+        return self._total_length
+
+    @property
+    def average_length(self) -> float:
+        """Mean tokens per live document (1.0 when there is none, or only empty ones)."""
+        return (self._total_length / len(self._where) if self._where else 0.0) or 1.0
+
+    def document_frequency(self, term: str) -> int:
+        """Live documents containing ``term`` (an indexed term: folded, lower-case)."""
+        found = self._term_ids.get(term)
+        return 0 if found is None else self._df[found]
+
+    def idf(self, term: str) -> float:
+        return bm25_idf(len(self._where), self.document_frequency(term))
+
+    def idf_sum(self, text: str) -> float:
+        """Σ idf over the query terms of ``text``, terms absent from the collection included
+        (df 0): the score of a text of average length holding every term once, a scale for
+        keyword scores that does not depend on the other hits of the query."""
+        return sum(self.idf(term) for term in query_terms(text))
+
+    def partition_sizes(self) -> dict[str | None, int]:
+        """Live rows per user partition (for tests and diagnostics)."""
+        return {user: p.live for user, p in self._partitions.items()}
+
+    def code(self, value: str | None) -> int:
+        """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
+        return self._codes.lookup(value)
+
+    # --- writes -------------------------------------------------------------------------------------
+
+    def _term_id(self, term: str) -> int:
+        found = self._term_ids.get(term)
+        if found is not None:
+            return found
+        if self._free:
+            found = self._free.pop()
+            self._terms[found] = term
+        else:
+            found = len(self._terms)
+            self._terms.append(term)
+            self._df.append(0)
+        self._term_ids[term] = found
+        return found
+
+    def upsert(self, batch: KeywordBatch) -> None:
+        """Insert or replace documents. Keys must be unique within a batch.
+
+        A document whose user and terms are unchanged (a status, expiry or metadata update) is
+        updated in place; any other replacement kills the old row and appends a new one.
+        """
+        if not len(batch):
+            return
+        agents = self._codes.intern(batch.agents).tolist()
+        threads = self._codes.intern(batch.threads).tolist()
+        partitions = self._partitions
+        where = self._where
+        names = self._terms
+        rewrite: dict[str | None, list[tuple[int, int]]] = {}  # in place: (batch index, row)
+        fresh: list[int] = []  # batch indices to append
+        tokens: dict[int, list[str]] = {}  # of replaced documents, tokenised once
+        killed: set[str | None] = set()
+        for i, (key, user) in enumerate(zip(batch.keys, batch.users)):
+            found = where.get(key)
+            if found is not None:
+                tokens[i] = document_terms(batch.contents[i])
+                if found[0] == user:
+                    terms, freqs = partitions[user].forward(found[1])
+                    counts = Counter(tokens[i])
+                    if len(terms) == len(counts) and all(
+                        counts.get(names[t]) == f for t, f in zip(terms, freqs)
+                    ):
+                        rewrite.setdefault(user, []).append((i, found[1]))
+                        continue
+                self._kill(key, found)
+                killed.add(found[0])
+            fresh.append(i)
+        if fresh:
+            documents = [tokens.get(i) or document_terms(batch.contents[i]) for i in fresh]
+            if len(fresh) >= self.BULK_MIN_DOCUMENTS:
+                appended = self._add_bulk(batch, fresh, documents)
+            else:
+                appended = self._add_each(batch, fresh, documents)
+            for user, (members, starts, widths, lengths) in appended.items():
+                partition = partitions[user]
+                first = partition.size
+                partition.reserve(len(members))
+                partition.size = stop = first + len(members)
+                partition.norm = None
+                rows = slice(first, stop)
+                partition.start[rows] = starts
+                partition.width[rows] = widths
+                partition.length[rows] = lengths
+                self._write(partition, rows, members, batch, agents, threads)
+                partition.ids.extend(batch.keys[i][1] for i in members)
+                if partition.tail_count > max(self.CONSOLIDATE_MIN_POSTINGS, len(partition.base_rows)):
+                    partition.consolidate()
+                where.update(zip([batch.keys[i] for i in members], zip(repeat(user), range(first, stop))))
+        for user, pairs in rewrite.items():
+            rows_array = np.array([row for _, row in pairs], dtype=np.int64)
+            self._write(partitions[user], rows_array, [i for i, _ in pairs], batch, agents, threads)
+        for user in killed:
+            if user in partitions:
+                self._tidy(user)
+
+    def _partition(self, user: str | None) -> _KeywordPartition:
+        partition = self._partitions.get(user)
+        if partition is None:
+            partition = self._partitions[user] = _KeywordPartition()
+        return partition
+
+    def _add_each(
+        self, batch: KeywordBatch, members: list[int], documents: list[list[str]]
+    ) -> dict[str | None, _Appended]:
+        """Append postings and forward entries document by document (small batches: the
+        commits of an agent's turn), leaving the per-row columns to the caller.
+
+        The hot path of every write: per term, only dictionary lookups and array appends."""
+        appended: dict[str | None, _Appended] = {}
+        df = self._df
+        known = self._term_ids.get
+        new_term = self._term_id
+        for i, document in zip(members, documents):
+            user = batch.users[i]
+            partition = self._partition(user)
+            pending = appended.get(user)
+            if pending is None:
+                pending = appended[user] = ([], [], [], [])
+            row = partition.size + len(pending[0])
+            counts: dict[str, int] = {}
+            for token in document:
+                counts[token] = counts.get(token, 0) + 1
+            postings = partition.postings
+            posting_of = postings.get
+            tids = []
+            for term, tf in counts.items():
+                tid = known(term)
+                if tid is None:
+                    tid = new_term(term)
+                df[tid] += 1
+                pairs = posting_of(tid)
+                if pairs is None:
+                    pairs = postings[tid] = array("i")
+                pairs.append(row)
+                pairs.append(tf)
+                tids.append(tid)
+            pending[0].append(i)
+            pending[1].append(len(partition.terms))
+            pending[2].append(len(counts))
+            pending[3].append(len(document))
+            partition.terms.extend(tids)
+            partition.freqs.extend(counts.values())
+            partition.tail_count += len(counts)
+            self._total_length += len(document)
+        return appended
+
+    def _add_bulk(
+        self, batch: KeywordBatch, members: list[int], documents: list[list[str]]
+    ) -> dict[str | None, _Appended]:
+        """:meth:`_add_each` for many documents at once (a rebuild at open, a bulk load).
+
+        Counting terms, document frequencies and grouping postings by partition and term are
+        numpy sorts over all tokens of the batch, so the Python work is per distinct
+        (partition, term), not per posting: a rebuild costs little more than tokenising.
+        """
+        term_ids = self._term_ids
+        for term in dict.fromkeys(chain.from_iterable(documents)):
+            if term not in term_ids:
+                self._term_id(term)
+        vocabulary = max(1, len(self._terms))  # the pair key's radix (no terms: no pairs)
+        n = len(members)
+        sizes = np.fromiter(map(len, documents), dtype=np.int64, count=n)
+        tids = np.fromiter(
+            map(term_ids.__getitem__, chain.from_iterable(documents)), dtype=np.int64, count=int(sizes.sum())
+        )
+        # One (document, term) pair per distinct term of each document, ordered by document
+        # then term id, with its frequency.
+        keys, tfs = np.unique(
+            np.repeat(np.arange(n, dtype=np.int64), sizes) * vocabulary + tids, return_counts=True
+        )
+        pair_doc = keys // vocabulary
+        pair_term = keys - pair_doc * vocabulary
+        widths = np.bincount(pair_doc, minlength=n)
+        added = np.bincount(pair_term, minlength=vocabulary)
+        df = self._df
+        for tid, count in zip(np.flatnonzero(added).tolist(), added[added > 0].tolist()):
+            df[tid] += count
+        self._total_length += int(sizes.sum())
+        # Partitions: a number per user, and each document's row in its partition.
+        doc_users = [batch.users[i] for i in members]
+        numbers = {user: number for number, user in enumerate(dict.fromkeys(doc_users))}
+        users = list(numbers)
+        parts = [self._partition(user) for user in users]
+        doc_part = np.fromiter(map(numbers.__getitem__, doc_users), dtype=np.int64, count=n)
+        doc_order = np.argsort(doc_part, kind="stable")  # by partition, then batch order
+        doc_bounds = np.searchsorted(doc_part[doc_order], np.arange(len(users) + 1))
+        doc_row = np.empty(n, dtype=np.int64)
+        doc_row[doc_order] = np.arange(n) - np.repeat(doc_bounds[:-1], np.diff(doc_bounds))
+        doc_row += np.array([partition.size for partition in parts], dtype=np.int64)[doc_part]
+        # Forward index: each partition's pairs in document order (the pairs are sorted by
+        # document, a stable sort by partition keeps that order).
+        pair_part = doc_part[pair_doc]
+        order = np.argsort(pair_part, kind="stable")
+        bounds = np.searchsorted(pair_part[order], np.arange(len(users) + 1))
+        appended: dict[str | None, _Appended] = {}
+        for number, (user, partition) in enumerate(zip(users, parts)):
+            chosen = order[bounds[number] : bounds[number + 1]]
+            docs = doc_order[doc_bounds[number] : doc_bounds[number + 1]]
+            part_widths = widths[docs]
+            starts = np.empty(len(docs), dtype=np.int64)
+            starts[0] = 0
+            np.cumsum(part_widths[:-1], out=starts[1:])
+            starts += len(partition.terms)
+            partition.terms.frombytes(pair_term[chosen].astype(np.int32).tobytes())
+            partition.freqs.frombytes(tfs[chosen].astype(np.int32).tobytes())
+            appended[user] = (
+                [members[d] for d in docs.tolist()],
+                starts.tolist(),
+                part_widths.tolist(),
+                sizes[docs].tolist(),
+            )
+        # Postings: pairs grouped by (partition, term), rows in document order within a group.
+        group = pair_part * vocabulary + pair_term
+        order = np.argsort(group, kind="stable")
+        group = group[order]
+        rows = doc_row[pair_doc[order]].astype(np.int32)
+        freqs = tfs[order].astype(np.int32)
+        firsts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else group
+        bounds = np.append(firsts, len(group))  # pair offsets of each (partition, term) group
+        group_part = group[firsts] // vocabulary
+        group_terms = group[firsts] - group_part * vocabulary
+        part_bounds = np.searchsorted(group_part, np.arange(len(users) + 1)).tolist()
+        pairs: memoryview | None = None
+        for number, partition in enumerate(parts):
+            low, high = part_bounds[number], part_bounds[number + 1]
+            first, last = int(bounds[low]), int(bounds[high])
+            if partition.size == 0:  # a new partition (a rebuild): the groups are its base
+                partition.set_base(
+                    group_terms[low:high].astype(np.int32),
+                    bounds[low : high + 1] - first,
+                    rows[first:last].copy(),
+                    freqs[first:last].copy(),
+                )
+                continue
+            if pairs is None:  # (row, frequency) pairs, as bytes that extend a tail
+                pairs = memoryview(np.stack((rows, freqs), axis=1).tobytes())
+            partition.tail_count += last - first
+            postings = partition.postings
+            posting_of = postings.get
+            offsets = (8 * bounds[low : high + 1]).tolist()  # two int32 per pair
+            for begin, end, tid in zip(offsets[:-1], offsets[1:], group_terms[low:high].tolist()):
+                tail = posting_of(tid)
+                if tail is None:
+                    tail = postings[tid] = array("i")
+                tail.frombytes(pairs[begin:end])
+        return appended
+
+    def _write(
+        self,
+        partition: _KeywordPartition,
+        rows: np.ndarray | slice,
+        members: list[int],
+        batch: KeywordBatch,
+        agents: list[int],
+        threads: list[int],
+    ) -> None:
+        """Write the filter columns of batch entries ``members`` to ``rows`` (now alive)."""
+        partition.count(rows, -1, self._no_expiry)  # rows being overwritten stop counting
+        partition.type_code[rows] = [batch.types[i] for i in members]
+        partition.agent_code[rows] = [agents[i] for i in members]
+        partition.thread_code[rows] = [threads[i] for i in members]
+        partition.valid[rows] = [batch.valid[i] for i in members]
+        partition.expires[rows] = [batch.expires[i] for i in members]
+        partition.alive[rows] = True
+        partition.count(rows, +1, self._no_expiry)
+
+    def remove(self, keys: Iterable[Key]) -> None:
+        """Forget documents (unknown keys are ignored)."""
+        touched: set[str | None] = set()
+        for key in keys:
+            found = self._where.get(key)
+            if found is not None:
+                self._kill(key, found)
+                touched.add(found[0])
+        for user in touched:
+            self._tidy(user)
+
+    def _kill(self, key: Key, found: tuple[str | None, int]) -> None:
+        """Mark a live row dead and take it out of the statistics."""
+        user, row = found
+        partition = self._partitions[user]
+        partition.count(slice(row, row + 1), -1, self._no_expiry)
+        partition.kill(row)
+        terms, _freqs = partition.forward(row)
+        df = self._df
+        for tid in terms:
+            df[tid] -= 1
+            if df[tid] == 0:  # the id is free again; its dead postings are masked until compaction
+                term = self._terms[tid]
+                if term is not None:
+                    del self._term_ids[term]
+                self._terms[tid] = None
+                self._free.append(tid)
+        self._total_length -= int(partition.length[row])
+        del self._where[key]
+
+    def _tidy(self, user: str | None) -> None:
+        """Drop an empty partition; compact one whose dead rows exceed a quarter of its rows."""
+        partition = self._partitions[user]
+        if partition.live == 0:
+            del self._partitions[user]
+        elif partition.dead > _COMPACT_RATIO * partition.size:
+            partition.compact()
+            is_message = (partition.type_code[: partition.size] == MESSAGE_CODE).tolist()
+            where = self._where
+            for row, (row_id, message) in enumerate(zip(partition.ids, is_message)):
+                where[(message, row_id)] = (user, row)
+
+    # --- search -------------------------------------------------------------------------------------
+
+    def search(self, text: str, flt: VectorFilter, limit: int) -> list[KeywordCandidate]:
+        """The best ``limit`` admitted documents for ``text``: (−bm25, type code, id), best first
+        (ties by type code, then id)."""
+        if limit <= 0 or flt.agent_code == NO_CODE or flt.thread_code == NO_CODE or not self._where:
+            return []
+        documents = len(self._where)
+        weights: list[tuple[int, float]] = []
+        for term in query_terms(text):
+            tid = self._term_ids.get(term)
+            if tid is not None:  # an absent term matches nothing
+                weights.append((tid, bm25_idf(documents, self._df[tid])))
+        if not weights:
+            return []
+        avgdl = self.average_length
+        user_id = flt.user_id
+        if isinstance(user_id, AnyType):
+            partitions = list(self._partitions.items())
+        else:
+            partition = self._partitions.get(user_id)
+            partitions = [] if partition is None else [(user_id, partition)]
+        allowed: dict[str | None, list[int]] = {}
+        if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
+            for key in flt.allowed:
+                found = self._where.get(key)
+                if found is not None:
+                    allowed.setdefault(found[0], []).append(found[1])
+        best: list[KeywordCandidate] = []
+        for user, partition in partitions:
+            allowed_rows = None
+            if flt.allowed is not None:
+                if user not in allowed:
+                    continue
+                allowed_rows = np.zeros(partition.size, dtype=bool)
+                allowed_rows[allowed[user]] = True
+            best.extend(partition.top(weights, avgdl, flt, limit, allowed_rows))
+        best.sort()
+        return best[:limit]

@@ -1,10 +1,10 @@
 """Embedded adapter: ``EmbeddedStore``, a single-file store (SQLite + numpy vectors + networkx links).
 
-SQLite is the source of truth; the vector index, the link graph and the per-record attributes
-used by graph filters are in-process caches. They change only in :meth:`EmbeddedStore._sync`,
-which replays the ``changes`` log written by triggers, after every commit of this process and
-before every search. So every process sharing the file converges on the committed state, and
-a rolled-back transaction never reaches a cache.
+SQLite is the source of truth; the vector index, the keyword (BM25) index, the link graph and
+the per-record attributes used by graph filters are in-process caches. They change only in
+:meth:`EmbeddedStore._sync`, which replays the ``changes`` log written by triggers, after every
+commit of this process and before every search. So every process sharing the file converges on
+the committed state, and a rolled-back transaction never reaches a cache.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from .codec import (
     stored_record,
 )
 from .errors import translate
-from .keyword_index import Fts5KeywordIndex, relevance_score
+from .keyword_index import KeywordBatch, PostingsKeywordIndex, relevance_score
 from .link_graph import NetworkxLinkGraph
 from .unit_of_work import SqliteUnitOfWork
 from .vector_index import VECTOR_SEARCH_MODES, IndexBatch, NumpyVectorIndex, VectorFilter
@@ -71,8 +71,11 @@ _CODE_BY_NAME: Final = {t.value: code for t, code in TYPE_CODES.items()}
 _MEMORY_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t.is_memory_like)
 _NEVER: Final = int(NO_EXPIRY_US)
 
-_INDEX_COLUMNS: Final = "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, embedding"
-_MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, embedding"
+# What the caches are loaded from (unpacked column-wise by `_load_records` / `_load_messages`).
+_INDEX_COLUMNS: Final = (
+    "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, content, embedding"
+)
+_MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, content, embedding"
 
 
 _FULL_COLLECTION_MIN_OBJECTS = 50_000
@@ -203,7 +206,7 @@ class EmbeddedStore:
         self._vectors = NumpyVectorIndex(int(NO_EXPIRY_US), vector_search=vector_search)
         self._graph = NetworkxLinkGraph()
         self._attrs: dict[str, RecordAttrs] = {}
-        self._keywords = Fts5KeywordIndex()
+        self._keywords = PostingsKeywordIndex(int(NO_EXPIRY_US))
         self._last_seen = 0
         self._stale = True  # the caches do not reflect the file yet
         self._commits = 0
@@ -255,6 +258,7 @@ class EmbeddedStore:
         _close_all(conns)
         with self._lock:
             self._vectors.clear()
+            self._keywords.clear()
             self._graph.clear()
             self._attrs.clear()
 
@@ -433,6 +437,7 @@ class EmbeddedStore:
     def _rebuild(self, conn: sqlite3.Connection) -> int:
         head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
         self._vectors.clear()
+        self._keywords.clear()
         self._graph.clear()
         self._attrs.clear()
         with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
@@ -449,7 +454,8 @@ class EmbeddedStore:
         ):
             changed[kind].add(ref)
             head = seq
-        if len(changed["record"]) + len(changed["message"]) > max(10_000, len(self._vectors) // 2):
+        cached = max(len(self._vectors), len(self._keywords))
+        if len(changed["record"]) + len(changed["message"]) > max(10_000, cached // 2):
             return self._rebuild(conn)  # a bulk load: one pass over the tables is cheaper
         select = "SELECT {} FROM {} WHERE id IN (SELECT value FROM json_each(?))"
         if changed["record"]:
@@ -482,47 +488,83 @@ class EmbeddedStore:
             self._attrs.pop(rid, None)
         drop: list[Key] = [(False, rid) for rid in gone]
         if rows:
-            ids, kinds, users, agents, threads, statuses, expires, pks, blobs = zip(*rows)
+            ids, kinds, users, agents, threads, statuses, expires, pks, contents, blobs = zip(*rows)
             codes = [_CODE_BY_NAME[kind] for kind in kinds]
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             self._attrs.update(zip(ids, zip(codes, users, agents, threads, expiry, pks)))
             valid = [status == "valid" for status in statuses]
             drop.extend((False, rid) for rid, blob in zip(ids, blobs) if blob is None)
-            self._index(False, ids, users, agents, threads, codes, valid, expiry, blobs)
+            self._index(False, ids, users, agents, threads, codes, valid, expiry, contents, blobs)
         self._vectors.remove(drop)
+        self._keywords.remove((False, rid) for rid in gone)
 
     def _load_messages(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
         rows = list(cursor)
-        drop: list[Key] = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
+        gone = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
+        drop: list[Key] = list(gone)
         if rows:
-            ids, users, agents, threads, expires, blobs = zip(*rows)
+            ids, users, agents, threads, expires, contents, blobs = zip(*rows)
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             drop.extend((True, mid) for mid, blob in zip(ids, blobs) if blob is None)
             codes = [MESSAGE_CODE] * len(ids)
-            self._index(True, ids, users, agents, threads, codes, [True] * len(ids), expiry, blobs)
+            self._index(True, ids, users, agents, threads, codes, [True] * len(ids), expiry, contents, blobs)
         self._vectors.remove(drop)
+        self._keywords.remove(gone)
 
-    def _index(self, message: bool, ids: Sequence[str], *columns: Sequence[Any]) -> None:
-        """Upsert the rows that have a vector (the last column holds the blobs)."""
-        blobs = columns[-1]
-        if any(blob is None for blob in blobs):
-            keep = [i for i, blob in enumerate(blobs) if blob is not None]
-            ids = [ids[i] for i in keep]
-            columns = tuple([column[i] for i in keep] for column in columns)
-        if ids:
-            users, agents, threads, codes, valid, expiry, blobs = columns
-            self._vectors.upsert(
-                IndexBatch(
-                    keys=[(message, row_id) for row_id in ids],
-                    users=list(users),
-                    agents=list(agents),
-                    threads=list(threads),
-                    types=list(codes),
-                    valid=list(valid),
-                    expires=list(expiry),
-                    blobs=list(blobs),
-                )
+    def _index(
+        self,
+        message: bool,
+        ids: Sequence[str],
+        users: Sequence[str | None],
+        agents: Sequence[str | None],
+        threads: Sequence[str | None],
+        codes: Sequence[int],
+        valid: Sequence[bool],
+        expiry: Sequence[int],
+        contents: Sequence[str],
+        blobs: Sequence[bytes | None],
+    ) -> None:
+        """Upsert every row into the keyword index, and the rows that have a vector into the
+        vector index.
+
+        The keyword index takes every row, vector or not: a store opened without an embedder
+        has no vectors, and keyword search must still find its records and messages.
+        """
+        keys = [(message, row_id) for row_id in ids]
+        self._keywords.upsert(
+            KeywordBatch(
+                keys=keys,
+                users=list(users),
+                agents=list(agents),
+                threads=list(threads),
+                types=list(codes),
+                valid=list(valid),
+                expires=list(expiry),
+                contents=list(contents),
             )
+        )
+        present = [blob for blob in blobs if blob is not None]
+        if not present:
+            return
+        if len(present) == len(ids):  # the common case: columns are taken as they are
+            batch = IndexBatch(
+                keys=keys,
+                users=list(users),
+                agents=list(agents),
+                threads=list(threads),
+                types=list(codes),
+                valid=list(valid),
+                expires=list(expiry),
+                blobs=present,
+            )
+        else:
+            batch = IndexBatch()
+            for i, blob in enumerate(blobs):
+                if blob is not None:
+                    batch.append(
+                        keys[i], users[i], agents[i], threads[i], codes[i], valid[i], expiry[i], blob
+                    )
+        self._vectors.upsert(batch)
 
     # --- search ----------------------------------------------------------------------------------
 
@@ -548,7 +590,7 @@ class EmbeddedStore:
         with self._reading() as conn:
             with self._lock, translate():
                 allowed = self._metadata_prefilter(conn, query)
-                ranked = self._rank(conn, query, vector, allowed)
+                ranked = self._rank(query, vector, allowed)
                 trees: dict[str, list[TreeEdge]] = {}
                 if query.num_hops > 0 and query.max_linked_results > 0:
                     admits = self._graph_filter(query, allowed)
@@ -573,7 +615,6 @@ class EmbeddedStore:
 
     def _rank(
         self,
-        conn: sqlite3.Connection,
         query: SearchQuery,
         vector: np.ndarray | None,
         allowed: frozenset[Key] | None,
@@ -583,25 +624,11 @@ class EmbeddedStore:
         pool = query.fusion_depth if hybrid else query.k
         by_vector: list[tuple[float, int, str]] = []
         if vector is not None and len(self._vectors):
-            scope = query.scope
-            flt = VectorFilter(
-                type_codes=frozenset(TYPE_CODES[t] for t in query.types),
-                now_us=epoch_us(query.now),
-                include_invalid=query.include_invalid,
-                user_id=scope.user_id,
-                agent_code=None if scope.agent_id is ANY else self._vectors.code(scope.agent_id),
-                thread_code=None if scope.thread_id is ANY else self._vectors.code(scope.thread_id),
-                allowed=allowed,
-            )
-            by_vector = self._vectors.search(vector, flt, pool)
+            by_vector = self._vectors.search(vector, self._filter(query, allowed, self._vectors.code), pool)
         by_keyword: list[tuple[float, int, str]] = []
-        if query.text is not None:
+        if query.text is not None and len(self._keywords):
             by_keyword = self._keywords.search(
-                conn,
-                query.text,
-                limit=pool,
-                records_where=self._sql_filter("r", query, message=False),
-                messages_where=self._sql_filter("m", query, message=True),
+                query.text, self._filter(query, allowed, self._keywords.code), pool
             )
         if hybrid:
             codes = {(c == MESSAGE_CODE, i): c for _, c, i in (*by_vector, *by_keyword)}
@@ -620,6 +647,27 @@ class EmbeddedStore:
             score = relevance_score(bm25)
             ranked.append(((c == MESSAGE_CODE, i), c, score, 1.0 - score))
         return ranked
+
+    @staticmethod
+    def _filter(
+        query: SearchQuery, allowed: frozenset[Key] | None, code: Callable[[str | None], int]
+    ) -> VectorFilter:
+        """The search filters in a cache's terms; ``code`` interns scope ids in that cache.
+
+        The same admitted set as :meth:`_sql_filter`: NULL scope columns only for a ``None``
+        scope, ``status = 'valid'`` unless ``include_invalid`` (records only; messages are
+        always valid), expiry after ``now``, and the metadata prefilter's keys.
+        """
+        scope = query.scope
+        return VectorFilter(
+            type_codes=frozenset(TYPE_CODES[t] for t in query.types),
+            now_us=epoch_us(query.now),
+            include_invalid=query.include_invalid,
+            user_id=scope.user_id,
+            agent_code=None if scope.agent_id is ANY else code(scope.agent_id),
+            thread_code=None if scope.thread_id is ANY else code(scope.thread_id),
+            allowed=allowed,
+        )
 
     @staticmethod
     def _sql_filter(
