@@ -638,6 +638,7 @@ class EmbeddedStore:
                 fusion=query.fusion,
                 dense_weight=query.dense_weight,
                 rrf_k=query.rrf_k,
+                keyword_scale=self._keywords.idf_sum(query.text),  # type: ignore[arg-type]
             )
             return [(key, codes[key], score, 1.0 - score) for key, score in fused[: query.k]]
         if vector is not None:

@@ -182,7 +182,23 @@ def test_rank_fusion_ties_keep_the_dense_order_and_score_fusion_keeps_score_gaps
     assert [h.score for h in fused] == pytest.approx([0.5 * near + 0.5, 0.5, 0.0], abs=1e-6)
 
 
-@pytest.mark.parametrize("fusion", ["rrf", "score"])
+def test_absolute_fusion_adds_cosine_to_the_share_of_the_ideal_keyword_score(fusion_case: MemoryStore) -> None:
+    # y holds "tea" twice (its keyword score reaches the query's ideal), x once in a text of
+    # two words (a share below 1): y's lead in keyword outweighs x's hair in cosine.
+    fused = fusion_case.search(query(vector=E1, text="tea", fusion="absolute"))
+    assert ids(fused) == ["y", "x", "z"]
+    _assert_best_first(fused)
+    near = 0.9 / (0.9**2 + 0.1**2) ** 0.5
+    y, x, z = (h.score for h in fused)
+    assert y == pytest.approx(0.5 * near + 0.5, abs=1e-6)  # keyword share clipped at 1
+    assert 0.5 < x < 1.0 and z == pytest.approx(0.0, abs=1e-6)  # z: cos(E2, E1) = 0, no keyword
+    # No stretching to the list's best: a query whose one term is rare everywhere but matched
+    # only weakly keeps the keyword share below 1 for every hit.
+    weak = fusion_case.search(query(vector=E1, text="tea unheardof", fusion="absolute"))
+    assert all(h.score < 0.5 + 0.5 * 0.5 for h in weak)
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "score", "absolute"])
 def test_a_dense_weight_of_one_or_zero_is_the_dense_or_the_keyword_ranking(
     fusion_case: MemoryStore, fusion: str
 ) -> None:

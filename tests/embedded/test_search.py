@@ -110,7 +110,7 @@ def test_hybrid_search_fuses_both_ranked_lists_with_reciprocal_rank_fusion(store
             (record("keyword-only", "tea and biscuits"), None),
         ],
     )
-    hits = store.search(query(vector=E1, text="tea", rrf_k=60))
+    hits = store.search(query(vector=E1, text="tea", rrf_k=60, fusion="rrf"))
     vector_ranked = ["both", "vector-only"]
     keyword_ranked = ["both", "keyword-only"]
     expected = reciprocal_rank_fusion(

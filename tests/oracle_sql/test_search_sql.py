@@ -852,7 +852,7 @@ def test_hybrid_fuses_both_lists_with_rrf_and_keeps_the_domains_tie_order() -> N
         (rec("d-neither", "water"), E2),
         (msg("m-both", "tea"), DIAG_12),
     )
-    hits = run(db, q(vector=E1, text="tea", k=10, rrf_k=60))
+    hits = run(db, q(vector=E1, text="tea", k=10, rrf_k=60, fusion="rrf"))
     by_vector = [("fact", "b-vector-only"), ("fact", "c-both"), ("message", "m-both"), ("fact", "d-neither")]
     by_keyword = [("fact", "a-keyword-only"), ("fact", "c-both"), ("message", "m-both")]
     fused = reciprocal_rank_fusion([by_vector, by_keyword], k=60)
