@@ -134,7 +134,7 @@ B: Final = BM25_B
 
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
-_ALL_TYPES: Final = len(TYPE_CODES)
+_MEMORY_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
 _DENSE_SHARE: Final = 8
 """Postings of a query are summed into a dense per-row array when they number at least
 1/``_DENSE_SHARE`` of the partition's rows (one pass over the rows is then cheaper than the sort
@@ -389,11 +389,12 @@ class _KeywordPartition:
         self.norm = None
 
     def admitted(
-        self, rows: np.ndarray, flt: VectorFilter, allowed_rows: np.ndarray | None
+        self, rows: np.ndarray, flt: VectorFilter, allowed_rows: np.ndarray | None, check_types: bool
     ) -> np.ndarray | None:
         """The mask of ``rows`` the filters admit; ``None`` when all are.
 
-        A condition is applied only when it can exclude something in this partition.
+        A condition is applied only when it can exclude something in this partition
+        (``check_types``: whether the query refuses a type this partition may hold).
         """
         mask: np.ndarray | None = None
 
@@ -405,7 +406,7 @@ class _KeywordPartition:
             narrow(self.alive[rows])
         if allowed_rows is not None:
             narrow(allowed_rows[rows])
-        if len(flt.type_codes) < _ALL_TYPES:
+        if check_types:
             lut = np.zeros(256, dtype=bool)
             lut[list(flt.type_codes)] = True
             narrow(lut[self.type_code[rows].view(np.uint8)])
@@ -426,6 +427,7 @@ class _KeywordPartition:
         flt: VectorFilter,
         limit: int,
         allowed_rows: np.ndarray | None,
+        check_types: bool = True,
     ) -> list[KeywordCandidate]:
         """The best ``limit`` admitted rows for the query terms ``weights`` ((term id, idf),
         in query order), unordered: the caller sorts the candidates of all partitions."""
@@ -466,7 +468,7 @@ class _KeywordPartition:
             every = np.concatenate([rows for rows, _ in pieces])
             rows, inverse = np.unique(every, return_inverse=True)
             scores = np.bincount(inverse, weights=np.concatenate([c for _, c in pieces]), minlength=len(rows))
-        mask = self.admitted(rows, flt, allowed_rows)
+        mask = self.admitted(rows, flt, allowed_rows, check_types)
         if mask is not None:
             rows, scores = rows[mask], scores[mask]
         tied: list[KeywordCandidate] = []
@@ -504,6 +506,10 @@ class _KeywordPartition:
         return rows, scores, [(-float(kth), cut_type, rid) for rid in chosen]
 
 
+Scope = tuple[str | None, bool]
+"""A partition: (user id, messages?). Records and messages of a user are kept apart because
+searches usually want one kind (a context card asks for each separately)."""
+
 _Appended = tuple[list[int], list[int], list[int], list[int]]
 """Rows appended to one partition, column-wise: batch index, forward-index start, distinct
 terms and length (tokens) of each."""
@@ -515,7 +521,8 @@ class PostingsKeywordIndex:
     A cache like :class:`~.vector_index.NumpyVectorIndex`, and kept in step the same way (the
     store fills it at open and replays the change log into it), because FTS5's ``bm25()``
     scores every matching row (2–3 µs each), too slow for keyword-dense scopes. Documents are
-    partitioned by user id so that a scoped search reads only that user's postings; the
+    partitioned by user id, and within a user into records and messages, so that a scoped
+    search reads only the postings of that user and of the kinds it asks for; the
     statistics (N, document frequencies, average length) are those of all live documents, so
     scores of every partition, and of records and messages, are comparable.
 
@@ -533,8 +540,8 @@ class PostingsKeywordIndex:
 
     def __init__(self, no_expiry: int) -> None:
         self._no_expiry = no_expiry
-        self._partitions: dict[str | None, _KeywordPartition] = {}
-        self._where: dict[Key, tuple[str | None, int]] = {}
+        self._partitions: dict[Scope, _KeywordPartition] = {}
+        self._where: dict[Key, tuple[Scope, int]] = {}
         self._codes = _Codes()
         self._term_ids: dict[str, int] = {}
         self._terms: list[str | None] = []  # by term id; None marks a free id
@@ -586,8 +593,11 @@ class PostingsKeywordIndex:
         return sum(self.idf(term) for term in query_terms(text))
 
     def partition_sizes(self) -> dict[str | None, int]:
-        """Live rows per user partition (for tests and diagnostics)."""
-        return {user: p.live for user, p in self._partitions.items()}
+        """Live rows per user (for tests and diagnostics)."""
+        sizes: dict[str | None, int] = {}
+        for (user, _messages), partition in self._partitions.items():
+            sizes[user] = sizes.get(user, 0) + partition.live
+        return sizes
 
     def code(self, value: str | None) -> int:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
@@ -622,21 +632,22 @@ class PostingsKeywordIndex:
         partitions = self._partitions
         where = self._where
         names = self._terms
-        rewrite: dict[str | None, list[tuple[int, int]]] = {}  # in place: (batch index, row)
+        scopes = [(user, key[0]) for user, key in zip(batch.users, batch.keys)]
+        rewrite: dict[Scope, list[tuple[int, int]]] = {}  # in place: (batch index, row)
         fresh: list[int] = []  # batch indices to append
         tokens: dict[int, list[str]] = {}  # of replaced documents, tokenised once
-        killed: set[str | None] = set()
-        for i, (key, user) in enumerate(zip(batch.keys, batch.users)):
+        killed: set[Scope] = set()
+        for i, (key, scope) in enumerate(zip(batch.keys, scopes)):
             found = where.get(key)
             if found is not None:
                 tokens[i] = document_terms(batch.contents[i])
-                if found[0] == user:
-                    terms, freqs = partitions[user].forward(found[1])
+                if found[0] == scope:
+                    terms, freqs = partitions[scope].forward(found[1])
                     counts = Counter(tokens[i])
                     if len(terms) == len(counts) and all(
                         counts.get(names[t]) == f for t, f in zip(terms, freqs)
                     ):
-                        rewrite.setdefault(user, []).append((i, found[1]))
+                        rewrite.setdefault(scope, []).append((i, found[1]))
                         continue
                 self._kill(key, found)
                 killed.add(found[0])
@@ -644,11 +655,11 @@ class PostingsKeywordIndex:
         if fresh:
             documents = [tokens.get(i) or document_terms(batch.contents[i]) for i in fresh]
             if len(fresh) >= self.BULK_MIN_DOCUMENTS:
-                appended = self._add_bulk(batch, fresh, documents)
+                appended = self._add_bulk(scopes, fresh, documents)
             else:
-                appended = self._add_each(batch, fresh, documents)
-            for user, (members, starts, widths, lengths) in appended.items():
-                partition = partitions[user]
+                appended = self._add_each(scopes, fresh, documents)
+            for scope, (members, starts, widths, lengths) in appended.items():
+                partition = partitions[scope]
                 first = partition.size
                 partition.reserve(len(members))
                 partition.size = stop = first + len(members)
@@ -661,37 +672,37 @@ class PostingsKeywordIndex:
                 partition.ids.extend(batch.keys[i][1] for i in members)
                 if partition.tail_count > max(self.CONSOLIDATE_MIN_POSTINGS, len(partition.base_rows)):
                     partition.consolidate()
-                where.update(zip([batch.keys[i] for i in members], zip(repeat(user), range(first, stop))))
-        for user, pairs in rewrite.items():
+                where.update(zip([batch.keys[i] for i in members], zip(repeat(scope), range(first, stop))))
+        for scope, pairs in rewrite.items():
             rows_array = np.array([row for _, row in pairs], dtype=np.int64)
-            self._write(partitions[user], rows_array, [i for i, _ in pairs], batch, agents, threads)
-        for user in killed:
-            if user in partitions:
-                self._tidy(user)
+            self._write(partitions[scope], rows_array, [i for i, _ in pairs], batch, agents, threads)
+        for scope in killed:
+            if scope in partitions:
+                self._tidy(scope)
 
-    def _partition(self, user: str | None) -> _KeywordPartition:
-        partition = self._partitions.get(user)
+    def _partition(self, scope: Scope) -> _KeywordPartition:
+        partition = self._partitions.get(scope)
         if partition is None:
-            partition = self._partitions[user] = _KeywordPartition()
+            partition = self._partitions[scope] = _KeywordPartition()
         return partition
 
     def _add_each(
-        self, batch: KeywordBatch, members: list[int], documents: list[list[str]]
-    ) -> dict[str | None, _Appended]:
+        self, scopes: list[Scope], members: list[int], documents: list[list[str]]
+    ) -> dict[Scope, _Appended]:
         """Append postings and forward entries document by document (small batches: the
         commits of an agent's turn), leaving the per-row columns to the caller.
 
         The hot path of every write: per term, only dictionary lookups and array appends."""
-        appended: dict[str | None, _Appended] = {}
+        appended: dict[Scope, _Appended] = {}
         df = self._df
         known = self._term_ids.get
         new_term = self._term_id
         for i, document in zip(members, documents):
-            user = batch.users[i]
-            partition = self._partition(user)
-            pending = appended.get(user)
+            scope = scopes[i]
+            partition = self._partition(scope)
+            pending = appended.get(scope)
             if pending is None:
-                pending = appended[user] = ([], [], [], [])
+                pending = appended[scope] = ([], [], [], [])
             row = partition.size + len(pending[0])
             counts: dict[str, int] = {}
             for token in document:
@@ -721,8 +732,8 @@ class PostingsKeywordIndex:
         return appended
 
     def _add_bulk(
-        self, batch: KeywordBatch, members: list[int], documents: list[list[str]]
-    ) -> dict[str | None, _Appended]:
+        self, scopes: list[Scope], members: list[int], documents: list[list[str]]
+    ) -> dict[Scope, _Appended]:
         """:meth:`_add_each` for many documents at once (a rebuild at open, a bulk load).
 
         Counting terms, document frequencies and grouping postings by partition and term are
@@ -752,14 +763,14 @@ class PostingsKeywordIndex:
         for tid, count in zip(np.flatnonzero(added).tolist(), added[added > 0].tolist()):
             df[tid] += count
         self._total_length += int(sizes.sum())
-        # Partitions: a number per user, and each document's row in its partition.
-        doc_users = [batch.users[i] for i in members]
-        numbers = {user: number for number, user in enumerate(dict.fromkeys(doc_users))}
-        users = list(numbers)
-        parts = [self._partition(user) for user in users]
-        doc_part = np.fromiter(map(numbers.__getitem__, doc_users), dtype=np.int64, count=n)
+        # Partitions: a number for each, and each document's row in its partition.
+        doc_scopes = [scopes[i] for i in members]
+        numbers = {scope: number for number, scope in enumerate(dict.fromkeys(doc_scopes))}
+        targets = list(numbers)
+        parts = [self._partition(scope) for scope in targets]
+        doc_part = np.fromiter(map(numbers.__getitem__, doc_scopes), dtype=np.int64, count=n)
         doc_order = np.argsort(doc_part, kind="stable")  # by partition, then batch order
-        doc_bounds = np.searchsorted(doc_part[doc_order], np.arange(len(users) + 1))
+        doc_bounds = np.searchsorted(doc_part[doc_order], np.arange(len(targets) + 1))
         doc_row = np.empty(n, dtype=np.int64)
         doc_row[doc_order] = np.arange(n) - np.repeat(doc_bounds[:-1], np.diff(doc_bounds))
         doc_row += np.array([partition.size for partition in parts], dtype=np.int64)[doc_part]
@@ -767,9 +778,9 @@ class PostingsKeywordIndex:
         # document, a stable sort by partition keeps that order).
         pair_part = doc_part[pair_doc]
         order = np.argsort(pair_part, kind="stable")
-        bounds = np.searchsorted(pair_part[order], np.arange(len(users) + 1))
-        appended: dict[str | None, _Appended] = {}
-        for number, (user, partition) in enumerate(zip(users, parts)):
+        bounds = np.searchsorted(pair_part[order], np.arange(len(targets) + 1))
+        appended: dict[Scope, _Appended] = {}
+        for number, (scope, partition) in enumerate(zip(targets, parts)):
             chosen = order[bounds[number] : bounds[number + 1]]
             docs = doc_order[doc_bounds[number] : doc_bounds[number + 1]]
             part_widths = widths[docs]
@@ -779,7 +790,7 @@ class PostingsKeywordIndex:
             starts += len(partition.terms)
             partition.terms.frombytes(pair_term[chosen].astype(np.int32).tobytes())
             partition.freqs.frombytes(tfs[chosen].astype(np.int32).tobytes())
-            appended[user] = (
+            appended[scope] = (
                 [members[d] for d in docs.tolist()],
                 starts.tolist(),
                 part_widths.tolist(),
@@ -795,7 +806,7 @@ class PostingsKeywordIndex:
         bounds = np.append(firsts, len(group))  # pair offsets of each (partition, term) group
         group_part = group[firsts] // vocabulary
         group_terms = group[firsts] - group_part * vocabulary
-        part_bounds = np.searchsorted(group_part, np.arange(len(users) + 1)).tolist()
+        part_bounds = np.searchsorted(group_part, np.arange(len(targets) + 1)).tolist()
         pairs: memoryview | None = None
         for number, partition in enumerate(parts):
             low, high = part_bounds[number], part_bounds[number + 1]
@@ -842,19 +853,19 @@ class PostingsKeywordIndex:
 
     def remove(self, keys: Iterable[Key]) -> None:
         """Forget documents (unknown keys are ignored)."""
-        touched: set[str | None] = set()
+        touched: set[Scope] = set()
         for key in keys:
             found = self._where.get(key)
             if found is not None:
                 self._kill(key, found)
                 touched.add(found[0])
-        for user in touched:
-            self._tidy(user)
+        for scope in touched:
+            self._tidy(scope)
 
-    def _kill(self, key: Key, found: tuple[str | None, int]) -> None:
+    def _kill(self, key: Key, found: tuple[Scope, int]) -> None:
         """Mark a live row dead and take it out of the statistics."""
-        user, row = found
-        partition = self._partitions[user]
+        scope, row = found
+        partition = self._partitions[scope]
         partition.count(slice(row, row + 1), -1, self._no_expiry)
         partition.kill(row)
         terms, _freqs = partition.forward(row)
@@ -870,17 +881,19 @@ class PostingsKeywordIndex:
         self._total_length -= int(partition.length[row])
         del self._where[key]
 
-    def _tidy(self, user: str | None) -> None:
+    def _tidy(self, scope: Scope) -> None:
         """Drop an empty partition; compact one whose dead rows exceed a quarter of its rows."""
-        partition = self._partitions[user]
+        partition = self._partitions[scope]
         if partition.live == 0:
-            del self._partitions[user]
+            del self._partitions[scope]
         elif partition.dead > _COMPACT_RATIO * partition.size:
             partition.compact()
-            is_message = (partition.type_code[: partition.size] == MESSAGE_CODE).tolist()
-            where = self._where
-            for row, (row_id, message) in enumerate(zip(partition.ids, is_message)):
-                where[(message, row_id)] = (user, row)
+            message = scope[1]
+            self._where.update(
+                zip(
+                    [(message, row_id) for row_id in partition.ids], zip(repeat(scope), range(partition.size))
+                )
+            )
 
     # --- search -------------------------------------------------------------------------------------
 
@@ -898,26 +911,40 @@ class PostingsKeywordIndex:
         if not weights:
             return []
         avgdl = self.average_length
+        kinds = [
+            message
+            for message, wanted in (
+                (False, any(code != MESSAGE_CODE for code in flt.type_codes)),
+                (True, MESSAGE_CODE in flt.type_codes),
+            )
+            if wanted
+        ]
         user_id = flt.user_id
         if isinstance(user_id, AnyType):
-            partitions = list(self._partitions.items())
+            partitions = [(scope, p) for scope, p in self._partitions.items() if scope[1] in kinds]
         else:
-            partition = self._partitions.get(user_id)
-            partitions = [] if partition is None else [(user_id, partition)]
-        allowed: dict[str | None, list[int]] = {}
+            partitions = [
+                ((user_id, message), p)
+                for message in kinds
+                if (p := self._partitions.get((user_id, message))) is not None
+            ]
+        allowed: dict[Scope, list[int]] = {}
         if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
             for key in flt.allowed:
                 found = self._where.get(key)
                 if found is not None:
                     allowed.setdefault(found[0], []).append(found[1])
         best: list[KeywordCandidate] = []
-        for user, partition in partitions:
+        for scope, partition in partitions:
             allowed_rows = None
             if flt.allowed is not None:
-                if user not in allowed:
+                if scope not in allowed:
                     continue
                 allowed_rows = np.zeros(partition.size, dtype=bool)
-                allowed_rows[allowed[user]] = True
-            best.extend(partition.top(weights, avgdl, flt, limit, allowed_rows))
+                allowed_rows[allowed[scope]] = True
+            # A message partition holds one type, admitted (it is searched only then); a record
+            # partition needs the type check unless every memory type is asked for.
+            check_types = not scope[1] and not _MEMORY_CODES <= flt.type_codes
+            best.extend(partition.top(weights, avgdl, flt, limit, allowed_rows, check_types))
         best.sort()
         return best[:limit]

@@ -222,11 +222,13 @@ def test_an_update_that_keeps_the_text_changes_attributes_in_place() -> None:
     others = [rec(f"other{i}", "coffee") for i in range(4)]
     index = indexed(rec("r1", "green tea"), rec("r2", "tea leaves"), *others)
     index.upsert(batch([rec("r1", "tea green", valid=False)]))  # same terms, other order
-    assert index._partitions["u1"].dead == 0 and index._partitions["u1"].size == 6  # no new row
+    assert (
+        index._partitions[("u1", False)].dead == 0 and index._partitions[("u1", False)].size == 6
+    )  # no new row
     assert search(index, "tea", include_invalid=False) == ["r2"]
     assert set(search(index, "tea")) == {"r1", "r2"}
     index.upsert(batch([rec("r1", "tea green tea", valid=False)]))  # a frequency changed
-    assert index._partitions["u1"].dead == 1 and index._partitions["u1"].size == 7
+    assert index._partitions[("u1", False)].dead == 1 and index._partitions[("u1", False)].size == 7
     assert index.document_frequency("tea") == 2 and index.total_length == 3 + 2 + 4
 
 
@@ -264,15 +266,15 @@ def test_records_and_messages_are_separate_id_spaces() -> None:
 def test_a_partition_compacts_when_dead_rows_exceed_a_quarter_and_keeps_answering_exactly() -> None:
     docs = {d.key: d for d in (rec(f"r{i:02d}", f"tea number {i % 3} " + "x " * (i % 4)) for i in range(40))}
     index = indexed(*docs.values())
-    partition = index._partitions["u1"]
+    partition = index._partitions[("u1", False)]
     doomed = [key for i, key in enumerate(docs) if i % 4 == 0][:10]  # exactly a quarter: no compaction
     index.remove(doomed)
     for key in doomed:
         del docs[key]
-    assert index._partitions["u1"].dead == 10
+    assert index._partitions[("u1", False)].dead == 10
     index.remove([(False, "r01")])
     del docs[(False, "r01")]
-    assert index._partitions["u1"] is partition and partition.dead == 0 and partition.size == 29
+    assert index._partitions[("u1", False)] is partition and partition.dead == 0 and partition.size == 29
     for text in ("tea", "number 1", "x tea 2"):
         assert index.search(text, flt(index), 7) == brute_force(docs, text, flt(index), ANY, ANY, 7)
     index.upsert(batch([rec("new", "tea x x")]))  # rows appended after compaction are found
@@ -364,7 +366,7 @@ def test_bulk_and_one_by_one_appends_build_the_same_index(bulk: bool, consolidat
     index.upsert(batch(docs[:150]))
     index.upsert(batch(docs[150:170]))
     index.upsert(batch(docs[170:]))
-    partition = index._partitions["u1"]
+    partition = index._partitions[("u1", False)]
     if consolidate:  # tails that outgrew the base were merged into it
         assert 0 < partition.tail_count <= len(partition.base_rows)
     elif bulk:  # the first batch made a new partition's base, the later ones are tails
