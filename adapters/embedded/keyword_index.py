@@ -135,6 +135,9 @@ B: Final = BM25_B
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
 _MEMORY_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
+_TOGETHER_MIN_PARTITIONS: Final = 8
+"""Above this many partitions to search, they are ranked together (per-partition numpy calls
+would cost more than laying their columns end to end)."""
 _DENSE_SHARE: Final = 8
 """Postings of a query are summed into a dense per-row array when they number at least
 1/``_DENSE_SHARE`` of the partition's rows (one pass over the rows is then cheaper than the sort
@@ -307,7 +310,7 @@ class _KeywordPartition:
             cached = self.cache.get(term)
             if cached is not None and cached[2] == len(tail):
                 return cached[0], cached[1]
-        at = int(np.searchsorted(self.base_terms, term))
+        at = int(self.base_terms.searchsorted(term))
         in_base = at < len(self.base_terms) and self.base_terms[at] == term
         if tail is None:
             if not in_base:
@@ -436,6 +439,19 @@ class _KeywordPartition:
             found = self.posting(term)
             if found is not None:
                 postings.append((*found, idf))
+        return self.rank(postings, avgdl, flt, limit, allowed_rows, check_types)
+
+    def rank(
+        self,
+        postings: list[tuple[np.ndarray, np.ndarray, float]],
+        avgdl: float,
+        flt: VectorFilter,
+        limit: int,
+        allowed_rows: np.ndarray | None,
+        check_types: bool,
+    ) -> list[KeywordCandidate]:
+        """:meth:`top` from the postings of the query's terms, (rows, frequencies, idf) in
+        query order (a term may come in several pieces, on distinct rows)."""
         if not postings:
             return []
         total = sum(len(rows) for rows, _tf, _idf in postings)
@@ -897,6 +913,50 @@ class PostingsKeywordIndex:
 
     # --- search -------------------------------------------------------------------------------------
 
+    def _search_together(
+        self,
+        partitions: list[tuple[Scope, _KeywordPartition]],
+        weights: list[tuple[int, float]],
+        avgdl: float,
+        flt: VectorFilter,
+        limit: int,
+        allowed: dict[Scope, list[int]] | None,
+    ) -> list[KeywordCandidate]:
+        """:meth:`_KeywordPartition.top` over many partitions at once (an unscoped search
+        over many users): their columns and postings laid end to end, ranked in one pass, so
+        the numpy work is per query, not per partition."""
+        merged = _KeywordPartition()
+        sizes = [p.size for _, p in partitions]
+        offsets = np.cumsum([0, *sizes]).tolist()
+        for name in ("type_code", "agent_code", "thread_code", "valid", "expires", "alive", "length"):
+            setattr(merged, name, np.concatenate([getattr(p, name)[: p.size] for _, p in partitions]))
+        merged.ids = list(chain.from_iterable(p.ids for _, p in partitions))
+        merged.size = offsets[-1]
+        merged.dead = sum(p.dead for _, p in partitions)
+        merged.invalid = sum(p.invalid for _, p in partitions)
+        merged.expiring = sum(p.expiring for _, p in partitions)
+        postings: list[tuple[np.ndarray, np.ndarray, float]] = []
+        for term, idf in weights:  # term by term, so that every row's sum runs in query order
+            rows: list[np.ndarray] = []
+            tfs: list[np.ndarray] = []
+            shifts: list[int] = []
+            for (_scope, partition), offset in zip(partitions, offsets):
+                found = partition.posting(term)
+                if found is not None:
+                    rows.append(found[0])
+                    tfs.append(found[1])
+                    shifts.append(offset)
+            if rows:  # one piece per term: each partition's rows shifted by its offset
+                shift = np.repeat(np.array(shifts, dtype=np.int64), [len(r) for r in rows])
+                postings.append((np.concatenate(rows) + shift, np.concatenate(tfs), idf))
+        allowed_rows = None
+        if allowed is not None:
+            allowed_rows = np.zeros(merged.size, dtype=bool)
+            for (scope, _partition), offset in zip(partitions, offsets):
+                allowed_rows[np.asarray(allowed.get(scope, []), dtype=np.int64) + offset] = True
+        check_types = not _MEMORY_CODES | {MESSAGE_CODE} <= flt.type_codes
+        return merged.rank(postings, avgdl, flt, limit, allowed_rows, check_types)
+
     def search(self, text: str, flt: VectorFilter, limit: int) -> list[KeywordCandidate]:
         """The best ``limit`` admitted documents for ``text``: (−bm25, type code, id), best first
         (ties by type code, then id)."""
@@ -934,6 +994,12 @@ class PostingsKeywordIndex:
                 found = self._where.get(key)
                 if found is not None:
                     allowed.setdefault(found[0], []).append(found[1])
+        if len(partitions) > _TOGETHER_MIN_PARTITIONS:
+            best = self._search_together(
+                partitions, weights, avgdl, flt, limit, None if flt.allowed is None else allowed
+            )
+            best.sort()
+            return best[:limit]
         best: list[KeywordCandidate] = []
         for scope, partition in partitions:
             allowed_rows = None

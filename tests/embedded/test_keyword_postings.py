@@ -403,10 +403,16 @@ def test_an_unscoped_search_over_many_partitions_matches_brute_force() -> None:
     index = indexed(*docs)
     index.remove([d.key for d in docs[::7]])
     live = {d.key: d for i, d in enumerate(docs) if i % 7}
+    some = frozenset(d.key for i, d in enumerate(docs) if i % 3 == 0)
     for text in ("tea note", "note 3", "tea"):
         for limit in (1, 10, 100):
-            f = flt(index, include_invalid=False, types=frozenset({FACT, MESSAGE_CODE}))
-            assert index.search(text, f, limit) == brute_force(live, text, f, ANY, ANY, limit)
+            for f in (
+                flt(index),
+                flt(index, include_invalid=False, types=frozenset({FACT, MESSAGE_CODE})),
+                flt(index, types=frozenset({MESSAGE_CODE})),
+                flt(index, allowed=some),
+            ):
+                assert index.search(text, f, limit) == brute_force(live, text, f, ANY, ANY, limit)
 
 
 # --- the property: the index equals a brute-force BM25 ------------------------------------------------
