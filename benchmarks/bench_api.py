@@ -9,8 +9,8 @@
     (about 45 µs of pure Python per message) is printed beside it.
 
 Run: ``python benchmarks/bench_api.py`` (about a minute), ``--quick`` for a smoke run;
-``--strategy hybrid`` (or ``keyword``) times the cards with that search strategy instead of the
-client's default (dense with an embedder).
+``--strategy vector|keyword|hybrid`` times the cards with that search strategy instead of the
+client's default one (printed in the report).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         "--strategy",
         choices=("vector", "keyword", "hybrid"),
         default=None,
-        help="search strategy of the timed context cards (default: the client's, dense with an embedder)",
+        help="search strategy of the timed context cards (default: the client's default)",
     )
     args = parser.parse_args(argv)
     messages, memories, cards = (1_000, 1_000, 30) if args.quick else (10_000, 10_000, 200)
