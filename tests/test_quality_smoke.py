@@ -28,7 +28,7 @@ from benchmarks.quality.common import (
     client,
 )
 
-SMOKE_VARIANTS = ("default", "keyword", "dense", "rrf", "score")
+SMOKE_VARIANTS = ("default", "keyword", "dense", "rrf", "absolute")
 
 
 def test_the_variant_registry_names_open_memory_options_and_each_variant_searches() -> None:
