@@ -1,10 +1,9 @@
-"""Embedded adapter: a single-file store — SQLite (source of truth, FTS5), numpy vectors, networkx links.
+"""Embedded adapter: one-file store — SQLite (source of truth), numpy vectors, BM25 postings, link graph.
 
 ``EmbeddedStore(path, dimension=..., busy_timeout=...)`` implements
 :class:`palimpsest.domain.ports.MemoryStore`; several threads and processes may share one file.
 """
 
-from .keyword_index import Fts5KeywordIndex
 from .link_graph import NetworkxLinkGraph
 from .repositories import (
     SqliteLinkRepository,
@@ -21,7 +20,6 @@ from .vector_index import NumpyVectorIndex
 
 __all__ = [
     "EmbeddedStore",
-    "Fts5KeywordIndex",
     "NetworkxLinkGraph",
     "NumpyVectorIndex",
     "SqliteLinkRepository",

@@ -1,32 +1,26 @@
-"""Embedded adapter: keyword search, BM25 over in-memory posting lists (and the FTS5 ranking
-it replaced).
+"""Embedded adapter: keyword search, BM25 over in-memory posting lists.
 
 :class:`PostingsKeywordIndex` is a cache like the vector index (ARCHITECTURE.md D5): the store
 fills it from SQLite at open and replays the change log into it after commits and before
-searches, so it only ever reflects committed rows. It exists because FTS5's ``bm25()`` scores
-every row matching any query term (2–3 µs each), which made one keyword list cost 11–29 ms on
-keyword-dense scopes; summing numpy posting lists of the query's terms costs about a
-millisecond there.
-
-:class:`Fts5KeywordIndex` still ranks with the FTS5 tables, which the repositories keep
-maintaining inside every writing transaction; the store no longer uses it.
+searches, so it only ever reflects committed rows. It replaced SQLite FTS5, whose ``bm25()``
+scores every row matching any query term (2–3 µs each), which made one keyword list cost
+11–29 ms on keyword-dense scopes; summing numpy posting lists of the query's terms costs about
+a millisecond there. The FTS5 tables themselves were dropped in schema version 6.
 """
 
 from __future__ import annotations
 
 import functools
 import heapq
-import sqlite3
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
-from palimpsest.domain.model import RecordType
 from palimpsest.domain.sentinel import AnyType
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
@@ -36,33 +30,18 @@ from .vector_index import NO_CODE, Key, VectorFilter, _Codes
 __all__ = [
     "K1",
     "B",
-    "Fts5KeywordIndex",
     "KeywordBatch",
     "KeywordCandidate",
     "PostingsKeywordIndex",
     "document_terms",
     "fold_diacritics",
-    "fts_query",
     "query_terms",
     "relevance_score",
 ]
 
 KeywordCandidate = tuple[float, int, str]
-"""(bm25, type code, id): bm25 is lower-is-better (the negated Okapi score, or FTS5's own
-negative ``bm25()``), so these sort best-first as they are: score, then type code, then id."""
-
-
-def fts_query(text: str) -> str | None:
-    """The user's text as a safe FTS5 query: each of its :func:`keyword_terms` (stop words
-    dropped unless nothing else is left) a quoted string, OR-ed together.
-
-    Quoting makes operators (AND, NEAR, ``*``, ``^``, column filters, parentheses) plain words,
-    so no input can be an FTS5 syntax error; ``None`` when the text has no word at all.
-    """
-    tokens = keyword_terms(text)
-    if not tokens:
-        return None
-    return " OR ".join('"' + token.replace('"', '""') + '"' for token in tokens)
+"""(bm25, type code, id): bm25 is lower-is-better (the negated Okapi score, as FTS5's
+``bm25()`` was), so these sort best-first as they are: score, then type code, then id."""
 
 
 def relevance_score(bm25: float) -> float:
@@ -73,57 +52,6 @@ def relevance_score(bm25: float) -> float:
     """
     relevance = max(0.0, -bm25)
     return relevance / (1.0 + relevance)
-
-
-class Fts5KeywordIndex:
-    """bm25-ranked candidates from ``records_fts`` and ``messages_fts`` under SQL filters.
-
-    Superseded in the store by :class:`PostingsKeywordIndex` (one BM25 collection, cached);
-    kept as the reference ranking of the FTS5 tables, which are still maintained.
-
-    ``records_where``/``messages_where`` are SQL conditions on the content table (aliased
-    ``r``/``m``) with their parameters, built by the store from the search filters, so that
-    filtering happens before the LIMIT and never starves the candidate pool.
-    """
-
-    def search(
-        self,
-        conn: sqlite3.Connection,
-        text: str,
-        *,
-        limit: int,
-        records_where: tuple[str, Sequence[Any]] | None,
-        messages_where: tuple[str, Sequence[Any]] | None,
-    ) -> list[KeywordCandidate]:
-        match = fts_query(text)
-        if match is None:
-            return []
-        found: list[KeywordCandidate] = []
-        if records_where is not None:
-            where, params = records_where
-            rows = conn.execute(
-                "SELECT bm25(records_fts) AS score, r.record_type, r.id FROM records_fts "
-                "JOIN records AS r ON r.pk = records_fts.rowid "
-                f"WHERE records_fts MATCH ? AND {where} "
-                "ORDER BY score, r.record_type, r.id LIMIT ?",
-                (match, *params, limit),
-            ).fetchall()
-            found.extend((rank, TYPE_CODES[RecordType(kind)], rid) for rank, kind, rid in rows)
-        if messages_where is not None:
-            where, params = messages_where
-            rows = conn.execute(
-                "SELECT bm25(messages_fts) AS score, m.id FROM messages_fts "
-                "JOIN messages AS m ON m.pk = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? AND {where} "
-                "ORDER BY score, m.id LIMIT ?",
-                (match, *params, limit),
-            ).fetchall()
-            code = TYPE_CODES[RecordType.MESSAGE]
-            found.extend((rank, code, mid) for rank, mid in rows)
-        # The two tables have separate bm25 statistics; merging on the raw value is the
-        # documented approximation (both are "how well these terms match this text").
-        found.sort()
-        return found[:limit]
 
 
 # --- in-memory BM25 over posting lists ------------------------------------------------------------
@@ -535,8 +463,8 @@ class PostingsKeywordIndex:
     """Okapi BM25 over every record and message with content, one collection, in memory.
 
     A cache like :class:`~.vector_index.NumpyVectorIndex`, and kept in step the same way (the
-    store fills it at open and replays the change log into it), because FTS5's ``bm25()``
-    scores every matching row (2–3 µs each), too slow for keyword-dense scopes. Documents are
+    store fills it at open and replays the change log into it); it replaced FTS5, whose
+    ``bm25()`` scored every matching row (2–3 µs each), too slow for keyword-dense scopes. Documents are
     partitioned by user id, and within a user into records and messages, so that a scoped
     search reads only the postings of that user and of the kinds it asks for; the
     statistics (N, document frequencies, average length) are those of all live documents, so

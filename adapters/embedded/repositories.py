@@ -246,14 +246,11 @@ class SqliteMessageRepository(_Repository):
                     f"Thread {message.thread_id!r} already has a message with seq {message.seq}."
                 )
             blob = None if vector is None else self._uow.store_vector(vector)
-            cursor = conn.execute(
+            conn.execute(
                 f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*self._values(message), blob),
             )
-            # Indexed and logged here rather than by triggers: see migrations 0001 and 0003.
-            conn.execute(
-                "INSERT INTO messages_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, message.content)
-            )
+            # Logged here rather than by a trigger: see migration 0003.
             conn.execute("INSERT INTO changes (kind, ref) VALUES ('message', ?)", (message.id,))
 
     def add_many(self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None) -> None:
@@ -289,13 +286,10 @@ class SqliteMessageRepository(_Repository):
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
-                batch = json.dumps(ids)
                 conn.execute(
-                    "INSERT INTO messages_fts (rowid, content) SELECT pk, content FROM messages "
-                    "WHERE id IN (SELECT value FROM json_each(?))",
-                    (batch,),
+                    "INSERT INTO changes (kind, ref) SELECT 'message', value FROM json_each(?)",
+                    (json.dumps(ids),),
                 )
-                conn.execute("INSERT INTO changes (kind, ref) SELECT 'message', value FROM json_each(?)", (batch,))
             except BaseException as exc:
                 conn.execute("ROLLBACK TO add_many")
                 conn.execute("RELEASE add_many")
@@ -403,7 +397,7 @@ class SqliteMessageRepository(_Repository):
             return self._conn.execute("DELETE FROM messages WHERE id = ?", (message_id,)).rowcount > 0
 
     def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
-        # The change-log and FTS delete triggers fire per row, as for any delete.
+        # The change-log delete trigger fires per row, as for any delete.
         expired = encode_time(check_time(now, "now"))
         with translate():
             purged = self._conn.execute(
@@ -425,14 +419,10 @@ class SqliteRecordRepository(_Repository):
             if record.thread_id is not None and not self._exists("threads", "id", record.thread_id):
                 raise ThreadNotFoundError(f"No thread with id {record.thread_id!r}.")
             blob = None if vector is None else self._uow.store_vector(vector)
-            cursor = conn.execute(
+            conn.execute(
                 f"INSERT INTO records ({RECORD_COLUMNS}, embedding) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*self._values(record), blob),
-            )
-            # Indexed here rather than by a trigger: see migrations/0001_initial.sql.
-            conn.execute(
-                "INSERT INTO records_fts (rowid, content) VALUES (?, ?)", (cursor.lastrowid, record.content)
             )
 
     @staticmethod

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.embedded import EmbeddedStore, schema
 from palimpsest.adapters.embedded.schema import load_migrations
 from palimpsest.domain.errors import (
     ConfigurationError,
@@ -105,6 +105,61 @@ def test_migrations_are_applied_once_and_the_schema_version_is_recorded(
         applied = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
         assert applied == [(m.version, m.name) for m in load_migrations()]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_version_5_file_with_fts5_tables_upgrades_dropping_them_and_keeps_its_data(
+    open_store: Opener, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 6 drops the FTS5 keyword tables and their triggers (keyword search has its own
+    index since); a file written at version 5 opens, keeps every row, and searches by keyword."""
+    monkeypatch.setattr(schema, "load_migrations", lambda: load_migrations()[:5])
+    old = open_store()
+    seed(
+        old,
+        threads=[thread("t1", user_id="u1")],
+        messages=[(message("m1", "t1", 1, "green tea please", user_id="u1"), E2)],
+        records=[
+            (record("a", "Ann drinks green tea", user_id="u1"), E1),
+            (record("b", "Bob prefers coffee", user_id="u1"), None),
+        ],
+        links=[link("l1", "a", "b")],
+    )
+    old.close()
+    with raw(path) as conn:  # index the rows as version 5 did (this code no longer writes FTS5)
+        for table in ("records_fts", "messages_fts"):
+            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+        indexed = conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH 'tea'").fetchone()
+        assert indexed == (1,)
+    monkeypatch.undo()
+
+    upgraded = open_store()
+    with raw(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
+        applied = [v for (v,) in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        assert applied == [1, 2, 3, 4, 5, 6]
+        leftovers = conn.execute("SELECT type, name FROM sqlite_master WHERE name LIKE '%fts%'").fetchall()
+        assert leftovers == []
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert set(ids(upgraded.search(query(text="green tea")))) == {"a", "m1"}
+    assert ids(upgraded.search(query(text="coffee"))) == ["b"]
+    assert ids(upgraded.search(query(vector=E1, k=1, num_hops=1))) == ["a"]
+    assert linked_ids(upgraded.search(query(vector=E1, k=1, num_hops=1))) == {"b"}
+    # Writes that the dropped triggers fired on (content updates, deletes, cascades) still work.
+    with upgraded.unit_of_work() as uow:
+        uow.messages.add_many([message("m2", "t1", 2, "more tea later", user_id="u1")])
+        uow.records.update(record("b", "Bob prefers cocoa", user_id="u1"))
+        assert uow.records.delete("a")
+        uow.commit()
+    assert set(ids(upgraded.search(query(text="tea")))) == {"m1", "m2"}
+    assert ids(upgraded.search(query(text="cocoa"))) == ["b"] and upgraded.search(query(text="coffee")) == []
+    with upgraded.unit_of_work() as uow:
+        assert uow.threads.delete("t1")
+        uow.commit()
+    assert upgraded.search(query(text="tea")) == []
+    upgraded.close()
+    again = open_store()  # and the rebuilt caches agree
+    assert ids(again.search(query(text="cocoa"))) == ["b"] and again.search(query(text="tea")) == []
 
 
 def test_a_file_written_by_a_newer_schema_raises_schema_version_error(open_store: Opener, path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.embedded.keyword_index import fts_query
+from palimpsest.adapters.embedded.keyword_index import query_terms
 from palimpsest.domain.model import RecordStatus, RecordType
 from palimpsest.domain.search import reciprocal_rank_fusion
 
@@ -32,28 +32,33 @@ def drinks(store: EmbeddedStore) -> EmbeddedStore:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "found"),
     [
-        HOSTILE,
-        "(",
-        ")",
-        '"',
-        "*",
-        "NEAR(",
-        "a OR",
-        "NOT",
-        "AND AND",
-        "col:tea",
-        "^tea",
-        "tea -coffee",
-        "'",
-        "x\x00y",
+        (HOSTILE, {"coffee"}),  # shares the word "DROP"
+        ("(", set()),
+        (")", set()),
+        ('"', set()),
+        ("*", set()),
+        ("NEAR(", set()),
+        ("a OR", set()),
+        ("NOT", set()),
+        ("AND AND", set()),
+        ("col:tea", {"green", "m-tea"}),
+        ("^tea", {"green", "m-tea"}),
+        ("tea -coffee", {"green", "m-tea", "coffee"}),
+        ("'", set()),
+        ("x\x00y", set()),
+        ("tea' OR 1=1 --", {"green", "m-tea"}),
+        ("tea%", {"green", "m-tea"}),
+        ("coffee_", set()),  # "_" is a word character: "coffee_" is its own term
     ],
 )
-def test_keyword_text_with_fts_and_sql_syntax_never_errors(
-    drinks: EmbeddedStore, path: Path, text: str
+def test_keyword_text_with_query_and_sql_syntax_never_errors(
+    drinks: EmbeddedStore, path: Path, text: str, found: set[str]
 ) -> None:
-    drinks.search(query(text=text))
+    """Operators of FTS5 or SQL in the text are plain words (or nothing): they never raise,
+    and keyword search finds exactly the rows sharing a word with the text."""
+    assert set(ids(drinks.search(query(text=text)))) == found
     assert "coffee" in ids(drinks.search(query(text=text, vector=E1)))
     with raw(path) as conn:  # nothing was executed as SQL
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -62,11 +67,11 @@ def test_keyword_text_with_fts_and_sql_syntax_never_errors(
 
 def test_the_hostile_query_matches_its_words_as_plain_terms(drinks: EmbeddedStore) -> None:
     assert ids(drinks.search(query(text=HOSTILE))) == ["coffee"]  # shares the word "DROP"
-    assert fts_query(HOSTILE) == '"drop" OR "table" OR "x" OR "near" OR "b"'  # stop words "a", "or" dropped
+    assert query_terms(HOSTILE) == ["drop", "table", "x", "near", "b"]  # stop words "a", "or" dropped
 
 
 def test_text_without_any_word_finds_no_keyword_candidates(drinks: EmbeddedStore) -> None:
-    assert fts_query('"*()- ;') is None
+    assert query_terms('"*()- ;') == []
     assert drinks.search(query(text='"*()- ;')) == []
     assert ids(drinks.search(query(text='"*()- ;', vector=E1))) == ["coffee"]
 

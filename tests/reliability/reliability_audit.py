@@ -4,8 +4,7 @@
 left by a killed process), then checks it twice over:
 
 * SQLite level, on a separate read-only connection: ``PRAGMA integrity_check`` and
-  ``PRAGMA foreign_key_check``; and the two FTS5 keyword indexes' own ``integrity-check``
-  (run inside a unit of work that is rolled back);
+  ``PRAGMA foreign_key_check``;
 * palimpsest level: every link's endpoints exist, every record's status, reason and
   ``invalidated_at`` agree with its incoming lifecycle links (D2), and each thread's message
   seqs are exactly ``1..n``.
@@ -47,13 +46,6 @@ def audit(path: Path) -> Snapshot:
     snapshot = Snapshot()
     store = EmbeddedStore(path)
     try:
-        with store.unit_of_work() as uow:  # never committed: the FTS checks write nothing
-            conn = uow.connection()
-            for table in ("records_fts", "messages_fts"):
-                try:
-                    conn.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
-                except sqlite3.DatabaseError as exc:
-                    snapshot.problems.append(f"{table} integrity-check failed: {exc}")
         reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             _check(reader, snapshot)

@@ -1,5 +1,6 @@
 -- Embedded store, schema version 1: threads, messages, memory records, links, FTS5 keyword
--- indexes and the change log that keeps in-process caches (numpy, networkx) in step.
+-- indexes (dropped in version 6) and the change log that keeps in-process caches (numpy,
+-- networkx) in step.
 --
 -- Conventions: datetimes are ISO-8601 UTC text with fixed-width microseconds
 -- ("2024-05-01T12:00:00.000000Z") so that text order is time order; JSON columns hold
@@ -86,7 +87,7 @@ CREATE INDEX links_created ON links (created_at, id);
 
 -- Keyword indexes (external content: the text lives once, in records/messages). Terms are
 -- case-folded, diacritic-free Unicode words; "_" is a word character, as in Python's \w,
--- which is how query text is split into terms (keyword_index.fts_query).
+-- which is how query text was split into terms.
 CREATE VIRTUAL TABLE records_fts USING fts5 (
     content, content = 'records', content_rowid = 'pk', tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
 );
