@@ -8,7 +8,7 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -39,7 +39,7 @@ from .retrieval import (
 )
 from .validation import apply_token_budgets
 
-__all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope"]
+__all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope", "within_token_budgets"]
 
 SearchStrategy = Literal["vector", "keyword", "hybrid"]
 
@@ -111,6 +111,16 @@ def resolve_scope(
     )
 
 
+def within_token_budgets(
+    results: Sequence[SearchResult], token_budget: object, soft_token_budget: object
+) -> list[SearchResult]:
+    """:func:`~.validation.apply_token_budgets` over the results' formatted content, which is
+    rendered only when there is a budget to apply (rendering is most of a result's cost)."""
+    if all(b is None or isinstance(b, NotSetType) for b in (token_budget, soft_token_budget)):
+        return list(results)
+    return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)
+
+
 def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordType] | None:
     if isinstance(value, NotSetType) or value is None:
         return None
@@ -162,18 +172,60 @@ class Searcher:
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
 
-    def _refine(
-        self, text: str, query: SearchQuery, k: int, hits: list[SearchHit], *, is_question: bool = True
-    ) -> list[SearchHit]:
-        """The configured refinements over the store's fused candidates, cut to ``k``."""
+    def _thin(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The refinements that only drop hits (provenance, duplicates), in the fused order."""
         r = self._retrieval
         if r.merge_provenance:
             hits = merge_provenance(hits)
         if r.collapse_duplicates:
             hits = collapse_duplicates(hits)
+        return hits
+
+    def _first_pool(self, query: SearchQuery, k: int, latest: bool) -> SearchQuery | None:
+        """A shorter candidate pool that usually settles the best ``k``, or ``None``.
+
+        A hybrid search's fused order does not depend on ``k`` as long as the fusion depth stays
+        (D20), so the first ``j`` hits of a pool of ``j`` are the first ``j`` of the full pool.
+        Thinning is decided hit by hit in that order, except that a retired memory kept for its
+        text gives its slot to a later valid copy; reordering (a reranker, a blend with
+        recency) reads the whole pool, and then nothing is shortened. So, when the first hits
+        thinned leave ``k`` of which none is retired, they are exactly the full pool's first
+        ``k``, without loading and thinning the rest (:meth:`_candidates`).
+        """
+        r = self._retrieval
+        if query.vector is None or query.text is None or r.reranker is not None or latest:
+            return None
+        first = k + max(k, 10)
+        if first >= query.k:
+            return None
+        shorter = replace(query, k=first)
+        return shorter if shorter.fusion_depth == query.fusion_depth else None
+
+    def _candidates(self, query: SearchQuery, k: int, latest: bool) -> list[SearchHit]:
+        """The store's hits for ``query``, thinned: from a shorter pool when that settles the
+        best ``k`` (see :meth:`_first_pool`), else from the whole pool."""
+        shorter = self._first_pool(query, k, latest)
+        if shorter is not None:
+            hits = self._store.search(shorter)
+            thinned = self._thin(hits)
+            if len(hits) < shorter.k:  # the store had no more candidates
+                return thinned
+            if len(thinned) >= k and not (
+                self._retrieval.collapse_duplicates
+                and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in thinned[:k])
+            ):
+                return thinned
+        return self._thin(self._store.search(query))
+
+    def _refine(
+        self, text: str, query: SearchQuery, k: int, hits: list[SearchHit], *, latest: bool, is_question: bool
+    ) -> list[SearchHit]:
+        """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
+        whether the query asks for the latest state (and the recency blend applies)."""
+        r = self._retrieval
         if r.reranker is not None:
             hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
-        if r.latest_weight > 0 and is_question and asks_for_latest(text):
+        if latest:
             hits = latest_first(hits, r.latest_weight)
         if (
             r.current_first
@@ -259,6 +311,14 @@ class Searcher:
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,
         )
-        hits = self._refine(query, search_query, k, self._store.search(search_query), is_question=is_question)
+        latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
+        hits = self._refine(
+            query,
+            search_query,
+            k,
+            self._candidates(search_query, k, latest),
+            latest=latest,
+            is_question=is_question,
+        )
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
-        return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)
+        return within_token_budgets(results, token_budget, soft_token_budget)

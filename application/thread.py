@@ -32,11 +32,10 @@ from .linking import apply_proposals, resolve_links_after_extraction
 from .ports import ExtractionRequest, SummaryText
 from .results import ContextCard, SearchResult, Summary
 from .retrieval import maximal_marginal_relevance
-from .searching import SearchScope, SearchStrategy, resolve_scope
+from .searching import SearchScope, SearchStrategy, resolve_scope, within_token_budgets
 from .validation import (
     CHARS_PER_TOKEN,
     TimeToLiveAnchor,
-    apply_token_budgets,
     parse_timestamp,
     reject_unknown_kwargs,
     shorten_for_prompt,
@@ -638,7 +637,7 @@ class MemoryThread:
         results: list[SearchResult] = []
         if query.strip():
             results = self._card_results(query, plan, metadata_filter, excluded_ids, now)
-        results = apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)
+        results = within_token_budgets(results, token_budget, soft_token_budget)
         return ContextCard(summary.text, summary.topics, tuple(results), recent)
 
     def _card_results(

@@ -343,6 +343,38 @@ def test_ties_are_ordered_by_type_code_then_id_also_at_the_cut() -> None:
         assert search(many, "tea", limit) == expected[:limit]
 
 
+def test_ties_at_the_cut_are_broken_by_the_whole_id_whatever_its_first_bytes() -> None:
+    # Ids sharing their first 8 bytes, ids shorter than 8 bytes, multi-byte characters cut by
+    # the 8-byte prefix: the order must be Python's string order all the same.
+    names = [f"same-prefix-{i:03d}" for i in range(0, 120, 3)]
+    names += [f"same-prefiy-{i}" for i in range(5)] + ["same-pre", "same-pr", "s", "same-prefix"]
+    names += [f"caf\u00e9-{i:02d}" for i in range(20)] + [f"cafe\u0301{i}" for i in range(5)]
+    names += [f"\u20ac\u20ac\u20ac{i}" for i in range(12)] + [f"\u20ac\u20ac\u20ab{i}" for i in range(3)]
+    names += [f"\U0001f375tea{i}" for i in range(6)] + [f"zz{i}" for i in range(10)] + ["a", "ab", "abc"]
+    shuffled = sorted(names, key=lambda n: hash((n, "shuffle")))
+    docs = [
+        rec(name, "tea", type_code=(FACT, MEMORY)[i % 3 == 0], user="u0" if i % 2 else f"u{i % 20}")
+        for i, name in enumerate(shuffled)
+    ]
+    index = PostingsKeywordIndex(NEVER)
+    index.BULK_MIN_DOCUMENTS = 10_000  # appended one by one, then in bulk
+    index.upsert(batch(docs[:40]))
+    index.BULK_MIN_DOCUMENTS = 1
+    index.upsert(batch(docs[40:]))
+    live = {d.key: d for d in docs}
+    assert len(index._partitions) > 8
+    for user in ("u0", ANY):  # one partition; many, ranked together
+        f = flt(index, user=user)
+        for limit in (1, 2, 7, 30, 31, 60, 200):
+            assert index.search("tea", f, limit) == brute_force(live, "tea", f, ANY, ANY, limit)
+    index.remove([d.key for d in docs[::2]])  # compaction renumbers the rows
+    live = {d.key: d for d in docs[1::2]}
+    for user in ("u0", ANY):
+        f = flt(index, user=user)
+        for limit in (1, 5, 20, 100):
+            assert index.search("tea", f, limit) == brute_force(live, "tea", f, ANY, ANY, limit)
+
+
 def test_idf_sum_adds_the_idf_of_every_query_term_absent_ones_included() -> None:
     index = indexed(rec("r1", "green tea"), rec("r2", "tea"), rec("r3", "coffee"))
     assert index.idf("tea") == pytest.approx(idf(3, 2))

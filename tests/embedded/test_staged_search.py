@@ -1,0 +1,140 @@
+"""Embedded store under the searcher: a hybrid search refined over a candidate pool may load a
+shorter pool first, and must return exactly what the whole pool gives.
+
+The refinements that drop hits (provenance, duplicates) decide hit by hit in the fused order,
+except that a retired memory kept for its words gives its slot to a later valid copy; so the
+searcher may stop at a shorter pool only when its best hits hold no retired memory. These tests
+compare every answer with the searcher's answer from the whole pool.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.application import AgentMemory, MemoryExtractionConfig, RetrievalConfig
+from palimpsest.application.searching import Searcher
+from palimpsest.domain.search import SearchQuery
+
+WORDS = ("tea", "garden", "rome", "pizza", "coffee", "music")
+
+
+class WordsEmbedder:
+    """Vectors that count the query words, "!" marks (which push a text away from every query)
+    and a small per-text component: rankings a test can arrange."""
+
+    dimension = len(WORDS) + 2
+    model_id = "test-words"
+
+    def embed(self, texts: list[str], *, is_query: bool = False) -> list[list[float]]:
+        out = []
+        for text in texts:
+            lowered = text.lower()
+            counts = [float(lowered.count(word)) for word in WORDS]
+            out.append([*counts, 3.0 * text.count("!"), 0.01 + (zlib.crc32(text.encode()) % 100) / 1000])
+        return out
+
+
+class CountingStore(EmbeddedStore):
+    """Records the candidate pool (``k``) of every search."""
+
+    pools: list[int]
+
+    def search(self, query: SearchQuery) -> Any:
+        self.pools.append(query.k)
+        return super().search(query)
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[AgentMemory]:
+    store = CountingStore(tmp_path / "staged.db")
+    store.pools = []
+    memory = AgentMemory(
+        store=store,
+        embedder=WordsEmbedder(),  # type: ignore[arg-type]
+        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
+        retrieval=RetrievalConfig(),  # provenance merging and duplicate collapsing, a pool of 50
+        close_store=True,
+    )
+    yield memory
+    memory.close()
+
+
+def _pools(client: AgentMemory) -> list[int]:
+    return client._core.store.pools  # type: ignore[attr-defined,no-any-return]
+
+
+def _answers(client: AgentMemory, query: str, k: int, **kw: Any) -> list[tuple[str, float, float]]:
+    return [(r.id, r.relevance, r.distance) for r in client.search(query, user_id="u", max_results=k, **kw)]
+
+
+def _whole_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Searcher, "_first_pool", lambda self, query, k, latest: None)
+
+
+def test_a_retired_memory_among_the_first_hits_sends_the_search_to_the_whole_pool(
+    client: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retired = client.add_memory("tea garden", user_id="u", memory_type="fact")
+    newer = client.add_memory("rome pizza", user_id="u", memory_type="fact")
+    client.link_records(newer, "fact", retired, "fact", "supersedes")
+    for i in range(30):
+        client.add_memory(f"tea garden note {i}", user_id="u", memory_type="fact")
+    # The same words, far from the query's vector: ranked below the first pool of 11.
+    copy = client.add_memory("Tea, garden" + "!" * 20, user_id="u", memory_type="fact")
+    _pools(client).clear()
+    staged = _answers(client, "tea garden", 1)
+    assert [i for i, *_ in staged] == [copy]  # the valid copy takes the retired one's slot
+    assert _pools(client) == [11, 50]  # the first pool's best hit was retired: the whole pool
+    _whole_pool(monkeypatch)
+    assert _answers(client, "tea garden", 1) == staged
+
+
+def test_staged_and_whole_pool_searches_agree(client: AgentMemory, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = []
+    for i in range(60):
+        words = " ".join(WORDS[j] for j in range(len(WORDS)) if (i >> j) & 1) or "nothing"
+        ids.append(client.add_memory(f"{words} {i % 7}", user_id="u", memory_type="fact"))
+    for i in range(12):  # repeated lines, some with a retired first copy
+        first = client.add_memory("tea and rome", user_id="u", memory_type="fact")
+        client.add_memory("Tea and Rome!" + "!" * (i % 4), user_id="u", memory_type="preference")
+        if i % 3 == 0:
+            client.link_records(ids[i], "fact", first, "fact", "supersedes")
+    queries = ["tea rome", "garden pizza", "coffee", "music tea garden", "rome", "nothing at all"]
+    cases = [(q, k, invalid) for q in queries for k in (1, 3, 5, 10, 20, 40) for invalid in (True, False)]
+    _pools(client).clear()
+    staged = [_answers(client, q, k, include_invalid_results=invalid) for q, k, invalid in cases]
+    pools = list(_pools(client))
+    assert pools.count(50) < len(cases)  # some searches were settled by their first pool ...
+    assert any(p == 50 for p in pools)  # ... and some needed the whole one
+    _whole_pool(monkeypatch)
+    whole = [_answers(client, q, k, include_invalid_results=invalid) for q, k, invalid in cases]
+    assert staged == whole
+
+
+def test_keyword_and_vector_searches_and_reordering_options_use_the_whole_pool(
+    tmp_path: Path,
+) -> None:
+    store = CountingStore(tmp_path / "whole.db")
+    store.pools = []
+    client = AgentMemory(
+        store=store,
+        embedder=WordsEmbedder(),  # type: ignore[arg-type]
+        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
+        retrieval=RetrievalConfig(latest_weight=0.5),
+        close_store=True,
+    )
+    try:
+        for i in range(5):
+            client.add_memory(f"tea garden {i}", user_id="u", memory_type="fact")
+        for strategy in ("keyword", "vector"):
+            client.search("tea", user_id="u", max_results=3, search_strategy=strategy)
+        client.search("what is the latest tea", user_id="u", max_results=3)  # the recency blend
+        client.search("tea", user_id="u", max_results=3)  # no blend: a first pool
+        assert store.pools == [50, 50, 50, 13]
+    finally:
+        client.close()
