@@ -156,10 +156,10 @@ class EmbeddedStore:
     ``dimension`` fixes the embedding size (else the persisted one, else the first vector);
     ``busy_timeout`` is the total time, in seconds, a write waits for the file's write lock
     before :class:`~palimpsest.domain.errors.StoreBusyError`. ``vector_search="auto"`` (the
-    default) searches a user scope of more than 100,000 vectors in two passes, sign bits then
-    exact re-scoring of the best candidates (recall@10 about 0.99 or better on clustered
-    embeddings, lower on unstructured ones; ARCHITECTURE.md D19); ``"exact"`` always scans every
-    vector.
+    default) searches a user's records, or a user's messages, of more than 100,000 vectors in
+    two passes, sign bits then exact re-scoring of the best candidates (recall@10 about 0.99 or
+    better on clustered embeddings, lower on unstructured ones; ARCHITECTURE.md D19);
+    ``"exact"`` always scans every vector.
     """
 
     # The change log keeps this many newest entries; a process that fell further behind

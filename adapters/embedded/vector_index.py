@@ -1,4 +1,4 @@
-"""Embedded adapter: the in-process vector index (numpy), partitioned by user scope.
+"""Embedded adapter: the in-process vector index (numpy), partitioned by user scope and kind.
 
 A cache, never the source of truth: the store fills it from SQLite at open and from the change
 log after commits, so it only ever reflects committed rows.
@@ -22,7 +22,7 @@ import numpy as np
 from palimpsest.domain.errors import StorageError
 from palimpsest.domain.sentinel import AnyType
 
-from .codec import MESSAGE_CODE
+from .codec import MESSAGE_CODE, TYPE_CODES
 
 __all__ = [
     "APPROXIMATE_MIN_ROWS",
@@ -39,6 +39,11 @@ __all__ = [
 Key = tuple[bool, str]
 """(is_message, id): messages and memory records live in separate tables and id spaces."""
 
+Scope = tuple[str | None, bool]
+"""A partition: (user id, messages?). A user's records and messages are kept apart because
+searches usually want one kind (a context card asks for each separately), and a scan then
+reads only that kind's vectors."""
+
 NO_CODE: Final = -1
 """The code of a scope value this index has never seen: it matches no row."""
 
@@ -48,7 +53,7 @@ near-ties and exact ties are ordered exactly and deterministically (by type, the
 
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
-_ALL_TYPES: Final = 5
+_MEMORY_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
 
 VECTOR_SEARCH_MODES: Final = ("auto", "exact")
 """``"exact"``: every search scans float32 vectors. ``"auto"``: partitions larger than
@@ -150,7 +155,8 @@ _COLUMNS: Final = ("vectors", "type_code", "agent_code", "thread_code", "valid",
 
 
 class _Partition:
-    """One user scope: a growable float32 matrix plus parallel attribute columns.
+    """One user scope's records, or its messages: a growable float32 matrix plus parallel
+    attribute columns.
 
     ``bits`` holds the rows' sign bits word-major, shape ``(words, capacity)``: the Hamming scan
     then reads each word as one contiguous column. It has no words (nothing is packed or kept up
@@ -251,17 +257,19 @@ class _Partition:
         allowed_rows: np.ndarray | None,
         candidates: int | None = None,
         query_bits: np.ndarray | None = None,
+        check_types: bool = True,
     ) -> list[VectorCandidate]:
         """The best ``limit`` admitted rows (more when tied within the margin).
 
         With ``candidates`` (and ``query_bits``), the rows are chosen among the ``candidates``
         admitted rows of least Hamming distance to the query's sign bits (all admitted rows when
-        there are no more than that), then scored exactly.
+        there are no more than that), then scored exactly. ``check_types``: whether the query
+        refuses a type this partition may hold.
         """
         n = self.size
         if n == 0:
             return []
-        mask = self.admitted(flt, allowed_rows)
+        mask = self.admitted(flt, allowed_rows, check_types)
         count = n if mask is None else int(np.count_nonzero(mask))
         if count == 0:
             return []
@@ -285,7 +293,9 @@ class _Partition:
             rows = rows[mask[rows]]
         return self.rescored(rows, query64)
 
-    def admitted(self, flt: VectorFilter, allowed_rows: np.ndarray | None) -> np.ndarray | None:
+    def admitted(
+        self, flt: VectorFilter, allowed_rows: np.ndarray | None, check_types: bool = True
+    ) -> np.ndarray | None:
         """The mask of the used rows the filters admit; ``None`` when every row is admitted.
 
         A condition is applied only when it can exclude something in this partition.
@@ -301,7 +311,7 @@ class _Partition:
             narrow(self.alive[:n])
         if allowed_rows is not None:
             narrow(allowed_rows)
-        if len(flt.type_codes) < _ALL_TYPES:
+        if check_types:
             lut = np.zeros(256, dtype=bool)
             lut[list(flt.type_codes)] = True
             narrow(lut[self.type_code[:n].view(np.uint8)])
@@ -395,11 +405,13 @@ class _Codes:
 
 
 class NumpyVectorIndex:
-    """Cosine search over L2-normalised float32 vectors, one partition per user id.
+    """Cosine search over L2-normalised float32 vectors, one partition per user id and kind
+    (records, messages).
 
-    A search scoped to one user scans only that user's partition, so its cost follows the
-    scoped row count, not the store size. Exact unless ``vector_search="auto"`` and a partition
-    holds more than ``approximate_min_rows`` live rows (see the module docstring).
+    A search scoped to one user scans only that user's partitions of the kinds it asks for, so
+    its cost follows the scoped row count, not the store size. Exact unless
+    ``vector_search="auto"`` and a partition holds more than ``approximate_min_rows`` live rows
+    (see the module docstring).
     Not thread-safe: the store serialises access.
     """
 
@@ -426,8 +438,8 @@ class NumpyVectorIndex:
         self._candidates_min = max(1, candidates_min)
         self._candidates_per_result = candidates_per_result
         self._no_expiry = no_expiry
-        self._partitions: dict[str | None, _Partition] = {}
-        self._where: dict[Key, tuple[str | None, int]] = {}
+        self._partitions: dict[Scope, _Partition] = {}
+        self._where: dict[Key, tuple[Scope, int]] = {}
         self._codes = _Codes()
         self.dimension: int | None = None
 
@@ -454,9 +466,9 @@ class NumpyVectorIndex:
         """Rows the first pass keeps for exact re-scoring, for a search of ``limit`` results."""
         return max(self._candidates_min, self._candidates_per_result * limit)
 
-    def approximate(self, user: str | None) -> bool:
-        """Whether a search of this user's partition takes the two-pass path."""
-        partition = self._partitions.get(user)
+    def approximate(self, user: str | None, message: bool = False) -> bool:
+        """Whether a search of this user's records (``message``: messages) takes the two-pass path."""
+        partition = self._partitions.get((user, message))
         return partition is not None and self._two_pass(partition)
 
     def _two_pass(self, partition: _Partition) -> bool:
@@ -472,8 +484,11 @@ class NumpyVectorIndex:
         return self._codes.lookup(value)
 
     def partition_sizes(self) -> dict[str | None, int]:
-        """Live rows per user partition (for tests and diagnostics)."""
-        return {user: p.live for user, p in self._partitions.items()}
+        """Live rows per user, records and messages together (for tests and diagnostics)."""
+        sizes: dict[str | None, int] = {}
+        for (user, _message), partition in self._partitions.items():
+            sizes[user] = sizes.get(user, 0) + partition.live
+        return sizes
 
     def upsert(self, batch: IndexBatch) -> None:
         """Insert or replace rows in bulk: one vectorised scatter per partition.
@@ -496,22 +511,23 @@ class NumpyVectorIndex:
             valid=np.array(batch.valid, dtype=bool),
             expires=np.array(batch.expires, dtype=np.int64),
         )
-        groups: dict[str | None, list[int]] = {}
-        for i, user in enumerate(batch.users):
-            groups.setdefault(user, []).append(i)
+        scopes = [(user, key[0]) for user, key in zip(batch.users, batch.keys)]
+        groups: dict[Scope, list[int]] = {}
+        for i, scope in enumerate(scopes):
+            groups.setdefault(scope, []).append(i)
         where = self._where
         if where:
             moved = [
                 key
-                for key, user in zip(batch.keys, batch.users)
-                if (found := where.get(key)) is not None and found[0] != user
+                for key, scope in zip(batch.keys, scopes)
+                if (found := where.get(key)) is not None and found[0] != scope
             ]
             if moved:  # a row changing user scope leaves its old partition
                 self.remove(moved)
-        for user, members in groups.items():
-            partition = self._partitions.get(user)
+        for scope, members in groups.items():
+            partition = self._partitions.get(scope)
             if partition is None:
-                partition = self._partitions[user] = _Partition(self.dimension)
+                partition = self._partitions[scope] = _Partition(self.dimension)
             old_rows, old_src, new_src = [], [], []
             if not where:
                 new_src = members
@@ -536,25 +552,24 @@ class NumpyVectorIndex:
                 # slices; otherwise rows are gathered from the batch by index.
                 src = slice(None) if len(new_src) == n else np.array(new_src)
                 partition.write(slice(start, stop), src, columns, self._no_expiry)
-                where.update(zip(keys, zip(repeat(user), range(start, stop))))
+                where.update(zip(keys, zip(repeat(scope), range(start, stop))))
             self._two_pass(partition)  # packs the sign bits when the partition crosses the threshold
 
     def remove(self, keys: Iterable[Key]) -> None:
-        by_partition: dict[str | None, list[int]] = {}
+        by_partition: dict[Scope, list[int]] = {}
         for key in keys:
             found = self._where.pop(key, None)
             if found is not None:
                 by_partition.setdefault(found[0], []).append(found[1])
-        for user, rows in by_partition.items():
-            partition = self._partitions[user]
+        for scope, rows in by_partition.items():
+            partition = self._partitions[scope]
             partition.kill(np.array(rows), self._no_expiry)
             if partition.live == 0:
-                del self._partitions[user]
+                del self._partitions[scope]
             elif partition.dead > _COMPACT_RATIO * partition.size:
                 ids = partition.compact()
-                is_message = (partition.type_code[: len(ids)] == MESSAGE_CODE).tolist()
-                for row, (row_id, message) in enumerate(zip(ids, is_message)):
-                    self._where[(message, row_id)] = (user, row)
+                keys = [(scope[1], row_id) for row_id in ids]
+                self._where.update(zip(keys, zip(repeat(scope), range(len(ids)))))
 
     def search(self, query: np.ndarray, flt: VectorFilter, limit: int) -> list[VectorCandidate]:
         """The best ``limit`` admitted rows (more only when tied), best first.
@@ -563,39 +578,61 @@ class NumpyVectorIndex:
         """
         if flt.agent_code == NO_CODE or flt.thread_code == NO_CODE:
             return []
+        kinds = [
+            message
+            for message, wanted in (
+                (False, not flt.type_codes <= {MESSAGE_CODE}),
+                (True, MESSAGE_CODE in flt.type_codes),
+            )
+            if wanted
+        ]
         user_id = flt.user_id
         if isinstance(user_id, AnyType):
-            partitions = list(self._partitions.items())
+            partitions = [(scope, p) for scope, p in self._partitions.items() if scope[1] in kinds]
         else:
-            partition = self._partitions.get(user_id)
-            partitions = [] if partition is None else [(user_id, partition)]
-        allowed: dict[str | None, list[int]] = {}
+            partitions = [
+                ((user_id, message), p)
+                for message in kinds
+                if (p := self._partitions.get((user_id, message))) is not None
+            ]
+        allowed: dict[Scope, list[int]] = {}
         if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
             for key in flt.allowed:
                 where = self._where.get(key)
                 if where is not None:
                     allowed.setdefault(where[0], []).append(where[1])
+        # A message partition holds one type, admitted (it is searched only then); a record
+        # partition needs the type check unless every memory type is asked for.
+        check_records = not _MEMORY_CODES <= flt.type_codes
         query64 = query.astype(np.float64)
         query_bits: np.ndarray | None = None
         found: list[VectorCandidate] = []
-        small: list[tuple[_Partition, np.ndarray | None]] = []  # scanned together, below
-        for user, partition in partitions:
+        small: list[tuple[_Partition, np.ndarray | None, bool]] = []  # scanned together, below
+        for scope, partition in partitions:
             allowed_rows = None
             if flt.allowed is not None:
                 allowed_rows = np.zeros(partition.size, dtype=bool)
-                allowed_rows[allowed.get(user, [])] = True
+                allowed_rows[allowed.get(scope, [])] = True
+            check_types = check_records and not scope[1]
             if self._two_pass(partition):
                 if query_bits is None:
                     query_bits = sign_bits(query[None, :], self._words)[0]
                 found.extend(
                     partition.top(
-                        query, query64, flt, limit, allowed_rows, self.candidates(limit), query_bits
+                        query,
+                        query64,
+                        flt,
+                        limit,
+                        allowed_rows,
+                        self.candidates(limit),
+                        query_bits,
+                        check_types=check_types,
                     )
                 )
             elif len(partitions) == 1:
-                found.extend(partition.top(query, query64, flt, limit, allowed_rows))
+                found.extend(partition.top(query, query64, flt, limit, allowed_rows, check_types=check_types))
             elif partition.size:
-                small.append((partition, allowed_rows))
+                small.append((partition, allowed_rows, check_types))
         if small:
             found.extend(self._scan_together(small, query, query64, flt, limit))
         found.sort(key=lambda c: (-c[0], c[1], c[2]))
@@ -603,19 +640,20 @@ class NumpyVectorIndex:
 
     @staticmethod
     def _scan_together(
-        parts: list[tuple[_Partition, np.ndarray | None]],
+        parts: list[tuple[_Partition, np.ndarray | None, bool]],
         query: np.ndarray,
         query64: np.ndarray,
         flt: VectorFilter,
         limit: int,
     ) -> list[VectorCandidate]:
-        """Exact search over many partitions (an unscoped query over many users): score each
-        partition's rows, then choose the best ``limit`` of all of them at once, so the per-row
-        selection and rescoring run once, not once per partition."""
+        """Exact search over many partitions (an unscoped query over many users, or a user's
+        records and messages): score each partition's rows, then choose the best ``limit`` of
+        all of them at once, so the per-row selection and rescoring run once, not once per
+        partition."""
         pieces: list[np.ndarray] = []
-        for partition, allowed_rows in parts:
+        for partition, allowed_rows, check_types in parts:
             scores = partition.vectors[: partition.size] @ query
-            mask = partition.admitted(flt, allowed_rows)
+            mask = partition.admitted(flt, allowed_rows, check_types)
             if mask is not None:
                 scores[~mask] = -np.inf
             pieces.append(scores)

@@ -252,7 +252,7 @@ def test_sign_bits_follow_updates_moves_and_compaction() -> None:
     assert exact_index()._words == 0
     small = NumpyVectorIndex(NEVER)
     small.upsert(batch(rows))
-    assert small._partitions["u"].bits.shape[0] == 0  # below the threshold nothing is packed
+    assert small._partitions[("u", False)].bits.shape[0] == 0  # below the threshold nothing is packed
 
 
 def test_the_byte_table_popcount_matches_numpy() -> None:
@@ -285,10 +285,10 @@ def test_a_partition_growing_past_the_threshold_packs_its_bits_and_keeps_them_up
     rows = unit(rng.standard_normal((900, 40)))
     index = two_pass(approximate_min_rows=500)
     index.upsert(batch(rows[:400]))
-    assert not index.approximate("u") and index._partitions["u"].bits.shape[0] == 0
+    assert not index.approximate("u") and index._partitions[("u", False)].bits.shape[0] == 0
     index.upsert(batch(rows[400:], start=400))
     index.upsert(batch(unit(rng.standard_normal((10, 40))), start=5))  # updates after packing
-    partition = index._partitions["u"]
+    partition = index._partitions[("u", False)]
     assert index.approximate("u")
     n = partition.size
     assert np.array_equal(partition.bits[:, :n], sign_bits(partition.vectors[:n], 1).T)
