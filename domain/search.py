@@ -1,6 +1,6 @@
 """Domain layer: search requests, results, graph expansion and rank fusion (pure Python).
 
-A store implements *how* candidates are found (numpy scan, FTS5, Oracle vector index); what a
+A store implements *how* candidates are found (numpy scan, BM25 posting index, Oracle vector index); what a
 request means, how linked records are chosen around a hit, and how ranked lists are fused are
 defined here once, so every store answers the same question the same way.
 """

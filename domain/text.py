@@ -35,7 +35,8 @@ say nothing about which record is meant."""
 
 def word_tokens(text: str) -> list[str]:
     """Every word token of ``text``, lower-cased, in order (duplicates kept). Lower-casing, not
-    case folding: SQLite's FTS5 tokenizer lower-cases too, so "Straße" stays one term."""
+    case folding, so "Straße" stays one term (as SQLite's FTS5 tokenizer, which keyword search
+    used first, kept it)."""
     return [token.lower() for token in _WORD.findall(text)]
 
 

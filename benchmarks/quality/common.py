@@ -2,7 +2,7 @@
 metrics, latency, tables.
 
 Every client is built with the composition root (``open_memory``) on a fresh embedded store
-(SQLite + FTS5 + numpy) in a temporary folder, with the offline heuristics (extractor, rule
+(SQLite + numpy vectors and BM25 index) in a temporary folder, with the offline heuristics (extractor, rule
 link resolver, TextRank summariser), inline extraction, a manual clock and counter ids, so a
 run is deterministic: the same data and seed give the same figures (latencies aside).
 
@@ -348,7 +348,7 @@ def workspace(
 ) -> Iterator[Workspace]:
     """A :class:`Workspace`; its clients are closed and its store removed on exit.
 
-    ``backend`` "embedded" (the default store, SQLite + FTS5, in a temporary folder) or
+    ``backend`` "embedded" (the default store, SQLite with in-memory vector and BM25 indexes, in a temporary folder) or
     "memory" (the in-process store: no disk, for fast smoke runs). Offline heuristics, inline
     extraction when ``extraction`` is set; the manual clock starts at ``start`` (the library's
     test default otherwise)."""

@@ -5,7 +5,7 @@ The child (``crash_writer.py``) writes the deterministic batches of ``crash_batc
 a memory with its link; a link between memories), each one public call, and prints ``ACK n``
 only after the call returned. The parent kills it at a random moment (after a random number of
 acknowledgements, plus a random delay; sometimes while it is still opening the store), then
-audits the file (SQLite integrity, FTS integrity, link endpoints, derived statuses, contiguous
+audits the file (SQLite integrity, foreign keys, link endpoints, derived statuses, contiguous
 seqs) and checks that every acknowledged batch is there in full, that the batch in flight is
 there in full or not at all, and that nothing else is; then a new child resumes after the last
 batch found.
