@@ -21,11 +21,10 @@ from itertools import chain, repeat
 from typing import Final
 
 import numpy as np
-from palimpsest.domain.sentinel import AnyType
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .vector_index import NO_CODE, Key, VectorFilter, _Codes
+from .vector_index import NO_CODE, Key, Scope, VectorFilter, _Codes, select_partitions
 
 __all__ = [
     "K1",
@@ -476,9 +475,6 @@ class _KeywordPartition:
         return rows, scores, [(-float(kth), cut_type, rid) for rid in chosen]
 
 
-Scope = tuple[str | None, bool]
-"""A partition: (user id, messages?). Records and messages of a user are kept apart because
-searches usually want one kind (a context card asks for each separately)."""
 
 _Appended = tuple[list[int], list[int], list[int], list[int]]
 """Rows appended to one partition, column-wise: batch index, forward-index start, distinct
@@ -927,29 +923,7 @@ class PostingsKeywordIndex:
         if not weights:
             return []
         avgdl = self.average_length
-        kinds = [
-            message
-            for message, wanted in (
-                (False, any(code != MESSAGE_CODE for code in flt.type_codes)),
-                (True, MESSAGE_CODE in flt.type_codes),
-            )
-            if wanted
-        ]
-        user_id = flt.user_id
-        if isinstance(user_id, AnyType):
-            partitions = [(scope, p) for scope, p in self._partitions.items() if scope[1] in kinds]
-        else:
-            partitions = [
-                ((user_id, message), p)
-                for message in kinds
-                if (p := self._partitions.get((user_id, message))) is not None
-            ]
-        allowed: dict[Scope, list[int]] = {}
-        if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
-            for key in flt.allowed:
-                found = self._where.get(key)
-                if found is not None:
-                    allowed.setdefault(found[0], []).append(found[1])
+        partitions, allowed = select_partitions(self._partitions, self._where, flt)
         if len(partitions) > _TOGETHER_MIN_PARTITIONS:
             best = self._search_together(
                 partitions, weights, avgdl, flt, limit, None if flt.allowed is None else allowed

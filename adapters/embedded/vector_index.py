@@ -13,10 +13,10 @@ a filter admitting no more rows than the candidate budget gives an exact answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 from palimpsest.domain.errors import StorageError
@@ -146,6 +146,41 @@ class VectorFilter:
     agent_code: int | None
     thread_code: int | None
     allowed: frozenset[Key] | None = None  # metadata prefilter result
+
+
+P = TypeVar("P")
+
+
+def select_partitions(
+    partitions: Mapping[Scope, P], where: Mapping[Key, tuple[Scope, int]], flt: VectorFilter
+) -> tuple[list[tuple[Scope, P]], dict[Scope, list[int]]]:
+    """The (user, kind) partitions a search reads, and the metadata prefilter's rows grouped
+    by partition (empty without a prefilter). Shared by the vector and the keyword index, which
+    partition their rows the same way."""
+    kinds = [
+        message
+        for message, wanted in (
+            (False, not flt.type_codes <= {MESSAGE_CODE}),
+            (True, MESSAGE_CODE in flt.type_codes),
+        )
+        if wanted
+    ]
+    user_id = flt.user_id
+    if isinstance(user_id, AnyType):
+        chosen = [(scope, p) for scope, p in partitions.items() if scope[1] in kinds]
+    else:
+        chosen = [
+            ((user_id, message), p)
+            for message in kinds
+            if (p := partitions.get((user_id, message))) is not None
+        ]
+    allowed: dict[Scope, list[int]] = {}
+    if flt.allowed is not None:
+        for key in flt.allowed:
+            found = where.get(key)
+            if found is not None:
+                allowed.setdefault(found[0], []).append(found[1])
+    return chosen, allowed
 
 
 VectorCandidate = tuple[float, int, str]
@@ -578,29 +613,7 @@ class NumpyVectorIndex:
         """
         if flt.agent_code == NO_CODE or flt.thread_code == NO_CODE:
             return []
-        kinds = [
-            message
-            for message, wanted in (
-                (False, not flt.type_codes <= {MESSAGE_CODE}),
-                (True, MESSAGE_CODE in flt.type_codes),
-            )
-            if wanted
-        ]
-        user_id = flt.user_id
-        if isinstance(user_id, AnyType):
-            partitions = [(scope, p) for scope, p in self._partitions.items() if scope[1] in kinds]
-        else:
-            partitions = [
-                ((user_id, message), p)
-                for message in kinds
-                if (p := self._partitions.get((user_id, message))) is not None
-            ]
-        allowed: dict[Scope, list[int]] = {}
-        if flt.allowed is not None:  # metadata prefilter: its rows, grouped by partition
-            for key in flt.allowed:
-                where = self._where.get(key)
-                if where is not None:
-                    allowed.setdefault(where[0], []).append(where[1])
+        partitions, allowed = select_partitions(self._partitions, self._where, flt)
         # A message partition holds one type, admitted (it is searched only then); a record
         # partition needs the type check unless every memory type is asked for.
         check_records = not _MEMORY_CODES <= flt.type_codes
