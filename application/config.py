@@ -231,6 +231,9 @@ class MemoryRetentionConfig:
         return None if isinstance(self.max_ttl_days, NotSetType) else self.max_ttl_days
 
 
+DEFAULT_THIRD_PARTY_PENALTY = 1.0
+"""``RetrievalConfig.third_party_penalty``'s default (measured: BENCHMARKS.md "Retrieval quality")."""
+
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
     """How searches rank what they find; one object for ``search``, context cards and
@@ -258,6 +261,11 @@ class RetrievalConfig:
     * ``reranker``: a :class:`~palimpsest.application.ports.Reranker` that re-scores the best
       ``rerank_candidates`` fused candidates (the rest keep their order after them); a
       reranker that fails leaves the fused order;
+    * ``third_party_penalty``: for a question in the first person, the share of its score a
+      hit loses when it states a fact about someone the speaker names by their relation
+      ("My sister lives in Oslo." for "Where do I live?"; English heuristics of
+      :mod:`palimpsest.domain.subjects`); a question naming the relation ("my sister") keeps
+      that relation's statements; 0 turns it off;
     * ``candidates``: how many fused candidates the refinements above choose from;
     * ``index_context``: what a message's vector is made from besides its content, any of
       ``"role"`` (who said it) and ``"date"`` (when): see :mod:`palimpsest.application.indexing`.
@@ -275,6 +283,7 @@ class RetrievalConfig:
     current_first: bool = False
     card_diversity: float | None = None
     latest_weight: float = 0.0
+    third_party_penalty: float = DEFAULT_THIRD_PARTY_PENALTY
     reranker: Reranker | None = None
     rerank_candidates: int = 20
     candidates: int = 50
@@ -292,6 +301,9 @@ class RetrievalConfig:
         weight = self.latest_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
             raise ConfigurationError("latest_weight must be a number between 0 and 1.")
+        penalty = self.third_party_penalty
+        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not 0.0 <= penalty <= 1.0:
+            raise ConfigurationError("third_party_penalty must be a number between 0 and 1.")
         if self.reranker is not None and not isinstance(self.reranker, Reranker):
             raise ConfigurationError("reranker must implement the Reranker port (rerank(query, candidates, now=...)).")
         if (

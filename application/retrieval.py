@@ -16,6 +16,7 @@ from datetime import datetime
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.search import SearchHit, SearchQuery
+from palimpsest.domain.subjects import asked_relations, third_party_of
 from palimpsest.domain.text import keyword_terms, word_tokens
 
 from .ports import RerankCandidate, Reranker
@@ -30,6 +31,8 @@ __all__ = [
     "collapse_duplicates",
     "latest_first",
     "current_before_history",
+    "demote_third_parties",
+    "is_demoted",
     "maximal_marginal_relevance",
     "merge_provenance",
     "rerank",
@@ -133,6 +136,34 @@ def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
         elif _is_retired(kept[slot].record) and not _is_retired(hit.record):
             kept[slot] = hit
     return kept
+
+
+def demote_third_parties(hits: Sequence[SearchHit], query: str, penalty: float) -> list[SearchHit]:
+    """For a question in the first person, hits that state a fact about someone else ("My
+    sister lives in Oslo." for "Where do I live?") lose ``penalty`` of their score, then the
+    hits are sorted again (ties keep their order). A question that names the relation ("Where
+    does my sister live?") keeps that relation's statements as they are; a question not in
+    the first person, or a penalty of 0, changes nothing (:mod:`palimpsest.domain.subjects`)."""
+    relations = asked_relations(query) if penalty > 0 else None
+    if relations is None:
+        return list(hits)
+    scored: list[tuple[float, int, SearchHit]] = []
+    changed = False
+    for rank, hit in enumerate(hits):
+        score = hit.score
+        if is_demoted(hit, relations):
+            score -= penalty * abs(score)
+            changed = True
+        scored.append((-score, rank, hit))
+    if not changed:
+        return list(hits)
+    return [hit for _, _, hit in sorted(scored, key=lambda item: (item[0], item[1]))]
+
+
+def is_demoted(hit: SearchHit, relations: frozenset[str]) -> bool:
+    """Whether :func:`demote_third_parties` lowers ``hit`` for a question naming ``relations``."""
+    about = third_party_of(hit.record.content)
+    return about is not None and about not in relations
 
 
 def current_before_history(

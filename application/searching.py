@@ -24,6 +24,7 @@ from palimpsest.domain.search import (
     ScopeValue,
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
+from palimpsest.domain.subjects import asked_relations
 
 from .config import RetrievalConfig
 from .ports import Embedder
@@ -33,6 +34,8 @@ from .retrieval import (
     asks_for_latest,
     collapse_duplicates,
     current_before_history,
+    demote_third_parties,
+    is_demoted,
     latest_first,
     merge_provenance,
     rerank,
@@ -134,6 +137,12 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
     return frozenset(parse_record_type(t) for t in items)
 
 
+DEEPER_SEARCHES = 2
+"""How many times a search whose refined pool fell short of ``k`` usable hits is run again deeper."""
+DEEPER_FACTOR = 4
+"""How much deeper each time (pool and fusion lists, up to 1,000)."""
+
+
 class Searcher:
     """Runs public searches: embeds the query, queries the store, wraps and budgets results."""
 
@@ -166,6 +175,7 @@ class Searcher:
             or r.collapse_duplicates
             or r.current_first
             or r.latest_weight > 0
+            or r.third_party_penalty > 0
             or r.reranker is not None
         )
 
@@ -201,21 +211,56 @@ class Searcher:
         shorter = replace(query, k=first)
         return shorter if shorter.fusion_depth == query.fusion_depth else None
 
-    def _candidates(self, query: SearchQuery, k: int, latest: bool) -> list[SearchHit]:
+    def _candidates(
+        self, query: SearchQuery, k: int, latest: bool, relations: frozenset[str] | None = None
+    ) -> list[SearchHit]:
         """The store's hits for ``query``, thinned: from a shorter pool when that settles the
-        best ``k`` (see :meth:`_first_pool`), else from the whole pool."""
+        best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``relations``: those of
+        a first-person question whose third-party hits will be demoted; a shorter pool that
+        holds such a hit is settled only if no later hit can overtake it."""
         shorter = self._first_pool(query, k, latest)
         if shorter is not None:
             hits = self._store.search(shorter)
             thinned = self._thin(hits)
             if len(hits) < shorter.k:  # the store had no more candidates
                 return thinned
-            if len(thinned) >= k and not (
-                self._retrieval.collapse_duplicates
-                and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in thinned[:k])
+            if (
+                len(thinned) >= k
+                and not (
+                    self._retrieval.collapse_duplicates
+                    and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in thinned[:k])
+                )
+                and self._settled_after_demotion(thinned, k, relations, hits[-1].score)
             ):
                 return thinned
-        return self._thin(self._store.search(query))
+        for _ in range(DEEPER_SEARCHES + 1):
+            hits = self._store.search(query)
+            thinned = self._thin(hits)
+            usable = len(thinned) if relations is None else sum(1 for h in thinned if not is_demoted(h, relations))
+            if usable >= k or len(hits) < query.k or query.k >= MAX_SEARCH_K:
+                break
+            # The refinements left fewer than k hits worth returning (repeats collapsed, third
+            # parties demoted) and the store may hold more: look deeper.
+            query = replace(query, k=min(MAX_SEARCH_K, query.k * DEEPER_FACTOR))
+        return thinned
+
+    def _settled_after_demotion(
+        self, thinned: Sequence[SearchHit], k: int, relations: frozenset[str] | None, bound: float
+    ) -> bool:
+        """Whether the best ``k`` of a shorter pool's ``thinned`` hits stay the best ``k`` once
+        third-party hits are demoted: every hit after the pool scores at most ``bound`` (the
+        pool's last fused score), so the ``k``-th best demoted score must reach it."""
+        if relations is None:
+            return True
+        demoted = [is_demoted(h, relations) for h in thinned]
+        if not any(demoted):
+            return True
+        penalty = self._retrieval.third_party_penalty
+        scores = sorted(
+            (h.score - penalty * abs(h.score) if d else h.score for h, d in zip(thinned, demoted, strict=True)),
+            reverse=True,
+        )
+        return len(scores) >= k and scores[k - 1] >= bound
 
     def _refine(
         self, text: str, query: SearchQuery, k: int, hits: list[SearchHit], *, latest: bool, is_question: bool
@@ -223,6 +268,8 @@ class Searcher:
         """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
         whether the query asks for the latest state (and the recency blend applies)."""
         r = self._retrieval
+        if r.third_party_penalty > 0 and is_question:
+            hits = demote_third_parties(hits, text, r.third_party_penalty)
         if r.reranker is not None:
             hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
         if latest:
@@ -312,11 +359,12 @@ class Searcher:
             rrf_k=self._retrieval.rrf_k,
         )
         latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
+        relations = asked_relations(query) if self._retrieval.third_party_penalty > 0 and is_question else None
         hits = self._refine(
             query,
             search_query,
             k,
-            self._candidates(search_query, k, latest),
+            self._candidates(search_query, k, latest, relations),
             latest=latest,
             is_question=is_question,
         )

@@ -4,7 +4,7 @@ Pure Python: nothing here imports a third-party package (a test enforces it). Ev
 name of the submodules is re-exported here.
 """
 
-from . import errors, events, links, metadata_filter, model, ports, search, sentinel, text
+from . import errors, events, links, metadata_filter, model, ports, search, sentinel, subjects, text
 from .errors import *  # noqa: F403
 from .events import *  # noqa: F403
 from .links import *  # noqa: F403
@@ -13,6 +13,7 @@ from .model import *  # noqa: F403
 from .ports import *  # noqa: F403
 from .search import *  # noqa: F403
 from .sentinel import *  # noqa: F403
+from .subjects import *  # noqa: F403
 from .text import *  # noqa: F403
 
 __all__ = sorted(
@@ -25,6 +26,7 @@ __all__ = sorted(
         *ports.__all__,
         *search.__all__,
         *sentinel.__all__,
+        *subjects.__all__,
         *text.__all__,
     }
 )

@@ -84,7 +84,7 @@ def hybrid(fusion: str, dense_weight: float = 0.5, *, rrf_k: int = 60, **retriev
     }
 
 
-BARE = {"merge_provenance": False, "collapse_duplicates": False}
+BARE = {"merge_provenance": False, "collapse_duplicates": False, "third_party_penalty": 0.0}
 """The refinements after fusion switched off: a single method as it comes out of the store."""
 
 VARIANTS: dict[str, Variant] = {
@@ -114,6 +114,14 @@ VARIANTS: dict[str, Variant] = {
     "absolute-no-collapse": Variant(
         "absolute, without collapsing repeated texts", hybrid("absolute", collapse_duplicates=False)
     ),
+    "absolute-no-third-party": Variant(
+        "absolute, third parties' statements not demoted for first-person questions",
+        hybrid("absolute", third_party_penalty=0.0),
+    ),
+    "absolute-third-party-0.5": Variant(
+        "absolute, third parties' statements lose half their score (not all) for first-person questions",
+        hybrid("absolute", third_party_penalty=0.5),
+    ),
     "absolute+current": Variant("absolute, superseded memories after their successors", hybrid("absolute", current_first=True)),
     "absolute+latest": Variant(
         "absolute, recency blended in (weight 0.3) for 'latest' questions", hybrid("absolute", latest_weight=0.3)
@@ -137,7 +145,9 @@ VARIANTS: dict[str, Variant] = {
 }
 """Every variant the benchmark knows, in table order. New retrieval features get a line here."""
 
-REFINEMENT_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if "+" in name or "-no-" in name)
+REFINEMENT_VARIANTS: tuple[str, ...] = tuple(
+    name for name in VARIANTS if "+" in name or "-no-" in name or "-third-party-" in name
+)
 """The ablation of the refinements after fusion."""
 
 STANDARD_VARIANTS: tuple[str, ...] = tuple(name for name in VARIANTS if name not in REFINEMENT_VARIANTS)

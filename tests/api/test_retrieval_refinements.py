@@ -309,3 +309,53 @@ def test_a_retired_copy_never_hides_a_valid_memory_with_the_same_text(make_clien
     found = client.search("Lisbon", user_id="u")
     assert [r.id for r in found] == [again]
     assert found[0].record.is_valid
+
+
+@pytest.mark.parametrize("penalty", [0.0, 0.5, 1.0])
+def test_a_first_person_question_ranks_the_speakers_fact_before_a_third_partys(
+    make_client: ClientFactory, penalty: float
+) -> None:
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(third_party_penalty=penalty))
+    thread = client.create_thread(user_id="u")
+    thread.add_messages(
+        [
+            {"role": "user", "content": "My sister wants to live, live in Oslo."},
+            {"role": "user", "content": "I live in Porto."},
+        ]
+    )
+    found = [r.content for r in client.search("Where do I live?", user_id="u")]
+    assert len(found) == 2
+    sister_first = found[0].startswith("My sister")
+    # More of the query's words: first by keyword score, unless demoted (by half it drops below).
+    assert sister_first is (penalty == 0.0)
+    # A question that names the relation keeps that relation's statements where they rank.
+    named = [r.content for r in client.search("Where does my sister live?", user_id="u")]
+    assert named[0].startswith("My sister")
+    # Not a first-person question: no demotion.
+    assert client.search("live", user_id="u")[0].content.startswith("My sister")
+
+
+def test_third_party_penalty_is_on_by_default_and_validated() -> None:
+    assert RetrievalConfig().third_party_penalty == 1.0
+    for bad in (-0.1, 1.5, True, "high", float("nan")):
+        with pytest.raises(ConfigurationError):
+            RetrievalConfig(third_party_penalty=bad)  # type: ignore[arg-type]
+
+
+def test_a_search_looks_deeper_when_demoted_third_parties_fill_the_candidate_pool(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(search_strategy="keyword")  # a pool of 50 candidates by default
+    for i in range(70):
+        client.add_memory(f"My friend would work, work at company {i}.", user_id="u", memory_type="fact")
+    own = client.add_memory(
+        "I work at Hooli, a place where many people spend a long time every single day of the year.",
+        user_id="u",
+        memory_type="fact",
+    )
+    # Every friend's line outscores the speaker's (more "work", shorter): the speaker's is 71st.
+    unrefined = client.search("work", user_id="u", max_results=71)
+    assert unrefined[-1].id == own
+    found = client.search("Where do I work?", user_id="u", max_results=5)
+    assert found[0].id == own
+    assert len(found) == 5  # the demoted lines still fill the slots after it

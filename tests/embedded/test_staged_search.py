@@ -138,3 +138,23 @@ def test_keyword_and_vector_searches_and_reordering_options_use_the_whole_pool(
         assert store.pools == [50, 50, 50, 13]
     finally:
         client.close()
+
+
+def test_staged_and_whole_pool_searches_agree_when_third_parties_are_demoted(
+    client: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(80):
+        words = " ".join(WORDS[j] for j in range(len(WORDS)) if (i >> j) & 1) or "nothing"
+        speaker = ("My sister likes", "My brother says", "My cousin likes", "I like", "My manager likes")[i % 5]
+        client.add_memory(f"{speaker} {words}{'!' * (i % 3)} {i}", user_id="u", memory_type="fact")
+    queries = ["do I like tea", "what does my sister like, tea or rome", "tea rome", "my garden pizza", "I coffee"]
+    cases = [(q, k) for q in queries for k in (1, 3, 5, 10, 20)]
+    _pools(client).clear()
+    staged = [_answers(client, q, k) for q, k in cases]
+    pools = list(_pools(client))
+    assert any(p == 50 for p in pools) and pools.count(50) < len(cases)
+    _whole_pool(monkeypatch)
+    assert staged == [_answers(client, q, k) for q, k in cases]
+    # The demotion acted: for a question about the speaker, the speaker's own statements lead.
+    first = [r.content for r in client.search("do I like tea", user_id="u", max_results=5)]
+    assert all(not c.startswith(("My sister", "My brother", "My cousin")) for c in first)
