@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -23,6 +24,9 @@ from .ports import RerankCandidate, Reranker
 
 log = logging.getLogger("palimpsest")
 
+_NON_WORD = re.compile(r"\W+")
+"""What separates the words of a text for :func:`collapse_duplicates` (one pass, one string)."""
+
 __all__ = [
     "HISTORY_WORDS",
     "LATEST_WORDS",
@@ -32,11 +36,12 @@ __all__ = [
     "latest_first",
     "current_before_history",
     "demote_third_parties",
-    "is_demoted",
+    "demoted_score",
     "maximal_marginal_relevance",
     "merge_provenance",
     "rerank",
     "source_message_ids",
+    "third_party_test",
 ]
 
 HISTORY_WORDS = frozenset(
@@ -72,8 +77,7 @@ def latest_first(hits: Sequence[SearchHit], weight: float) -> list[SearchHit]:
     if span <= 0:
         return list(hits)
     blended = [
-        ((1.0 - weight) * (1.0 - rank / n) + weight * (times[rank] - low) / span, -rank)
-        for rank in range(n)
+        ((1.0 - weight) * (1.0 - rank / n) + weight * (times[rank] - low) / span, -rank) for rank in range(n)
     ]
     order = sorted(range(n), key=lambda i: blended[i], reverse=True)
     return [hits[i] for i in order]
@@ -127,8 +131,7 @@ def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
     kept: list[SearchHit] = []
     slot_of: dict[str, int] = {}
     for hit in hits:
-        words = word_tokens(hit.record.content)
-        key = " ".join(words) if words else hit.record.content
+        key = _NON_WORD.sub(" ", hit.record.content.lower()).strip() or hit.record.content
         slot = slot_of.get(key)
         if slot is None:
             slot_of[key] = len(kept)
@@ -138,32 +141,40 @@ def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return kept
 
 
-def demote_third_parties(hits: Sequence[SearchHit], query: str, penalty: float) -> list[SearchHit]:
-    """For a question in the first person, hits that state a fact about someone else ("My
-    sister lives in Oslo." for "Where do I live?") lose ``penalty`` of their score, then the
-    hits are sorted again (ties keep their order). A question that names the relation ("Where
-    does my sister live?") keeps that relation's statements as they are; a question not in
-    the first person, or a penalty of 0, changes nothing (:mod:`palimpsest.domain.subjects`)."""
-    relations = asked_relations(query) if penalty > 0 else None
+def third_party_test(query: str) -> Callable[[SearchHit], bool] | None:
+    """For a question in the first person, whether a hit states a fact about someone else
+    whose relation the question does not name ("My sister lives in Oslo." for "Where do I
+    live?", not for "Where does my sister live?"), remembered per record for the search;
+    ``None`` for any other question (:mod:`palimpsest.domain.subjects`)."""
+    relations = asked_relations(query)
     if relations is None:
-        return list(hits)
-    scored: list[tuple[float, int, SearchHit]] = []
-    changed = False
-    for rank, hit in enumerate(hits):
-        score = hit.score
-        if is_demoted(hit, relations):
-            score -= penalty * abs(score)
-            changed = True
-        scored.append((-score, rank, hit))
-    if not changed:
-        return list(hits)
-    return [hit for _, _, hit in sorted(scored, key=lambda item: (item[0], item[1]))]
+        return None
+    seen: dict[str, bool] = {}
+
+    def about_someone_else(hit: SearchHit) -> bool:
+        answer = seen.get(hit.id)
+        if answer is None:
+            about = third_party_of(hit.record.content)
+            answer = seen[hit.id] = about is not None and about not in relations
+        return answer
+
+    return about_someone_else
 
 
-def is_demoted(hit: SearchHit, relations: frozenset[str]) -> bool:
-    """Whether :func:`demote_third_parties` lowers ``hit`` for a question naming ``relations``."""
-    about = third_party_of(hit.record.content)
-    return about is not None and about not in relations
+def demoted_score(hit: SearchHit, penalty: float, demoted: Callable[[SearchHit], bool]) -> float:
+    """The hit's score, less ``penalty`` of it when ``demoted`` says so."""
+    return hit.score - penalty * abs(hit.score) if demoted(hit) else hit.score
+
+
+def demote_third_parties(
+    hits: Sequence[SearchHit], penalty: float, demoted: Callable[[SearchHit], bool]
+) -> list[SearchHit]:
+    """Hits that ``demoted`` picks (:func:`third_party_test`) lose ``penalty`` of their score,
+    then the hits are sorted again (ties keep their order). A penalty of 0 changes nothing."""
+    if penalty <= 0 or not any(demoted(hit) for hit in hits):
+        return list(hits)
+    order = sorted(range(len(hits)), key=lambda i: (-demoted_score(hits[i], penalty, demoted), i))
+    return [hits[i] for i in order]
 
 
 def current_before_history(
@@ -256,7 +267,11 @@ def rerank(
     if len(scores) != len(head) or not all(
         isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores
     ):
-        log.warning("the reranker answered %d scores for %d candidates; the fused order is kept", len(scores), len(head))
+        log.warning(
+            "the reranker answered %d scores for %d candidates; the fused order is kept",
+            len(scores),
+            len(head),
+        )
         return [*head, *tail]
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return [*(head[i] for i in order), *tail]

@@ -7,7 +7,7 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -24,7 +24,6 @@ from palimpsest.domain.search import (
     ScopeValue,
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
-from palimpsest.domain.subjects import asked_relations
 
 from .config import RetrievalConfig
 from .ports import Embedder
@@ -35,10 +34,11 @@ from .retrieval import (
     collapse_duplicates,
     current_before_history,
     demote_third_parties,
-    is_demoted,
+    demoted_score,
     latest_first,
     merge_provenance,
     rerank,
+    third_party_test,
 )
 from .validation import apply_token_budgets
 
@@ -61,7 +61,9 @@ class SearchScope:
     exact_thread_match: bool | NotSetType = NOTSET
 
 
-def _dimension(value: str | None | NotSetType, exact: bool | NotSetType, *, narrows_by_default: bool) -> ScopeValue:
+def _dimension(
+    value: str | None | NotSetType, exact: bool | NotSetType, *, narrows_by_default: bool
+) -> ScopeValue:
     if not isinstance(exact, (bool, NotSetType)):
         raise ValidationError("exact_*_match flags must be True or False.")
     if not isinstance(value, NotSetType):
@@ -106,7 +108,9 @@ def resolve_scope(
                 "unscoped records only), or scope=SearchScope(user_id=...)."
             )
         if exact_user_match is False:
-            raise ValidationError("Client searches require exact user scoping; do not set exact_user_match=False.")
+            raise ValidationError(
+                "Client searches require exact user scoping; do not set exact_user_match=False."
+            )
     return ScopeFilter(
         user_id=_dimension(user_id, exact_user_match, narrows_by_default=True),
         agent_id=_dimension(agent_id, exact_agent_match, narrows_by_default=True),
@@ -121,7 +125,9 @@ def within_token_budgets(
     rendered only when there is a budget to apply (rendering is most of a result's cost)."""
     if all(b is None or isinstance(b, NotSetType) for b in (token_budget, soft_token_budget)):
         return list(results)
-    return apply_token_budgets(results, [r.formatted_content for r in results], token_budget, soft_token_budget)
+    return apply_token_budgets(
+        results, [r.formatted_content for r in results], token_budget, soft_token_budget
+    )
 
 
 def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordType] | None:
@@ -212,12 +218,12 @@ class Searcher:
         return shorter if shorter.fusion_depth == query.fusion_depth else None
 
     def _candidates(
-        self, query: SearchQuery, k: int, latest: bool, relations: frozenset[str] | None = None
+        self, query: SearchQuery, k: int, latest: bool, demoted: Callable[[SearchHit], bool] | None = None
     ) -> list[SearchHit]:
         """The store's hits for ``query``, thinned: from a shorter pool when that settles the
-        best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``relations``: those of
-        a first-person question whose third-party hits will be demoted; a shorter pool that
-        holds such a hit is settled only if no later hit can overtake it."""
+        best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``demoted``: for a
+        first-person question, which hits will be demoted as third parties' (a shorter pool
+        that holds one is settled only if no later hit can overtake it)."""
         shorter = self._first_pool(query, k, latest)
         if shorter is not None:
             hits = self._store.search(shorter)
@@ -230,13 +236,13 @@ class Searcher:
                     self._retrieval.collapse_duplicates
                     and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in thinned[:k])
                 )
-                and self._settled_after_demotion(thinned, k, relations, hits[-1].score)
+                and self._settled_after_demotion(thinned, k, demoted, hits[-1].score)
             ):
                 return thinned
         for _ in range(DEEPER_SEARCHES + 1):
             hits = self._store.search(query)
             thinned = self._thin(hits)
-            usable = len(thinned) if relations is None else sum(1 for h in thinned if not is_demoted(h, relations))
+            usable = len(thinned) if demoted is None else sum(1 for h in thinned if not demoted(h))
             if usable >= k or len(hits) < query.k or query.k >= MAX_SEARCH_K:
                 break
             # The refinements left fewer than k hits worth returning (repeats collapsed, third
@@ -245,31 +251,34 @@ class Searcher:
         return thinned
 
     def _settled_after_demotion(
-        self, thinned: Sequence[SearchHit], k: int, relations: frozenset[str] | None, bound: float
+        self, thinned: Sequence[SearchHit], k: int, demoted: Callable[[SearchHit], bool] | None, bound: float
     ) -> bool:
         """Whether the best ``k`` of a shorter pool's ``thinned`` hits stay the best ``k`` once
         third-party hits are demoted: every hit after the pool scores at most ``bound`` (the
         pool's last fused score), so the ``k``-th best demoted score must reach it."""
-        if relations is None:
-            return True
-        demoted = [is_demoted(h, relations) for h in thinned]
-        if not any(demoted):
+        if demoted is None or not any(demoted(h) for h in thinned):
             return True
         penalty = self._retrieval.third_party_penalty
-        scores = sorted(
-            (h.score - penalty * abs(h.score) if d else h.score for h, d in zip(thinned, demoted, strict=True)),
-            reverse=True,
-        )
+        scores = sorted((demoted_score(h, penalty, demoted) for h in thinned), reverse=True)
         return len(scores) >= k and scores[k - 1] >= bound
 
     def _refine(
-        self, text: str, query: SearchQuery, k: int, hits: list[SearchHit], *, latest: bool, is_question: bool
+        self,
+        text: str,
+        query: SearchQuery,
+        k: int,
+        hits: list[SearchHit],
+        *,
+        latest: bool,
+        is_question: bool,
+        demoted: Callable[[SearchHit], bool] | None = None,
     ) -> list[SearchHit]:
         """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
-        whether the query asks for the latest state (and the recency blend applies)."""
+        whether the query asks for the latest state (and the recency blend applies);
+        ``demoted``: the third-party test of a first-person question (:func:`third_party_test`)."""
         r = self._retrieval
-        if r.third_party_penalty > 0 and is_question:
-            hits = demote_third_parties(hits, text, r.third_party_penalty)
+        if demoted is not None:
+            hits = demote_third_parties(hits, r.third_party_penalty, demoted)
         if r.reranker is not None:
             hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
         if latest:
@@ -359,14 +368,15 @@ class Searcher:
             rrf_k=self._retrieval.rrf_k,
         )
         latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
-        relations = asked_relations(query) if self._retrieval.third_party_penalty > 0 and is_question else None
+        demoted = third_party_test(query) if self._retrieval.third_party_penalty > 0 and is_question else None
         hits = self._refine(
             query,
             search_query,
             k,
-            self._candidates(search_query, k, latest, relations),
+            self._candidates(search_query, k, latest, demoted),
             latest=latest,
             is_question=is_question,
+            demoted=demoted,
         )
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return within_token_budgets(results, token_budget, soft_token_budget)

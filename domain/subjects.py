@@ -24,7 +24,7 @@ from typing import Final
 
 from .text import word_tokens
 
-__all__ = ["RELATION_WORDS", "asked_relations", "third_party_of"]
+__all__ = ["RELATION_WORDS", "STATEMENTS_READ", "asked_relations", "third_party_of"]
 
 RELATION_WORDS: Final = frozenset(
     """
@@ -59,6 +59,12 @@ _FIRST_CLAUSE: Final = re.compile(
 
 _SELF: Final = "\x00self"
 
+STATEMENTS_READ: Final = 3
+"""How many statements of a text :func:`third_party_of` reads: who a message is about shows in
+its opening, and a long message (a pasted document, an assistant's essay) is not read whole."""
+_CLAUSE_CHARS: Final = 300
+_TEXT_CHARS: Final = 3000
+
 
 def _sentence_subject(sentence: str) -> str | None:
     """``_SELF`` when the sentence's subject is the speaker, a relation word when it is someone
@@ -81,22 +87,27 @@ def third_party_of(text: str) -> str | None:
     """The relation word of the person a statement is about ("sister" for "My sister lives in
     Oslo."; "wife" for "My wife's manager is Farid."), or ``None``.
 
-    Each sentence is judged by its first clause. Questions are skipped; a statement with any
-    sentence about the speaker ("I", "we", "my <not a relation>", "the user", or a first clause
-    that names the speaker too: "my sister and I", "my kids live with me") is about the speaker
-    (``None``); otherwise the first sentence that opens with "my/our <relation>" names the
-    third party. Text that opens
-    any other way ("It", "The", a name, another language) gives ``None``."""
+    The text is read statement by statement (questions skipped), at most
+    :data:`STATEMENTS_READ` of them, each judged by its first clause. A text with a statement
+    about the speaker ("I", "we", "my <not a relation>", "the user", or a first clause that
+    names the speaker too: "my sister and I", "my kids live with me") is about the speaker
+    (``None``); otherwise the first statement that opens with "my/our <relation>" names the
+    third party. Text that opens any other way ("It", "The", a name, another language) gives
+    ``None``."""
     other: str | None = None
-    for sentence in _SENTENCE.findall(text):
-        sentence = sentence.strip()
+    read = 0
+    for match in _SENTENCE.finditer(text, 0, _TEXT_CHARS):
+        sentence = match.group().strip()
         if not sentence or sentence.endswith("?"):
             continue
-        subject = _sentence_subject(sentence)
+        subject = _sentence_subject(sentence[:_CLAUSE_CHARS])
         if subject == _SELF:
             return None
         if subject is not None and other is None:
             other = subject
+        read += 1
+        if read >= STATEMENTS_READ:
+            break
     return other
 
 

@@ -100,8 +100,12 @@ def test_card_slots_skip_paraphrases_when_diversity_is_on(make_client: ClientFac
     def build(diversity: float | None) -> list[str]:
         client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(card_diversity=diversity))
         for i in range(5):
-            client.add_memory(f"The user likes pizza with olives, version {i}.", user_id="u", memory_type="preference")
-        client.add_memory("The user likes pizza on Fridays with friends.", user_id="u", memory_type="preference")
+            client.add_memory(
+                f"The user likes pizza with olives, version {i}.", user_id="u", memory_type="preference"
+            )
+        client.add_memory(
+            "The user likes pizza on Fridays with friends.", user_id="u", memory_type="preference"
+        )
         client.add_memory("Pizza nights are for the family.", user_id="u", memory_type="memory")
         thread = client.create_thread(user_id="u")
         thread.add_messages([{"role": "user", "content": "pizza with olives tonight?"}])
@@ -158,16 +162,24 @@ def test_a_question_about_the_latest_state_prefers_newer_records_when_weighted(
 ) -> None:
     client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(latest_weight=0.6))
     old = client.add_memory(
-        "The user's phone plan is the basic plan, phone plan basic.", user_id="u", memory_type="fact",
+        "The user's phone plan is the basic plan, phone plan basic.",
+        user_id="u",
+        memory_type="fact",
         timestamp="2025-01-01T00:00:00+00:00",
     )
     new = client.add_memory(
-        "The user's phone plan is unlimited.", user_id="u", memory_type="fact", timestamp="2026-06-01T00:00:00+00:00"
+        "The user's phone plan is unlimited.",
+        user_id="u",
+        memory_type="fact",
+        timestamp="2026-06-01T00:00:00+00:00",
     )
     assert [r.id for r in client.search("phone plan basic", user_id="u")] == [old, new]
     assert [r.id for r in client.search("What is my current phone plan basic?", user_id="u")] == [new, old]
     # A question about the past is not a question about the latest state.
-    assert [r.id for r in client.search("What was my phone plan basic before, currently?", user_id="u")] == [old, new]
+    assert [r.id for r in client.search("What was my phone plan basic before, currently?", user_id="u")] == [
+        old,
+        new,
+    ]
 
 
 class _ByLength:
@@ -268,12 +280,20 @@ def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_clien
 
     client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(latest_weight=1.0))
     old = client.add_memory(
-        "The user lives in Lisbon, Lisbon city.", user_id="u", memory_type="fact", timestamp="2025-01-01T00:00:00+00:00"
+        "The user lives in Lisbon, Lisbon city.",
+        user_id="u",
+        memory_type="fact",
+        timestamp="2025-01-01T00:00:00+00:00",
     )
     other = client.add_memory(
-        "The user visited Lisbon once.", user_id="u", memory_type="fact", timestamp="2026-06-01T00:00:00+00:00"
+        "The user visited Lisbon once.",
+        user_id="u",
+        memory_type="fact",
+        timestamp="2026-06-01T00:00:00+00:00",
     )
-    new_id = client.add_memory("The user now lives in Porto, not Lisbon city.", user_id="u", memory_type="fact")
+    new_id = client.add_memory(
+        "The user now lives in Porto, not Lisbon city.", user_id="u", memory_type="fact"
+    )
     core = client._core  # noqa: SLF001 - the library's own lookup, as extraction runs it
     with core.store.unit_of_work() as uow:
         new = uow.records.get(new_id)

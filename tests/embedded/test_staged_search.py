@@ -145,9 +145,17 @@ def test_staged_and_whole_pool_searches_agree_when_third_parties_are_demoted(
 ) -> None:
     for i in range(80):
         words = " ".join(WORDS[j] for j in range(len(WORDS)) if (i >> j) & 1) or "nothing"
-        speaker = ("My sister likes", "My brother says", "My cousin likes", "I like", "My manager likes")[i % 5]
+        speaker = ("My sister likes", "My brother says", "My cousin likes", "I like", "My manager likes")[
+            i % 5
+        ]
         client.add_memory(f"{speaker} {words}{'!' * (i % 3)} {i}", user_id="u", memory_type="fact")
-    queries = ["do I like tea", "what does my sister like, tea or rome", "tea rome", "my garden pizza", "I coffee"]
+    queries = [
+        "do I like tea",
+        "what does my sister like, tea or rome",
+        "tea rome",
+        "my garden pizza",
+        "I coffee",
+    ]
     cases = [(q, k) for q in queries for k in (1, 3, 5, 10, 20)]
     _pools(client).clear()
     staged = [_answers(client, q, k) for q, k in cases]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from palimpsest.domain.subjects import RELATION_WORDS, asked_relations, third_party_of
+from palimpsest.domain.subjects import RELATION_WORDS, STATEMENTS_READ, asked_relations, third_party_of
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,11 @@ def test_never_raises_and_answers_a_relation_word_or_none(text: str) -> None:
 )
 def test_a_sentence_is_judged_by_its_first_clause(text: str, about: str | None) -> None:
     assert third_party_of(text) == about
+
+
+def test_only_the_opening_statements_are_read() -> None:
+    assert STATEMENTS_READ == 3
+    opening = "My sister lives in Oslo. My sister likes jazz. My sister has a cat. "
+    assert third_party_of(opening + "I live in Porto.") == "sister"  # the fourth is not read
+    assert third_party_of("My sister lives in Oslo. Why? I live in Porto.") is None  # questions do not count
+    assert third_party_of("My sister " + "x" * 100_000) == "sister"
