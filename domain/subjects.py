@@ -72,7 +72,9 @@ def _sentence_subject(sentence: str) -> str | None:
     head = word_tokens(_FIRST_CLAUSE.split(_LEADING_FILLER.sub("", sentence), maxsplit=1)[0])
     if not head:
         return None
-    if head[0] in _SELF_SUBJECTS or head[:2] == ["the", "user"]:
+    if head[:2] == ["the", "user"]:  # extracted memories: "The user lives ...", "The user's wife ..."
+        head = ["my", *head[3:]] if head[2:3] == ["s"] else ["i"]
+    if head[0] in _SELF_SUBJECTS:
         return _SELF
     if head[0] in _POSSESSIVES and len(head) > 1:
         if head[1] not in RELATION_WORDS:
@@ -91,8 +93,8 @@ def third_party_of(text: str) -> str | None:
     :data:`STATEMENTS_READ` of them, each judged by its first clause. A text with a statement
     about the speaker ("I", "we", "my <not a relation>", "the user", or a first clause that
     names the speaker too: "my sister and I", "my kids live with me") is about the speaker
-    (``None``); otherwise the first statement that opens with "my/our <relation>" names the
-    third party. Text that opens any other way ("It", "The", a name, another language) gives
+    (``None``); otherwise the first statement that opens with "my/our <relation>" (or, as
+    extracted memories put it, "the user's <relation>") names the third party. Text that opens any other way ("It", "The", a name, another language) gives
     ``None``."""
     other: str | None = None
     read = 0

@@ -82,3 +82,17 @@ def test_only_the_opening_statements_are_read() -> None:
     assert third_party_of(opening + "I live in Porto.") == "sister"  # the fourth is not read
     assert third_party_of("My sister lives in Oslo. Why? I live in Porto.") is None  # questions do not count
     assert third_party_of("My sister " + "x" * 100_000) == "sister"
+
+
+@pytest.mark.parametrize(
+    ("text", "about"),
+    [
+        ("The user's wife's manager is Farid Haddad.", "wife"),
+        ("The user's sister lives in Oslo.", "sister"),
+        ("The user's manager is Bruno Costa.", None),
+        ("The user's favourite sport is rowing.", None),
+        ("The user lives in Porto.", None),
+    ],
+)
+def test_extracted_memories_speak_of_the_user_in_the_third_person(text: str, about: str | None) -> None:
+    assert third_party_of(text) == about
