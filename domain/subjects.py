@@ -72,6 +72,8 @@ def _sentence_subject(sentence: str) -> str | None:
     head = word_tokens(_FIRST_CLAUSE.split(_LEADING_FILLER.sub("", sentence), maxsplit=1)[0])
     if not head:
         return None
+    if head[:1] == ["user"]:  # "User's sister lives ..." as some extractors write it
+        head = ["the", *head]
     if head[:2] == ["the", "user"]:  # extracted memories: "The user lives ...", "The user's wife ..."
         head = ["my", *head[3:]] if head[2:3] == ["s"] else ["i"]
     if head[0] in _SELF_SUBJECTS:

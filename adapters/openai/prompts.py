@@ -80,6 +80,8 @@ semantic search, so each must make sense on its own.
 # Principles
 - Atomic: one idea per record. Standalone: name people and things explicitly, no pronouns
   that need the conversation to be understood.
+- Whose fact: write the user's own facts about "The user" and anyone else's about that person
+  ("The user's sister lives in Oslo."), never one person's fact as another's.
 - Paraphrase for retrieval; at most about 240 characters; plain text, no markdown.
 - Grounded: only the newest messages may justify a record; the summary, earlier messages and
   past memories are context for understanding them, not evidence.

@@ -92,6 +92,8 @@ def test_only_the_opening_statements_are_read() -> None:
         ("The user's manager is Bruno Costa.", None),
         ("The user's favourite sport is rowing.", None),
         ("The user lives in Porto.", None),
+        ("User's sister lives in Oslo.", "sister"),
+        ("User prefers tea.", None),
     ],
 )
 def test_extracted_memories_speak_of_the_user_in_the_third_person(text: str, about: str | None) -> None:
