@@ -17,13 +17,15 @@ from datetime import datetime
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.search import SearchHit, SearchQuery
-from palimpsest.domain.subjects import asked_relations, third_party_of
+from palimpsest.domain.subjects import asked_relations, names_in, third_party_of
 from palimpsest.domain.text import keyword_terms, word_tokens
 
 from .ports import RerankCandidate, Reranker
 
 log = logging.getLogger("palimpsest")
 
+NAME_CHARS = 3000
+"""How much of a hit's text is searched for a name the question asks about."""
 _NON_WORD = re.compile(r"\W+")
 """What separates the words of a text for :func:`collapse_duplicates` (one pass, one string)."""
 
@@ -144,18 +146,23 @@ def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
 def third_party_test(query: str) -> Callable[[SearchHit], bool] | None:
     """For a question in the first person, whether a hit states a fact about someone else
     whose relation the question does not name ("My sister lives in Oslo." for "Where do I
-    live?", not for "Where does my sister live?"), remembered per record for the search;
+    live?", not for "Where does my sister live?") nor any name the question asks about (not
+    "My sister Anna ..." for "What did I buy for Anna?"), remembered per record for the search;
     ``None`` for any other question (:mod:`palimpsest.domain.subjects`)."""
     relations = asked_relations(query)
     if relations is None:
         return None
+    names = names_in(query)
     seen: dict[str, bool] = {}
 
     def about_someone_else(hit: SearchHit) -> bool:
         answer = seen.get(hit.id)
         if answer is None:
             about = third_party_of(hit.record.content)
-            answer = seen[hit.id] = about is not None and about not in relations
+            answer = about is not None and about not in relations
+            if answer and names and not names.isdisjoint(word_tokens(hit.record.content[:NAME_CHARS])):
+                answer = False  # "My sister Anna loves jazz." for "What did I buy for Anna?"
+            seen[hit.id] = answer
         return answer
 
     return about_someone_else

@@ -24,7 +24,7 @@ from typing import Final
 
 from .text import word_tokens
 
-__all__ = ["RELATION_WORDS", "STATEMENTS_READ", "asked_relations", "third_party_of"]
+__all__ = ["RELATION_WORDS", "STATEMENTS_READ", "asked_relations", "names_in", "third_party_of"]
 
 RELATION_WORDS: Final = frozenset(
     """
@@ -122,3 +122,18 @@ def asked_relations(query: str) -> frozenset[str] | None:
     if not any(token in _FIRST_PERSON for token in tokens):
         return None
     return frozenset(token for token in tokens if token in RELATION_WORDS)
+
+
+_CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]*)")
+
+
+def names_in(query: str) -> frozenset[str]:
+    """The capitalised words of a question other than its first word and "I", lower-cased: the
+    names it asks about ("anna" in "What did I buy for Anna?"). A statement about a relative
+    that mentions one of them ("My sister Anna loves jazz.") answers the question and is not
+    demoted."""
+    return frozenset(
+        word.lower()
+        for word in _CAPITALISED.findall(query.strip())
+        if word not in ("I", "I'm", "I've", "I'd", "I'll")
+    )

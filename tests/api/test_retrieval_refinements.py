@@ -379,3 +379,20 @@ def test_a_search_looks_deeper_when_demoted_third_parties_fill_the_candidate_poo
     found = client.search("Where do I work?", user_id="u", max_results=5)
     assert found[0].id == own
     assert len(found) == 5  # the demoted lines still fill the slots after it
+
+
+def test_a_relative_named_in_the_question_is_not_demoted(make_client: ClientFactory) -> None:
+    client = make_client(search_strategy="keyword")
+    thread = client.create_thread(user_id="u")
+    thread.add_messages(
+        [
+            {"role": "user", "content": "My sister Anna wants a scarf, a red scarf."},
+            {"role": "user", "content": "I bought a scarf."},
+        ]
+    )
+    # "scarf" twice: the sister's line leads by keyword score, and the question names her.
+    assert client.search("Which scarf did I buy for Anna?", user_id="u")[0].content.startswith(
+        "My sister Anna"
+    )
+    # Without the name she is a third party, and the user's own line comes first.
+    assert client.search("Which scarf did I buy?", user_id="u")[0].content == "I bought a scarf."

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from palimpsest.domain.subjects import RELATION_WORDS, STATEMENTS_READ, asked_relations, third_party_of
+from palimpsest.domain.subjects import (
+    RELATION_WORDS,
+    STATEMENTS_READ,
+    asked_relations,
+    names_in,
+    third_party_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -98,3 +104,17 @@ def test_only_the_opening_statements_are_read() -> None:
 )
 def test_extracted_memories_speak_of_the_user_in_the_third_person(text: str, about: str | None) -> None:
     assert third_party_of(text) == about
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did I buy for Anna?", {"anna"}),
+        ("Where do I live, Porto or Oslo?", {"porto", "oslo"}),
+        ("Who is my boss? Is it Bruno?", {"bruno"}),  # "Is" opens a sentence
+        ("Where do I live?", set()),
+        ("I met Rachel.", {"rachel"}),
+    ],
+)
+def test_names_in(query: str, names: set[str]) -> None:
+    assert names_in(query) == names
