@@ -11,7 +11,8 @@ grammatical subject that English chat puts first, so a search can tell them apar
   someone the speaker names by their relation to them, ``None`` otherwise (about the speaker,
   about no one in particular, or undecided);
 * :func:`asked_relations` — for a question in the first person ("Where do I live?", "What did
-  my sister recommend?"), the relation words it names; ``None`` for any other question.
+  my sister recommend?"), the relation words it names; ``None`` for any other question;
+* :func:`names_in` — the names a question asks about ("anna" in "What did I buy for Anna?").
 
 They are heuristics over English and stay silent (``None``) on anything they do not
 recognise, including other languages: a statement they cannot place is never demoted.
@@ -96,8 +97,8 @@ def third_party_of(text: str) -> str | None:
     about the speaker ("I", "we", "my <not a relation>", "the user", or a first clause that
     names the speaker too: "my sister and I", "my kids live with me") is about the speaker
     (``None``); otherwise the first statement that opens with "my/our <relation>" (or, as
-    extracted memories put it, "the user's <relation>") names the third party. Text that opens any other way ("It", "The", a name, another language) gives
-    ``None``."""
+    extracted memories put it, "the user's <relation>") names the third party. Text that opens
+    any other way ("It", "The", a name, another language) gives ``None``."""
     other: str | None = None
     read = 0
     for match in _SENTENCE.finditer(text, 0, _TEXT_CHARS):
@@ -124,7 +125,7 @@ def asked_relations(query: str) -> frozenset[str] | None:
     return frozenset(token for token in tokens if token in RELATION_WORDS)
 
 
-_CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]*)")
+_CAPITALISED: Final = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z]\w*)")
 
 
 def names_in(query: str) -> frozenset[str]:
@@ -135,5 +136,5 @@ def names_in(query: str) -> frozenset[str]:
     return frozenset(
         word.lower()
         for word in _CAPITALISED.findall(query.strip())
-        if word not in ("I", "I'm", "I've", "I'd", "I'll")
+        if word != "I"
     )

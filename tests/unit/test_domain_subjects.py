@@ -114,6 +114,8 @@ def test_extracted_memories_speak_of_the_user_in_the_third_person(text: str, abo
         ("Who is my boss? Is it Bruno?", {"bruno"}),  # "Is" opens a sentence
         ("Where do I live?", set()),
         ("I met Rachel.", {"rachel"}),
+        ("What did I get for Anna's birthday?", {"anna"}),  # as word tokens split "Anna's"
+        ("I'm seeing Jean-Luc tonight, what should I bring?", {"jean", "luc"}),
     ],
 )
 def test_names_in(query: str, names: set[str]) -> None:
