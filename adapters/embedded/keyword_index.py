@@ -24,7 +24,16 @@ import numpy as np
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .vector_index import NO_CODE, Key, Scope, VectorFilter, _Codes, select_partitions
+from .vector_index import (
+    NO_CODE,
+    Key,
+    Scope,
+    VectorFilter,
+    _Codes,
+    count_flags,
+    filter_mask,
+    select_partitions,
+)
 
 __all__ = [
     "K1",
@@ -238,11 +247,6 @@ class _KeywordPartition:
         if needed > len(self.alive):
             self._resize(max(needed, 2 * len(self.alive)))
 
-    def count(self, rows: np.ndarray | slice, sign: int, no_expiry: int) -> None:
-        alive = self.alive[rows]
-        self.expiring += sign * int(np.count_nonzero((self.expires[rows] != no_expiry) & alive))
-        self.invalid += sign * int(np.count_nonzero(~self.valid[rows] & alive))
-
     def posting(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's (rows, frequencies), both int32, or ``None`` if no row has it.
 
@@ -335,38 +339,6 @@ class _KeywordPartition:
         self.dead = 0
         self.norm = None
 
-    def admitted(
-        self, rows: np.ndarray, flt: VectorFilter, allowed_rows: np.ndarray | None, check_types: bool
-    ) -> np.ndarray | None:
-        """The mask of ``rows`` the filters admit; ``None`` when all are.
-
-        A condition is applied only when it can exclude something in this partition
-        (``check_types``: whether the query refuses a type this partition may hold).
-        """
-        mask: np.ndarray | None = None
-
-        def narrow(condition: np.ndarray) -> None:
-            nonlocal mask
-            mask = condition if mask is None else mask & condition
-
-        if self.dead:
-            narrow(self.alive[rows])
-        if allowed_rows is not None:
-            narrow(allowed_rows[rows])
-        if check_types:
-            lut = np.zeros(256, dtype=bool)
-            lut[list(flt.type_codes)] = True
-            narrow(lut[self.type_code[rows].view(np.uint8)])
-        if flt.agent_code is not None:
-            narrow(self.agent_code[rows] == flt.agent_code)
-        if flt.thread_code is not None:
-            narrow(self.thread_code[rows] == flt.thread_code)
-        if not flt.include_invalid and self.invalid:
-            narrow(self.valid[rows])
-        if self.expiring:
-            narrow(self.expires[rows] > flt.now_us)
-        return mask
-
     def top(
         self,
         weights: list[tuple[int, float]],
@@ -428,7 +400,7 @@ class _KeywordPartition:
             every = np.concatenate([rows for rows, _ in pieces])
             rows, inverse = np.unique(every, return_inverse=True)
             scores = np.bincount(inverse, weights=np.concatenate([c for _, c in pieces]), minlength=len(rows))
-        mask = self.admitted(rows, flt, allowed_rows, check_types)
+        mask = filter_mask(self, rows, flt, None if allowed_rows is None else allowed_rows[rows], check_types)
         if mask is not None:
             rows, scores = rows[mask], scores[mask]
         tied: list[KeywordCandidate] = []
@@ -473,7 +445,6 @@ class _KeywordPartition:
         rows = np.concatenate((rows[better], first))
         scores = np.concatenate((scores[better], np.full(len(first), kth)))
         return rows, scores, [(-float(kth), cut_type, rid) for rid in chosen]
-
 
 
 _Appended = tuple[list[int], list[int], list[int], list[int]]
@@ -810,14 +781,14 @@ class PostingsKeywordIndex:
         threads: list[int],
     ) -> None:
         """Write the filter columns of batch entries ``members`` to ``rows`` (now alive)."""
-        partition.count(rows, -1, self._no_expiry)  # rows being overwritten stop counting
+        count_flags(partition, rows, -1, self._no_expiry)  # rows being overwritten stop counting
         partition.type_code[rows] = [batch.types[i] for i in members]
         partition.agent_code[rows] = [agents[i] for i in members]
         partition.thread_code[rows] = [threads[i] for i in members]
         partition.valid[rows] = [batch.valid[i] for i in members]
         partition.expires[rows] = [batch.expires[i] for i in members]
         partition.alive[rows] = True
-        partition.count(rows, +1, self._no_expiry)
+        count_flags(partition, rows, +1, self._no_expiry)
 
     def remove(self, keys: Iterable[Key]) -> None:
         """Forget documents (unknown keys are ignored)."""
@@ -834,7 +805,7 @@ class PostingsKeywordIndex:
         """Mark a live row dead and take it out of the statistics."""
         scope, row = found
         partition = self._partitions[scope]
-        partition.count(slice(row, row + 1), -1, self._no_expiry)
+        count_flags(partition, slice(row, row + 1), -1, self._no_expiry)
         partition.kill(row)
         terms, _freqs = partition.forward(row)
         df = self._df

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import numpy as np
 from palimpsest.domain.errors import StorageError
@@ -183,6 +183,65 @@ def select_partitions(
     return chosen, allowed
 
 
+class FilterColumns(Protocol):
+    """The per-row filter columns and their counts, kept alike by the vector and the keyword
+    index's partitions, which :func:`count_flags` and :func:`filter_mask` read."""
+
+    alive: np.ndarray
+    type_code: np.ndarray
+    agent_code: np.ndarray
+    thread_code: np.ndarray
+    valid: np.ndarray
+    expires: np.ndarray
+    dead: int
+    expiring: int
+    invalid: int
+
+
+def count_flags(columns: FilterColumns, rows: np.ndarray | slice, sign: int, no_expiry: int) -> None:
+    """Adds (``sign`` +1) or takes away (-1) the live ``rows`` that expire or are invalid, the
+    counts that let :func:`filter_mask` skip a condition nothing could fail."""
+    alive = columns.alive[rows]
+    columns.expiring += sign * int(np.count_nonzero((columns.expires[rows] != no_expiry) & alive))
+    columns.invalid += sign * int(np.count_nonzero(~columns.valid[rows] & alive))
+
+
+def filter_mask(
+    columns: FilterColumns,
+    rows: np.ndarray | slice,
+    flt: VectorFilter,
+    allowed: np.ndarray | None,
+    check_types: bool,
+) -> np.ndarray | None:
+    """The mask of ``rows`` the filters admit; ``None`` when all are. ``allowed``: the metadata
+    prefilter's mask over the same rows. A condition is applied only when it can exclude
+    something in this partition (``check_types``: whether the query refuses a type this
+    partition may hold)."""
+    mask: np.ndarray | None = None
+
+    def narrow(condition: np.ndarray) -> None:
+        nonlocal mask
+        mask = condition if mask is None else mask & condition
+
+    if columns.dead:
+        narrow(columns.alive[rows])
+    if allowed is not None:
+        narrow(allowed)
+    if check_types:
+        lut = np.zeros(256, dtype=bool)
+        lut[list(flt.type_codes)] = True
+        narrow(lut[columns.type_code[rows].view(np.uint8)])
+    if flt.agent_code is not None:
+        narrow(columns.agent_code[rows] == flt.agent_code)
+    if flt.thread_code is not None:
+        narrow(columns.thread_code[rows] == flt.thread_code)
+    if not flt.include_invalid and columns.invalid:
+        narrow(columns.valid[rows])
+    if columns.expiring:
+        narrow(columns.expires[rows] > flt.now_us)
+    return mask
+
+
 VectorCandidate = tuple[float, int, str]
 """(cosine similarity, type code, id): sorts best-first as (-score, type code, id)."""
 
@@ -242,15 +301,10 @@ class _Partition:
         if needed > self.vectors.shape[0]:
             self._resize(max(needed, 2 * self.vectors.shape[0]))
 
-    def _count(self, rows: np.ndarray | slice, sign: int, no_expiry: int) -> None:
-        alive = self.alive[rows]
-        self.expiring += sign * int(np.count_nonzero((self.expires[rows] != no_expiry) & alive))
-        self.invalid += sign * int(np.count_nonzero(~self.valid[rows] & alive))
-
     def write(
         self, rows: np.ndarray | slice, src: np.ndarray | slice, columns: _Columns, no_expiry: int
     ) -> None:
-        self._count(rows, -1, no_expiry)  # rows being overwritten stop counting
+        count_flags(self, rows, -1, no_expiry)  # rows being overwritten stop counting
         self.vectors[rows] = columns.matrix[src]
         if words := self.bits.shape[0]:
             self.bits[:, rows] = sign_bits(columns.matrix[src], words).T
@@ -260,7 +314,7 @@ class _Partition:
         self.valid[rows] = columns.valid[src]
         self.expires[rows] = columns.expires[src]
         self.alive[rows] = True
-        self._count(rows, +1, no_expiry)
+        count_flags(self, rows, +1, no_expiry)
 
     def pack(self, words: int) -> None:
         """Start keeping sign bits: pack every row once; :meth:`write` keeps them up to date."""
@@ -270,7 +324,7 @@ class _Partition:
             self.bits = bits
 
     def kill(self, rows: np.ndarray, no_expiry: int) -> None:
-        self._count(rows, -1, no_expiry)
+        count_flags(self, rows, -1, no_expiry)
         self.alive[rows] = False
         self.dead += len(rows)
 
@@ -304,7 +358,7 @@ class _Partition:
         n = self.size
         if n == 0:
             return []
-        mask = self.admitted(flt, allowed_rows, check_types)
+        mask = filter_mask(self, slice(0, self.size), flt, allowed_rows, check_types)
         count = n if mask is None else int(np.count_nonzero(mask))
         if count == 0:
             return []
@@ -327,38 +381,6 @@ class _Partition:
         if mask is not None:
             rows = rows[mask[rows]]
         return self.rescored(rows, query64)
-
-    def admitted(
-        self, flt: VectorFilter, allowed_rows: np.ndarray | None, check_types: bool = True
-    ) -> np.ndarray | None:
-        """The mask of the used rows the filters admit; ``None`` when every row is admitted.
-
-        A condition is applied only when it can exclude something in this partition.
-        """
-        n = self.size
-        mask: np.ndarray | None = None
-
-        def narrow(condition: np.ndarray) -> None:
-            nonlocal mask
-            mask = condition if mask is None else mask & condition
-
-        if self.dead:
-            narrow(self.alive[:n])
-        if allowed_rows is not None:
-            narrow(allowed_rows)
-        if check_types:
-            lut = np.zeros(256, dtype=bool)
-            lut[list(flt.type_codes)] = True
-            narrow(lut[self.type_code[:n].view(np.uint8)])
-        if flt.agent_code is not None:
-            narrow(self.agent_code[:n] == flt.agent_code)
-        if flt.thread_code is not None:
-            narrow(self.thread_code[:n] == flt.thread_code)
-        if not flt.include_invalid and self.invalid:
-            narrow(self.valid[:n])
-        if self.expiring:
-            narrow(self.expires[:n] > flt.now_us)
-        return mask
 
     def rescored(self, rows: np.ndarray, query64: np.ndarray) -> list[VectorCandidate]:
         """``rows`` scored in float64: a deterministic per-row reduction, so equal vectors get
@@ -666,7 +688,7 @@ class NumpyVectorIndex:
         pieces: list[np.ndarray] = []
         for partition, allowed_rows, check_types in parts:
             scores = partition.vectors[: partition.size] @ query
-            mask = partition.admitted(flt, allowed_rows, check_types)
+            mask = filter_mask(partition, slice(0, partition.size), flt, allowed_rows, check_types)
             if mask is not None:
                 scores[~mask] = -np.inf
             pieces.append(scores)
