@@ -49,17 +49,23 @@ class CountingStore(EmbeddedStore):
         return super().search(query)
 
 
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[AgentMemory]:
-    store = CountingStore(tmp_path / "staged.db")
+def _open(path: Path, retrieval: RetrievalConfig) -> AgentMemory:
+    """A client on a counting store, without extraction."""
+    store = CountingStore(path)
     store.pools = []
-    memory = AgentMemory(
+    return AgentMemory(
         store=store,
         embedder=WordsEmbedder(),  # type: ignore[arg-type]
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
-        retrieval=RetrievalConfig(),  # provenance merging and duplicate collapsing, a pool of 50
+        retrieval=retrieval,
         close_store=True,
     )
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[AgentMemory]:
+    # provenance merging, duplicate collapsing and third-party demotion, a pool of 50
+    memory = _open(tmp_path / "staged.db", RetrievalConfig())
     yield memory
     memory.close()
 
@@ -119,15 +125,7 @@ def test_staged_and_whole_pool_searches_agree(client: AgentMemory, monkeypatch: 
 def test_keyword_and_vector_searches_and_reordering_options_use_the_whole_pool(
     tmp_path: Path,
 ) -> None:
-    store = CountingStore(tmp_path / "whole.db")
-    store.pools = []
-    client = AgentMemory(
-        store=store,
-        embedder=WordsEmbedder(),  # type: ignore[arg-type]
-        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
-        retrieval=RetrievalConfig(latest_weight=0.5),
-        close_store=True,
-    )
+    client = _open(tmp_path / "whole.db", RetrievalConfig(latest_weight=0.5))
     try:
         for i in range(5):
             client.add_memory(f"tea garden {i}", user_id="u", memory_type="fact")
@@ -135,7 +133,7 @@ def test_keyword_and_vector_searches_and_reordering_options_use_the_whole_pool(
             client.search("tea", user_id="u", max_results=3, search_strategy=strategy)
         client.search("what is the latest tea", user_id="u", max_results=3)  # the recency blend
         client.search("tea", user_id="u", max_results=3)  # no blend: a first pool
-        assert store.pools == [50, 50, 50, 13]
+        assert _pools(client) == [50, 50, 50, 13]
     finally:
         client.close()
 
