@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -18,7 +17,7 @@ from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.search import SearchHit, SearchQuery
 from palimpsest.domain.subjects import asked_relations, names_in, third_party_of
-from palimpsest.domain.text import keyword_terms, word_tokens
+from palimpsest.domain.text import keyword_terms, word_key, word_tokens
 
 from .ports import RerankCandidate, Reranker
 
@@ -26,8 +25,6 @@ log = logging.getLogger("palimpsest")
 
 NAME_CHARS = 3000
 """How much of a hit's text is searched for a name the question asks about."""
-_NON_WORD = re.compile(r"\W+")
-"""What separates the words of a text for :func:`collapse_duplicates` (one pass, one string)."""
 
 __all__ = [
     "HISTORY_WORDS",
@@ -133,7 +130,7 @@ def collapse_duplicates(hits: Sequence[SearchHit]) -> list[SearchHit]:
     kept: list[SearchHit] = []
     slot_of: dict[str, int] = {}
     for hit in hits:
-        key = _NON_WORD.sub(" ", hit.record.content.lower()).strip() or hit.record.content
+        key = word_key(hit.record.content) or hit.record.content
         slot = slot_of.get(key)
         if slot is None:
             slot_of[key] = len(kept)

@@ -12,9 +12,10 @@ import math
 import re
 from typing import Final
 
-__all__ = ["BM25_B", "BM25_K1", "STOP_WORDS", "bm25_idf", "keyword_terms", "word_tokens"]
+__all__ = ["BM25_B", "BM25_K1", "STOP_WORDS", "bm25_idf", "keyword_terms", "word_key", "word_tokens"]
 
 _WORD: Final = re.compile(r"\w+")
+_NON_WORD: Final = re.compile(r"\W+")
 
 STOP_WORDS: Final = frozenset(
     """
@@ -38,6 +39,14 @@ def word_tokens(text: str) -> list[str]:
     case folding, so "Straße" stays one term (as SQLite's FTS5 tokenizer, which keyword search
     used first, kept it)."""
     return [token.lower() for token in _WORD.findall(text)]
+
+
+def word_key(text: str) -> str:
+    """The text's words, lower-cased and joined by single spaces, in one regex pass: the same
+    as ``" ".join(word_tokens(text))`` (lower-casing first can only differ for the rare
+    characters whose lower case changes a word boundary). Texts that differ only in case,
+    punctuation and spacing share a key."""
+    return _NON_WORD.sub(" ", text.lower()).strip()
 
 
 def keyword_terms(text: str) -> list[str]:

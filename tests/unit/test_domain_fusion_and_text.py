@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from palimpsest.domain.errors import InvalidSearchError
 from palimpsest.domain.search import Fusion, SearchQuery, fuse
-from palimpsest.domain.text import STOP_WORDS, keyword_terms
+from palimpsest.domain.text import STOP_WORDS, keyword_terms, word_key, word_tokens
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -128,3 +128,11 @@ def test_keyword_terms(text: str, terms: list[str]) -> None:
 
 def test_stop_words_are_lower_case_words() -> None:
     assert all(word == word.lower() and word.isalnum() for word in STOP_WORDS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Can you suggest a board game?", "  CAN you   suggest, a board-game?! ", "", "...", "Straße und Café", "snake_case words"],
+)
+def test_word_key_joins_the_word_tokens(text: str) -> None:
+    assert word_key(text) == " ".join(word_tokens(text))
