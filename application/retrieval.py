@@ -2,8 +2,8 @@
 
 Each step takes the store's hits best first (a candidate pool larger than the caller's
 ``max_results``) and returns them re-ordered or thinned; the searcher cuts the result to
-``max_results`` afterwards. Every step is pure except :func:`current_before_history`, which
-reads the links of the invalid hits it sees.
+``max_results`` afterwards. Every step is pure except :func:`current_before_history` and
+:func:`with_earlier_versions`, which read the links of the memories they see.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from itertools import pairwise
 
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
@@ -31,6 +32,7 @@ __all__ = [
     "LATEST_WORDS",
     "asks_for_history",
     "asks_for_latest",
+    "asks_across_versions",
     "collapse_duplicates",
     "latest_first",
     "current_before_history",
@@ -41,6 +43,7 @@ __all__ = [
     "rerank",
     "source_message_ids",
     "third_party_test",
+    "with_earlier_versions",
 ]
 
 HISTORY_WORDS = frozenset(
@@ -57,6 +60,33 @@ LATEST_WORDS = frozenset("latest last recent recently current currently now newe
 
 def asks_for_history(query: str) -> bool:
     return any(token in HISTORY_WORDS for token in word_tokens(query))
+
+
+PERFECT_PAIRS = frozenset(
+    {
+        ("have", "i"),
+        ("have", "we"),
+        ("i", "ve"),
+        ("we", "ve"),
+        ("have", "my"),
+        ("has", "my"),
+        ("have", "our"),
+        ("has", "our"),
+        ("have", "been"),
+        ("has", "been"),
+    }
+)
+"""Word pairs of the speaker's present perfect ("What jobs have I had?", "Who have my managers
+been?", "Which sports have been my favourite?"): a question over everything so far."""
+
+
+def asks_across_versions(query: str) -> bool:
+    """Whether a question spans the versions of what it asks about: it asks about the past
+    (:data:`HISTORY_WORDS`) or is in the speaker's present perfect (:data:`PERFECT_PAIRS`)."""
+    tokens = word_tokens(query)
+    return any(token in HISTORY_WORDS for token in tokens) or any(
+        pair in PERFECT_PAIRS for pair in pairwise(tokens)
+    )
 
 
 def asks_for_latest(query: str) -> bool:
@@ -210,6 +240,89 @@ def current_before_history(
         order.append(hit)
         placed.add(hit.id)
     return order
+
+
+def with_earlier_versions(
+    hits: Sequence[SearchHit],
+    pool: Sequence[SearchHit],
+    query: SearchQuery,
+    links_of: Callable[[str], Sequence[RecordLink]],
+    load: Callable[[str], MemoryRecord | None],
+    *,
+    limit: int,
+    max_versions: int = 8,
+) -> list[SearchHit]:
+    """For a question across versions (:func:`asks_across_versions`): each memory's earlier
+    versions follow the hit that stands for it, newest first.
+
+    The earlier versions of a memory are the memories it supersedes, and theirs, along the
+    ``supersedes`` links (at most ``max_versions`` per memory; refined and duplicated memories
+    are the same fact, not an earlier value). A message hit stands for the memories drawn from
+    it alone that the search's ``pool`` (its hits before thinning) holds. A version keeps its
+    own hit when the pool has one, else it is loaded (score 0, distance 1); one the query's
+    filters do not admit as a direct result (an invalid memory under
+    ``include_invalid_results=False``, another scope, an expired one) is left out; one already
+    placed stays where it is. The other hits keep their order after them. Only the hits
+    among the first ``limit`` places are followed (the rest cannot reach a cut to ``limit``).
+    """
+    present = {hit.id: hit for hit in pool}
+    drawn_from: dict[str, list[MemoryRecord]] = {}
+    for hit in pool:
+        sources = source_message_ids(hit.record)
+        if isinstance(hit.record, MemoryRecord) and len(sources) == 1:
+            drawn_from.setdefault(sources[0], []).append(hit.record)
+    order: list[SearchHit] = []
+    placed: set[str] = set()
+    for hit in hits:
+        if hit.id in placed:
+            continue
+        order.append(hit)
+        placed.add(hit.id)
+        if len(order) > limit:
+            continue
+        record = hit.record
+        heads = [record] if isinstance(record, MemoryRecord) else drawn_from.get(record.id, [])
+        for head in heads:
+            for version in _earlier_versions(head.id, query, links_of, load, present, max_versions):
+                if version.id not in placed:
+                    order.append(version)
+                    placed.add(version.id)
+    return order
+
+
+def _earlier_versions(
+    record_id: str,
+    query: SearchQuery,
+    links_of: Callable[[str], Sequence[RecordLink]],
+    load: Callable[[str], MemoryRecord | None],
+    present: dict[str, SearchHit],
+    max_versions: int,
+) -> list[SearchHit]:
+    """The memories ``record_id`` supersedes, then theirs, newest link first (depth first)."""
+    found: list[SearchHit] = []
+    seen = {record_id}
+    stack = [record_id]
+    while stack and len(found) < max_versions:
+        current = stack.pop()
+        older = sorted(
+            (l for l in links_of(current) if l.relation_type == "supersedes" and l.source_id == current),
+            key=lambda l: (l.created_at, l.id),
+        )
+        for link in older:  # pushed oldest first, so the newest is visited first
+            if link.target_id not in seen:
+                seen.add(link.target_id)
+                stack.append(link.target_id)
+        if current == record_id:
+            continue
+        hit = present.get(current)
+        if hit is None:
+            loaded = load(current)
+            if loaded is None:
+                continue
+            hit = SearchHit(record=loaded, score=0.0, distance=1.0)
+        if query.admits_record(hit.record, direct=True):
+            found.append(hit)
+    return found
 
 
 def _newest_valid_successor(

@@ -29,7 +29,7 @@ from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
 from .retrieval import (
-    asks_for_history,
+    asks_across_versions,
     asks_for_latest,
     collapse_duplicates,
     current_before_history,
@@ -39,6 +39,7 @@ from .retrieval import (
     merge_provenance,
     rerank,
     third_party_test,
+    with_earlier_versions,
 )
 from .validation import apply_token_budgets
 
@@ -180,6 +181,7 @@ class Searcher:
             r.merge_provenance
             or r.collapse_duplicates
             or r.current_first
+            or r.earlier_versions
             or r.latest_weight > 0
             or r.third_party_penalty > 0
             or r.reranker is not None
@@ -197,19 +199,20 @@ class Searcher:
             hits = collapse_duplicates(hits)
         return hits
 
-    def _first_pool(self, query: SearchQuery, k: int, latest: bool) -> SearchQuery | None:
+    def _first_pool(self, query: SearchQuery, k: int, latest: bool, versions: bool) -> SearchQuery | None:
         """A shorter candidate pool that usually settles the best ``k``, or ``None``.
 
         A hybrid search's fused order does not depend on ``k`` as long as the fusion depth stays
         (D20), so the first ``j`` hits of a pool of ``j`` are the first ``j`` of the full pool.
         Thinning is decided hit by hit in that order, except that a retired memory kept for its
         text gives its slot to a later valid copy; reordering (a reranker, a blend with
-        recency) reads the whole pool, and then nothing is shortened. So, when the first hits
+        recency) reads the whole pool, and so does following earlier versions (a message's
+        memories may rank anywhere), and then nothing is shortened. So, when the first hits
         thinned leave ``k`` of which none is retired, they are exactly the full pool's first
         ``k``, without loading and thinning the rest (:meth:`_candidates`).
         """
         r = self._retrieval
-        if query.vector is None or query.text is None or r.reranker is not None or latest:
+        if query.vector is None or query.text is None or r.reranker is not None or latest or versions:
             return None
         first = k + max(k, 10)
         if first >= query.k:
@@ -218,18 +221,24 @@ class Searcher:
         return shorter if shorter.fusion_depth == query.fusion_depth else None
 
     def _candidates(
-        self, query: SearchQuery, k: int, latest: bool, demoted: Callable[[SearchHit], bool] | None = None
-    ) -> list[SearchHit]:
-        """The store's hits for ``query``, thinned: from a shorter pool when that settles the
-        best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``demoted``: for a
-        first-person question, which hits will be demoted as third parties' (a shorter pool
-        that holds one is settled only if no later hit can overtake it)."""
-        shorter = self._first_pool(query, k, latest)
+        self,
+        query: SearchQuery,
+        k: int,
+        latest: bool,
+        demoted: Callable[[SearchHit], bool] | None = None,
+        versions: bool = False,
+    ) -> tuple[list[SearchHit], list[SearchHit]]:
+        """The store's hits for ``query`` and the same thinned: from a shorter pool when that
+        settles the best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``demoted``:
+        for a first-person question, which hits will be demoted as third parties' (a shorter
+        pool that holds one is settled only if no later hit can overtake it); ``versions``:
+        whether earlier versions will be followed."""
+        shorter = self._first_pool(query, k, latest, versions)
         if shorter is not None:
             hits = self._store.search(shorter)
             thinned = self._thin(hits)
             if len(hits) < shorter.k:  # the store had no more candidates
-                return thinned
+                return hits, thinned
             if (
                 len(thinned) >= k
                 and not (
@@ -238,7 +247,7 @@ class Searcher:
                 )
                 and self._settled_after_demotion(thinned, k, demoted, hits[-1].score)
             ):
-                return thinned
+                return hits, thinned
         for _ in range(DEEPER_SEARCHES + 1):
             hits = self._store.search(query)
             thinned = self._thin(hits)
@@ -248,7 +257,7 @@ class Searcher:
             # The refinements left fewer than k hits worth returning (repeats collapsed, third
             # parties demoted) and the store may hold more: look deeper.
             query = replace(query, k=min(MAX_SEARCH_K, query.k * DEEPER_FACTOR))
-        return thinned
+        return hits, thinned
 
     def _settled_after_demotion(
         self, thinned: Sequence[SearchHit], k: int, demoted: Callable[[SearchHit], bool] | None, bound: float
@@ -272,10 +281,14 @@ class Searcher:
         latest: bool,
         is_question: bool,
         demoted: Callable[[SearchHit], bool] | None = None,
+        versions: bool = False,
+        pool: Sequence[SearchHit] = (),
     ) -> list[SearchHit]:
         """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
         whether the query asks for the latest state (and the recency blend applies);
-        ``demoted``: the third-party test of a first-person question (:func:`third_party_test`)."""
+        ``demoted``: the third-party test of a first-person question (:func:`third_party_test`);
+        ``versions``: whether earlier versions follow the memories (:func:`with_earlier_versions`),
+        ``pool`` the hits before thinning."""
         r = self._retrieval
         if demoted is not None:
             hits = demote_third_parties(hits, r.third_party_penalty, demoted)
@@ -287,10 +300,14 @@ class Searcher:
             r.current_first
             and query.include_invalid
             and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in hits[:k])
-            and not (is_question and asks_for_history(text))
+            and not (is_question and asks_across_versions(text))
         ):
             with self._store.unit_of_work() as uow:
                 hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
+        if versions:
+            with self._store.unit_of_work() as uow:
+                hits = with_earlier_versions(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
+            hits = self._thin(hits)  # a version placed early retires its message's later hit
         return hits[:k]
 
     def strategy_for(self, strategy: SearchStrategy | NotSetType) -> SearchStrategy:
@@ -369,14 +386,20 @@ class Searcher:
         )
         latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
         demoted = third_party_test(query) if self._retrieval.third_party_penalty > 0 and is_question else None
+        versions = (
+            self._retrieval.earlier_versions and is_question and include_invalid and asks_across_versions(query)
+        )
+        pool, thinned = self._candidates(search_query, k, latest, demoted, versions)
         hits = self._refine(
             query,
             search_query,
             k,
-            self._candidates(search_query, k, latest, demoted),
+            thinned,
             latest=latest,
             is_question=is_question,
             demoted=demoted,
+            versions=versions,
+            pool=pool,
         )
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return within_token_budgets(results, token_budget, soft_token_budget)

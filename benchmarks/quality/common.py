@@ -84,7 +84,12 @@ def hybrid(fusion: str, dense_weight: float = 0.5, *, rrf_k: int = 60, **retriev
     }
 
 
-BARE = {"merge_provenance": False, "collapse_duplicates": False, "third_party_penalty": 0.0}
+BARE = {
+    "merge_provenance": False,
+    "collapse_duplicates": False,
+    "third_party_penalty": 0.0,
+    "earlier_versions": False,
+}
 """The refinements after fusion switched off: a single method as it comes out of the store."""
 
 VARIANTS: dict[str, Variant] = {
@@ -121,6 +126,10 @@ VARIANTS: dict[str, Variant] = {
     "absolute-third-party-0.5": Variant(
         "absolute, third parties' statements lose half their score (not all) for first-person questions",
         hybrid("absolute", third_party_penalty=0.5),
+    ),
+    "absolute-no-versions": Variant(
+        "absolute, earlier versions do not follow memories for questions across versions",
+        hybrid("absolute", earlier_versions=False),
     ),
     "absolute+current": Variant("absolute, superseded memories after their successors", hybrid("absolute", current_first=True)),
     "absolute+latest": Variant(

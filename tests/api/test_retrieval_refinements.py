@@ -13,7 +13,7 @@ from palimpsest.application import (
     MemoryExtractionMode,
     RetrievalConfig,
 )
-from palimpsest.application.retrieval import asks_for_history, maximal_marginal_relevance
+from palimpsest.application.retrieval import asks_across_versions, asks_for_history, maximal_marginal_relevance
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import ConfigurationError, RecordType, ValidationError
 from palimpsest.domain.search import Fusion
@@ -96,6 +96,81 @@ def test_current_first_follows_a_chain_and_respects_the_search_filters(make_clie
     assert [r.id for r in client.search("Lisbon", user_id="u", max_results=1)] == [braga]
 
 
+def _three_homes(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-untyped-def]
+    client, lisbon, porto = _moves(make_client, **retrieval)
+    braga = client.add_memory("The user lives in Braga these days.", user_id="u", memory_type="fact")
+    client.link_records(braga, "fact", porto, "fact", "supersedes")
+    return client, lisbon, porto, braga
+
+
+# Only "Braga" is a word of the question that a memory holds (keyword search, no stemming).
+ACROSS = "Which towns have I lived in besides Braga?"
+
+
+def test_a_question_across_versions_gets_the_earlier_versions_after_the_current_one(
+    make_client: ClientFactory,
+) -> None:
+    client, lisbon, porto, braga = _three_homes(make_client)
+    found = client.search(ACROSS, user_id="u")
+    assert [r.id for r in found] == [braga, porto, lisbon]
+    assert found[0].record.is_valid and not found[1].record.is_valid and not found[2].record.is_valid
+    # A question about the present gets what it matched, and so does one without invalid results.
+    assert [r.id for r in client.search("Where do I live, Braga?", user_id="u")] == [braga]
+    assert [r.id for r in client.search(ACROSS, user_id="u", include_invalid_results=False)] == [braga]
+    assert [r.id for r in client.search(ACROSS, user_id="u", max_results=2)] == [braga, porto]
+
+
+def test_earlier_versions_can_be_turned_off(make_client: ClientFactory) -> None:
+    client, _lisbon, _porto, braga = _three_homes(make_client, earlier_versions=False)
+    assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga]
+
+
+def test_a_version_the_filters_exclude_is_skipped_but_the_walk_goes_on(make_client: ClientFactory) -> None:
+    client, lisbon, porto = _moves(make_client)
+    braga = client.add_memory("The user lives in Braga these days.", user_id="u", memory_type="fact")
+    client.link_records(braga, "fact", porto, "fact", "supersedes")
+    evora = client.add_memory("The user lived in Evora as a child.", user_id="u", memory_type="memory")
+    client.link_records(lisbon, "fact", evora, "memory", "supersedes")
+    assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga, porto, lisbon, evora]
+    assert [r.id for r in client.search(ACROSS, user_id="u", record_types=["fact"])] == [braga, porto, lisbon]
+    assert [r.id for r in client.search(ACROSS, user_id="u", record_types=["fact", "memory"], max_results=3)] == [
+        braga,
+        porto,
+        lisbon,
+    ]
+
+
+def test_a_message_hit_brings_the_earlier_versions_of_the_memory_drawn_from_it(make_client: ClientFactory) -> None:
+    client = make_client(
+        extractor=ScriptedExtractor(_echo),
+        memory_extraction_config=INLINE,
+        search_strategy="keyword",
+    )
+    lisbon = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
+    thread = client.create_thread(user_id="u")
+    (said,) = thread.add_messages([{"role": "user", "content": "I moved to Braga."}])
+    (braga,) = [m for m in client.list_memories(user_id="u") if "Braga" in m.content]
+    client.link_records(braga.id, "fact", lisbon, "fact", "supersedes")
+    found = client.search(ACROSS, user_id="u")
+    # The message outranks the memory drawn from it (one piece of evidence, one slot), and the
+    # memory's earlier version follows the message.
+    assert [r.id for r in found] == [said, lisbon]
+
+
+def test_questions_across_versions() -> None:
+    for question in (
+        "What jobs have I had?",
+        "Who have my managers been?",
+        "Which sports have been my favourite?",
+        "Where I've lived?",
+        "Where did I live before?",
+        "How has my diet changed?",
+    ):
+        assert asks_across_versions(question), question
+    for question in ("Where do I live?", "Do I have a dog?", "What do I have to do today?", "Who is my manager?"):
+        assert not asks_across_versions(question), question
+
+
 def test_card_slots_skip_paraphrases_when_diversity_is_on(make_client: ClientFactory) -> None:
     def build(diversity: float | None) -> list[str]:
         client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(card_diversity=diversity))
@@ -137,6 +212,7 @@ def test_history_words() -> None:
     [
         {"merge_provenance": 1},
         {"current_first": "yes"},
+        {"earlier_versions": None},
         {"card_diversity": 1.5},
         {"card_diversity": True},
         {"latest_weight": 2},
