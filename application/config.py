@@ -253,9 +253,10 @@ class RetrievalConfig:
     * ``current_first``: a superseded (or refined, or duplicated) memory found by a search
       gives its rank to the newest valid memory that retired it, and follows it, unless the
       query asks about the past ("previously", "used to", "originally", ...);
-    * ``earlier_versions``: for a question across versions (about the past, or in the
-      speaker's present perfect: "What jobs have I had?"), the memories a hit supersedes, and
-      theirs, follow it (a message hit stands for the memories drawn from it); invalid
+    * ``version_history``: for a question across versions (about the past, or in the
+      speaker's present perfect: "What jobs have I had?"), the other versions of a memory
+      hit (the memories joined to it by ``supersedes`` links, either way along the chain)
+      follow it, newest first (a message hit stands for the memories drawn from it); invalid
       memories must be included (``include_invalid_results``, on by default);
     * ``card_diversity``: maximal marginal relevance for context-card slots, the share of
       relevance against novelty (1 keeps the relevance order; ``None`` turns it off);
@@ -285,7 +286,7 @@ class RetrievalConfig:
     merge_provenance: bool = True
     collapse_duplicates: bool = True
     current_first: bool = False
-    earlier_versions: bool = True
+    version_history: bool = True
     card_diversity: float | None = None
     latest_weight: float = 0.0
     third_party_penalty: float = DEFAULT_THIRD_PARTY_PENALTY
@@ -295,7 +296,7 @@ class RetrievalConfig:
     index_context: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("merge_provenance", "collapse_duplicates", "current_first", "earlier_versions"):
+        for name in ("merge_provenance", "collapse_duplicates", "current_first", "version_history"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False.")
         diversity = self.card_diversity

@@ -3,7 +3,7 @@
 Each step takes the store's hits best first (a candidate pool larger than the caller's
 ``max_results``) and returns them re-ordered or thinned; the searcher cuts the result to
 ``max_results`` afterwards. Every step is pure except :func:`current_before_history` and
-:func:`with_earlier_versions`, which read the links of the memories they see.
+:func:`with_version_history`, which read the links of the memories they see.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ __all__ = [
     "rerank",
     "source_message_ids",
     "third_party_test",
-    "with_earlier_versions",
+    "with_version_history",
 ]
 
 HISTORY_WORDS = frozenset(
@@ -242,7 +242,7 @@ def current_before_history(
     return order
 
 
-def with_earlier_versions(
+def with_version_history(
     hits: Sequence[SearchHit],
     pool: Sequence[SearchHit],
     query: SearchQuery,
@@ -252,18 +252,19 @@ def with_earlier_versions(
     limit: int,
     max_versions: int = 8,
 ) -> list[SearchHit]:
-    """For a question across versions (:func:`asks_across_versions`): each memory's earlier
-    versions follow the hit that stands for it, newest first.
+    """For a question across versions (:func:`asks_across_versions`): the other versions of
+    each memory follow the hit that stands for it, newest first.
 
-    The earlier versions of a memory are the memories it supersedes, and theirs, along the
-    ``supersedes`` links (at most ``max_versions`` per memory; refined and duplicated memories
-    are the same fact, not an earlier value). A message hit stands for the memories drawn from
-    it alone that the search's ``pool`` (its hits before thinning) holds. A version keeps its
-    own hit when the pool has one, else it is loaded (score 0, distance 1); one the query's
-    filters do not admit as a direct result (an invalid memory under
-    ``include_invalid_results=False``, another scope, an expired one) is left out; one already
-    placed stays where it is. The other hits keep their order after them. Only the hits
-    among the first ``limit`` places are followed (the rest cannot reach a cut to ``limit``).
+    The versions of a memory are the memories joined to it by ``supersedes`` links, in either
+    direction and along the chain: what it replaced and what replaced it (at most
+    ``max_versions``, the nearest first; refined and duplicated memories are the same fact, not
+    another value). A message hit stands for the memories drawn from it alone that the search's
+    ``pool`` (its hits before thinning) holds. A version keeps its own hit when the pool has
+    one, else it is loaded (score 0, distance 1); one the query's filters do not admit as a
+    direct result (an invalid memory under ``include_invalid_results=False``, another type,
+    scope or an expired one) is left out, and the chain is followed past it; one already placed
+    stays where it is. The other hits keep their order after them. Only the hits among the
+    first ``limit`` places are followed (the rest cannot reach a cut to ``limit``).
     """
     present = {hit.id: hit for hit in pool}
     drawn_from: dict[str, list[MemoryRecord]] = {}
@@ -283,14 +284,14 @@ def with_earlier_versions(
         record = hit.record
         heads = [record] if isinstance(record, MemoryRecord) else drawn_from.get(record.id, [])
         for head in heads:
-            for version in _earlier_versions(head.id, query, links_of, load, present, max_versions):
+            for version in _versions(head.id, query, links_of, load, present, max_versions):
                 if version.id not in placed:
                     order.append(version)
                     placed.add(version.id)
     return order
 
 
-def _earlier_versions(
+def _versions(
     record_id: str,
     query: SearchQuery,
     links_of: Callable[[str], Sequence[RecordLink]],
@@ -298,30 +299,32 @@ def _earlier_versions(
     present: dict[str, SearchHit],
     max_versions: int,
 ) -> list[SearchHit]:
-    """The memories ``record_id`` supersedes, then theirs, newest link first (depth first)."""
+    """The admitted memories joined to ``record_id`` by ``supersedes`` links (breadth first,
+    at most ``max_versions``), newest first: event time, else creation time."""
     found: list[SearchHit] = []
     seen = {record_id}
-    stack = [record_id]
-    while stack and len(found) < max_versions:
-        current = stack.pop()
-        older = sorted(
-            (l for l in links_of(current) if l.relation_type == "supersedes" and l.source_id == current),
-            key=lambda l: (l.created_at, l.id),
-        )
-        for link in older:  # pushed oldest first, so the newest is visited first
-            if link.target_id not in seen:
-                seen.add(link.target_id)
-                stack.append(link.target_id)
-        if current == record_id:
-            continue
-        hit = present.get(current)
-        if hit is None:
-            loaded = load(current)
-            if loaded is None:
-                continue
-            hit = SearchHit(record=loaded, score=0.0, distance=1.0)
-        if query.admits_record(hit.record, direct=True):
-            found.append(hit)
+    frontier = [record_id]
+    while frontier and len(found) < max_versions:
+        reached: list[str] = []
+        for current in frontier:
+            for link in sorted(links_of(current), key=lambda l: (l.created_at, l.id)):
+                if link.relation_type != "supersedes" or current not in (link.source_id, link.target_id):
+                    continue
+                other = link.target_id if link.source_id == current else link.source_id
+                if other not in seen:
+                    seen.add(other)
+                    reached.append(other)
+        for version_id in reached:
+            hit = present.get(version_id)
+            if hit is None:
+                loaded = load(version_id)
+                if loaded is None:
+                    continue
+                hit = SearchHit(record=loaded, score=0.0, distance=1.0)
+            if query.admits_record(hit.record, direct=True) and len(found) < max_versions:
+                found.append(hit)
+        frontier = reached
+    found.sort(key=lambda h: (h.record.timestamp or h.record.created_at, h.record.id), reverse=True)
     return found
 
 

@@ -39,7 +39,7 @@ from .retrieval import (
     merge_provenance,
     rerank,
     third_party_test,
-    with_earlier_versions,
+    with_version_history,
 )
 from .validation import apply_token_budgets
 
@@ -181,7 +181,7 @@ class Searcher:
             r.merge_provenance
             or r.collapse_duplicates
             or r.current_first
-            or r.earlier_versions
+            or r.version_history
             or r.latest_weight > 0
             or r.third_party_penalty > 0
             or r.reranker is not None
@@ -206,7 +206,7 @@ class Searcher:
         (D20), so the first ``j`` hits of a pool of ``j`` are the first ``j`` of the full pool.
         Thinning is decided hit by hit in that order, except that a retired memory kept for its
         text gives its slot to a later valid copy; reordering (a reranker, a blend with
-        recency) reads the whole pool, and so does following earlier versions (a message's
+        recency) reads the whole pool, and so does following version histories (a message's
         memories may rank anywhere), and then nothing is shortened. So, when the first hits
         thinned leave ``k`` of which none is retired, they are exactly the full pool's first
         ``k``, without loading and thinning the rest (:meth:`_candidates`).
@@ -232,7 +232,7 @@ class Searcher:
         settles the best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``demoted``:
         for a first-person question, which hits will be demoted as third parties' (a shorter
         pool that holds one is settled only if no later hit can overtake it); ``versions``:
-        whether earlier versions will be followed."""
+        whether version histories will be followed."""
         shorter = self._first_pool(query, k, latest, versions)
         if shorter is not None:
             hits = self._store.search(shorter)
@@ -287,7 +287,7 @@ class Searcher:
         """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
         whether the query asks for the latest state (and the recency blend applies);
         ``demoted``: the third-party test of a first-person question (:func:`third_party_test`);
-        ``versions``: whether earlier versions follow the memories (:func:`with_earlier_versions`),
+        ``versions``: whether the other versions follow the memories (:func:`with_version_history`),
         ``pool`` the hits before thinning."""
         r = self._retrieval
         if demoted is not None:
@@ -306,7 +306,7 @@ class Searcher:
                 hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
         if versions:
             with self._store.unit_of_work() as uow:
-                hits = with_earlier_versions(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
+                hits = with_version_history(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
             hits = self._thin(hits)  # a version placed early retires its message's later hit
         return hits[:k]
 
@@ -387,7 +387,7 @@ class Searcher:
         latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
         demoted = third_party_test(query) if self._retrieval.third_party_penalty > 0 and is_question else None
         versions = (
-            self._retrieval.earlier_versions and is_question and include_invalid and asks_across_versions(query)
+            self._retrieval.version_history and is_question and include_invalid and asks_across_versions(query)
         )
         pool, thinned = self._candidates(search_query, k, latest, demoted, versions)
         hits = self._refine(

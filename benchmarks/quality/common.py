@@ -88,7 +88,7 @@ BARE = {
     "merge_provenance": False,
     "collapse_duplicates": False,
     "third_party_penalty": 0.0,
-    "earlier_versions": False,
+    "version_history": False,
 }
 """The refinements after fusion switched off: a single method as it comes out of the store."""
 
@@ -127,9 +127,9 @@ VARIANTS: dict[str, Variant] = {
         "absolute, third parties' statements lose half their score (not all) for first-person questions",
         hybrid("absolute", third_party_penalty=0.5),
     ),
-    "absolute-no-versions": Variant(
-        "absolute, earlier versions do not follow memories for questions across versions",
-        hybrid("absolute", earlier_versions=False),
+    "absolute-no-version-history": Variant(
+        "absolute, other versions do not follow memories for questions across versions",
+        hybrid("absolute", version_history=False),
     ),
     "absolute+current": Variant("absolute, superseded memories after their successors", hybrid("absolute", current_first=True)),
     "absolute+latest": Variant(

@@ -107,7 +107,7 @@ def _three_homes(make_client: ClientFactory, **retrieval: object):  # type: igno
 ACROSS = "Which towns have I lived in besides Braga?"
 
 
-def test_a_question_across_versions_gets_the_earlier_versions_after_the_current_one(
+def test_a_question_across_versions_gets_the_version_history_after_the_current_one(
     make_client: ClientFactory,
 ) -> None:
     client, lisbon, porto, braga = _three_homes(make_client)
@@ -120,27 +120,33 @@ def test_a_question_across_versions_gets_the_earlier_versions_after_the_current_
     assert [r.id for r in client.search(ACROSS, user_id="u", max_results=2)] == [braga, porto]
 
 
-def test_earlier_versions_can_be_turned_off(make_client: ClientFactory) -> None:
-    client, _lisbon, _porto, braga = _three_homes(make_client, earlier_versions=False)
+def test_version_history_can_be_turned_off(make_client: ClientFactory) -> None:
+    client, _lisbon, _porto, braga = _three_homes(make_client, version_history=False)
     assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga]
 
 
-def test_a_version_the_filters_exclude_is_skipped_but_the_walk_goes_on(make_client: ClientFactory) -> None:
+def test_a_found_old_version_brings_the_newer_ones(make_client: ClientFactory) -> None:
+    client, lisbon, porto, braga = _three_homes(make_client)
+    found = client.search("Which towns have I lived in besides Lisbon?", user_id="u")
+    assert [r.id for r in found] == [lisbon, braga, porto]  # the others newest first
+
+
+def test_a_version_the_filters_exclude_is_skipped_but_the_chain_is_followed_past_it(
+    make_client: ClientFactory,
+) -> None:
     client, lisbon, porto = _moves(make_client)
     braga = client.add_memory("The user lives in Braga these days.", user_id="u", memory_type="fact")
     client.link_records(braga, "fact", porto, "fact", "supersedes")
-    evora = client.add_memory("The user lived in Evora as a child.", user_id="u", memory_type="memory")
-    client.link_records(lisbon, "fact", evora, "memory", "supersedes")
-    assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga, porto, lisbon, evora]
-    assert [r.id for r in client.search(ACROSS, user_id="u", record_types=["fact"])] == [braga, porto, lisbon]
-    assert [r.id for r in client.search(ACROSS, user_id="u", record_types=["fact", "memory"], max_results=3)] == [
-        braga,
-        porto,
-        lisbon,
-    ]
+    evora = client.add_memory("The user moved to Evora.", user_id="u", memory_type="memory")
+    client.link_records(evora, "memory", braga, "fact", "supersedes")
+    faro = client.add_memory("The user settled in Faro.", user_id="u", memory_type="fact")
+    client.link_records(faro, "fact", evora, "memory", "supersedes")
+    assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga, faro, evora, porto, lisbon]
+    assert [r.id for r in client.search(ACROSS, user_id="u", record_types=["fact"])] == [braga, faro, porto, lisbon]
+    assert [r.id for r in client.search(ACROSS, user_id="u", max_results=3)] == [braga, faro, evora]
 
 
-def test_a_message_hit_brings_the_earlier_versions_of_the_memory_drawn_from_it(make_client: ClientFactory) -> None:
+def test_a_message_hit_brings_the_version_history_of_the_memory_drawn_from_it(make_client: ClientFactory) -> None:
     client = make_client(
         extractor=ScriptedExtractor(_echo),
         memory_extraction_config=INLINE,
@@ -212,7 +218,7 @@ def test_history_words() -> None:
     [
         {"merge_provenance": 1},
         {"current_first": "yes"},
-        {"earlier_versions": None},
+        {"version_history": None},
         {"card_diversity": 1.5},
         {"card_diversity": True},
         {"latest_weight": 2},

@@ -1,7 +1,7 @@
-"""Properties of following earlier versions (application/retrieval.py ``with_earlier_versions``,
-ARCHITECTURE.md D22) over random supersedes graphs: no hit is dropped or repeated, the search's
-hits keep their relative order, and every record added is an admitted earlier version (reached
-along ``supersedes`` links) of a hit placed before it."""
+"""Properties of following version histories (application/retrieval.py
+``with_version_history``, ARCHITECTURE.md D22) over random supersedes graphs: no hit is dropped
+or repeated, the search's hits keep their relative order, and every record added is an admitted
+version (joined by ``supersedes`` links, either way) of a hit placed before it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
-from palimpsest.application.retrieval import asks_across_versions, with_earlier_versions
+from palimpsest.application.retrieval import asks_across_versions, with_version_history
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordStatus, RecordType
 from palimpsest.domain.search import SearchHit, SearchQuery
 
@@ -71,14 +71,16 @@ def graphs(draw: st.DrawFn):  # type: ignore[no-untyped-def]
 
 
 def _reachable(start: str, links: list[RecordLink]) -> set[str]:
-    seen, stack = set(), [start]
+    """Every record joined to ``start`` by supersedes links, either way."""
+    seen, stack = {start}, [start]
     while stack:
         current = stack.pop()
         for link in links:
-            if link.source_id == current and link.target_id not in seen:
-                seen.add(link.target_id)
-                stack.append(link.target_id)
-    return seen
+            for a, b in ((link.source_id, link.target_id), (link.target_id, link.source_id)):
+                if a == current and b not in seen:
+                    seen.add(b)
+                    stack.append(b)
+    return seen - {start}
 
 
 @given(graphs(), st.booleans(), st.booleans(), st.integers(1, 20))
@@ -97,7 +99,7 @@ def test_versions_are_added_after_what_they_precede_and_nothing_else_moves(
     def links_of(record_id: str) -> list[RecordLink]:
         return [link for link in links if record_id in (link.source_id, link.target_id)]
 
-    out = with_earlier_versions(hits, hits, query, links_of, records.get, limit=limit)
+    out = with_version_history(hits, hits, query, links_of, records.get, limit=limit)
     ids = [h.id for h in out]
     assert len(ids) == len(set(ids))
     assert set(ids) >= {h.id for h in hits}
