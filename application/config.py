@@ -252,7 +252,8 @@ class RetrievalConfig:
       slot, the best ranked (a valid memory before a retired copy of it);
     * ``current_first``: a superseded (or refined, or duplicated) memory found by a search
       gives its rank to the newest valid memory that retired it, and follows it, unless the
-      query asks about the past ("previously", "used to", "originally", ...);
+      question asks across versions (about the past: "previously", "used to", "originally",
+      ...; or in the speaker's present perfect: "What jobs have I had?");
     * ``version_history``: for a question across versions (about the past, or in the
       speaker's present perfect: "What jobs have I had?"), the other versions of a memory
       hit (the memories joined to it by ``supersedes`` links, either way along the chain)
