@@ -120,6 +120,16 @@ def test_a_question_across_versions_gets_the_version_history_after_the_current_o
     assert [r.id for r in client.search(ACROSS, user_id="u", max_results=2)] == [braga, porto]
 
 
+def test_a_context_card_for_a_question_across_versions_holds_the_history(make_client: ClientFactory) -> None:
+    client, lisbon, porto, braga = _three_homes(make_client)
+    thread = client.create_thread(user_id="u")
+    thread.add_messages([{"role": "user", "content": ACROSS}])
+    card = thread.get_context_card()
+    memories = [r.id for r in card.relevant_results if r.record_type is not RecordType.MESSAGE]
+    assert memories == [braga, porto, lisbon]
+    assert "Lisbon" in card.content and "Porto" in card.content
+
+
 def test_version_history_can_be_turned_off(make_client: ClientFactory) -> None:
     client, _lisbon, _porto, braga = _three_homes(make_client, version_history=False)
     assert [r.id for r in client.search(ACROSS, user_id="u")] == [braga]
