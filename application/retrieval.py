@@ -80,6 +80,11 @@ PERFECT_PAIRS = frozenset(
 been?", "Which sports have been my favourite?"): a question over everything so far."""
 
 
+VERSION_VISITS = 64
+"""How many memories of one version chain :func:`with_version_history` looks at, at most (a
+chain whose members the query's filters exclude is not walked without end)."""
+
+
 def asks_across_versions(query: str) -> bool:
     """Whether a question spans the versions of what it asks about: it asks about the past
     (:data:`HISTORY_WORDS`) or is in the speaker's present perfect (:data:`PERFECT_PAIRS`)."""
@@ -300,28 +305,31 @@ def _versions(
     max_versions: int,
 ) -> list[SearchHit]:
     """The admitted memories joined to ``record_id`` by ``supersedes`` links (breadth first,
-    at most ``max_versions``), newest first: event time, else creation time."""
+    at most ``max_versions``, looking at no more than ``VERSION_VISITS`` memories), newest
+    first: event time, else creation time."""
     found: list[SearchHit] = []
     seen = {record_id}
     frontier = [record_id]
-    while frontier and len(found) < max_versions:
+    while frontier and len(found) < max_versions and len(seen) < VERSION_VISITS:
         reached: list[str] = []
         for current in frontier:
             for link in sorted(links_of(current), key=lambda l: (l.created_at, l.id)):
                 if link.relation_type != "supersedes" or current not in (link.source_id, link.target_id):
                     continue
                 other = link.target_id if link.source_id == current else link.source_id
-                if other not in seen:
+                if other not in seen and len(seen) < VERSION_VISITS:
                     seen.add(other)
                     reached.append(other)
         for version_id in reached:
+            if len(found) >= max_versions:
+                break
             hit = present.get(version_id)
             if hit is None:
                 loaded = load(version_id)
                 if loaded is None:
                     continue
                 hit = SearchHit(record=loaded, score=0.0, distance=1.0)
-            if query.admits_record(hit.record, direct=True) and len(found) < max_versions:
+            if query.admits_record(hit.record, direct=True):
                 found.append(hit)
         frontier = reached
     found.sort(key=lambda h: (h.record.timestamp or h.record.created_at, h.record.id), reverse=True)

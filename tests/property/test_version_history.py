@@ -128,3 +128,31 @@ def _drawn_from(hit: SearchHit) -> str | None:
 @given(st.text(max_size=80))
 def test_the_version_question_test_never_raises(text: str) -> None:
     assert asks_across_versions(text) in (True, False)
+
+
+def test_a_long_chain_is_walked_no_further_than_the_visit_cap() -> None:
+    from palimpsest.application.retrieval import VERSION_VISITS
+
+    n = 500
+    assert VERSION_VISITS < n // 2
+    records = {f"r{i}": _memory(i, valid=i == 0, fact=i == 0) for i in range(n)}
+    links = [_link(i, i, i + 1) for i in range(n - 1)]  # r0 supersedes r1 supersedes r2 ...
+    loaded: list[str] = []
+
+    def load(record_id: str) -> MemoryRecord | None:
+        loaded.append(record_id)
+        return records.get(record_id)
+
+    def links_of(record_id: str) -> list[RecordLink]:
+        i = int(record_id[1:])
+        return [link for link in (links[i - 1] if i else None, links[i] if i < n - 1 else None) if link]
+
+    head = SearchHit(records["r0"], 1.0, 0.0)
+    facts_only = SearchQuery(k=10, now=T0, text="x", record_types=frozenset({RecordType.FACT}))
+    # Every version is a preference, which the query excludes: nothing is added, and the walk stops.
+    assert with_version_history([head], [head], facts_only, links_of, load, limit=10) == [head]
+    assert len(loaded) < n // 2
+    everything = SearchQuery(k=10, now=T0, text="x")
+    out = with_version_history([head], [head], everything, links_of, load, limit=10)
+    assert out[0] is head  # then at most 8 versions, the nearest ones
+    assert {h.id for h in out[1:]} == {f"r{i}" for i in range(1, 9)}
