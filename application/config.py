@@ -286,7 +286,7 @@ class RetrievalConfig:
     rrf_k: int = RRF_K
     merge_provenance: bool = True
     collapse_duplicates: bool = True
-    current_first: bool = False
+    current_first: bool = True
     version_history: bool = True
     card_diversity: float | None = None
     latest_weight: float = 0.0

@@ -87,6 +87,7 @@ def hybrid(fusion: str, dense_weight: float = 0.5, *, rrf_k: int = 60, **retriev
 BARE = {
     "merge_provenance": False,
     "collapse_duplicates": False,
+    "current_first": False,
     "third_party_penalty": 0.0,
     "version_history": False,
 }
@@ -131,7 +132,10 @@ VARIANTS: dict[str, Variant] = {
         "absolute, other versions do not follow memories for questions across versions",
         hybrid("absolute", version_history=False),
     ),
-    "absolute+current": Variant("absolute, superseded memories after their successors", hybrid("absolute", current_first=True)),
+    "absolute-no-current": Variant(
+        "absolute, superseded memories keep their own rank (not after their successors)",
+        hybrid("absolute", current_first=False),
+    ),
     "absolute+latest": Variant(
         "absolute, recency blended in (weight 0.3) for 'latest' questions", hybrid("absolute", latest_weight=0.3)
     ),

@@ -66,10 +66,10 @@ def _moves(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-
     return client, lisbon, porto
 
 
-def test_a_superseded_memory_gives_its_rank_to_its_successor_when_current_first(
+def test_a_superseded_memory_gives_its_rank_to_its_successor_by_default(
     make_client: ClientFactory,
 ) -> None:
-    client, lisbon, porto = _moves(make_client, current_first=True)
+    client, lisbon, porto = _moves(make_client)
     # Only the old memory shares a word with the query: its successor is brought in before it.
     found = client.search("Lisbon", user_id="u")
     assert [r.id for r in found] == [porto, lisbon]
@@ -81,7 +81,7 @@ def test_a_superseded_memory_gives_its_rank_to_its_successor_when_current_first(
 
 
 def test_without_current_first_the_superseded_memory_ranks_alone(make_client: ClientFactory) -> None:
-    client, lisbon, _porto = _moves(make_client)
+    client, lisbon, _porto = _moves(make_client, current_first=False)
     assert [r.id for r in client.search("Lisbon", user_id="u")] == [lisbon]
 
 

@@ -8,6 +8,7 @@ import pytest
 from palimpsest.application import (
     AgentMemory,
     OracleSearchResultFormatConfig,
+    RetrievalConfig,
     SearchResult,
     SearchResultFormatConfig,
     SearchScope,
@@ -173,8 +174,10 @@ def test_the_metadata_filter_must_be_a_dict_or_none(scoped: AgentMemory) -> None
 
 
 @pytest.fixture
-def chain(memory: AgentMemory) -> AgentMemory:
-    """root -supersedes-> mid -refines-> leaf, plus an unrelated memory."""
+def chain(make_client: ClientFactory) -> AgentMemory:
+    """root -supersedes-> mid -refines-> leaf, plus an unrelated memory; searched in plain
+    similarity order (``current_first`` off), so an old memory's own words find it first."""
+    memory = make_client(retrieval=RetrievalConfig(current_first=False))
     memory.add_memory("alpha root memory", memory_id="root", user_id="u")
     memory.add_memory("beta middle memory", memory_id="mid", user_id="u")
     memory.add_memory("gamma leaf memory", memory_id="leaf", user_id="u")
