@@ -323,17 +323,24 @@ def _versions(
         for version_id in reached:
             if len(found) >= max_versions:
                 break
-            hit = present.get(version_id)
-            if hit is None:
-                loaded = load(version_id)
-                if loaded is None:
-                    continue
-                hit = SearchHit(record=loaded, score=0.0, distance=1.0)
-            if query.admits_record(hit.record, direct=True):
+            hit = _hit_for(version_id, present, load)
+            if hit is not None and query.admits_record(hit.record, direct=True):
                 found.append(hit)
         frontier = reached
     found.sort(key=lambda h: (h.record.timestamp or h.record.created_at, h.record.id), reverse=True)
     return found
+
+
+def _hit_for(
+    record_id: str, present: dict[str, SearchHit], load: Callable[[str], MemoryRecord | None]
+) -> SearchHit | None:
+    """The search's own hit for a record, else the record loaded as a hit (score 0, distance
+    1), else ``None`` (it is gone)."""
+    hit = present.get(record_id)
+    if hit is not None:
+        return hit
+    record = load(record_id)
+    return None if record is None else SearchHit(record=record, score=0.0, distance=1.0)
 
 
 def _newest_valid_successor(
@@ -357,12 +364,9 @@ def _newest_valid_successor(
         if step is None:
             return None
         seen.add(step)
-        hit = present.get(step)
-        if hit is None:
-            record = load(step)
-            if record is None or not query.admits_record(record, direct=False):
-                return None
-            hit = SearchHit(record=record, score=0.0, distance=1.0)
+        hit = _hit_for(step, present, load)
+        if hit is None or (step not in present and not query.admits_record(hit.record, direct=False)):
+            return None
         if isinstance(hit.record, MemoryRecord) and hit.record.is_valid:
             return hit
         current = step
