@@ -6,6 +6,7 @@ link resolution, reranking). Everything here depends on domain ports only; adapt
 from .client import AgentMemory
 from .config import (
     BackgroundExtractionQueueFullBehavior,
+    ExtractionRetryPolicy,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
     MemoryExtractionMode,
@@ -41,6 +42,7 @@ __all__ = [
     "ContextCard",
     "Embedder",
     "ExtractedMemory",
+    "ExtractionRetryPolicy",
     "ExtractionRequest",
     "Extractor",
     "LinkProposal",

@@ -38,8 +38,14 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryRetentionConfig, RetrievalConfig
-from .extraction import ExtractionRunner
+from .config import (
+    ExtractionRetryPolicy,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+    MemoryRetentionConfig,
+    RetrievalConfig,
+)
+from .extraction import ExtractionRunner, ExtractionService
 from .indexing import INDEX_CONTEXT_SETTING, message_index_text
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
@@ -228,6 +234,7 @@ class MemoryCore:
     "purge_expired",
     "reembed",
     "wait_for_memory_extraction",
+    "pending_extractions",
     "failed_extractions",
     "retry_failed_extractions",
     "close",
@@ -260,7 +267,10 @@ class AgentMemory:
         id_factory: Callable[[], str] | None = None,
         close_store: bool = False,
         allow_embedding_model_change: bool = False,
+        extraction_retry_policy: ExtractionRetryPolicy | None = None,
     ) -> None:
+        if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
+            raise ConfigurationError("extraction_retry_policy must be an ExtractionRetryPolicy.")
         if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
         if memory_retention_config is not None and not isinstance(memory_retention_config, MemoryRetentionConfig):
@@ -300,7 +310,9 @@ class AgentMemory:
         )
         self._closed = False
         self._close_store = close_store
-        self._core.runner = ExtractionRunner(self._core)
+        self._core.runner = ExtractionRunner(
+            store, clock, ExtractionService(self._core).run_job, policy=extraction_retry_policy
+        )
         if extractor is not None:
             self._core.runner.resume()  # jobs left by a crash or an earlier process
 
@@ -789,10 +801,23 @@ class AgentMemory:
         return done
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
-        """Wait for the background extraction this client started (``WaitTimeoutError`` when
-        it takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
+        """Wait for the background extraction this client started, retries of failed attempts
+        included, until each job is done or failed for good (``WaitTimeoutError`` when it
+        takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
         assert self._core.runner is not None
         self._core.runner.wait(timeout)
+
+    def pending_extractions(
+        self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET
+    ) -> list[ExtractionJob]:
+        """Extraction jobs still to run (of one thread, or all), oldest first, whichever
+        client queued them: waiting for a first attempt, running, or retrying after a failed
+        attempt (``job.state(now)`` says which; ``job.last_error`` is the failed attempt's
+        reason, ``job.claimed_until`` the time of the next attempt). Jobs failed for good are
+        listed by :meth:`failed_extractions`."""
+        check_optional_id(thread_id, "thread_id")
+        with self._core.store.unit_of_work() as uow:
+            return uow.jobs.list(thread_id=thread_id, limit=list_limit(limit))
 
     def failed_extractions(
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET

@@ -21,6 +21,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 __all__ = [
     "BackgroundExtractionQueueFullBehavior",
+    "ExtractionRetryPolicy",
     "MemoryExtractionConfig",
     "MemoryExtractionImageContext",
     "MemoryExtractionMode",
@@ -229,6 +230,41 @@ class MemoryRetentionConfig:
     @property
     def maximum(self) -> float | None:
         return None if isinstance(self.max_ttl_days, NotSetType) else self.max_ttl_days
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionRetryPolicy:
+    """How a client retries a failed extraction attempt in its own process.
+
+    An attempt that fails (the model errs or answers badly) is retried after
+    ``base_delay_seconds`` × 2^(attempt-1), jittered by up to a quarter and capped at
+    ``max_delay_seconds``, until ``max_attempts`` attempts have failed; then the job is kept as
+    failed with its reason. A storage fault (``StoreBusyError``: another writer held the store)
+    is not the job's failure: it is retried on the same schedule without counting an attempt.
+    ``exit_wait_seconds`` bounds how long the interpreter's exit waits for queued extraction of
+    a client that was never closed; what is left stays durable for the next client.
+    """
+
+    max_attempts: int = 5
+    base_delay_seconds: float = 1.0
+    max_delay_seconds: float = 30.0
+    exit_wait_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ConfigurationError("max_attempts must be a positive integer.")
+        for name in ("base_delay_seconds", "max_delay_seconds", "exit_wait_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ConfigurationError(f"{name} must be a non-negative, finite number of seconds.")
+        if self.base_delay_seconds > self.max_delay_seconds:
+            raise ConfigurationError("base_delay_seconds must not exceed max_delay_seconds.")
+
+    def delay(self, failures: int, jitter: float) -> float:
+        """Seconds to wait after the ``failures``-th failure (1, 2, ...); ``jitter`` in [0, 1)."""
+        exponent = min(max(failures - 1, 0), 32)
+        wait = min(self.base_delay_seconds * (2.0**exponent), self.max_delay_seconds)
+        return min(wait * (1.0 + 0.25 * jitter), self.max_delay_seconds)
 
 
 DEFAULT_THIRD_PARTY_PENALTY = 1.0

@@ -1,171 +1,547 @@
-"""Application layer: durable extraction jobs, run inline or by a bounded background pool.
+"""Application layer: extraction of memories from a thread's messages, and its durable jobs.
 
-``add_messages`` records an ``ExtractionJob`` in the same transaction as the messages, so
-no acknowledged message is ever left unextracted: a worker claims the job with a lease,
-extracts, and deletes it; after a crash the job is still in the store, and the next client
-to open it resumes the job once its lease has expired. A job whose last allowed attempt
-fails is kept, marked failed with the reason, until it is retried
-(:meth:`AgentMemory.retry_failed_extractions`) or its thread is deleted.
+``ExtractionService`` runs one extraction pass (the use case): it gathers the context (history,
+summary, related memories), asks the ``Extractor``, and stores the pass's memories, with the
+links proposed during extraction, in one unit of work; post-extraction linking follows.
+
+``ExtractionRunner`` owns the lifecycle of the jobs. ``add_messages`` records an
+``ExtractionJob`` in the same transaction as the messages, so no acknowledged message is ever
+left unextracted: a worker claims the job with a lease, runs the pass, and deletes the job. A
+failed attempt is retried in this process after a jittered, exponential backoff
+(:class:`~palimpsest.application.config.ExtractionRetryPolicy`), and the job records the reason
+meanwhile; a job whose last allowed attempt fails is kept, marked failed with the reason, until
+it is retried (:meth:`AgentMemory.retry_failed_extractions`) or its thread is deleted. A store
+held by another writer only delays a job. After a crash the job is still in the store, and the
+next client to open it resumes the job once its lease has expired. At interpreter exit, a
+client that was never closed finishes its queued jobs within a bounded wait and leaves the
+rest, durable, to the next client.
+
+A pass is idempotent: its memories get ids derived from the job's id and are written together,
+so a retried job whose memories were already stored (the attempt failed later, while linking or
+finishing) does not extract them again.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import random
 import threading
+import time
 import uuid
+import weakref
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from datetime import timedelta
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
 
-from palimpsest.domain.errors import WaitTimeoutError
-from palimpsest.domain.model import ExtractionJob, failure_reason_of
+from palimpsest.domain.errors import AgentMemoryError, StorageError, StoreBusyError, WaitTimeoutError
+from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
+    ExtractionJob,
+    MemoryRecord,
+    Message,
+    Thread,
+    failure_reason_of,
+)
+from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.search import ScopeFilter
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .config import ExtractionRetryPolicy, MemoryLinkExtractionMode
+from .linking import resolve_links_after_extraction
+from .ports import ExtractedMemory, ExtractionRequest, SummaryText
+from .validation import shorten_for_prompt
 
 if TYPE_CHECKING:
     from .client import MemoryCore
+    from .thread import ThreadSettings
 
-__all__ = ["ExtractionRunner", "JOB_LEASE", "MAX_ATTEMPTS"]
+__all__ = [
+    "ExtractionRunner",
+    "ExtractionService",
+    "JOB_LEASE",
+    "MAX_ATTEMPTS",
+    "PAST_MEMORY_LIMIT",
+    "inherited_metadata",
+    "memory_ids",
+]
 
 log = logging.getLogger("palimpsest")
 
 JOB_LEASE: Final = timedelta(minutes=10)
-MAX_ATTEMPTS: Final = 5
+MAX_ATTEMPTS: Final = ExtractionRetryPolicy().max_attempts
 WORKERS: Final = 4
+PAST_MEMORY_LIMIT: Final = 7
+_PROBE: Final = 64  # ids looked up per batch when checking whether a pass was stored already
+_PASS_IDS: Final = uuid.UUID("5d1f0c3e-8a47-4b8e-9a55-6a3c1b7e2f90")  # namespace of memory ids
 
 
-class ExtractionRunner:
-    """Claims and runs extraction jobs; tracks the ones this client started."""
+def memory_ids(pass_id: str, start: int, stop: int) -> list[str]:
+    """The ids of memories ``start..stop-1`` of one extraction pass (the same on every run)."""
+    return [str(uuid.uuid5(_PASS_IDS, f"{pass_id}/{i}")) for i in range(start, stop)]
+
+
+class ExtractionService:
+    """One extraction pass over a thread's messages: the use case behind every job."""
 
     def __init__(self, core: MemoryCore) -> None:
         self._core = core
+
+    def run_job(self, job: ExtractionJob) -> None:
+        """Extract the messages a job covers, if the thread still wants extraction."""
+        from .thread import ThreadSettings
+
+        core = self._core
+        with core.store.unit_of_work() as uow:
+            thread = uow.threads.get(job.thread_id)
+            targets = (
+                uow.messages.list_for_thread(
+                    job.thread_id, now=core.clock.now(), start_seq=job.first_seq, end_seq=job.last_seq + 1
+                )
+                if thread is not None
+                else []
+            )
+        if thread is None or not targets or core.extractor is None:
+            return
+        settings = ThreadSettings.from_json(thread.config)
+        if settings.extraction.extract_memories:
+            self.extract(thread, settings, targets, pass_id=job.id)
+
+    def extract(
+        self, thread: Thread, settings: ThreadSettings, targets: Sequence[Message], *, pass_id: str
+    ) -> list[MemoryRecord]:
+        """Run the pass ``pass_id`` over ``targets``; returns its memories. A pass already
+        stored (by an earlier attempt) is not extracted again: only its post-extraction
+        linking runs again."""
+        core = self._core
+        extractor = core.extractor
+        if extractor is None or not targets:
+            return []
+        config = settings.extraction
+        link_mode = config.memory_link_extraction_mode
+        stored = self._stored_pass(pass_id)
+        if stored is None:
+            stored = self._extract_and_store(thread, settings, list(targets), pass_id)
+        if stored and link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and core.link_resolver is not None:
+            custom = config.memory_link_extraction_custom_instructions
+            resolve_links_after_extraction(core, stored, custom_instructions=custom if isinstance(custom, str) else None)
+        return stored
+
+    def _stored_pass(self, pass_id: str) -> list[MemoryRecord] | None:
+        """The memories an earlier attempt of this pass stored, or ``None`` if it stored none."""
+        found: list[MemoryRecord] = []
+        start = 0
+        with self._core.store.unit_of_work() as uow:
+            while True:
+                ids = memory_ids(pass_id, start, start + _PROBE)
+                batch = uow.records.get_many(ids)
+                found.extend(batch[i] for i in ids if i in batch)
+                if not batch:
+                    break
+                start += _PROBE
+        return found or None
+
+    def _extract_and_store(
+        self, thread: Thread, settings: ThreadSettings, targets: list[Message], pass_id: str
+    ) -> list[MemoryRecord]:
+        core = self._core
+        assert core.extractor is not None
+        config = settings.extraction
+        now = core.clock.now()
+        window = config.memory_extraction_window
+        with core.store.unit_of_work() as uow:
+            history: list[Message] = []
+            if isinstance(window, int) and window > len(targets):
+                history = uow.messages.list_for_thread(
+                    thread.id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
+                )
+            summary = uow.summaries.latest(thread.id, valid_only=True)
+        query = "\n".join(m.content for m in targets).strip()
+        past: list[Any] = []
+        if query:
+            past = [
+                r.record
+                for r in core.searcher.run(
+                    query,
+                    now=now,
+                    scope=ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id),
+                    max_results=PAST_MEMORY_LIMIT,
+                    record_types=[t.value for t in MEMORY_RECORD_TYPES],
+                    include_invalid_results=False,
+                    is_question=False,
+                )
+            ]
+        during = config.memory_link_extraction_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and bool(past)
+        limit = settings.max_message_token_length
+        custom = config.memory_extraction_custom_instructions
+        token_limit = config.memory_extraction_token_limit
+        request = ExtractionRequest(
+            target_messages=shorten_for_prompt(targets, limit),
+            history_messages=shorten_for_prompt(history, limit),
+            summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
+            past_memories=past,
+            link_candidates=past if during else (),
+            custom_instructions=custom if isinstance(custom, str) else None,
+            token_limit=token_limit if isinstance(token_limit, int) else None,
+        )
+        extracted = list(core.extractor.extract(request))
+        records = self._records(thread, settings, targets, extracted, pass_id, now)
+        if not records:
+            return []
+        vectors = core.embed_documents([r.content for r, _ in records])
+        allowed = {r.id for r in past} if during else set()
+        links = [
+            (record.id, proposal.target_id, proposal.link_type)
+            for record, memory in records
+            for proposal in memory.links
+            if proposal.target_id in allowed and proposal.target_id != record.id
+        ]
+        return core.service.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links)
+
+    def _records(
+        self,
+        thread: Thread,
+        settings: ThreadSettings,
+        targets: list[Message],
+        extracted: list[ExtractedMemory],
+        pass_id: str,
+        now: datetime,
+    ) -> list[tuple[MemoryRecord, ExtractedMemory]]:
+        """The pass's memories as records; one the model got wrong is skipped with a warning."""
+        core = self._core
+        inherited = inherited_metadata(settings, targets)
+        # A memory must not outlive what it was drawn from: it expires with the first of its
+        # source messages to expire (else as the store's retention policy says).
+        expiries = [m.expires_at for m in targets if m.expires_at is not None]
+        out: list[tuple[MemoryRecord, ExtractedMemory]] = []
+        ids = memory_ids(pass_id, 0, len(extracted))
+        for record_id, memory in zip(ids, extracted):
+            managed: dict[str, Any] = {
+                "scope": memory.scope,
+                "importance": memory.importance,
+                "entities": list(memory.entities),
+                "source_message_ids": [m.id for m in targets],
+            }
+            if memory.valid_to is not None:
+                managed["valid_to"] = memory.valid_to.isoformat()
+            try:
+                expires = (
+                    min(expiries)
+                    if expiries
+                    else core.expiry(now=now, ttl_days=NOTSET, ttl_anchor=NOTSET, timestamp=memory.timestamp)
+                )
+                record = MemoryRecord(
+                    id=record_id,
+                    record_type=memory.record_type,
+                    content=memory.text,
+                    user_id=thread.user_id,
+                    agent_id=thread.agent_id,
+                    thread_id=thread.id,
+                    created_at=now,
+                    updated_at=now,
+                    metadata={**inherited, "$agent_memory": managed},
+                    timestamp=memory.timestamp,
+                    expires_at=expires,
+                )
+            except AgentMemoryError as exc:
+                log.warning("skipped an extracted memory of thread %s that is not valid: %s", thread.id, exc)
+                continue
+            out.append((record, memory))
+        return out
+
+
+def inherited_metadata(settings: ThreadSettings, targets: Sequence[Message]) -> dict[str, Any]:
+    """The message metadata an extracted memory inherits, as the thread's settings say."""
+    rule = settings.extraction.memory_extraction_inherit_message_metadata
+    if rule is False or isinstance(rule, NotSetType):
+        return {}
+    merged: dict[str, Any] = {}
+    for message in targets:
+        for key, value in (message.metadata or {}).items():
+            if key.startswith("$") or (rule is not True and key not in rule):  # type: ignore[operator]
+                continue
+            merged.setdefault(key, value)
+    return merged
+
+
+# -- the job runner ------------------------------------------------------------------------------
+
+
+_RUNNERS: weakref.WeakSet[ExtractionRunner] = weakref.WeakSet()
+_RUNNERS_LOCK = threading.Lock()
+
+
+def _finish_at_exit() -> None:
+    """Interpreter exit: each runner of a client that was never closed finishes its queued
+    jobs within its policy's bounded wait; what is left stays durable for the next client."""
+    with _RUNNERS_LOCK:
+        runners = list(_RUNNERS)
+    for runner in runners:
+        try:
+            runner.finish_at_exit()
+        except Exception:  # never a traceback at exit; the jobs are durable either way
+            log.debug("extraction shutdown at exit failed", exc_info=True)
+
+
+def _register_exit_hook() -> None:
+    """Run :func:`_finish_at_exit` while the interpreter is still whole: among the hooks that
+    ``threading`` runs before it joins threads, and after concurrent.futures' (they run in
+    reverse order), so thread pools (an embedder's) still work and no store has been closed
+    by its own exit finaliser yet. Without that hook (another Python), a plain ``atexit``."""
+    import concurrent.futures.thread  # noqa: F401  - registers its own hook first
+
+    register = getattr(threading, "_register_atexit", None)
+    if register is None:  # pragma: no cover - CPython 3.9+ has it
+        atexit.register(_finish_at_exit)
+    else:
+        register(_finish_at_exit)
+
+
+_register_exit_hook()
+
+
+class ExtractionRunner:
+    """Claims and runs extraction jobs, retries failed attempts, and tracks the ones it started.
+
+    Jobs of one thread run one after the other, in order (a later pass must see the memories
+    of an earlier one); different threads run in parallel on at most ``WORKERS`` daemon
+    threads, which end when there is no work.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        clock: Clock,
+        execute: Callable[[ExtractionJob], None],
+        *,
+        policy: ExtractionRetryPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._execute = execute
+        self._policy = policy or ExtractionRetryPolicy()
         self._owner = f"client-{uuid.uuid4()}"
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-        self._futures: dict[Future[None], str] = {}
+        self._lock = threading.Condition()
         self._queues: dict[str, deque[str]] = {}  # thread id -> job ids, in append order
+        self._ready: deque[str] = deque()  # thread ids whose queue waits for a worker
+        self._workers = 0
+        self._stop = threading.Event()  # set: no new attempt starts (close, exit)
         self._closed = False
+        self._random = random.Random()
+        self._busy: dict[str, int] = {}  # job id -> storage faults met in a row
+        self._not_before: dict[str, float] = {}  # job id -> monotonic time of its next attempt
+        with _RUNNERS_LOCK:
+            _RUNNERS.add(self)
+
+    @property
+    def policy(self) -> ExtractionRetryPolicy:
+        return self._policy
 
     # -- scheduling --------------------------------------------------------------------------
 
-    def submit(self, job: ExtractionJob) -> None:
-        """Queue a job. Jobs of one thread run one after the other, in order (a later pass
-        must see the memories of an earlier one); different threads run in parallel."""
+    def start(self, job: ExtractionJob, *, inline: bool) -> None:
+        """Run a recorded job now, in the caller's thread (INLINE), or queue it (BACKGROUND).
+
+        An inline attempt that fails is retried in the background, so the caller's append
+        returns (its messages are stored) and the memories follow."""
+        if not inline:
+            self.submit(job)
+            return
+        with self._lock:
+            busy = job.thread_id in self._queues  # an earlier job of the thread must go first
+        if busy:
+            self.submit(job)
+            return
+        delay = self._attempt(job.id)
+        if delay is not None:
+            self.submit(job, delay=delay)
+
+    def submit(self, job: ExtractionJob, *, delay: float = 0.0) -> None:
+        """Queue a job behind the thread's earlier jobs, to run ``delay`` seconds from now at
+        the earliest."""
         with self._lock:
             if self._closed:
                 return  # the job stays in the store and is resumed by the next client
+            if delay > 0:
+                self._not_before[job.id] = time.monotonic() + delay
             queue = self._queues.get(job.thread_id)
             if queue is not None:
-                queue.append(job.id)  # a drain for this thread is running and will take it
+                if job.id not in queue:
+                    queue.append(job.id)  # a drain for this thread is queued or running
                 return
             self._queues[job.thread_id] = deque([job.id])
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="palimpsest-extract")
-            future = self._pool.submit(self._drain, job.thread_id)
-            self._futures[future] = job.thread_id
-        future.add_done_callback(self._forget)
-
-    def start(self, job: ExtractionJob, *, inline: bool) -> None:
-        """Run a recorded job now, in the caller's thread (INLINE), or queue it (BACKGROUND)."""
-        if inline:
-            self.run(job.id)
-        else:
-            self.submit(job)
-
-    def _drain(self, thread_id: str) -> None:
-        while True:
-            with self._lock:
-                queue = self._queues[thread_id]
-                if not queue:
-                    del self._queues[thread_id]
-                    return
-                job_id = queue.popleft()
-            self.run(job_id)
-
-    def _forget(self, future: Future[None]) -> None:
-        with self._lock:
-            self._futures.pop(future, None)
+            self._ready.append(job.thread_id)
+            if self._workers < WORKERS:
+                self._workers += 1
+                worker = threading.Thread(target=self._work, name="palimpsest-extract", daemon=True)
+                worker.start()
 
     def resume(self) -> int:
         """Queue every job that is unclaimed or whose lease expired (after a crash)."""
-        now = self._core.clock.now()
-        with self._core.store.unit_of_work() as uow:
+        now = self._clock.now()
+        with self._store.unit_of_work() as uow:
             jobs = uow.jobs.pending(now)
         for job in jobs:
             self.submit(job)
         return len(jobs)
 
     def wait(self, timeout: float | None, *, thread_id: str | None = None) -> None:
-        """Wait for the jobs this client started (of one thread, or all)."""
+        """Wait until the jobs this client queued (of one thread, or all) are done or failed
+        for good, retries included. ``WaitTimeoutError`` after ``timeout`` seconds."""
         with self._lock:
-            futures = [f for f, tid in self._futures.items() if thread_id is None or tid == thread_id]
-        done, not_done = wait(futures, timeout=timeout)
-        if not_done:
-            raise WaitTimeoutError(f"{len(not_done)} extraction job(s) still running after {timeout} s.")
+            done = self._lock.wait_for(
+                lambda: not self._queues if thread_id is None else thread_id not in self._queues, timeout
+            )
+            if not done:
+                left = sum(len(q) for t, q in self._queues.items() if thread_id is None or t == thread_id)
+                raise WaitTimeoutError(f"{left} extraction job(s) still queued or running after {timeout} s.")
 
     def close(self, timeout: float | None) -> None:
+        """Finish the queued jobs (within ``timeout``), then stop; what is left stays durable."""
         try:
             self.wait(timeout)
         finally:
-            with self._lock:
-                self._closed = True
-                pool, self._pool = self._pool, None
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+            self._shut()
 
-    # -- one job -----------------------------------------------------------------------------
-
-    def run(self, job_id: str) -> None:
-        """Claim, extract, delete. Failures are logged; the job is retried after its lease
-        expires, and after ``MAX_ATTEMPTS`` failed attempts it is marked failed with the
-        reason (and an error log) instead of being deleted."""
-        from .thread import MemoryThread, ThreadSettings
-
-        core = self._core
-        now = core.clock.now()
-        with core.store.unit_of_work() as uow:
-            job = uow.jobs.claim(job_id, owner=self._owner, until=now + JOB_LEASE, now=now)
-            uow.commit()
-        if job is None:
-            return  # done already, or another worker holds it
-        try:
-            with core.store.unit_of_work() as uow:
-                thread = uow.threads.get(job.thread_id)
-                targets = (
-                    uow.messages.list_for_thread(
-                        job.thread_id, now=core.clock.now(), start_seq=job.first_seq, end_seq=job.last_seq + 1
-                    )
-                    if thread is not None
-                    else []
-                )
-            if thread is not None and targets and core.extractor is not None:
-                settings = ThreadSettings.from_json(thread.config)
-                if settings.extraction.extract_memories:
-                    MemoryThread(core, thread, settings).extract_now(targets)
-        except Exception as exc:
-            if job.attempts < MAX_ATTEMPTS:
-                log.exception(
-                    "memory extraction failed (job %s, attempt %d); the messages are stored and the "
-                    "job will be retried",
-                    job.id,
-                    job.attempts,
-                )
+    def finish_at_exit(self) -> None:
+        """Interpreter exit without ``close()``: attempts under way and queued first attempts
+        run within the policy's ``exit_wait_seconds``; no retry waits out its backoff. Jobs left
+        (postponed or unstarted) stay durable for the next client, without a traceback."""
+        with self._lock:
+            if self._closed:
                 return
-            log.exception(
+        self._stop.set()  # backoff waits end now; their jobs stay postponed in the store
+        try:
+            self.wait(self._policy.exit_wait_seconds)
+        except WaitTimeoutError:
+            log.info("extraction jobs left for the next client at exit")
+        self._shut()
+
+    def _shut(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._closed = True
+            self._ready.clear()
+            self._lock.notify_all()
+        with _RUNNERS_LOCK:
+            _RUNNERS.discard(self)
+
+    # -- workers -----------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._ready or self._closed:
+                    self._workers -= 1
+                    return
+                thread_id = self._ready.popleft()
+            self._drain(thread_id)
+
+    def _drain(self, thread_id: str) -> None:
+        """Run a thread's queued jobs in order; a job that must be retried holds the queue."""
+        try:
+            while True:
+                with self._lock:
+                    queue = self._queues.get(thread_id)
+                    if not queue or self._closed:
+                        return
+                    job_id = queue[0]
+                    due = self._not_before.pop(job_id, None)
+                delay: float | None = 0.0 if due is None else max(0.0, due - time.monotonic())
+                if delay and self._stop.wait(delay):
+                    return  # stopping: the job stays durable, postponed, for the next client
+                delay = self._attempt(job_id)
+                while delay is not None and not self._stop.wait(delay):
+                    delay = self._attempt(job_id)
+                if delay is not None:
+                    return  # stopping: the job stays durable, postponed, for the next client
+                with self._lock:
+                    queue.popleft()
+        except BaseException:  # pragma: no cover - _attempt catches everything it expects
+            log.exception("extraction worker for thread %s stopped; its jobs stay in the store", thread_id)
+        finally:
+            with self._lock:
+                self._queues.pop(thread_id, None)
+                self._lock.notify_all()
+
+    # -- one attempt -------------------------------------------------------------------------
+
+    def _attempt(self, job_id: str) -> float | None:
+        """Claim the job, run it, finish it. ``None`` when nothing is left to do with it (done,
+        failed for good, gone, or held by another client); else the seconds to wait before
+        the next attempt. Never raises."""
+        try:
+            now = self._clock.now()
+            with self._store.unit_of_work() as uow:
+                job = uow.jobs.claim(job_id, owner=self._owner, until=now + JOB_LEASE, now=now)
+                uow.commit()
+        except StorageError as exc:
+            log.warning("could not claim extraction job %s (%s); trying again", job_id, exc)
+            return self._busy_delay(job_id)
+        if job is None:
+            return None  # done already, failed, or another client holds it
+        try:
+            self._execute(job)
+        except Exception as exc:
+            return self._after_failure(job, exc)
+        try:
+            with self._store.unit_of_work() as uow:
+                uow.jobs.delete(job.id)
+                uow.commit()
+        except StorageError as exc:
+            # The pass is stored; the next attempt finds it and only finishes the job.
+            log.warning("could not finish extraction job %s (%s); trying again", job.id, exc)
+            return self._after_failure(job, exc)
+        self._busy.pop(job.id, None)
+        return None
+
+    def _busy_delay(self, job_id: str) -> float:
+        count = self._busy[job_id] = self._busy.get(job_id, 0) + 1
+        return self._policy.delay(count, self._random.random())
+
+    def _after_failure(self, job: ExtractionJob, exc: Exception) -> float | None:
+        transient = isinstance(exc, StoreBusyError)
+        reason = failure_reason_of(exc)
+        policy = self._policy
+        if transient:
+            delay = self._busy_delay(job.id)
+            log.warning("extraction job %s met a busy store (%s); trying again in %.1f s", job.id, exc, delay)
+        elif job.attempts < policy.max_attempts:
+            delay = policy.delay(job.attempts, self._random.random())
+            log.warning(
+                "memory extraction failed (job %s, attempt %d of %d): %s; the messages are stored and "
+                "the job will be retried in %.1f s",
+                job.id,
+                job.attempts,
+                policy.max_attempts,
+                reason,
+                delay,
+                exc_info=exc,
+            )
+        else:
+            log.error(
                 "memory extraction failed %d times for job %s; it is recorded as failed (see "
-                "failed_extractions(), retry_failed_extractions())",
+                "failed_extractions(), retry_failed_extractions()): %s",
                 job.attempts,
                 job.id,
+                reason,
+                exc_info=exc,
             )
-            self._fail(job.id, failure_reason_of(exc))
-            return
-        self._finish(job.id)
+            try:
+                with self._store.unit_of_work() as uow:
+                    uow.jobs.fail(job.id, reason=reason, at=self._clock.now())
+                    uow.commit()
+            except StorageError as store_exc:
+                log.warning("could not record job %s as failed (%s); trying again", job.id, store_exc)
+                return self._busy_delay(job.id)
+            return None
+        try:
+            until = self._clock.now() + timedelta(seconds=delay)
+            with self._store.unit_of_work() as uow:
+                uow.jobs.postpone(job.id, owner=self._owner, until=until, reason=reason, refund_attempt=transient)
+                uow.commit()
+        except StorageError as store_exc:  # the claim's lease still holds the job for us
+            log.warning("could not record the failed attempt of job %s (%s)", job.id, store_exc)
+        return delay
 
-    def _fail(self, job_id: str, reason: str) -> None:
-        with self._core.store.unit_of_work() as uow:
-            uow.jobs.fail(job_id, reason=reason, at=self._core.clock.now())
-            uow.commit()
-
-    def _finish(self, job_id: str) -> None:
-        with self._core.store.unit_of_work() as uow:
-            uow.jobs.delete(job_id)
-            uow.commit()

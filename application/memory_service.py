@@ -7,13 +7,14 @@ Domain events are handed to an optional sink only after the commit succeeded.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from palimpsest.domain.errors import LinkNotFoundError, RecordNotFoundError, ValidationError
+from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError, RecordNotFoundError, ValidationError
 from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
 from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link
 from palimpsest.domain.model import (
@@ -30,6 +31,8 @@ from palimpsest.domain.search import SearchHit, SearchQuery
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 __all__ = ["MemoryService"]
+
+log = logging.getLogger("palimpsest")
 
 EventSink = Callable[[DomainEvent], None]
 
@@ -166,6 +169,50 @@ class MemoryService:
             uow.commit()
         self._publish(events)
         return record
+
+    def add_extracted(
+        self,
+        records: Sequence[tuple[MemoryRecord, Sequence[float] | None]],
+        links: Sequence[tuple[str, str, str]] = (),
+    ) -> list[MemoryRecord]:
+        """Add one extraction pass's records (with their vectors) and the links proposed with
+        them, as ``(source_id, target_id, relation_type)``, in one unit of work: a pass is
+        stored whole or not at all.
+
+        A proposed link that the lifecycle rules refuse (a target that is gone or expired, a
+        repeat, the reverse orientation, another user's record) is skipped and logged: a
+        model's mistake never undoes the memories."""
+        now = self._clock.now()
+        events: list[DomainEvent] = []
+        with self._store.unit_of_work() as uow:
+            added = {}
+            for record, embedding in records:
+                uow.records.add(record, embedding=embedding)
+                added[record.id] = record
+            for source_id, target_id, relation_type in links:
+                source = added.get(source_id)
+                if source is None:
+                    continue
+                try:
+                    check_link_request(relation_type)
+                    target = self._visible(uow, target_id, now)
+                    created = new_link(
+                        link_id=self._new_id(),
+                        source=source,
+                        target=target,
+                        relation_type=relation_type,
+                        existing_between=uow.links.between(source_id, target_id),
+                        now=now,
+                    )
+                except AgentMemoryError as exc:
+                    log.info("skipped a proposed %s link %s -> %s: %s", relation_type, source_id, target_id, exc)
+                    continue
+                uow.links.add(created)
+                events.append(LinkCreated(created))
+                events.extend(self._rederive(uow, {target_id}, now))
+            uow.commit()
+        self._publish(events)
+        return list(added.values())
 
     def get_record(self, record_id: str) -> MemoryRecord:
         """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""

@@ -27,9 +27,8 @@ from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryExtractionMode, MemoryLinkExtractionMode
-from .linking import apply_proposals, resolve_links_after_extraction
-from .ports import ExtractionRequest, SummaryText
+from .config import MemoryExtractionConfig, MemoryExtractionMode
+from .ports import SummaryText
 from .results import ContextCard, SearchResult, Summary
 from .retrieval import maximal_marginal_relevance
 from .searching import SearchScope, SearchStrategy, resolve_scope, within_token_budgets
@@ -38,7 +37,6 @@ from .validation import (
     TimeToLiveAnchor,
     parse_timestamp,
     reject_unknown_kwargs,
-    shorten_for_prompt,
 )
 
 if TYPE_CHECKING:
@@ -52,8 +50,6 @@ DEFAULT_MESSAGE_WINDOW = 100
 DEFAULT_SUMMARY_TOKEN_BUDGET = 1000
 CARD_MAX_RELEVANT_DEFAULT = 5
 CARD_TYPE_KEYS = frozenset({"message", "memory", "fact", "guideline", "preference"})
-PAST_MEMORY_LIMIT = 7
-MAX_EXTRACTED_PER_PASS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,7 +357,11 @@ class MemoryThread:
         ):
             raise ValidationError("targets must be a list of this thread's messages.")
         if targets:
-            self._extract(list(targets))
+            from .extraction import ExtractionService
+
+            ExtractionService(self._core).extract(
+                self._thread, self._settings, list(targets), pass_id=self._core.new_id()
+            )
 
     def _maybe_refresh_summary(self, last_seq: int) -> None:
         core = self._core
@@ -372,111 +372,6 @@ class MemoryThread:
         if isinstance(frequency, int) and frequency > 0 and last_seq - covered < frequency:
             return
         core.summaries.refresh(self._thread, token_limit=self._settings.context_card_token_limit)
-
-    def _extract(self, targets: list[Message]) -> None:
-        core = self._core
-        config = self._settings.extraction
-        assert core.extractor is not None
-        now = core.clock.now()
-        window = config.memory_extraction_window
-        with core.store.unit_of_work() as uow:
-            history: list[Message] = []
-            if isinstance(window, int) and window > len(targets):
-                history = uow.messages.list_for_thread(
-                    self.thread_id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
-                )
-            summary = uow.summaries.latest(self.thread_id, valid_only=True)
-        query = "\n".join(m.content for m in targets).strip()
-        past: list[Any] = []
-        if query:
-            past = [
-                r.record
-                for r in core.searcher.run(
-                    query,
-                    now=now,
-                    scope=ScopeFilter(user_id=self.user_id, agent_id=self.agent_id),
-                    max_results=PAST_MEMORY_LIMIT,
-                    record_types=[t.value for t in MEMORY_RECORD_TYPES],
-                    include_invalid_results=False,
-                    is_question=False,
-                )
-            ]
-        link_mode = config.memory_link_extraction_mode
-        during = link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and bool(past)
-        limit = self._settings.max_message_token_length
-        request = ExtractionRequest(
-            target_messages=shorten_for_prompt(targets, limit),
-            history_messages=shorten_for_prompt(history, limit),
-            summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
-            past_memories=past,
-            link_candidates=past if during else (),
-            custom_instructions=config.memory_extraction_custom_instructions
-            if isinstance(config.memory_extraction_custom_instructions, str)
-            else None,
-            token_limit=config.memory_extraction_token_limit if isinstance(config.memory_extraction_token_limit, int) else None,
-        )
-        inherited = self._inherited_metadata(targets)
-        # A memory must not outlive what it was drawn from: it expires with the first of its
-        # source messages to expire (never, if none of them does).
-        expiries = [m.expires_at for m in targets if m.expires_at is not None]
-        expires_at = min(expiries) if expiries else NOTSET
-        created: list[tuple[Any, Any]] = []
-        for memory in list(core.extractor.extract(request))[:MAX_EXTRACTED_PER_PASS]:
-            managed = {
-                "scope": memory.scope,
-                "importance": memory.importance,
-                "entities": list(memory.entities),
-                "source_message_ids": [m.id for m in targets],
-            }
-            if memory.valid_to is not None:
-                managed["valid_to"] = memory.valid_to.isoformat()
-            record_id = core.add_memory(
-                memory.text,
-                memory_type=memory.record_type.value,
-                user_id=self.user_id,
-                agent_id=self.agent_id,
-                thread_id=self.thread_id,
-                memory_id=NOTSET,
-                metadata={**inherited, "$agent_memory": managed},
-                timestamp=memory.timestamp,
-                ttl_days=NOTSET,
-                ttl_anchor=NOTSET,
-                memory_id_to_link=NOTSET,
-                link_type=NOTSET,
-                link_id=NOTSET,
-                link_timestamp=NOTSET,
-                link_metadata=NOTSET,
-                expires_at=expires_at,
-            )
-            created.append((record_id, memory))
-        if not created:
-            return
-        with core.store.unit_of_work() as uow:
-            stored = uow.records.get_many([rid for rid, _ in created])
-        if during:
-            allowed = {r.id: r for r in past}
-            for record_id, memory in created:
-                if record_id in stored:
-                    apply_proposals(core, stored[record_id], memory.links, allowed)
-        elif link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and core.link_resolver is not None:
-            custom = config.memory_link_extraction_custom_instructions
-            resolve_links_after_extraction(
-                core,
-                [stored[rid] for rid, _ in created if rid in stored],
-                custom_instructions=custom if isinstance(custom, str) else None,
-            )
-
-    def _inherited_metadata(self, targets: list[Message]) -> dict[str, Any]:
-        rule = self._settings.extraction.memory_extraction_inherit_message_metadata
-        if rule is False or isinstance(rule, NotSetType):
-            return {}
-        merged: dict[str, Any] = {}
-        for message in targets:
-            for key, value in (message.metadata or {}).items():
-                if key.startswith("$") or (rule is not True and key not in rule):  # type: ignore[operator]
-                    continue
-                merged.setdefault(key, value)
-        return merged
 
     def _visible_messages(self) -> list[Message]:
         with self._core.store.unit_of_work() as uow:

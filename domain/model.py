@@ -27,6 +27,7 @@ __all__ = [
     "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
     "ExtractionJob",
+    "JobState",
     "MEMORY_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
     "Message",
@@ -450,15 +451,25 @@ class ThreadSummary:
         return self.status is RecordStatus.VALID
 
 
+class JobState(str, enum.Enum):
+    """Where an extraction job stands (see :meth:`ExtractionJob.state`)."""
+
+    PENDING = "pending"  # waiting for its first attempt (or its worker vanished mid-attempt)
+    RUNNING = "running"  # a worker holds its lease now
+    RETRYING = "retrying"  # an attempt failed; the next one is due at ``claimed_until``
+    FAILED = "failed"  # every allowed attempt failed; kept until retried or its thread is deleted
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractionJob:
     """Pending extraction over messages ``first_seq..last_seq`` of a thread.
 
     Recorded in the same transaction as the messages it covers, so acknowledged messages are
     never left unextracted by a crash; a worker *claims* a job with a lease (``claimed_until``)
-    and deletes it when done, and an expired lease lets another worker retry it. A job that
-    failed its last allowed attempt is kept, marked *failed* (``failed_at`` and
-    ``failure_reason``), until it is retried or its thread is deleted.
+    and deletes it when done, and an expired lease lets another worker retry it. A failed
+    attempt *postpones* the job: ``failure_reason`` keeps the attempt's reason and the lease
+    runs to the time of the next attempt. A job that failed its last allowed attempt is kept,
+    marked *failed* (``failed_at``), until it is retried or its thread is deleted.
     """
 
     id: str
@@ -476,6 +487,22 @@ class ExtractionJob:
     def failed(self) -> bool:
         return self.failed_at is not None
 
+    @property
+    def last_error(self) -> str | None:
+        """The reason of the last failed attempt (``None`` while no attempt has failed)."""
+        return self.failure_reason
+
+    def state(self, now: datetime) -> JobState:
+        """Failed for good; retrying after a failed attempt; running under a live lease; or
+        pending (never tried, or its worker's lease ran out)."""
+        if self.failed_at is not None:
+            return JobState.FAILED
+        if self.failure_reason is not None:
+            return JobState.RETRYING
+        if self.claimed_until is not None and self.claimed_until > now:
+            return JobState.RUNNING
+        return JobState.PENDING
+
     def __post_init__(self) -> None:
         check_id(self.id, "job id")
         check_id(self.thread_id, "thread_id")
@@ -488,10 +515,8 @@ class ExtractionJob:
         check_time(self.created_at, "created_at")
         _check_optional_time(self.claimed_until, "claimed_until")
         _check_optional_time(self.failed_at, "failed_at")
-        if self.failed_at is not None:
+        if self.failed_at is not None or self.failure_reason is not None:
             check_failure_reason(self.failure_reason)
-        elif self.failure_reason is not None:
-            raise ValidationError("failure_reason is set only on a failed job (with failed_at).")
 
 
 MAX_FAILURE_REASON_LENGTH: Final = 2000

@@ -288,10 +288,27 @@ class JobRepository(Protocol):
         (creation time, then id)."""
         ...
 
+    def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        """Every job not failed, whatever its lease (of one thread, or all), oldest first
+        (creation time, then id): what is still to be extracted."""
+        ...
+
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
-        """Lease the job to ``owner`` until ``until`` (counting an attempt) if it is free or its
-        lease expired by ``now``; returns the claimed job, or ``None`` if someone else holds it,
-        it is marked failed, or it is gone."""
+        """Lease the job to ``owner`` until ``until`` (counting an attempt) if it is free, its
+        lease expired by ``now``, or ``owner`` holds the lease already (a worker taking up its
+        own postponed job); returns the claimed job, or ``None`` if someone else holds it, it is
+        marked failed, or it is gone."""
+        ...
+
+    def postpone(
+        self, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool = False
+    ) -> bool:
+        """Record a failed attempt of a job that ``owner`` holds: keep ``reason`` (see
+        :func:`~palimpsest.domain.model.check_failure_reason`) and hold the lease until
+        ``until``, the time of the next attempt, so no other worker takes the job before then.
+        ``refund_attempt`` takes back the attempt the claim counted (a transient storage
+        fault is not the job's failure). ``False`` if the job is gone, failed, or held by
+        another owner. Raises ``ValidationError`` for a bad reason or time (and writes nothing)."""
         ...
 
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
@@ -306,7 +323,7 @@ class JobRepository(Protocol):
         ...
 
     def retry(self, job_id: str) -> ExtractionJob | None:
-        """Make a failed job pending again, with its failure cleared and no attempt counted;
+        """Make a failed job pending again, with its failure (and reason) cleared and no attempt counted;
         returns it, or ``None`` if it is gone or not failed."""
         ...
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections import Counter
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.domain.model import JobState
 from palimpsest.domain.ports import MemoryStore
 from rich.table import Table
 from rich.text import Text
@@ -212,18 +214,31 @@ def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
 
 
 def _jobs_check(store: MemoryStore | None) -> Check | None:
+    """Jobs still to run, by state: waiting, running under a client's lease, or retrying
+    after a failed attempt (with the latest attempt's reason)."""
     if store is None:
         return None
+    now = datetime.now(UTC)
     with store.unit_of_work() as uow:
-        pending = len(uow.jobs.pending(datetime.now(UTC)))
-    if pending == 0:
+        jobs = uow.jobs.list(limit=None)
+    if not jobs:
         return Check("extraction jobs", Status.OK, "none pending")
-    return Check(
-        "extraction jobs",
-        Status.WARN,
-        f"{pending} pending: they run when an application client with an extractor opens the store "
-        "(the command line never extracts)",
+    counts = Counter(job.state(now) for job in jobs)
+    parts = [f"{counts[state]} {state.value}" for state in (JobState.PENDING, JobState.RUNNING, JobState.RETRYING)]
+    detail = f"{len(jobs)} to run ({', '.join(p for p in parts if not p.startswith('0 '))})"
+    retrying = [job for job in jobs if job.state(now) is JobState.RETRYING]
+    if retrying:
+        latest = max(retrying, key=lambda job: (job.claimed_until or now, job.id))
+        detail += f"; latest failed attempt (thread {latest.thread_id}): {_short(latest.last_error or '')}"
+    detail += (
+        "; a client with an extractor runs them (the one that queued them, or the next to open the store; "
+        "the command line never extracts)"
     )
+    return Check("extraction jobs", Status.WARN, detail)
+
+
+def _short(reason: str) -> str:
+    return reason if len(reason) <= 160 else reason[:159] + "\u2026"
 
 
 def _failed_jobs_check(store: MemoryStore) -> Check:
@@ -232,9 +247,7 @@ def _failed_jobs_check(store: MemoryStore) -> Check:
     if not failed:
         return Check("failed extractions", Status.OK, "none")
     latest = max(failed, key=lambda job: (job.failed_at, job.id))
-    reason = latest.failure_reason or ""
-    if len(reason) > 160:
-        reason = reason[:159] + "\u2026"
+    reason = _short(latest.failure_reason or "")
     return Check(
         "failed extractions",
         Status.WARN,

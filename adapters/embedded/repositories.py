@@ -813,15 +813,45 @@ class SqliteJobRepository(_Repository):
         with translate():
             return [_job_from_row(row) for row in self._conn.execute(sql, params)]
 
+    def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        limit = _check_limit(limit)
+        sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS NULL"
+        params: tuple[Any, ...] = ()
+        if thread_id is not None:
+            sql += " AND thread_id = ?"
+            params += (check_id(thread_id, "thread_id"),)
+        sql += " ORDER BY created_at, id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        with translate():
+            return [_job_from_row(row) for row in self._conn.execute(sql, params)]
+
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
         with translate():
             updated = self._conn.execute(
                 "UPDATE extraction_jobs SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 "
-                "WHERE id = ? AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= ?) "
+                "WHERE id = ? AND failed_at IS NULL "
+                "AND (claimed_until IS NULL OR claimed_until <= ? OR claimed_by = ?) "
                 f"RETURNING {_JOB_COLUMNS}",
-                (owner, encode_time(check_time(until, "until")), job_id, encode_time(check_time(now, "now"))),
+                (owner, encode_time(check_time(until, "until")), job_id, encode_time(check_time(now, "now")), owner),
             ).fetchone()
         return None if updated is None else _job_from_row(updated)
+
+    def postpone(
+        self, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool = False
+    ) -> bool:
+        check_failure_reason(reason)
+        until_text = encode_time(check_time(until, "until"))
+        with translate():
+            return (
+                self._conn.execute(
+                    "UPDATE extraction_jobs SET claimed_until = ?, failure_reason = ?, "
+                    "attempts = MAX(0, attempts - ?) WHERE id = ? AND failed_at IS NULL AND claimed_by = ?",
+                    (until_text, reason, 1 if refund_attempt else 0, job_id, owner),
+                ).rowcount
+                > 0
+            )
 
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         check_failure_reason(reason)

@@ -496,13 +496,36 @@ class InMemoryJobRepository(_Repository):
         )
         return _first(free, limit)
 
+    def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        found = sorted(
+            (j for j in self._s.jobs.values() if not j.failed and (thread_id is None or j.thread_id == thread_id)),
+            key=lambda j: (j.created_at, j.id),
+        )
+        return _first(found, limit)
+
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
+        check_time(until, "until")
+        check_time(now, "now")
         job = self._s.jobs.get(job_id)
-        if job is None or job.failed or (job.claimed_until is not None and job.claimed_until > now):
+        if job is None or job.failed:
+            return None
+        if job.claimed_until is not None and job.claimed_until > now and job.claimed_by != owner:
             return None
         claimed = replace(job, claimed_by=owner, claimed_until=until, attempts=job.attempts + 1)
         self._s.jobs[job_id] = claimed
         return claimed
+
+    def postpone(
+        self, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool = False
+    ) -> bool:
+        check_failure_reason(reason)
+        check_time(until, "until")
+        job = self._s.jobs.get(job_id)
+        if job is None or job.failed or job.claimed_by != owner:
+            return False
+        attempts = max(0, job.attempts - 1) if refund_attempt else job.attempts
+        self._s.jobs[job_id] = replace(job, claimed_until=until, failure_reason=reason, attempts=attempts)
+        return True
 
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         check_failure_reason(reason)

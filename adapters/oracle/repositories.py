@@ -683,6 +683,24 @@ class OracleJobRepository(_Repository):
         rows = self._uow.fetch_all(st.job_pending(self._names, check_time(now, "now"), limit=limit))
         return [job_from_row(row) for row in rows]
 
+    def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        limit = _check_limit(limit)
+        if thread_id is not None:
+            thread_id = check_id(thread_id, "thread_id")
+        rows = self._uow.fetch_all(st.job_list(self._names, thread_id=thread_id, limit=limit))
+        return [job_from_row(row) for row in rows]
+
+    def postpone(
+        self, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool = False
+    ) -> bool:
+        # Both checks before any statement: a refused reason or time writes nothing.
+        reason = check_failure_reason(reason)
+        until = check_time(until, "until")
+        statement = st.job_postpone(
+            self._names, job_id, owner=owner, until=until, reason=reason, refund_attempt=refund_attempt
+        )
+        return self._uow.run(statement) > 0
+
     def claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> ExtractionJob | None:
         uow = self._uow
         statement = st.job_claim(

@@ -90,7 +90,9 @@ __all__ = [
     "job_failed",
     "job_get",
     "job_insert",
+    "job_list",
     "job_pending",
+    "job_postpone",
     "job_retry",
     "link_between",
     "link_check_add",
@@ -1023,12 +1025,57 @@ def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, no
     sql = (
         f"UPDATE {names('EXTRACTION_JOB')}\n"
         "SET claimed_by = :owner, claimed_until = :until, attempts = attempts + 1\n"
-        "WHERE job_id = :job_id AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= :now)"
+        "WHERE job_id = :job_id AND failed_at IS NULL\n"
+        "AND (claimed_until IS NULL OR claimed_until <= :now OR claimed_by = :holder)"
     )
     return Statement(
         "jobs.claim",
         sql,
-        {"owner": owner, "until": encode_time(until), "job_id": job_id, "now": encode_time(now)},
+        {"owner": owner, "until": encode_time(until), "job_id": job_id, "now": encode_time(now), "holder": owner},
+    )
+
+
+def job_list(names: StoreNames, *, thread_id: str | None = None, limit: int | None = None) -> Statement:
+    """Jobs not failed, whatever their lease (of one thread, or all), oldest first (creation,
+    then id). ``jobs.list``, ``jobs.list_limited`` and the ``*_for_thread`` forms."""
+    clauses = ["j.failed_at IS NULL"]
+    binds: dict[str, Any] = {}
+    name = "jobs.list"
+    if thread_id is not None:
+        clauses.append("j.thread_id = :thread_id")
+        binds["thread_id"] = thread_id
+        name += "_for_thread"
+    sql = (
+        f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
+        f"{_where(clauses)}\nORDER BY j.created_at, j.job_id"
+    )
+    if limit is None:
+        return Statement(name, sql, binds)
+    return Statement(f"{name}_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def job_postpone(
+    names: StoreNames, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool
+) -> Statement:
+    """Record a failed attempt of a job ``owner`` holds: its reason, the lease to ``until`` (the
+    next attempt), and optionally the claim's attempt taken back (``GREATEST`` keeps it at 0 or
+    more). A conditional UPDATE (row count 1, or 0 if the job is gone, failed or held by
+    another owner)."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET claimed_until = :until, failure_reason = :failure_reason, attempts = GREATEST(0, attempts - :refund)\n"
+        "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner"
+    )
+    return Statement(
+        "jobs.postpone",
+        sql,
+        {
+            "until": encode_time(until),
+            "failure_reason": reason,
+            "refund": 1 if refund_attempt else 0,
+            "job_id": job_id,
+            "owner": owner,
+        },
     )
 
 

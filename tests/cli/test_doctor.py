@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -123,7 +123,28 @@ def test_pending_extraction_jobs_are_a_warning(invoke: Invoke, seeded: Seeded) -
     result = invoke("--store", seeded.store, "doctor")
     assert result.exit_code == 0, result.output
     status, detail = _rows(result.stdout)["extraction jobs"]
-    assert status == "WARN" and detail.startswith("1 pending")
+    assert status == "WARN" and detail.startswith("1 to run (1 pending)")
+
+
+def test_running_and_retrying_extraction_jobs_are_reported_with_the_last_error(
+    invoke: Invoke, seeded: Seeded
+) -> None:
+    """A job under a live client's lease, or postponed after a failed attempt, is still to run:
+    doctor counted only unleased jobs and said "none pending" for both."""
+    now = datetime.now(UTC)
+    with EmbeddedStore(seeded.path) as store, store.unit_of_work() as uow:
+        for job_id in ("job-1", "job-2"):
+            uow.jobs.add(ExtractionJob(id=job_id, thread_id=seeded.thread, first_seq=1, last_seq=3, created_at=now))
+            uow.jobs.claim(job_id, owner="client-a", until=now + timedelta(minutes=10), now=now)
+        uow.jobs.postpone(
+            "job-2", owner="client-a", until=now + timedelta(minutes=5), reason="APIStatusError: [b]503[/b]"
+        )
+        uow.commit()
+    result = invoke("--store", seeded.store, "doctor")
+    assert result.exit_code == 0, result.output
+    status, detail = _rows(result.stdout)["extraction jobs"]
+    assert status == "WARN" and detail.startswith("2 to run (1 running, 1 retrying)")
+    assert "latest failed attempt" in detail and "[b]503[/b]" in detail
 
 
 def test_failed_extractions_are_a_warning_with_the_latest_reason_shown_as_text(

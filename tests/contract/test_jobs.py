@@ -119,3 +119,58 @@ def test_the_longest_failure_reason_round_trips_exactly(store: MemoryStore) -> N
     with reading(store) as uow:
         [failed] = uow.jobs.failed()
         assert failed.failure_reason == reason
+
+
+def test_a_postponed_job_keeps_its_reason_and_waits_for_its_next_attempt(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1"), thread("t2")])
+    with committing(store) as uow:
+        uow.jobs.add(job("j1", minutes=1))
+        uow.jobs.add(job("j2", "t2", minutes=2))
+    with committing(store) as uow:
+        assert uow.jobs.claim("j1", owner="w1", until=at(10), now=at(3)) is not None
+        # Only the holder may postpone: another owner's postpone changes nothing.
+        assert uow.jobs.postpone("j1", owner="w2", until=at(4), reason="x") is False
+        assert uow.jobs.postpone("j1", owner="w1", until=at(5), reason="ModelError: 503") is True
+        assert uow.jobs.postpone("gone", owner="w1", until=at(5), reason="x") is False
+    with committing(store) as uow:
+        (postponed,) = uow.jobs.list(thread_id="t1")
+        assert postponed.failure_reason == postponed.last_error == "ModelError: 503"
+        assert not postponed.failed and postponed.claimed_until == at(5) and postponed.attempts == 1
+        assert postponed.state(at(4)).value == "retrying"
+        # Until its next attempt is due, no other worker takes it; its holder may at once.
+        assert [j.id for j in uow.jobs.pending(at(4))] == ["j2"]
+        assert uow.jobs.claim("j1", owner="w2", until=at(20), now=at(4)) is None
+        again = uow.jobs.claim("j1", owner="w1", until=at(20), now=at(4))
+        assert again is not None and again.attempts == 2 and again.failure_reason == "ModelError: 503"
+        # A transient fault takes back the attempt its claim counted.
+        assert uow.jobs.postpone("j1", owner="w1", until=at(6), reason="StoreBusyError", refund_attempt=True)
+    with committing(store) as uow:
+        assert [j.attempts for j in uow.jobs.list(thread_id="t1")] == [1]
+        assert [j.id for j in uow.jobs.pending(at(6))] == ["j1", "j2"]
+        assert uow.jobs.claim("j1", owner="w2", until=at(30), now=at(6)) is not None  # due: anyone may
+        assert uow.jobs.fail("j1", reason="ModelError: 503", at=at(7))
+        assert uow.jobs.postpone("j1", owner="w2", until=at(9), reason="x") is False  # failed for good
+    with reading(store) as uow:
+        assert [j.id for j in uow.jobs.list()] == ["j2"]  # failed jobs are listed by failed()
+        assert [j.id for j in uow.jobs.list(thread_id="t2", limit=5)] == ["j2"]
+        (failed,) = uow.jobs.failed()
+        assert failed.state(at(8)).value == "failed"
+    with committing(store) as uow:
+        retried = uow.jobs.retry("j1")
+        assert retried is not None and retried.failure_reason is None and retried.state(at(8)).value == "pending"
+
+
+def test_a_bad_postpone_reason_or_time_is_refused_and_writes_nothing(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1")])
+    with committing(store) as uow:
+        uow.jobs.add(job("j1"))
+        assert uow.jobs.claim("j1", owner="w1", until=at(10), now=at(1)) is not None
+    with store.unit_of_work() as uow:
+        with pytest.raises(ValidationError):
+            uow.jobs.postpone("j1", owner="w1", until=at(5), reason="")
+        with pytest.raises(ValidationError):
+            uow.jobs.postpone("j1", owner="w1", until=at(5).replace(tzinfo=None), reason="x")
+        uow.commit()
+    with reading(store) as uow:
+        (unchanged,) = uow.jobs.list()
+        assert unchanged.failure_reason is None and unchanged.claimed_until == at(10)

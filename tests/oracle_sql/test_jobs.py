@@ -193,7 +193,32 @@ def test_pending_and_claim_leave_failed_jobs_alone() -> None:
     (pending,) = h.calls("SELECT j.job_id")
     assert "WHERE j.failed_at IS NULL AND (j.claimed_until IS NULL OR j.claimed_until <= :now)" in pending.sql
     (claim,) = h.calls("UPDATE")
-    assert "WHERE job_id = :job_id AND failed_at IS NULL AND (" in claim.sql
+    assert "WHERE job_id = :job_id AND failed_at IS NULL\nAND (" in claim.sql
+    assert "OR claimed_by = :holder)" in claim.sql and claim.binds["holder"] == "w1"
+
+
+def test_postpone_records_the_reason_and_keeps_the_lease_for_its_holder() -> None:
+    h = harness(Database().on(f"UPDATE {JOBS}", 1))
+    with h.uow() as uow:
+        assert uow.jobs.postpone("j1", owner="w1", until=at(10), reason=HOSTILE, refund_attempt=True) is True
+    (call,) = h.calls("UPDATE")
+    assert "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner" in call.sql
+    assert "attempts = GREATEST(0, attempts - :refund)" in call.sql
+    assert call.binds == {
+        "until": at(10).replace(tzinfo=None),
+        "failure_reason": HOSTILE,
+        "refund": 1,
+        "job_id": "j1",
+        "owner": "w1",
+    }
+
+
+def test_postpone_refuses_a_bad_reason_before_any_statement() -> None:
+    h = harness(Database())
+    with h.uow() as uow:
+        with pytest.raises(ValidationError):
+            uow.jobs.postpone("j1", owner="w1", until=at(10), reason="")
+    assert not h.calls("UPDATE")
 
 
 def test_adding_a_failed_job_writes_its_failure() -> None:

@@ -288,6 +288,22 @@ def _samples() -> dict[str, list[Sample]]:
             (st.job_failed, lambda n, e, v: st.job_failed(n, thread_id=f"t1{v}")),
             (st.job_failed, lambda n, e, v: st.job_failed(n, thread_id=f"t1{v}", limit=5)),
             (st.job_retry, lambda n, e, v: st.job_retry(n, f"j1{v}")),
+            (st.job_list, lambda n, e, v: st.job_list(n)),
+            (st.job_list, lambda n, e, v: st.job_list(n, limit=5)),
+            (st.job_list, lambda n, e, v: st.job_list(n, thread_id=f"t1{v}")),
+            (st.job_list, lambda n, e, v: st.job_list(n, thread_id=f"t1{v}", limit=5)),
+            (
+                st.job_postpone,
+                lambda n, e, v: st.job_postpone(
+                    n, f"j1{v}", owner=f"w1{v}", until=LATER, reason=f"TimeoutError: slow{v}", refund_attempt=False
+                ),
+            ),
+            (
+                st.job_postpone,
+                lambda n, e, v: st.job_postpone(
+                    n, f"j1{v}", owner=f"w1{v}", until=LATER, reason=f"StoreBusyError: busy{v}", refund_attempt=True
+                ),
+            ),
             (st.job_delete, lambda n, e, v: st.job_delete(n, f"j1{v}")),
         ],
         "settings": [

@@ -414,7 +414,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "create_thread", "get_thread", "update_thread", "delete_thread", "list_threads", "add_memory",
             "update_memory", "delete_memory", "list_memories", "link_records", "update_record_link",
             "delete_record_link", "search", "purge_expired", "reembed", "wait_for_memory_extraction", "close",
-            "failed_extractions", "retry_failed_extractions",
+            "failed_extractions", "pending_extractions", "retry_failed_extractions",
         }
     ),
     "MemoryThread": frozenset(

@@ -1,18 +1,20 @@
 """Model faults: the OpenAI-compatible extractor, through the client, against a local HTTP server
 answering with timeouts, 429, 500, truncated JSON and schema-violating JSON.
 
-What holds today (the assertions below):
+What holds (the assertions below):
 
 * the raw messages are committed before any model call, so no fault loses one, and the thread
   stays usable (more messages, context cards, search) whatever the model does;
 * 429 / 5xx / timeouts are retried by the chat model within one extraction attempt
-  (``max_retries``); when they outlast it, the job stays in the store and the next client to
-  open it after the job's lease (``JOB_LEASE``) runs it again;
-* a malformed answer (truncated or schema-violating JSON) fails the extraction attempt: the job
-  stays in the store and is retried, like a transport failure;
+  (``max_retries``); when they outlast it, the running client retries the job itself after a
+  backoff (``ExtractionRetryPolicy``), so a model that fails once yields the memories in the same
+  process;
+* a malformed answer (truncated or schema-violating JSON) fails the extraction attempt, which is
+  retried the same way;
 * after ``MAX_ATTEMPTS`` failed attempts the job is recorded as failed with the reason of its
-  last attempt (and an error log naming it): it leaves the queue, ``failed_extractions()``
-  lists it, and ``retry_failed_extractions()`` runs it again with a fresh budget of attempts.
+  last attempt (and an error log naming it): it leaves the queue, ``failed_extractions()`` and
+  ``palimpsest doctor`` list it, and ``retry_failed_extractions()`` runs it again with a fresh
+  budget of attempts.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, j
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel
-from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryExtractionMode
+from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig, MemoryExtractionMode
 from palimpsest.application.extraction import JOB_LEASE, MAX_ATTEMPTS
 from palimpsest.application.testing import HashingEmbedder
 
@@ -89,6 +91,7 @@ class Harness:
                 extraction_mode=MemoryExtractionMode.INLINE, enable_context_summary=False
             ),
             close_store=True,
+            extraction_retry_policy=ExtractionRetryPolicy(base_delay_seconds=0.05, max_delay_seconds=0.2),
         )
 
     def pending(self, memory: AgentMemory) -> list[Any]:
@@ -145,62 +148,51 @@ def test_timeouts_429_and_500_are_retried_within_the_attempt(harness: Harness) -
     )  # four for the first message, one for the usability check
 
 
-def test_an_unavailable_model_leaves_the_job_for_the_next_client(harness: Harness) -> None:
-    harness.server.chat(error(500), error(429), timeout())  # one attempt: 1 request + 2 retries
+def test_an_unavailable_model_is_retried_by_the_running_client(harness: Harness) -> None:
+    """The first attempt (one request and two retries) fails; the same client tries again after
+    its backoff and gets the memory. Before, the job waited for its 10-minute lease and a new
+    client."""
+    harness.server.chat(error(500), error(429), timeout(), GOOD)
     with harness.client(max_retries=2) as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
-        assert memory.list_memories(user_id="u1") == []
-        [job] = harness.pending(memory)
-        assert job.attempts == 1
-        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
-
-    harness.past_the_lease()
-    harness.server.chat(GOOD)
-    with harness.client() as memory:  # a new process: it resumes the job whose lease expired
         memory.wait_for_memory_extraction(timeout=60)
         assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
-        assert harness.pending(memory) == []
+        assert harness.pending(memory) == [] and memory.pending_extractions() == []
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
+    assert len(harness.server.requests_to("/v1/chat/completions")) == 5  # 3 + the retry + the usability check
 
 
 def test_after_the_last_attempt_the_job_is_recorded_as_failed_with_its_reason(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from palimpsest.adapters.cli.context import CliSettings
+    from palimpsest.adapters.cli.doctor import run_checks
+
     faults = [error(500), error(429), timeout(), error(503), error(502, "bad gateway")]
     assert len(faults) == MAX_ATTEMPTS
-    harness.server.chat(faults[0])
-    with harness.client(max_retries=0) as memory:
+    harness.server.chat(*faults)
+    with caplog.at_level(logging.ERROR, logger="palimpsest"), harness.client(max_retries=0) as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
-        [job] = harness.pending(memory)
-        assert memory.failed_extractions() == []
-    for attempt, fault in enumerate(faults[1:], start=2):
-        harness.past_the_lease()
-        harness.server.chat(fault)
-        with caplog.at_level(logging.ERROR, logger="palimpsest"), harness.client(max_retries=0) as memory:
-            memory.wait_for_memory_extraction(timeout=60)
-            left = harness.pending(memory)
-            if attempt < MAX_ATTEMPTS:
-                assert [(j.id, j.attempts) for j in left] == [(job.id, attempt)]
-                assert memory.failed_extractions() == []
-            else:
-                assert left == []  # out of the queue, but recorded
-                [failed] = memory.failed_extractions()
-                assert failed.id == job.id and failed.thread_id == "t1"
-                assert failed.attempts == MAX_ATTEMPTS
-                assert failed.failed_at is not None and failed.failed_at <= harness.clock.now()
-                assert failed.failed_at > failed.created_at
-                assert failed.failure_reason is not None and "502" in failed.failure_reason
-                assert memory.failed_extractions("t1") == [failed]
-                assert memory.failed_extractions("other") == []
+        memory.wait_for_memory_extraction(timeout=60)
+        assert harness.pending(memory) == []  # out of the queue, but recorded
+        [failed] = memory.failed_extractions()
+        assert failed.thread_id == "t1" and failed.attempts == MAX_ATTEMPTS
+        assert failed.failed_at is not None and failed.failed_at >= failed.created_at
+        assert failed.failure_reason is not None and "502" in failed.failure_reason
+        assert memory.failed_extractions("t1") == [failed]
+        assert memory.failed_extractions("other") == []
     assert len(harness.server.requests_to("/v1/chat/completions")) == MAX_ATTEMPTS
     gave_up = [r for r in caplog.records if "recorded as failed" in r.getMessage()]
-    assert len(gave_up) == 1 and job.id in gave_up[0].getMessage()
+    assert len(gave_up) == 1 and failed.id in gave_up[0].getMessage()
+    checks = {c.name: c for c in run_checks(CliSettings(store=harness.path))}
+    assert checks["failed extractions"].status.value == "WARN" and "502" in checks["failed extractions"].detail
 
     harness.past_the_lease()
     with harness.client() as memory:  # a failed job is not resumed by the next client
         memory.wait_for_memory_extraction(timeout=60)
-        assert [j.id for j in memory.failed_extractions()] == [job.id]
+        assert [j.id for j in memory.failed_extractions()] == [failed.id]
     assert len(harness.server.requests_to("/v1/chat/completions")) == MAX_ATTEMPTS
 
     harness.server.chat(GOOD)
@@ -220,30 +212,17 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("answer", MALFORMED.values(), ids=MALFORMED.keys())
-def test_a_malformed_answer_loses_no_message_and_leaves_the_thread_usable(
+def test_a_malformed_answer_loses_no_message_is_retried_and_leaves_the_thread_usable(
     harness: Harness, answer: Scripted
 ) -> None:
-    harness.server.chat(answer)
+    harness.server.chat(answer, GOOD)
     with harness.client() as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
-        assert memory.list_memories(user_id="u1") == []
-        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
-        # The failed attempt leaves the job in the store, to be retried after its lease.
-        assert len(harness.pending(memory)) == 1
-    assert (
-        len(harness.server.requests_to("/v1/chat/completions")) == 2
-    )  # the failed attempt, then the usability check's own extraction
-
-
-@pytest.mark.parametrize("answer", MALFORMED.values(), ids=MALFORMED.keys())
-def test_a_malformed_answer_is_retried(harness: Harness, answer: Scripted) -> None:
-    harness.server.chat(answer)
-    with harness.client() as memory:
-        thread = memory.create_thread(thread_id="t1", user_id="u1")
-        thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
-    harness.past_the_lease()
-    harness.server.chat(GOOD)
-    with harness.client() as memory:
         memory.wait_for_memory_extraction(timeout=60)
         assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]
+        assert harness.pending(memory) == []
+        assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
+    assert (
+        len(harness.server.requests_to("/v1/chat/completions")) == 3
+    )  # the failed attempt, its retry, then the usability check's own extraction

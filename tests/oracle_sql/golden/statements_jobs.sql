@@ -38,7 +38,9 @@ FETCH FIRST :limit ROWS ONLY
 -- jobs.claim
 UPDATE "EXTRACTION_JOB"
 SET claimed_by = :owner, claimed_until = :until, attempts = attempts + 1
-WHERE job_id = :job_id AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= :now)
+WHERE job_id = :job_id AND failed_at IS NULL
+AND (claimed_until IS NULL OR claimed_until <= :now OR claimed_by = :holder)
+--   :holder = 'w1'
 --   :job_id = 'j1'
 --   :now = datetime(2025-03-14T12:00:00)
 --   :owner = 'w1'
@@ -102,6 +104,56 @@ SET attempts = 0, claimed_by = NULL, claimed_until = NULL, failed_at = NULL, fai
 WHERE job_id = :job_id AND failed_at IS NOT NULL
 --   :job_id = 'j1'
 
+-- jobs.list
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL
+ORDER BY j.created_at, j.job_id
+
+-- jobs.list_limited
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL
+ORDER BY j.created_at, j.job_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 5
+
+-- jobs.list_for_thread
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL AND j.thread_id = :thread_id
+ORDER BY j.created_at, j.job_id
+--   :thread_id = 't1'
+
+-- jobs.list_for_thread_limited
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL AND j.thread_id = :thread_id
+ORDER BY j.created_at, j.job_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 5
+--   :thread_id = 't1'
+
+-- jobs.postpone
+UPDATE "EXTRACTION_JOB"
+SET claimed_until = :until, failure_reason = :failure_reason, attempts = GREATEST(0, attempts - :refund)
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :failure_reason = 'TimeoutError: slow'
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :refund = 0
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.postpone
+UPDATE "EXTRACTION_JOB"
+SET claimed_until = :until, failure_reason = :failure_reason, attempts = GREATEST(0, attempts - :refund)
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :failure_reason = 'StoreBusyError: busy'
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :refund = 1
+--   :until = datetime(2025-03-21T12:00:00)
+
 -- jobs.delete
 DELETE FROM "EXTRACTION_JOB"
 WHERE job_id = :job_id
@@ -147,7 +199,9 @@ FETCH FIRST :limit ROWS ONLY
 -- jobs.claim
 UPDATE "ACME_EXTRACTION_JOB"
 SET claimed_by = :owner, claimed_until = :until, attempts = attempts + 1
-WHERE job_id = :job_id AND failed_at IS NULL AND (claimed_until IS NULL OR claimed_until <= :now)
+WHERE job_id = :job_id AND failed_at IS NULL
+AND (claimed_until IS NULL OR claimed_until <= :now OR claimed_by = :holder)
+--   :holder = 'w1'
 --   :job_id = 'j1'
 --   :now = datetime(2025-03-14T12:00:00)
 --   :owner = 'w1'
@@ -210,6 +264,56 @@ UPDATE "ACME_EXTRACTION_JOB"
 SET attempts = 0, claimed_by = NULL, claimed_until = NULL, failed_at = NULL, failure_reason = NULL
 WHERE job_id = :job_id AND failed_at IS NOT NULL
 --   :job_id = 'j1'
+
+-- jobs.list
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "ACME_EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL
+ORDER BY j.created_at, j.job_id
+
+-- jobs.list_limited
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "ACME_EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL
+ORDER BY j.created_at, j.job_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 5
+
+-- jobs.list_for_thread
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "ACME_EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL AND j.thread_id = :thread_id
+ORDER BY j.created_at, j.job_id
+--   :thread_id = 't1'
+
+-- jobs.list_for_thread_limited
+SELECT j.job_id, j.thread_id, j.first_seq, j.last_seq, j.created_at, j.attempts, j.claimed_by, j.claimed_until, j.failed_at, j.failure_reason
+FROM "ACME_EXTRACTION_JOB" j
+WHERE j.failed_at IS NULL AND j.thread_id = :thread_id
+ORDER BY j.created_at, j.job_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 5
+--   :thread_id = 't1'
+
+-- jobs.postpone
+UPDATE "ACME_EXTRACTION_JOB"
+SET claimed_until = :until, failure_reason = :failure_reason, attempts = GREATEST(0, attempts - :refund)
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :failure_reason = 'TimeoutError: slow'
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :refund = 0
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.postpone
+UPDATE "ACME_EXTRACTION_JOB"
+SET claimed_until = :until, failure_reason = :failure_reason, attempts = GREATEST(0, attempts - :refund)
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :failure_reason = 'StoreBusyError: busy'
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :refund = 1
+--   :until = datetime(2025-03-21T12:00:00)
 
 -- jobs.delete
 DELETE FROM "ACME_EXTRACTION_JOB"
