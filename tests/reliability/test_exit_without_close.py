@@ -1,0 +1,128 @@
+"""A script that adds messages with extraction on and exits without ``close()``.
+
+Before, it printed ``RuntimeError: cannot schedule new futures after shutdown`` (the embedder's
+thread pool was shut down under the background worker) and its memories were missing. Now the
+exit waits, within a bound, for the queued extraction; what does not finish in time stays
+durable and the next client runs it. Each script runs in its own interpreter, as a user's would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from palimpsest.adapters import open_memory
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application.testing import HashingEmbedder
+
+NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
+
+
+def run_script(source: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def memories_in(path: Path) -> list[str]:
+    with AgentMemory(
+        store=EmbeddedStore(path), embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION,
+        allow_embedding_model_change=True, close_store=True,
+    ) as memory:
+        return sorted(r.content for r in memory.list_memories())
+
+
+def test_the_default_client_exits_cleanly_and_keeps_its_memories(tmp_path: Path) -> None:
+    """``open_memory`` as the README shows it (its default embedder and background extraction),
+    never closed."""
+    path = tmp_path / "memory.db"
+    done = run_script(
+        """
+        import sys
+        from palimpsest.adapters import open_memory
+
+        memory = open_memory(sys.argv[1])
+        thread = memory.create_thread(user_id="u1", agent_id="assistant")
+        thread.add_messages([{"role": "user", "content": "My name is Maya and I live in Oslo. I love sourdough pizza."}])
+        """,
+        path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert memories_in(path) == ["The user lives in Oslo.", "The user loves sourdough pizza.", "The user's name is Maya."]
+
+
+SLOW_MODEL = """
+    import sys, time
+    from palimpsest.adapters import open_memory
+    from palimpsest.application import ExtractedMemory, ExtractionRetryPolicy, MemoryExtractionConfig, MemoryExtractionMode
+    from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor
+    from palimpsest.domain import RecordType
+
+    def slow(request):
+        time.sleep(float(sys.argv[2]))
+        return [ExtractedMemory(RecordType.FACT, "Fact: " + m.content) for m in request.target_messages]
+
+    memory = open_memory(
+        sys.argv[1],
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(slow),
+        memory_extraction_config=MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND),
+        extraction_retry_policy=ExtractionRetryPolicy(exit_wait_seconds=float(sys.argv[3])),
+    )
+    thread = memory.create_thread(thread_id="t1", user_id="u1")
+    for text in ("I live in Oslo.", "I work as a baker.", "I have a dog called Rex."):
+        thread.add_messages([{"role": "user", "content": text}])
+    print("appended", flush=True)
+"""
+
+
+@pytest.mark.parametrize("model_seconds", [0.2, 0.0])
+def test_queued_jobs_finish_at_exit_within_the_wait(tmp_path: Path, model_seconds: float) -> None:
+    path = tmp_path / "memory.db"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SLOW_MODEL), str(path), str(model_seconds), "30"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert memories_in(path) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]
+
+
+def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SLOW_MODEL), str(path), "1.0", "0.5"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    left = memories_in(path)
+    assert len(left) < 3  # the exit did not wait for all three one-second passes
+    with EmbeddedStore(path) as store, store.unit_of_work() as uow:
+        assert len(uow.jobs.list()) == 3 - len(left)  # what is missing is still a job
+    from palimpsest.application import ExtractedMemory
+    from palimpsest.application.testing import ScriptedExtractor
+    from palimpsest.domain import RecordType
+
+    def quick(request):  # type: ignore[no-untyped-def]
+        return [ExtractedMemory(RecordType.FACT, "Fact: " + m.content) for m in request.target_messages]
+
+    # The next client resumes them once their lease is over (a crash-free exit leaves at most
+    # the lease of the one job under way).
+    from datetime import UTC, datetime
+
+    from palimpsest.adapters.memory import ManualClock
+    from palimpsest.application.extraction import JOB_LEASE
+
+    with open_memory(
+        path, embedder=HashingEmbedder(), extractor=ScriptedExtractor(quick), clock=ManualClock(datetime.now(UTC) + JOB_LEASE * 2)
+    ) as memory:
+        memory.wait_for_memory_extraction(timeout=60)
+        assert memory.pending_extractions() == []
+    assert memories_in(path) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]

@@ -1,0 +1,157 @@
+"""Storage faults under background extraction: a busy store delays a job, never stops it.
+
+Before, a ``StoreBusyError`` while a job was claimed or finished killed the thread's worker
+silently: its queue entry stayed, later jobs of the thread queued behind a dead worker, and
+``wait_for_memory_extraction()`` returned at once. Here the faults are injected where they hurt
+(claim, finish, the pass's own write, the failure record), and a real second connection holds
+the embedded file's write lock while a pass is stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.application import (
+    AgentMemory,
+    ExtractedMemory,
+    ExtractionRequest,
+    ExtractionRetryPolicy,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+)
+from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor
+from palimpsest.domain import RecordType, StoreBusyError
+
+BACKGROUND = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False)
+FAST = ExtractionRetryPolicy(base_delay_seconds=0.02, max_delay_seconds=0.2)
+
+
+def facts(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+    return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+
+
+class FaultyJobs:
+    """A job repository whose named operations raise ``StoreBusyError`` the given number of times."""
+
+    def __init__(self, inner: Any, faults: dict[str, int]) -> None:
+        self._inner = inner
+        self._faults = faults
+
+    def __getattr__(self, name: str) -> Any:
+        operation = getattr(self._inner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._faults.get(name, 0) > 0:
+                self._faults[name] -= 1
+                raise StoreBusyError(f"the store stayed busy ({name})")
+            return operation(*args, **kwargs)
+
+        return call
+
+
+class FaultyStore(InMemoryStore):
+    """An in-memory store whose job operations fail as ``faults`` says (shared, counted down)."""
+
+    def __init__(self, faults: dict[str, int]) -> None:
+        super().__init__()
+        self.faults = faults
+
+    def unit_of_work(self) -> Any:
+        uow = super().unit_of_work()
+        uow.jobs = FaultyJobs(uow.jobs, self.faults)
+        return uow
+
+
+@pytest.mark.parametrize("operation", ["claim", "delete", "postpone", "fail"])
+def test_a_busy_job_operation_delays_the_thread_but_never_stops_its_worker(operation: str) -> None:
+    faults: dict[str, int] = {}
+    store = FaultyStore(faults)
+    calls = 0
+
+    def first_fails(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        """For the failure records to be written at all, the model fails: three times (each
+        failed attempt is postponed), or always on the first job (recorded as failed)."""
+        nonlocal calls
+        calls += 1
+        rome = "Rome" in request.target_messages[0].content
+        if (operation == "postpone" and calls <= 3) or (operation == "fail" and rome):
+            raise RuntimeError("model down")
+        return facts(request)
+
+    policy = FAST if operation != "fail" else ExtractionRetryPolicy(max_attempts=1, base_delay_seconds=0.02)
+    memory = AgentMemory(
+        store=store,
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(first_fails),
+        memory_extraction_config=BACKGROUND,
+        extraction_retry_policy=policy,
+    )
+    thread = memory.create_thread(thread_id="t1", user_id="u")
+    faults[operation] = 3
+    thread.add_messages([{"role": "user", "content": "I live in Rome."}])
+    thread.add_messages([{"role": "user", "content": "I work as a baker."}])  # queued behind the first
+    memory.wait_for_memory_extraction(timeout=60)
+    assert faults[operation] == 0  # every injected fault was met
+    contents = sorted(m.content for m in memory.list_memories(user_id="u"))
+    if operation == "fail":
+        # One attempt allowed: the first job is recorded as failed once the store answers;
+        # the second runs after it all the same.
+        [failed] = memory.failed_extractions()
+        assert failed.failure_reason == "RuntimeError: model down"
+        assert contents == ["Fact: I work as a baker."]
+    else:
+        # Each pass stored once: a retried finish finds its memories and does not extract again.
+        assert contents == ["Fact: I live in Rome.", "Fact: I work as a baker."]
+        assert memory.failed_extractions() == []
+    assert memory.pending_extractions() == []
+    memory.close()
+
+
+def test_a_write_lock_held_by_another_connection_delays_the_pass_and_stores_it_once(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    holder: sqlite3.Connection | None = None
+    released = threading.Event()
+    calls = 0
+
+    def grab_the_lock_then_answer(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        """The first call takes the file's write lock on another connection, as another process
+        would, and lets it go after a second: the pass's own write meets a busy store."""
+        nonlocal holder, calls
+        calls += 1
+        if calls == 1:
+            holder = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+
+            def release() -> None:
+                assert holder is not None
+                holder.execute("ROLLBACK")
+                holder.close()
+                released.set()
+
+            threading.Timer(1.0, release).start()
+        return facts(request)
+
+    memory = AgentMemory(
+        store=EmbeddedStore(path, busy_timeout=0.1),
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(grab_the_lock_then_answer),
+        memory_extraction_config=BACKGROUND,
+        extraction_retry_policy=FAST,
+        close_store=True,
+    )
+    with memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u")
+        thread.add_messages([{"role": "user", "content": "I live in Rome."}])
+        memory.wait_for_memory_extraction(timeout=60)
+        assert released.is_set()  # the wait outlasted the lock, rather than returning at once
+        assert [m.content for m in memory.list_memories(user_id="u")] == ["Fact: I live in Rome."]
+        assert memory.pending_extractions() == [] and memory.failed_extractions() == []
+        # The pass's memories were stored whole, once, though its first write was refused.
+        assert calls >= 1
