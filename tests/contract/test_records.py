@@ -305,6 +305,7 @@ ALL_VISIBLE = ["r1", "r2", "r3", "r4", "r6"]
         ({"metadata_filter": {"topic": "tea"}}, ["r1", "r6"]),
         ({"metadata_filter": {"topic": {"$not": "tea"}}}, ["r2", "r3", "r4"]),
         ({"user_id": None, "metadata_filter": {"topic": "tea"}}, ["r6"]),
+        ({"metadata_filter": {"topic": {"$array_contains": "tea"}}}, []),  # a string is not an array
     ],
 )
 def test_listing_records_filters_three_valued_and_hides_expired_ones(
