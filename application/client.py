@@ -519,7 +519,8 @@ class AgentMemory:
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
         limit: int | None | NotSetType = NOTSET,
     ) -> list[Thread]:
-        """Threads of a user (``None``: threads without a user), oldest first."""
+        """Threads of a user (``None``: threads without a user), oldest first; ``limit`` keeps
+        the newest ``limit`` (omitted or ``None``: all of them)."""
         check_optional_id(user_id, "user_id")
         with self._core.store.unit_of_work() as uow:
             return uow.threads.list(
@@ -602,7 +603,8 @@ class AgentMemory:
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
         limit: int | None | NotSetType = NOTSET,
     ) -> list[MemoryRecord]:
-        """Memory-like records, oldest first. Omitted = no filter; ``None`` = unscoped only."""
+        """Memory-like records, oldest first. Omitted = no filter; ``None`` = unscoped only.
+        ``limit`` keeps the newest ``limit`` (omitted or ``None``: all of them)."""
         return self._core.service.list_records(
             user_id=user_id,
             agent_id=agent_id,
@@ -823,8 +825,9 @@ class AgentMemory:
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET
     ) -> list[ExtractionJob]:
         """Extraction jobs that failed their last allowed attempt (of one thread, or all),
-        oldest failure first, each with ``failed_at`` and ``failure_reason``. Their messages
-        are stored and searchable; only the memories were not extracted."""
+        oldest failure first, each with ``failed_at`` and ``failure_reason`` (``limit`` keeps
+        the first ``limit``; omitted or ``None``: all). Their messages are stored and
+        searchable; only the memories were not extracted."""
         check_optional_id(thread_id, "thread_id")
         with self._core.store.unit_of_work() as uow:
             return uow.jobs.failed(thread_id=thread_id, limit=list_limit(limit))

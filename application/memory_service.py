@@ -291,7 +291,7 @@ class MemoryService:
         thread_id: str | None | NotSetType = NOTSET,
         record_types: Iterable[RecordType | str] | None = None,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = 10_000,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
         types = None if record_types is None else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
         with self._store.unit_of_work() as uow:

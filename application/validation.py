@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from palimpsest.domain.errors import ValidationError
-from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
 from palimpsest.domain.sentinel import NotSetType
 
 from .config import MemoryRetentionConfig
@@ -173,8 +172,9 @@ def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[
 
 
 def list_limit(limit: object) -> Any:
-    """A listing's ``limit`` for the store: omitted → 10,000 (the store checks the rest)."""
-    return DEFAULT_LIST_LIMIT if isinstance(limit, NotSetType) else limit
+    """A listing's ``limit`` for the store: omitted → ``None``, every row (nothing is left out
+    unless the caller asks for a limit; the store checks the rest)."""
+    return None if isinstance(limit, NotSetType) else limit
 
 
 def reject_unknown_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:

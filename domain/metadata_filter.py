@@ -11,6 +11,15 @@ A filter is a dict whose entries are AND-ed. For each field:
   ``{"$not": expr}`` (negates any field expression: an operator dict, a nested filter or an
   exact value; a missing field satisfies it).
 
+A stored value of another JSON type than the filter needs is no match, never an error: a string
+or a number holds no array elements (no substring search), a scalar has no nested fields, a
+string never equals a number; ``$not`` of such an expression matches.
+
+A filter that breaks the language is refused before anything is evaluated
+(:func:`validate_metadata_filter`, ``InvalidMetadataFilterError``). Evaluation never ignores what
+it cannot read: an unknown operator in a filter that skipped validation raises
+``InvalidMetadataFilterError``, metadata that is not an object raises ``InvalidMetadataError``.
+
 Stores that cannot translate a filter to their query language call :func:`metadata_matches` (the
 embedded store registers it as an SQLite function), so the semantics are defined once.
 """
@@ -21,7 +30,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .errors import InvalidMetadataFilterError
+from .errors import InvalidMetadataError, InvalidMetadataFilterError
 
 __all__ = ["OPERATORS", "metadata_matches", "validate_metadata_filter"]
 
@@ -153,6 +162,8 @@ def _match_operators(actual: object, ops: Mapping[str, Any]) -> bool:
         elif op == "$array_contains_any":
             if actual is _MISSING or not any(_contains(actual, v) for v in operand):
                 return False
+        else:  # only a filter that skipped validation gets here: never read it as "true"
+            raise InvalidMetadataFilterError(f"metadata_filter field operator {op!r} is not supported.")
     return True
 
 
@@ -171,10 +182,15 @@ def _match_object(metadata: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
 
 
 def metadata_matches(metadata: Mapping[str, Any] | None, flt: Mapping[str, Any] | None) -> bool:
-    """Does ``metadata`` satisfy the (already validated) filter? ``None`` filter matches all."""
+    """Does ``metadata`` (an object, or ``None`` for none) satisfy the (already validated)
+    filter? ``None`` filter matches all. Raises rather than guess, see the module docstring."""
     if flt is None:
         return True
-    return _match_object(metadata or {}, flt)
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, Mapping):
+        raise InvalidMetadataError(f"metadata must be a JSON object or None, not {type(metadata).__name__}.")
+    return _match_object(metadata, flt)
 
 
 # Short names for callers inside the package (``metadata_filter.matches(...)`` reads well).

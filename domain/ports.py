@@ -28,7 +28,6 @@ from .search import SearchHit, SearchQuery
 from .sentinel import NotSetType, NOTSET
 
 __all__ = [
-    "DEFAULT_LIST_LIMIT",
     "UNBOUNDED_LIMIT",
     "Clock",
     "JobRepository",
@@ -43,7 +42,6 @@ __all__ = [
     "UnitOfWork",
 ]
 
-DEFAULT_LIST_LIMIT = 10_000
 UNBOUNDED_LIMIT = 2**62
 """A ``limit`` or ``last_n`` at least this large means every row, as ``None`` does (stores whose
 integer binds are 64-bit would otherwise overflow)."""
@@ -87,11 +85,12 @@ class ThreadRepository(Protocol):
         user_id: ScopeArg = NOTSET,
         agent_id: ScopeArg = NOTSET,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[Thread]:
         """Threads matching the filters, oldest first; ``limit`` keeps the newest ``limit``.
 
-        ``metadata_filter=None`` means "only threads without metadata"; ``limit=None`` no cap.
+        ``metadata_filter=None`` means "only threads without metadata"; ``limit=None`` (the
+        default) returns every match.
         """
         ...
 
@@ -196,11 +195,12 @@ class RecordRepository(Protocol):
         thread_id: ScopeArg = NOTSET,
         record_types: frozenset[RecordType] | None = None,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
         """Visible records matching the filters, oldest first (creation order, then id).
 
-        ``limit`` keeps the newest ``limit``; ``metadata_filter=None`` means "no metadata".
+        ``limit`` keeps the newest ``limit`` (``None``, the default: every match);
+        ``metadata_filter=None`` means "no metadata".
         """
         ...
 
@@ -243,9 +243,10 @@ class LinkRepository(Protocol):
         source_id: str | NotSetType = NOTSET,
         target_id: str | NotSetType = NOTSET,
         relation_type: str | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[RecordLink]:
-        """Links matching the filters, earliest created first (created_at, id)."""
+        """Links matching the filters, earliest created first (created_at, id); ``limit``
+        keeps the first ``limit`` (``None``, the default: every match)."""
         ...
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import os
 import sys
 import traceback
@@ -619,23 +620,37 @@ def graph(
         Path | None,
         typer.Option("--output", "-o", metavar="FILE", help="Write to FILE (default: standard output)."),
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", min=0, help="Draw the newest N records (0: all; default 10,000)."),
+    ] = None,
 ) -> None:
     """Draw the link graph of memory records as Mermaid, HTML or SVG."""
     try:
-        from .graph import collect_graph, to_html, to_mermaid, to_svg
+        from .graph import GRAPH_RECORD_LIMIT, collect_graph, log, to_html, to_mermaid, to_svg
     except ImportError as exc:
         raise CliError(f"the graph command is not available in this installation ({exc}).") from exc
-    with open_session(_settings(ctx)) as session:
-        data = collect_graph(session.memory, user_id=user, agent_id=agent)
-        if output_format is GraphFormat.MERMAID:
-            text = to_mermaid(data)
-        elif output_format is GraphFormat.HTML:
-            scope = ", ".join(f"{k} {v}" for k, v in (("user", user), ("agent", agent)) if v is not None)
-            text = to_html(
-                data, title=f"palimpsest memory graph ({scope})" if scope else "palimpsest memory graph"
+    quiet = logging.NullHandler()  # the note below says it; Python's last-resort handler would repeat it
+    log.addHandler(quiet)
+    try:
+        with open_session(_settings(ctx)) as session:
+            data = collect_graph(
+                session.memory,
+                user_id=user,
+                agent_id=agent,
+                limit=GRAPH_RECORD_LIMIT if limit is None else limit or None,
             )
-        else:
-            text = to_svg(data)
+    finally:
+        log.removeHandler(quiet)
+    if data.omitted:
+        _note(f"{data.omission_note}; --limit 0 draws every record.")
+    if output_format is GraphFormat.MERMAID:
+        text = to_mermaid(data)
+    elif output_format is GraphFormat.HTML:
+        scope = ", ".join(f"{k} {v}" for k, v in (("user", user), ("agent", agent)) if v is not None)
+        text = to_html(data, title=f"palimpsest memory graph ({scope})" if scope else "palimpsest memory graph")
+    else:
+        text = to_svg(data)
     if output is None:
         typer.echo(text if text.endswith("\n") else text + "\n", nl=False)
         return

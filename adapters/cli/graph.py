@@ -1,8 +1,9 @@
 """Adapters layer (command line): the memory graph as data, Mermaid text, an SVG picture and an HTML page.
 
 :func:`collect_graph` reads the memory records of a store (current ones and the history they
-replaced, never expired ones) and the links among them into a :class:`MemoryGraph`, a plain
-frozen value. Three pure functions draw it:
+replaced, never expired ones; the newest :data:`GRAPH_RECORD_LIMIT` unless told otherwise, saying
+how many it left out) and the links among them into a :class:`MemoryGraph`, a plain frozen
+value. Three pure functions draw it (each repeats the note on records left out):
 
 * :func:`to_mermaid` — a Mermaid ``flowchart`` (for Markdown files and wikis);
 * :func:`to_svg` — a self-contained SVG picture with a deterministic layered layout: each
@@ -18,6 +19,7 @@ character references), so no memory can end a label, add a statement or inject m
 from __future__ import annotations
 
 import html
+import logging
 import math
 import re
 import unicodedata
@@ -29,7 +31,7 @@ from typing import Final
 
 import networkx as nx
 from palimpsest.application import AgentMemory
-from palimpsest.domain import NOTSET, RecordLink, RecordStatus
+from palimpsest.domain import NOTSET, RecordLink, RecordStatus, ValidationError
 from palimpsest.domain.links import LIFECYCLE_TYPES
 
 __all__ = [
@@ -44,6 +46,13 @@ __all__ = [
 
 LABEL_LIMIT: Final = 110
 """Characters of a memory's text kept in its node label (whitespace collapsed, then cut)."""
+
+GRAPH_RECORD_LIMIT: Final = 10_000
+"""Records a picture shows by default (the newest); a picture of more is unreadable and slow to
+lay out. :func:`collect_graph` says how many it left out (``MemoryGraph.omitted`` and a log
+warning); ``limit=None`` draws every record."""
+
+log = logging.getLogger("palimpsest.adapters.cli.graph")
 
 
 # --- the graph as data ---------------------------------------------------------------------------
@@ -82,10 +91,13 @@ class GraphEdge:
 
 @dataclass(frozen=True, slots=True)
 class MemoryGraph:
-    """Memory records (oldest first) and the links among them (earliest created first)."""
+    """Memory records (oldest first) and the links among them (earliest created first).
+
+    ``omitted`` counts the older records of the scope left out by a limit (0: none was)."""
 
     nodes: tuple[GraphNode, ...] = ()
     edges: tuple[GraphEdge, ...] = ()
+    omitted: int = 0
 
     @property
     def current_count(self) -> int:
@@ -97,6 +109,17 @@ class MemoryGraph:
         """How many nodes are history (invalid) memories."""
         return len(self.nodes) - self.current_count
 
+    @property
+    def omission_note(self) -> str:
+        """One sentence saying how many older records were left out, or ``""`` when none was."""
+        if not self.omitted:
+            return ""
+        total = len(self.nodes) + self.omitted
+        return (
+            f"the graph shows the newest {len(self.nodes):,} of {total:,} memory records; "
+            f"the {self.omitted:,} oldest are left out"
+        )
+
 
 def short_label(text: str, limit: int = LABEL_LIMIT) -> str:
     """``text`` on one line (runs of whitespace become one space), cut to ``limit`` characters."""
@@ -107,19 +130,29 @@ def short_label(text: str, limit: int = LABEL_LIMIT) -> str:
 
 
 def collect_graph(
-    memory: AgentMemory, *, user_id: str | None = None, agent_id: str | None = None
+    memory: AgentMemory,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    limit: int | None = GRAPH_RECORD_LIMIT,
 ) -> MemoryGraph:
     """The memory records of one user and/or agent (all of them when ``None``) and their links.
 
     Records come from :meth:`AgentMemory.list_memories` (valid and invalid, expired ones are
-    hidden; the newest 10,000 at most). Links are read through the store's unit of work, which
+    hidden): the newest ``limit`` of them (``None``: all). Records left out are counted in
+    ``omitted`` and logged as a warning. Links are read through the store's unit of work, which
     is left without a commit: nothing is written. Only links whose two ends are both among the
     records are kept.
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValidationError("limit must be a positive integer or None.")
     records = memory.list_memories(
         user_id=NOTSET if user_id is None else user_id,
         agent_id=NOTSET if agent_id is None else agent_id,
+        limit=None,
     )
+    omitted = 0 if limit is None else max(0, len(records) - limit)
+    records = records[omitted:]
     ids = {record.id for record in records}
     links: dict[str, RecordLink] = {}
     with memory.store.unit_of_work() as uow:
@@ -128,7 +161,7 @@ def collect_graph(
                 if link.target_id in ids:
                     links[link.id] = link
     ordered_links = sorted(links.values(), key=lambda link: (link.created_at, link.id))
-    return MemoryGraph(
+    graph = MemoryGraph(
         nodes=tuple(
             GraphNode(
                 id=record.id,
@@ -145,7 +178,11 @@ def collect_graph(
             )
             for link in ordered_links
         ),
+        omitted=omitted,
     )
+    if omitted:
+        log.warning("%s (limit %d).", graph.omission_note, limit)
+    return graph
 
 
 # --- colours, shared by every format ---------------------------------------------------------------
@@ -226,6 +263,8 @@ def to_mermaid(graph: MemoryGraph) -> str:
     Node ids are positional (``n0``, ``n1``...), so record ids never reach the syntax.
     """
     lines = ["flowchart TB"]
+    if graph.omitted:
+        lines.append(f"    %% {graph.omission_note}")
     for name, colours in _TYPE_COLOURS.items():
         lines.append(f"    classDef {name} fill:{colours.fill},stroke:{colours.stroke},color:{colours.text}")
     lines.append(
@@ -682,7 +721,7 @@ def _svg(graph: MemoryGraph, *, standalone: bool) -> str:
             'role="img" aria-label="memory graph" '
             'font-family="DejaVu Sans, Segoe UI, Helvetica, Arial, sans-serif">'
         ),
-        "<title>memory graph</title>",
+        f"<title>memory graph{f' ({graph.omission_note})' if graph.omitted else ''}</title>",
         "<defs>",
     ]
     for kind, colour in _EDGE_COLOURS.items():
@@ -792,6 +831,8 @@ def to_html(graph: MemoryGraph, *, title: str = "palimpsest memory graph") -> st
         f"({graph.current_count} current, {graph.history_count} history), "
         f"{len(graph.edges)} link{'s' if len(graph.edges) != 1 else ''}"
     )
+    if graph.omitted:
+        stats += f"; {graph.omission_note}"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',

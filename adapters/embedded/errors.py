@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from palimpsest.domain.errors import (
     AgentMemoryError,
@@ -20,9 +21,24 @@ from palimpsest.domain.errors import (
     StoreClosedError,
 )
 
-__all__ = ["is_busy", "retry_busy", "translate", "translated"]
+__all__ = ["is_busy", "keep_function_failure", "retry_busy", "translate", "translated"]
 
 T = TypeVar("T")
+
+_FUNCTION_FAILED: Final = "user-defined function raised exception"
+_function_failure = threading.local()
+
+
+def keep_function_failure(exc: BaseException) -> None:
+    """Remember (per thread) why an SQL function of ours raised: SQLite reports only
+    :data:`_FUNCTION_FAILED`, and :func:`translated` raises this reason instead."""
+    _function_failure.exc = exc
+
+
+def _take_function_failure() -> BaseException | None:
+    exc = getattr(_function_failure, "exc", None)
+    _function_failure.exc = None
+    return exc
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -41,6 +57,15 @@ def translated(exc: sqlite3.Error, missing: type[NotFoundError] | None = None) -
         return StoreClosedError("This store has been closed.")  # closed under a running call
     if is_busy(exc):
         return StoreBusyError(f"The store stayed busy: {exc}")
+    if isinstance(exc, sqlite3.OperationalError) and _FUNCTION_FAILED in str(exc):
+        failure = _take_function_failure()
+        if isinstance(failure, AgentMemoryError):
+            return failure  # e.g. InvalidMetadataError: a stored metadata value is not an object
+        if failure is not None:
+            exc.__cause__ = failure  # the chain reads: StorageError <- sqlite3 error <- the reason
+            return StorageError(
+                f"A metadata filter could not be evaluated on a stored row: {type(failure).__name__}: {failure}"
+            )
     return StorageError(f"SQLite failed: {exc}")
 
 

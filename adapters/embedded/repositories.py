@@ -42,7 +42,7 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import DEFAULT_LIST_LIMIT, UNBOUNDED_LIMIT
+from palimpsest.domain.ports import UNBOUNDED_LIMIT
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (
@@ -216,7 +216,7 @@ class SqliteThreadRepository(_Repository):
         user_id: ScopeArg = NOTSET,
         agent_id: ScopeArg = NOTSET,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[Thread]:
         where = _Where()
         where.scope("user_id", user_id, "user_id")
@@ -524,7 +524,7 @@ class SqliteRecordRepository(_Repository):
         thread_id: ScopeArg = NOTSET,
         record_types: frozenset[RecordType] | None = None,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
         where = _Where()
         where.visible("expires_at", now)
@@ -666,7 +666,7 @@ class SqliteLinkRepository(_Repository):
         source_id: str | NotSetType = NOTSET,
         target_id: str | NotSetType = NOTSET,
         relation_type: str | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[RecordLink]:
         where = _Where()
         for column, value in (

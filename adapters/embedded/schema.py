@@ -15,7 +15,7 @@ from palimpsest.domain.errors import ConfigurationError, SchemaVersionError, Sto
 from palimpsest.domain.metadata_filter import matches
 
 from .codec import encode_time
-from .errors import retry_busy
+from .errors import keep_function_failure, retry_busy
 
 __all__ = [
     "Migration",
@@ -85,15 +85,18 @@ def _parse_filter(filter_json: str) -> Any:
 def _metadata_matches(metadata_json: str | None, filter_json: str | None) -> int:
     """``metadata_matches(metadata, filter)``: the domain's filter semantics, callable from SQL.
 
-    Filters reaching SQL were validated by the domain already; a failure here would surface as
-    an opaque "user-defined function raised exception", so anything unexpected is a non-match.
+    Filters reaching SQL were validated by the domain already. A row the filter cannot be
+    evaluated on (metadata that is not a JSON object) fails the statement rather than count as
+    a non-match; SQLite reports that only as "user-defined function raised exception", so the
+    exception is kept for the error translation to raise instead (:func:`.errors.translated`).
     """
     try:
         flt = None if filter_json is None else _parse_filter(filter_json)
         metadata = None if metadata_json is None else json.loads(metadata_json)
         return 1 if matches(metadata, flt) else 0
-    except Exception:  # noqa: BLE001 - defensive, see docstring  # pragma: no cover
-        return 0
+    except Exception as exc:
+        keep_function_failure(exc)
+        raise
 
 
 def connect(path: str, busy_timeout: float) -> sqlite3.Connection:

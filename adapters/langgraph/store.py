@@ -500,6 +500,8 @@ def _compare(actual: Any, expected: Any) -> bool:
 
 
 def _apply(actual: Any, operator: str, operand: Any) -> bool:
+    """One operator; the ordering ones compare as numbers, and a value that ``float()`` cannot
+    read as one (missing, ``None``, a word, an object) is no match rather than an error."""
     if operator == "$eq":
         return bool(actual == operand)
     if operator == "$ne":

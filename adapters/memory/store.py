@@ -45,7 +45,6 @@ from palimpsest.domain.model import (
     check_metadata,
     check_time,
 )
-from palimpsest.domain.ports import DEFAULT_LIST_LIMIT
 from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
@@ -186,7 +185,7 @@ class InMemoryThreadRepository(_Repository):
         user_id: str | None | NotSetType = NOTSET,
         agent_id: str | None | NotSetType = NOTSET,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[Thread]:
         flt = _list_filter(metadata_filter)
         found = [
@@ -339,7 +338,7 @@ class InMemoryRecordRepository(_Repository):
         thread_id: str | None | NotSetType = NOTSET,
         record_types: frozenset[RecordType] | None = None,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
         flt = _list_filter(metadata_filter)
         found = [
@@ -421,7 +420,7 @@ class InMemoryLinkRepository(_Repository):
         source_id: str | NotSetType = NOTSET,
         target_id: str | NotSetType = NOTSET,
         relation_type: str | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[RecordLink]:
         found = sorted(
             (

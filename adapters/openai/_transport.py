@@ -1,14 +1,18 @@
-"""Adapters layer (OpenAI-compatible): the request gate, bounded retries with jittered backoff, and SDK error translation."""
+"""Adapters layer (OpenAI-compatible): the request gate, bounded retries (the server's
+``Retry-After`` when it names a wait, jittered backoff otherwise), and SDK error translation."""
 
 from __future__ import annotations
 
+import email.utils
 import importlib
 import logging
+import math
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from datetime import UTC
+from typing import Any, TypeVar
 
 import openai
 from palimpsest.domain.errors import ConfigurationError
@@ -42,21 +46,65 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
+def retry_after(exc: BaseException, now: float) -> float | None:
+    """The wait in seconds a failed response asks for, or ``None`` when it names none.
+
+    ``retry-after-ms`` (milliseconds, the OpenAI extension) wins over ``Retry-After``, which is
+    either delay-seconds or an HTTP-date (RFC 9110), counted from ``now`` (Unix time). A date
+    in the past is a wait of 0; a value that is neither is ignored.
+    """
+    response = getattr(exc, "response", None)
+    headers: Any = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    seconds = _seconds(value)
+    if seconds is not None or not value:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": an HTTP-date is in GMT anyway
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        number = float(value) if value is not None else math.nan
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
 @dataclass(slots=True)
 class RetryPolicy:
-    """``max_retries`` extra attempts after the first; delay = min(cap, base * 2**n) * jitter in [0.5, 1]."""
+    """``max_retries`` extra attempts after the first. The wait before a retry is what the
+    response asked for (``Retry-After`` / ``retry-after-ms``, see :func:`retry_after`) when it
+    asks for more than 0 s, else min(cap, base * 2**n) * jitter in [0.5, 1]. An ask longer than
+    ``max_wait`` seconds is not waited for: the call fails at once with
+    :class:`~palimpsest.adapters.openai.errors.ModelUnavailableError` naming the wait."""
 
     max_retries: int = 3
     backoff_base: float = 0.5
     backoff_cap: float = 8.0
+    max_wait: float = 60.0
     sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = field(default=random.random)
+    clock: Callable[[], float] = time.time
 
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ConfigurationError("max_retries must be a non-negative integer.")
         if self.backoff_base < 0 or self.backoff_cap < 0:
             raise ConfigurationError("backoff delays must be non-negative.")
+        if not (isinstance(self.max_wait, (int, float)) and not isinstance(self.max_wait, bool)
+                and math.isfinite(self.max_wait) and self.max_wait >= 0):
+            raise ConfigurationError("max_retry_wait must be a non-negative number of seconds.")
 
     def delay(self, attempt: int) -> float:
         return min(self.backoff_cap, self.backoff_base * (2**attempt)) * (0.5 + 0.5 * self.jitter())
@@ -69,14 +117,22 @@ class RetryPolicy:
             try:
                 return call()
             except openai.OpenAIError as exc:
-                if is_retryable(exc) and attempt < self.max_retries:
-                    wait = self.delay(attempt)
-                    log.warning("%s: %s; retry %d/%d in %.2fs", operation, _describe(exc), attempt + 1,
-                                self.max_retries, wait)
-                    attempt += 1
-                    self.sleep(wait)
-                    continue
-                raise translate(exc, operation, attempts=attempt + 1) from exc
+                if not is_retryable(exc):
+                    raise translate(exc, operation, attempts=attempt + 1) from exc
+                asked = retry_after(exc, self.clock())
+                if asked is not None and asked > self.max_wait:
+                    raise ModelUnavailableError(
+                        f"{operation}: the model server asked to retry after {asked:g} s, longer than "
+                        f"the {self.max_wait:g} s this client waits (max_retry_wait): {_describe(exc)}.",
+                        retry_after=asked,
+                    ) from exc
+                if attempt >= self.max_retries:
+                    raise translate(exc, operation, attempts=attempt + 1, retry_after=asked) from exc
+                wait = asked if asked else self.delay(attempt)
+                log.warning("%s: %s; retry %d/%d in %.2fs%s", operation, _describe(exc), attempt + 1,
+                            self.max_retries, wait, " (as the server asked)" if asked else "")
+                attempt += 1
+                self.sleep(wait)
 
 
 def _describe(exc: BaseException) -> str:
@@ -84,11 +140,13 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
 
 
-def translate(exc: openai.OpenAIError, operation: str, *, attempts: int = 1) -> Exception:
+def translate(
+    exc: openai.OpenAIError, operation: str, *, attempts: int = 1, retry_after: float | None = None
+) -> Exception:
     """The library error for an SDK error (the caller chains the original)."""
     if is_retryable(exc):
         return ModelUnavailableError(f"{operation}: the model server stayed unavailable after {attempts} "
-                                     f"attempt(s): {_describe(exc)}.")
+                                     f"attempt(s): {_describe(exc)}.", retry_after=retry_after)
     if isinstance(exc, _MISCONFIGURED):
         return ConfigurationError(f"{operation}: the model server rejected the configuration "
                                   f"(credentials or model name): {_describe(exc)}: {_message(exc)}")

@@ -73,8 +73,10 @@ class OpenAIChatModel:
     the text. Either way the answer is validated with the given pydantic model.
 
     The SDK's own retries are disabled; 429, 5xx, timeouts and connection errors are retried
-    here (``max_retries`` extra attempts, exponential backoff with jitter), then raise
-    :class:`~palimpsest.adapters.openai.errors.ModelUnavailableError`. Unparseable or
+    here (``max_retries`` extra attempts, after the wait the server asks for in ``Retry-After``
+    or ``retry-after-ms``, else exponential backoff with jitter), then raise
+    :class:`~palimpsest.adapters.openai.errors.ModelUnavailableError`; so does, at once, a
+    server asking for a longer wait than ``max_retry_wait`` seconds. Unparseable or
     schema-violating answers raise :class:`~palimpsest.adapters.openai.errors.ModelOutputError`.
     Every response's token usage is recorded in :attr:`usage` under the call's ``name``.
     """
@@ -91,6 +93,7 @@ class OpenAIChatModel:
         structured_output: bool = True,
         backoff_base: float = 0.5,
         backoff_cap: float = 8.0,
+        max_retry_wait: float = 60.0,
         sleep: Callable[[float], None] | None = None,
         usage: TokenUsage | None = None,
     ) -> None:
@@ -105,7 +108,7 @@ class OpenAIChatModel:
         self._structured = structured_output
         self._lock = threading.Lock()
         policy_kwargs: dict[str, Any] = {"max_retries": max_retries, "backoff_base": backoff_base,
-                                         "backoff_cap": backoff_cap}
+                                         "backoff_cap": backoff_cap, "max_wait": max_retry_wait}
         if sleep is not None:
             policy_kwargs["sleep"] = sleep
         self._retry = RetryPolicy(**policy_kwargs)

@@ -46,6 +46,7 @@ class OpenAIEmbedder:
         timeout: float | None = 60.0,
         backoff_base: float = 0.5,
         backoff_cap: float = 8.0,
+        max_retry_wait: float = 60.0,
         sleep: Callable[[float], None] | None = None,
         usage: TokenUsage | None = None,
     ) -> None:
@@ -67,7 +68,7 @@ class OpenAIEmbedder:
         self._query_prefix = query_prefix
         self._document_prefix = document_prefix
         policy_kwargs: dict[str, Any] = {"max_retries": max_retries, "backoff_base": backoff_base,
-                                         "backoff_cap": backoff_cap}
+                                         "backoff_cap": backoff_cap, "max_wait": max_retry_wait}
         if sleep is not None:
             policy_kwargs["sleep"] = sleep
         self._retry = RetryPolicy(**policy_kwargs)

@@ -5,7 +5,7 @@
     AgentMemoryError                      (palimpsest.domain.errors)
     └── ModelError (RuntimeError)         a model request failed or its answer was unusable
         ├── ModelOutputError              the answer was not JSON, or broke the expected schema
-        ├── ModelUnavailableError         429 / 5xx / timeouts outlasted every retry
+        ├── ModelUnavailableError         429 / 5xx / timeouts outlasted every retry (or asked a too long wait)
         └── ModelRequestsDisabledError    ``ALLOW_MODEL_REQUESTS`` is False; nothing was sent
 
 Authentication failures, unknown models and similar misconfigurations are not model errors:
@@ -33,7 +33,13 @@ class ModelOutputError(ModelError):
 
 
 class ModelUnavailableError(ModelError):
-    """Rate limits, server errors or timeouts lasted longer than the retry budget."""
+    """Rate limits, server errors or timeouts lasted longer than the retry budget, or the
+    server asked for a longer wait than the client's ``max_retry_wait``. ``retry_after`` is the
+    wait in seconds the last response asked for (``None`` when it named none)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ModelRequestsDisabledError(ModelError):

@@ -51,7 +51,7 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import DEFAULT_LIST_LIMIT, UNBOUNDED_LIMIT
+from palimpsest.domain.ports import UNBOUNDED_LIMIT
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
@@ -216,7 +216,7 @@ class OracleThreadRepository(_Repository):
         user_id: ScopeArg = NOTSET,
         agent_id: ScopeArg = NOTSET,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[Thread]:
         user_id = _scope_arg(user_id, "user_id")
         agent_id = _scope_arg(agent_id, "agent_id")
@@ -514,7 +514,7 @@ class OracleRecordRepository(_Repository):
         thread_id: ScopeArg = NOTSET,
         record_types: frozenset[RecordType] | None = None,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[MemoryRecord]:
         now = check_time(now, "now")
         user_id = _scope_arg(user_id, "user_id")
@@ -611,7 +611,7 @@ class OracleLinkRepository(_Repository):
         source_id: str | NotSetType = NOTSET,
         target_id: str | NotSetType = NOTSET,
         relation_type: str | NotSetType = NOTSET,
-        limit: int | None = DEFAULT_LIST_LIMIT,
+        limit: int | None = None,
     ) -> list[RecordLink]:
         limit = _check_limit(limit)
         return self._many(

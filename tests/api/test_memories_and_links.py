@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from palimpsest.application import AgentMemory, MemoryThread
@@ -15,11 +15,13 @@ from palimpsest.domain import (
     RecordStatus,
     RecordType,
     SelfLinkError,
+    Thread,
     ValidationError,
 )
+from palimpsest.domain.model import MemoryRecord
 from palimpsest.domain.ports import MemoryStore
 
-from .helpers import ARGUMENT_CHECK, snapshot, stored_link, stored_record
+from .helpers import ARGUMENT_CHECK, START, snapshot, stored_link, stored_record
 
 
 def _pizza(memory: AgentMemory) -> tuple[str, str, str]:
@@ -87,6 +89,26 @@ def test_list_memories_filters_by_scope_where_none_means_unscoped(memory: AgentM
     assert ids(memory.list_memories(metadata_filter=None)) == ["1", "2", "3"]
     assert ids(memory.list_memories(limit=2)) == ["3", "4"]
 
+
+def test_listings_without_a_limit_return_every_row_past_ten_thousand(
+    memory: AgentMemory, store: MemoryStore
+) -> None:
+    """Omitting ``limit`` drops nothing (there used to be a silent cap of 10,000 rows)."""
+    count = 10_003
+    created = START + timedelta(seconds=1)
+    with store.unit_of_work() as uow:
+        for n in range(count):
+            uow.threads.add(Thread(id=f"t{n:05}", created_at=created, updated_at=created, user_id="u"))
+            uow.records.add(MemoryRecord(id=f"m{n:05}", record_type=RecordType.MEMORY, content=f"note {n}",
+                                         created_at=created, updated_at=created, user_id="u"))
+        uow.commit()
+
+    listed = memory.list_memories(user_id="u")
+    assert len(listed) == count and listed[0].id == "m00000" and listed[-1].id == f"m{count - 1:05}"
+    assert len(memory.list_memories(user_id="u", limit=None)) == count
+    assert [r.id for r in memory.list_memories(user_id="u", limit=2)] == ["m10001", "m10002"]
+    assert len(memory.list_threads("u")) == count
+    assert [t.id for t in memory.list_threads("u", limit=1)] == ["t10002"]
 
 def test_update_memory_changes_content_metadata_and_time_but_never_scope(memory: AgentMemory, store: MemoryStore) -> None:
     memory_id = memory.add_memory("lives in Paris", user_id="u", metadata={"a": 1})

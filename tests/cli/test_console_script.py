@@ -48,6 +48,14 @@ def test_the_console_script_lists_a_store_and_reports_errors_in_one_line(seeded:
     assert failed.stdout == ""
 
 
+def test_the_console_script_notes_a_graph_limit_once(seeded: Seeded) -> None:
+    """The note is printed once: the library's warning of the same thing is not repeated."""
+    drawn = _run("--store", seeded.store, "graph", "--limit", "1")
+    assert drawn.returncode == 0, drawn.stderr
+    [note] = drawn.stderr.splitlines()
+    assert note.startswith("note: the graph shows the newest 1 of ")
+    assert note.endswith("--limit 0 draws every record.")
+
 def test_a_reader_that_stops_early_ends_the_command_quietly(invoke: Invoke, tmp_path: Path) -> None:
     """``palimpsest export - | head``: a closed pipe is no error worth a message."""
     source, store = tmp_path / "many.jsonl", tmp_path / "many.db"

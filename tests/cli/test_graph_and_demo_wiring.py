@@ -9,10 +9,11 @@ replaced by a recorder: these tests are about the wiring, the modules have their
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -30,9 +31,14 @@ DEMO = "palimpsest.adapters.cli.demo"
 def _stand_in_graph() -> ModuleType:
     module = ModuleType(GRAPH)
 
-    def collect_graph(memory: Any, *, user_id: str | None = None, agent_id: str | None = None) -> Any:
-        return ("graph", tuple(r.id for r in memory.list_memories()), user_id, agent_id)
+    def collect_graph(
+        memory: Any, *, user_id: str | None = None, agent_id: str | None = None, limit: int | None = 10_000
+    ) -> Any:
+        records = tuple(r.id for r in memory.list_memories())
+        return SimpleNamespace(omitted=0, records=records, scope=(user_id, agent_id))
 
+    module.GRAPH_RECORD_LIMIT = 10_000  # type: ignore[attr-defined]
+    module.log = logging.getLogger(GRAPH)  # type: ignore[attr-defined]
     module.collect_graph = collect_graph  # type: ignore[attr-defined]
     module.to_mermaid = lambda graph: f"mermaid {graph}"  # type: ignore[attr-defined]
     module.to_html = lambda graph, *, title: f"<html>{title} {graph}</html>"  # type: ignore[attr-defined]
@@ -154,3 +160,28 @@ def test_a_missing_module_is_a_one_line_error(
     assert result.exit_code == 1
     assert f"the {command[0]}" in one_line_error(result.stderr)
     assert "not available in this installation" in result.stderr
+
+
+def test_graph_with_a_limit_draws_the_newest_records_and_notes_how_many_were_left_out(
+    invoke: Invoke, seeded: Seeded
+) -> None:
+    from palimpsest.adapters.cli.graph import collect_graph, to_mermaid
+
+    with open_memory(seeded.path, embedder=HashingEmbedder()) as memory:
+        total = len(memory.list_memories())
+        expected = to_mermaid(collect_graph(memory, limit=2))
+    assert total > 2
+
+    limited = invoke("--store", seeded.store, "graph", "--limit", "2")
+    assert limited.exit_code == 0, limited.output
+    assert limited.stdout == expected
+    note = (
+        f"note: the graph shows the newest 2 of {total} memory records; the {total - 2} oldest are left "
+        "out; --limit 0 draws every record."
+    )
+    assert limited.stderr.splitlines() == [note]  # once: the library's warning is not printed again
+
+    everything = invoke("--store", seeded.store, "graph", "--limit", "0")
+    assert everything.exit_code == 0, everything.output
+    assert everything.stderr == ""
+    assert everything.stdout.count('("') == total  # one node per record

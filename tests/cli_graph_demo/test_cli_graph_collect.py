@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
+import pytest
 from graph_demo_support import HOSTILE
-from palimpsest.adapters.cli.graph import GraphEdge, MemoryGraph, collect_graph, short_label, to_svg
+from palimpsest.adapters.cli.graph import (
+    GraphEdge,
+    MemoryGraph,
+    collect_graph,
+    short_label,
+    to_html,
+    to_mermaid,
+    to_svg,
+)
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import AgentMemory
+from palimpsest.domain import ValidationError
 
 
 def _pizza(memory: AgentMemory, user_id: str = "graph-demo-user") -> dict[str, str]:
@@ -119,3 +130,42 @@ def test_labels_are_short_single_lines() -> None:
     assert short_label("  a\n\tb  c ") == "a b c"
     long = short_label("word " * 100)
     assert len(long) <= 110 and long.endswith("…")
+
+
+def test_a_limit_keeps_the_newest_records_and_says_how_many_were_left_out(
+    client: AgentMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    ids = _pizza(client)
+    veggie = client.add_memory("The user avoids meat and fish.", memory_type="fact", user_id="graph-demo-user")
+    supports = client.link_records(veggie, "fact", ids["neapolitan"], "preference", "supports")
+
+    with caplog.at_level(logging.WARNING, logger="palimpsest.adapters.cli.graph"):
+        graph = collect_graph(client, limit=2)
+
+    assert [node.id for node in graph.nodes] == [ids["neapolitan"], veggie]
+    assert graph.edges == (GraphEdge(supports, veggie, ids["neapolitan"], "supports"),)
+    assert graph.omitted == 2
+    note = "the graph shows the newest 2 of 4 memory records; the 2 oldest are left out"
+    assert graph.omission_note == note
+    assert [r.getMessage() for r in caplog.records] == [f"{note} (limit 2)."]
+    assert f"%% {note}" in to_mermaid(graph).splitlines()[1]
+    assert note in to_html(graph) and note in to_svg(graph)
+
+
+def test_without_a_limit_every_record_is_drawn_and_nothing_is_said(
+    client: AgentMemory, caplog: pytest.LogCaptureFixture
+) -> None:
+    _pizza(client)
+    with caplog.at_level(logging.WARNING, logger="palimpsest.adapters.cli.graph"):
+        everything = collect_graph(client, limit=None)
+        enough = collect_graph(client, limit=3)
+    assert len(everything.nodes) == 3 and everything.omitted == 0 and everything.omission_note == ""
+    assert enough == everything
+    assert caplog.records == []
+    assert "left out" not in to_mermaid(everything) + to_html(everything) + to_svg(everything)
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 2.5])
+def test_a_malformed_limit_is_refused(client: AgentMemory, limit: object) -> None:
+    with pytest.raises(ValidationError):
+        collect_graph(client, limit=limit)  # type: ignore[arg-type]

@@ -305,6 +305,7 @@ ALL_VISIBLE = ["r1", "r2", "r3", "r4", "r6"]
         ({"metadata_filter": {"topic": "tea"}}, ["r1", "r6"]),
         ({"metadata_filter": {"topic": {"$not": "tea"}}}, ["r2", "r3", "r4"]),
         ({"user_id": None, "metadata_filter": {"topic": "tea"}}, ["r6"]),
+        ({"metadata_filter": {"topic": {"$array_contains": "tea"}}}, []),  # a string is not an array
     ],
 )
 def test_listing_records_filters_three_valued_and_hides_expired_ones(
@@ -326,6 +327,15 @@ def test_listing_records_with_a_limit_keeps_the_newest_oldest_first(catalogue: M
         assert [r.id for r in uow.records.list(now=NOW, limit=None)] == ALL_VISIBLE
         assert [r.id for r in uow.records.list(now=NOW, limit=10**30)] == ALL_VISIBLE  # past 64 bits
 
+
+def test_listing_records_without_a_limit_returns_every_match_past_ten_thousand(store: MemoryStore) -> None:
+    count = 10_002
+    seed(store, records=[record(f"r{n:05}", created_at=at(n / 1000)) for n in range(count)])
+    with reading(store) as uow:
+        listed = uow.records.list(now=NOW)
+        filtered = uow.records.list(now=NOW, metadata_filter=None)
+    assert len(listed) == count and (listed[0].id, listed[-1].id) == ("r00000", f"r{count - 1:05}")
+    assert len(filtered) == count
 
 def test_listing_records_orders_equal_creation_times_by_id(store: MemoryStore) -> None:
     seed(

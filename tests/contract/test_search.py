@@ -306,6 +306,13 @@ METADATA_TABLE = [
     ({"n": True}, set()),
     ({"flag": 0}, set()),
     ({"absent": None}, set()),
+    # A value of another JSON type is no match, never an error (and $not of it matches):
+    ({"topic": {"$array_contains": "tea"}}, set()),
+    ({"topic": {"$array_contains_any": ["te", "tea"]}}, set()),
+    ({"topic": {"name": "tea"}}, set()),
+    ({"tags": "green"}, set()),
+    ({"n": "1"}, set()),
+    ({"topic": {"$not": {"$array_contains": "tea"}}}, {"m1", "m2", "m3", "m4", "msg"}),
 ]
 
 

@@ -102,6 +102,75 @@ def test_backoff_doubles_per_attempt_with_jitter_and_stops_at_the_cap() -> None:
     assert [low.delay(n) for n in range(5)] == [0.25, 0.5, 1.0, 2.0, 2.0]
 
 
+def rate_limited(seconds: str, *, status: int = 429, header: str = "Retry-After") -> Scripted:
+    answer = error(status, "slow down")
+    answer.headers[header] = seconds
+    return answer
+
+
+def test_a_rate_limit_asking_for_a_wait_is_retried_after_exactly_that_wait(server, client, sleeps) -> None:
+    server.chat(rate_limited("3"), json_answer({"answer": "ok", "score": 1}))
+
+    result = model_for(client, sleeps, max_retries=3).complete_json("s", "u", Answer, name="probe")
+
+    assert result["answer"] == "ok"
+    assert len(server.requests_to(CHAT)) == 2
+    assert sleeps.delays == [3.0]
+
+
+def test_a_busy_server_asking_for_a_wait_in_milliseconds_is_retried_after_that_wait(server, client, sleeps) -> None:
+    server.chat(rate_limited("1500", status=503, header="retry-after-ms"), json_answer({"answer": "ok", "score": 1}))
+
+    model_for(client, sleeps).complete_json("s", "u", Answer, name="probe")
+
+    assert sleeps.delays == [1.5]
+
+
+def test_a_wait_longer_than_the_maximum_fails_at_once_with_a_model_unavailable_error(server, client, sleeps) -> None:
+    server.chat(rate_limited("120"), json_answer({"answer": "never read", "score": 0}))
+
+    with pytest.raises(ModelUnavailableError, match="120") as caught:
+        model_for(client, sleeps, max_retry_wait=60.0).complete_json("s", "u", Answer, name="probe")
+
+    assert len(server.requests_to(CHAT)) == 1
+    assert sleeps.delays == []
+    assert caught.value.retry_after == 120.0
+    assert type(caught.value.__cause__).__module__.startswith("openai")
+
+
+def test_retry_after_as_an_http_date_is_a_wait_until_that_time(monkeypatch) -> None:
+    import email.utils
+
+    import httpx
+    import openai
+
+    now = 1_800_000_000.0
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(429, request=request, headers={"Retry-After": email.utils.formatdate(now + 7, usegmt=True)})
+    failures = [openai.RateLimitError("slow down", response=response, body=None)]
+    sleeps: list[float] = []
+
+    def call() -> str:
+        if failures:
+            raise failures.pop()
+        return "answered"
+
+    policy = RetryPolicy(sleep=sleeps.append, clock=lambda: now)
+    monkeypatch.setattr(adapters, "ALLOW_MODEL_REQUESTS", True)  # no request is sent: call() is local
+
+    assert policy.run("probe", call) == "answered"
+    assert sleeps == [7.0]
+
+
+def test_an_unreadable_or_zero_retry_after_falls_back_to_the_jittered_backoff(server, client, sleeps) -> None:
+    server.chat(rate_limited("soon"), rate_limited("0"), json_answer({"answer": "ok", "score": 1}))
+
+    model_for(client, sleeps, backoff_base=0.5).complete_json("s", "u", Answer, name="probe")
+
+    assert len(sleeps.delays) == 2
+    assert 0.25 <= sleeps.delays[0] <= 0.5 and 0.5 <= sleeps.delays[1] <= 1.0
+
+
 def test_an_answer_that_is_not_json_raises_a_model_output_error(server, client, sleeps) -> None:
     server.chat(chat_answer("Sure! Here is what I think: {not json"))
 

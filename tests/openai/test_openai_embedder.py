@@ -93,3 +93,13 @@ def test_embedding_requests_are_retried_on_rate_limits_and_give_up_after_the_bud
     with pytest.raises(ModelUnavailableError):
         embedder.embed(["y"])
     assert len(server.requests_to(EMBEDDINGS)) == 4 and len(sleeps.delays) == 2
+
+
+def test_the_embedder_waits_as_long_as_a_rate_limit_asks(server, client, sleeps) -> None:
+    limited = error(429, "slow down")
+    limited.headers["Retry-After"] = "2"
+    server.embeddings(limited, embedding_answer([[1.0, 0.0]]))
+    embedder = OpenAIEmbedder(client, "text-embedder", dimension=2, sleep=sleeps)
+
+    assert embedder.embed(["a"]) == [[1.0, 0.0]]
+    assert sleeps.delays == [2.0]

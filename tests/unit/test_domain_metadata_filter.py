@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from palimpsest.domain.errors import InvalidMetadataFilterError, ValidationError
+from palimpsest.domain.errors import InvalidMetadataError, InvalidMetadataFilterError, ValidationError
 from palimpsest.domain.metadata_filter import OPERATORS, matches, validate_filter
 
 
@@ -198,6 +198,37 @@ def test_missing_metadata_behaves_like_an_empty_object() -> None:
     assert matches(None, {"a": {"$not": 1}}) is True
     assert matches(None, {"a": {"$array_contains": 1}}) is False
 
+
+
+@pytest.mark.parametrize(
+    ("flt", "metadata"),
+    [
+        ({"n": {"$array_contains": 5}}, {"n": 5}),  # a scalar is not an array holding it
+        ({"n": {"$array_contains_any": ["a"]}}, {"n": "abc"}),  # nor is a string (no substrings)
+        ({"n": {"v": 5}}, {"n": 5}),  # a nested filter needs an object
+        ({"n": {}}, {"n": [1]}),
+        ({"n": [5]}, {"n": 5}),  # an exact list needs a list
+        ({"n": 5}, {"n": "5"}),  # JSON types are strict
+        ({"n": 1}, {"n": True}),
+        ({"n": None}, {}),  # null is a value, not "missing"
+    ],
+)
+def test_a_value_of_another_json_type_is_no_match_and_never_an_error(flt: dict, metadata: dict) -> None:
+    assert matches(metadata, validate_filter(flt)) is False
+    assert matches(metadata, validate_filter({"n": {"$not": flt["n"]}})) is True
+
+
+@pytest.mark.parametrize("flt", [{"n": {"$gt": 3}}, {"n": {"$not": {"$in": [1]}}}, {"a": {"b": {"$eq": 1}}}])
+def test_evaluating_an_unvalidated_filter_with_an_unknown_operator_raises(flt: dict) -> None:
+    """Evaluation never ignores what it does not know (it would match everything)."""
+    with pytest.raises(InvalidMetadataFilterError):
+        matches({"n": 5, "a": {"b": 1}}, flt)
+
+
+@pytest.mark.parametrize("metadata", [["a", "list"], "text", 7, 0, True])
+def test_metadata_that_is_not_an_object_raises(metadata: object) -> None:
+    with pytest.raises(InvalidMetadataError):
+        matches(metadata, {"a": 1})  # type: ignore[arg-type]
 
 json_scalars = st.one_of(
     st.none(),
