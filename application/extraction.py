@@ -88,7 +88,7 @@ class ExtractionRunner:
     def resume(self) -> int:
         """Queue every job that is unclaimed or whose lease expired (after a crash)."""
         now = self._core.clock.now()
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             jobs = uow.jobs.pending(now)
         for job in jobs:
             self.submit(job)
@@ -128,7 +128,7 @@ class ExtractionRunner:
         if job is None:
             return  # done already, or another worker holds it
         try:
-            with core.store.unit_of_work() as uow:
+            with core.store.reading() as uow:
                 thread = uow.threads.get(job.thread_id)
                 targets = (
                     uow.messages.list_for_thread(

@@ -112,9 +112,8 @@ def collect_graph(
     """The memory records of one user and/or agent (all of them when ``None``) and their links.
 
     Records come from :meth:`AgentMemory.list_memories` (valid and invalid, expired ones are
-    hidden; the newest 10,000 at most). Links are read through the store's unit of work, which
-    is left without a commit: nothing is written. Only links whose two ends are both among the
-    records are kept.
+    hidden; the newest 10,000 at most). Links are read through a read-only unit of work of the
+    store: nothing is written. Only links whose two ends are both among the records are kept.
     """
     records = memory.list_memories(
         user_id=NOTSET if user_id is None else user_id,
@@ -122,7 +121,7 @@ def collect_graph(
     )
     ids = {record.id for record in records}
     links: dict[str, RecordLink] = {}
-    with memory.store.unit_of_work() as uow:
+    with memory.store.reading() as uow:
         for record in records:
             for link in uow.links.list(source_id=record.id, limit=None):
                 if link.target_id in ids:
