@@ -403,10 +403,10 @@ class MemoryStore(RecordSearch, Protocol):
     def reading(self) -> UnitOfWork:
         """A new read-only unit of work, to be used as a context manager.
 
-        It reads one consistent snapshot of the committed state (what was committed before its
-        first read; its own process's open units of work are not seen) and never waits for a
-        writer: a unit of work or another process holding the store's write lock does not block
-        it. Writes through it raise ``ReadOnlyError``.
+        It reads one consistent snapshot of the committed state (taken when it is entered or at
+        its first read, depending on the store; open units of work are never seen) and never
+        waits for a writer: a unit of work or another process holding the store's write lock
+        does not block it. Writes through it raise ``ReadOnlyError``.
         """
         ...
 
