@@ -34,7 +34,7 @@ from palimpsest.domain.model import (
     check_optional_id,
     parse_record_type,
 )
-from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
@@ -124,7 +124,7 @@ class MemoryCore:
 
     def get_thread_entity(self, thread_id: str) -> Thread:
         check_id(thread_id, "thread_id")
-        with self.store.unit_of_work() as uow:
+        with self.store.reading() as uow:
             thread = uow.threads.get(thread_id)
         if thread is None:
             raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
@@ -207,7 +207,7 @@ class MemoryCore:
         if autonomous_linking and link_request is None and self.link_resolver is not None:
             from .linking import resolve_links_after_extraction
 
-            with self.store.unit_of_work() as uow:
+            with self.store.reading() as uow:
                 stored = uow.records.get(record_id)
             if stored is not None:
                 try:
@@ -326,8 +326,14 @@ class AgentMemory:
         index_context: tuple[str, ...] = (),
     ) -> MemoryRetentionConfig:
         """Persist or read the store-wide settings; refuse an embedder the vectors don't fit
-        (unless a model change was allowed, to be followed by :meth:`AgentMemory.reembed`)."""
-        with store.unit_of_work() as uow:
+        (unless a model change was allowed, to be followed by :meth:`AgentMemory.reembed`).
+
+        The settings are read without the write lock; only when something must be stored (a
+        first model, a changed retention) are they checked again and written in a unit of work,
+        so opening a client never waits for another process's writer when nothing changes."""
+
+        def settle(uow: UnitOfWork) -> tuple[MemoryRetentionConfig, dict[str, Any]]:
+            writes: dict[str, Any] = {}
             if embedder is not None and check_model:
                 if store.dimension is not None and store.dimension != embedder.dimension:
                     raise ConfigurationError(
@@ -347,20 +353,30 @@ class AgentMemory:
                         f"{index_context!r}; open it with allow_embedding_model_change=True and call reembed()."
                     )
                 if stored_model is None:
-                    uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
+                    writes[EMBEDDING_MODEL_SETTING] = embedder.model_id
                     if index_context:
-                        uow.settings.set(INDEX_CONTEXT_SETTING, list(index_context))
-            if retention is not None:
-                uow.settings.set(
-                    RETENTION_SETTING, {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
-                )
-            else:
-                saved = uow.settings.get(RETENTION_SETTING) or {}
-                retention = MemoryRetentionConfig(
+                        writes[INDEX_CONTEXT_SETTING] = list(index_context)
+            saved = uow.settings.get(RETENTION_SETTING)
+            if retention is None:
+                saved = saved or {}
+                return MemoryRetentionConfig(
                     default_ttl_days=saved.get("default_ttl_days"), max_ttl_days=saved.get("max_ttl_days")
-                )
+                ), writes
+            wanted = {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
+            if saved != wanted:
+                writes[RETENTION_SETTING] = wanted
+            return retention, writes
+
+        with store.reading() as uow:
+            settled, writes = settle(uow)
+        if not writes:
+            return settled
+        with store.unit_of_work() as uow:
+            settled, writes = settle(uow)  # again under the write lock: another client may have written
+            for key, value in writes.items():
+                uow.settings.set(key, value)
             uow.commit()
-        return retention
+        return settled
 
     @property
     def store(self) -> MemoryStore:
@@ -522,7 +538,7 @@ class AgentMemory:
         """Threads of a user (``None``: threads without a user), oldest first; ``limit`` keeps
         the newest ``limit`` (omitted or ``None``: all of them)."""
         check_optional_id(user_id, "user_id")
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             return uow.threads.list(
                 user_id=user_id,
                 agent_id=agent_id,
@@ -760,7 +776,7 @@ class AgentMemory:
         if core.store.dimension is not None and core.store.dimension != embedder.dimension:
             core.store.clear_vectors()
         now = core.clock.now()
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             record_ids = [r.id for r in uow.records.list(now=now, limit=None)]
             message_keys = [
                 (t.id, m.id)
@@ -770,7 +786,7 @@ class AgentMemory:
         total = len(record_ids) + len(message_keys)
         done = 0
         for start in range(0, len(record_ids), batch_size):
-            with core.store.unit_of_work() as uow:
+            with core.store.reading() as uow:
                 batch = [r for r in (uow.records.get(i) for i in record_ids[start : start + batch_size]) if r]
             vectors = core.embed_documents([r.content for r in batch])
             with core.store.unit_of_work() as uow:
@@ -783,7 +799,7 @@ class AgentMemory:
             if progress is not None:
                 progress(done, total)
         for start in range(0, len(message_keys), batch_size):
-            with core.store.unit_of_work() as uow:
+            with core.store.reading() as uow:
                 found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
                 batch_m = [m for m in found if m is not None]
             vectors = core.embed_messages([(m.content, m.role, m.timestamp) for m in batch_m])
@@ -818,7 +834,7 @@ class AgentMemory:
         reason, ``job.claimed_until`` the time of the next attempt). Jobs failed for good are
         listed by :meth:`failed_extractions`."""
         check_optional_id(thread_id, "thread_id")
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             return uow.jobs.list(thread_id=thread_id, limit=list_limit(limit))
 
     def failed_extractions(
@@ -829,7 +845,7 @@ class AgentMemory:
         the first ``limit``; omitted or ``None``: all). Their messages are stored and
         searchable; only the memories were not extracted."""
         check_optional_id(thread_id, "thread_id")
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             return uow.jobs.failed(thread_id=thread_id, limit=list_limit(limit))
 
     def retry_failed_extractions(self, thread_id: str | None = None) -> int:
@@ -896,7 +912,7 @@ def update_memory(
     if all(isinstance(v, NotSetType) for v in (content, metadata, timestamp, ttl_days, ttl_anchor)):
         raise ValidationError("Provide at least one of content, metadata, timestamp, ttl_days or ttl_anchor.")
     now = core.clock.now()
-    with core.store.unit_of_work() as uow:
+    with core.store.reading() as uow:
         record = uow.records.get(memory_id, now=now)
     if record is None or (owner_thread is not None and record.thread_id != owner_thread):
         raise RecordNotFoundError(f"No memory record with id {memory_id!r}.")

@@ -93,7 +93,7 @@ class ExtractionService:
         from .thread import ThreadSettings
 
         core = self._core
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             thread = uow.threads.get(job.thread_id)
             targets = (
                 uow.messages.list_for_thread(
@@ -132,7 +132,7 @@ class ExtractionService:
         """The memories an earlier attempt of this pass stored, or ``None`` if it stored none."""
         found: list[MemoryRecord] = []
         start = 0
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             while True:
                 ids = memory_ids(pass_id, start, start + _PROBE)
                 batch = uow.records.get_many(ids)
@@ -150,7 +150,7 @@ class ExtractionService:
         config = settings.extraction
         now = core.clock.now()
         window = config.memory_extraction_window
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             history: list[Message] = []
             if isinstance(window, int) and window > len(targets):
                 history = uow.messages.list_for_thread(
@@ -380,7 +380,7 @@ class ExtractionRunner:
     def resume(self) -> int:
         """Queue every job that is unclaimed or whose lease expired (after a crash)."""
         now = self._clock.now()
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             jobs = uow.jobs.pending(now)
         for job in jobs:
             self.submit(job)

@@ -216,7 +216,7 @@ class MemoryService:
 
     def get_record(self, record_id: str) -> MemoryRecord:
         """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             return self._visible(uow, record_id, self._clock.now())
 
     def update_record(
@@ -294,7 +294,7 @@ class MemoryService:
         limit: int | None = None,
     ) -> list[MemoryRecord]:
         types = None if record_types is None else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             return uow.records.list(
                 now=self._clock.now(),
                 user_id=user_id,
@@ -356,7 +356,7 @@ class MemoryService:
         return link
 
     def get_link(self, link_id: str) -> RecordLink:
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             link = uow.links.get(link_id)
         if link is None:
             raise LinkNotFoundError(f"No link with id {link_id!r}.")
@@ -441,7 +441,7 @@ class MemoryService:
         return True
 
     def links_of(self, record_id: str) -> list[RecordLink]:
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             return uow.links.touching(record_id)
 
     # -- search ----------------------------------------------------------------------------

@@ -302,10 +302,10 @@ class Searcher:
             and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in hits[:k])
             and not (is_question and asks_across_versions(text))
         ):
-            with self._store.unit_of_work() as uow:
+            with self._store.reading() as uow:
                 hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
         if versions:
-            with self._store.unit_of_work() as uow:
+            with self._store.reading() as uow:
                 hits = with_version_history(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
             hits = self._thin(hits)  # a version placed early retires its message's later hit
         return hits[:k]

@@ -5,6 +5,10 @@ messages the valid one does not cover into it, and stores the result as ``newest
 store refuses a revision number that exists, so of two concurrent refreshes only one wins and
 a refresh can never overwrite the fence an invalidation wrote (message edited or deleted).
 Without a summariser, summaries are a transcript of the last few messages, never stored.
+
+Reading a summary never waits for a writer: the reads are read-only units of work, and a refresh
+that cannot store its revision because the store stays busy (another process holds the write
+lock) returns the summary unsaved; the next read after the writer is done summarises and stores it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-from palimpsest.domain.errors import ConflictError
+from palimpsest.domain.errors import ConflictError, StoreBusyError
 from palimpsest.domain.model import Message, RecordStatus, Thread, ThreadSummary
 from palimpsest.domain.ports import Clock, MemoryStore
 
@@ -55,7 +59,7 @@ class SummaryService:
     ) -> SummaryText:
         """The summary of the whole visible thread, refreshing the durable one if it is stale."""
         now = self._clock.now()
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             last = uow.messages.list_for_thread(thread.id, now=now, last_n=1)
             valid = uow.summaries.latest(thread.id, valid_only=True)
         if not last:
@@ -78,11 +82,12 @@ class SummaryService:
     def refresh(self, thread: Thread, *, token_limit: int | None = None) -> SummaryText | None:
         """Fold uncovered messages into the newest valid revision and store it (CAS).
 
-        Returns the new summary, the existing one when nothing is uncovered, or None when a
-        concurrent writer won (the caller may retry)."""
+        Returns the new summary, the existing one when nothing is uncovered, None when a
+        concurrent writer won (the caller may retry), or the new summary unsaved when the
+        store stayed busy (see the module docstring)."""
         assert self._summariser is not None
         now = self._clock.now()
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             newest = uow.summaries.latest(thread.id)
             valid = uow.summaries.latest(thread.id, valid_only=True)
             covered = valid.covered_through_seq if valid is not None else 0
@@ -114,6 +119,8 @@ class SummaryService:
                 uow.commit()
         except ConflictError:
             return None
+        except StoreBusyError:
+            log.info("summary of thread %s not stored: the store is busy; it is served unsaved", thread.id)
         return draft
 
     def prefix(
@@ -131,7 +138,7 @@ class SummaryService:
     def _summarise_prefix(self, thread: Thread, last_seq: int | None, *, token_limit: int | None) -> SummaryText:
         assert self._summariser is not None
         now = self._clock.now()
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             bases = [
                 s
                 for s in uow.summaries.list_for_thread(thread.id)
@@ -152,7 +159,7 @@ class SummaryService:
     def _fallback(
         self, thread: Thread, now: datetime, count: int, *, end_seq: int | None = None
     ) -> SummaryText:
-        with self._store.unit_of_work() as uow:
+        with self._store.reading() as uow:
             messages = uow.messages.list_for_thread(thread.id, now=now, end_seq=end_seq, last_n=max(count, 0))
         return SummaryText(transcript(messages))
 

@@ -366,7 +366,7 @@ class MemoryThread:
     def _maybe_refresh_summary(self, last_seq: int) -> None:
         core = self._core
         frequency = self._settings.extraction.context_summary_update_frequency
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             valid = uow.summaries.latest(self.thread_id, valid_only=True)
         covered = valid.covered_through_seq if valid is not None else 0
         if isinstance(frequency, int) and frequency > 0 and last_seq - covered < frequency:
@@ -374,7 +374,7 @@ class MemoryThread:
         core.summaries.refresh(self._thread, token_limit=self._settings.context_card_token_limit)
 
     def _visible_messages(self) -> list[Message]:
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             return uow.messages.list_for_thread(self.thread_id, now=self._core.clock.now())
 
     def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
@@ -386,7 +386,7 @@ class MemoryThread:
         if start is None:
             raise ValidationError("start must be an integer; omit it for the newest messages.")
         if isinstance(start, NotSetType) and isinstance(end, NotSetType):
-            with self._core.store.unit_of_work() as uow:
+            with self._core.store.reading() as uow:
                 return uow.messages.list_for_thread(
                     self.thread_id, now=self._core.clock.now(), last_n=DEFAULT_MESSAGE_WINDOW
                 )
@@ -404,7 +404,7 @@ class MemoryThread:
 
     def get_message(self, message_id: str) -> Message:
         check_id(message_id, "message_id")
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             message = uow.messages.get(message_id, now=self._core.clock.now())
         if message is None or message.thread_id != self.thread_id:
             raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
@@ -484,7 +484,7 @@ class MemoryThread:
         limit = self._settings.context_card_token_limit
         if except_last == 0:
             return core.summaries.current(self._thread, token_limit=limit, fallback_message_count=fallback_message_count)
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             tail = uow.messages.list_for_thread(self.thread_id, now=core.clock.now(), last_n=except_last + 1)
         if len(tail) <= except_last:
             return SummaryText("")
@@ -518,7 +518,7 @@ class MemoryThread:
         core = self._core
         now = core.clock.now()
         window = max(plan.except_last, plan.recent, 1)
-        with core.store.unit_of_work() as uow:
+        with core.store.reading() as uow:
             tail = uow.messages.list_for_thread(self.thread_id, now=now, last_n=window + 1)
         if not tail:
             return ContextCard("")
@@ -713,7 +713,7 @@ class MemoryThread:
 
     def delete_memory(self, memory_id: str) -> int:
         check_id(memory_id, "memory_id")
-        with self._core.store.unit_of_work() as uow:
+        with self._core.store.reading() as uow:
             record = uow.records.get(memory_id)
         if record is None or record.thread_id != self.thread_id:
             return 0

@@ -30,7 +30,8 @@ who do not know our names::
     └── StorageError (RuntimeError)           the backend failed; driver errors are translated here
         ├── StoreBusyError (TimeoutError)     contention outlasted every retry
         ├── SchemaVersionError                the store file is newer than this library
-        └── StoreClosedError                  the store was used after close()
+        ├── StoreClosedError                  the store was used after close()
+        └── ReadOnlyError                     a write through a read-only unit of work
 
 Adapters translate driver exceptions (``sqlite3.Error``, ``oracledb.DatabaseError``...) into
 ``StorageError`` at their boundary; none escapes the library.
@@ -56,6 +57,7 @@ __all__ = [
     "LinkOrientationError",
     "MessageNotFoundError",
     "NotFoundError",
+    "ReadOnlyError",
     "RecordNotFoundError",
     "SchemaVersionError",
     "SelfLinkError",
@@ -178,3 +180,8 @@ class SchemaVersionError(StorageError):
 
 class StoreClosedError(StorageError):
     """The store was used after ``close()``."""
+
+
+class ReadOnlyError(StorageError):
+    """A write was attempted through a read-only unit of work (``MemoryStore.reading()``);
+    nothing was written. Writes need ``MemoryStore.unit_of_work()``."""

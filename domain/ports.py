@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, Protocol, runtime_checkable
 
+from .errors import ReadOnlyError
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import SearchHit, SearchQuery
 from .sentinel import NotSetType, NOTSET
 
 __all__ = [
+    "READ_METHODS",
     "UNBOUNDED_LIMIT",
     "Clock",
     "JobRepository",
@@ -40,6 +42,7 @@ __all__ = [
     "SummaryRepository",
     "ThreadRepository",
     "UnitOfWork",
+    "restrict_to_reads",
 ]
 
 UNBOUNDED_LIMIT = 2**62
@@ -353,6 +356,10 @@ class UnitOfWork(Protocol):
     Writes of a committed unit of work are visible to every later unit of work and search,
     in this process and in others sharing the store. After ``commit`` or ``rollback`` the
     unit of work is finished; using its repositories raises ``StorageError``.
+
+    A read-only unit of work (:meth:`MemoryStore.reading`) answers only the methods named in
+    :data:`READ_METHODS`; any other repository method raises ``ReadOnlyError`` and sends
+    nothing to storage. Its ``commit`` and ``rollback`` just finish it.
     """
 
     threads: ThreadRepository
@@ -411,6 +418,16 @@ class MemoryStore(RecordSearch, Protocol):
         """A new unit of work, to be used as a context manager."""
         ...
 
+    def reading(self) -> UnitOfWork:
+        """A new read-only unit of work, to be used as a context manager.
+
+        It reads one consistent snapshot of the committed state (taken when it is entered or at
+        its first read, depending on the store; open units of work are never seen) and never
+        waits for a writer: a unit of work or another process holding the store's write lock
+        does not block it. Writes through it raise ``ReadOnlyError``.
+        """
+        ...
+
     def clear_vectors(self) -> None:
         """Drop every stored vector and forget the dimension (texts, links and everything else
         stay), so that a different embedding model can re-embed the store. Keyword search keeps
@@ -420,3 +437,53 @@ class MemoryStore(RecordSearch, Protocol):
     def close(self) -> None:
         """Release resources; idempotent. Later use raises ``StoreClosedError``."""
         ...
+
+
+READ_METHODS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "threads": frozenset({"get", "list"}),
+    "messages": frozenset({"get", "last_seq", "list_for_thread"}),
+    "records": frozenset({"get", "get_many", "expired_ids", "list"}),
+    "links": frozenset({"get", "find", "between", "touching", "list"}),
+    "summaries": frozenset({"latest", "list_for_thread"}),
+    "settings": frozenset({"get"}),
+    "jobs": frozenset({"pending", "list", "failed"}),
+})
+"""The repository methods a read-only unit of work answers, by repository attribute."""
+
+
+class _ReadOnlyRepository:
+    """A repository with its read methods only; every other public method refuses the call."""
+
+    __slots__ = ("_inner", "_name", "_reads")
+
+    def __init__(self, name: str, inner: Any, reads: frozenset[str]) -> None:
+        self._name = name
+        self._inner = inner
+        self._reads = reads
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):  # private names, and the slots before they are set
+            raise AttributeError(attribute)
+        if attribute in self._reads:
+            return getattr(self._inner, attribute)
+        if not hasattr(self._inner, attribute):
+            raise AttributeError(attribute)
+        name = self._name
+
+        def refuse(*_args: Any, **_kwargs: Any) -> Any:
+            raise ReadOnlyError(
+                f"{name}.{attribute}() writes, but this unit of work is read-only "
+                "(store.reading()); use store.unit_of_work() to write."
+            )
+
+        return refuse
+
+
+def restrict_to_reads(uow: Any) -> None:
+    """Replace ``uow``'s repositories by read-only views (:data:`READ_METHODS`).
+
+    Every store makes its read-only unit of work with this, so all of them refuse the same calls
+    the same way, before anything reaches storage (an allow-list: a new write method is refused
+    until it is named here)."""
+    for name, reads in READ_METHODS.items():
+        setattr(uow, name, _ReadOnlyRepository(name, getattr(uow, name), reads))

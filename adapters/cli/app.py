@@ -275,7 +275,7 @@ def _now() -> datetime:
 
 
 def _memory_record(session: Session, record_id: str) -> MemoryRecord:
-    with session.store.unit_of_work() as uow:
+    with session.store.reading() as uow:
         record = uow.records.get(record_id, now=_now())
     if record is None:
         raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
@@ -377,7 +377,7 @@ def threads(
     ] = False,
 ) -> None:
     """List threads, oldest first, with their message counts."""
-    with open_session(_settings(ctx)) as session, session.store.unit_of_work() as uow:
+    with open_session(_settings(ctx)) as session, session.store.reading() as uow:
         found = uow.threads.list(
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
@@ -441,7 +441,7 @@ def memories(
 ) -> None:
     """List memory records (memories, facts, guidelines, preferences), oldest first, with their status."""
     record_types = frozenset(RecordType(t.value) for t in types) if types else None
-    with open_session(_settings(ctx)) as session, session.store.unit_of_work() as uow:
+    with open_session(_settings(ctx)) as session, session.store.reading() as uow:
         found = uow.records.list(
             now=_now(),
             user_id=NOTSET if user is None else user,

@@ -203,7 +203,7 @@ def resolve_embedder(choice: EmbedderChoice, stored: str | None) -> tuple[Embedd
 
 def stored_model_id(store: MemoryStore) -> str | None:
     """The embedding model id the store records for its vectors, if any."""
-    with store.unit_of_work() as uow:
+    with store.reading() as uow:
         value = uow.settings.get(EMBEDDING_MODEL_SETTING)
     return value if isinstance(value, str) else None
 

@@ -142,7 +142,7 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
             "store schema", Status.OK, f"v{SCHEMA_VERSION} (current; checked with REQUIRE_EXISTING)"
         )
     try:
-        with opened.store.unit_of_work() as uow:
+        with opened.store.reading() as uow:
             threads = len(uow.threads.list(limit=None))
             records = len(uow.records.list(now=datetime.now(UTC), limit=None))
             links = len(uow.links.list(limit=None))
@@ -219,7 +219,7 @@ def _jobs_check(store: MemoryStore | None) -> Check | None:
     if store is None:
         return None
     now = datetime.now(UTC)
-    with store.unit_of_work() as uow:
+    with store.reading() as uow:
         jobs = uow.jobs.list(limit=None)
     if not jobs:
         return Check("extraction jobs", Status.OK, "none pending")
@@ -242,7 +242,7 @@ def _short(reason: str) -> str:
 
 
 def _failed_jobs_check(store: MemoryStore) -> Check:
-    with store.unit_of_work() as uow:
+    with store.reading() as uow:
         failed = uow.jobs.failed(limit=None)
     if not failed:
         return Check("failed extractions", Status.OK, "none")

@@ -140,9 +140,8 @@ def collect_graph(
 
     Records come from :meth:`AgentMemory.list_memories` (valid and invalid, expired ones are
     hidden): the newest ``limit`` of them (``None``: all). Records left out are counted in
-    ``omitted`` and logged as a warning. Links are read through the store's unit of work, which
-    is left without a commit: nothing is written. Only links whose two ends are both among the
-    records are kept.
+    ``omitted`` and logged as a warning. Links are read through a read-only unit of work of the
+    store: nothing is written. Only links whose two ends are both among the records are kept.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValidationError("limit must be a positive integer or None.")
@@ -155,7 +154,7 @@ def collect_graph(
     records = records[omitted:]
     ids = {record.id for record in records}
     links: dict[str, RecordLink] = {}
-    with memory.store.unit_of_work() as uow:
+    with memory.store.reading() as uow:
         for record in records:
             for link in uow.links.list(source_id=record.id, limit=None):
                 if link.target_id in ids:

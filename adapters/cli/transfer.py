@@ -247,7 +247,7 @@ def export_store(
         out.write(_line(obj))
         counts[str(obj["kind"])] += 1
 
-    with store.unit_of_work() as uow:
+    with store.reading() as uow:
         threads = uow.threads.list(limit=None)
         records = uow.records.list(now=_EVERYTHING, limit=None)
         links = uow.links.list(limit=None)

@@ -165,15 +165,39 @@ def commit(conn: sqlite3.Connection, budget: float) -> None:
     retry_busy(attempt, budget=budget, what="commit")
 
 
+def _read_versions(conn: sqlite3.Connection) -> tuple[int, str | None] | None:
+    """(schema version, persisted dimension) from one read transaction; ``None`` for a new file."""
+    conn.execute("BEGIN DEFERRED")
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+            return None
+        return int(read_meta(conn, "schema_version") or 0), read_meta(conn, "dimension")
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def _check_dimension(stored: str | None, dimension: int | None) -> None:
+    if stored is not None and dimension is not None and int(stored) != dimension:
+        raise ConfigurationError(
+            f"This store holds {stored}-dimensional vectors; it cannot be opened with dimension={dimension}."
+        )
+
+
 def migrate(conn: sqlite3.Connection, *, dimension: int | None, budget: float) -> int | None:
     """Bring the file to the newest schema and reconcile the vector dimension; one transaction.
 
     Returns the store's dimension (configured, persisted, or ``None`` until the first vector).
     Raises :class:`SchemaVersionError` for a file written by a newer schema and
-    :class:`ConfigurationError` for a dimension that contradicts the persisted one.
+    :class:`ConfigurationError` for a dimension that contradicts the persisted one. A file that
+    is current, with nothing to persist, is only read: opening it never waits for a writer.
     """
     migrations = load_migrations()
     latest = migrations[-1].version if migrations else 0
+    found = retry_busy(lambda _remaining: _read_versions(conn), budget=budget, what="read the schema version")
+    if found is not None and found[0] == latest and (found[1] is not None or dimension is None):
+        stored = found[1]
+        _check_dimension(stored, dimension)
+        return dimension if dimension is not None else (None if stored is None else int(stored))
     begin_immediate(conn, budget)
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -198,10 +222,7 @@ def migrate(conn: sqlite3.Connection, *, dimension: int | None, budget: float) -
             )
             write_meta(conn, "schema_version", str(migration.version))
         stored = read_meta(conn, "dimension")
-        if stored is not None and dimension is not None and int(stored) != dimension:
-            raise ConfigurationError(
-                f"This store holds {stored}-dimensional vectors; it cannot be opened with dimension={dimension}."
-            )
+        _check_dimension(stored, dimension)
         if stored is None and dimension is not None:
             write_meta(conn, "dimension", str(dimension))
         result = dimension if dimension is not None else (None if stored is None else int(stored))

@@ -108,28 +108,32 @@ def _collector_paused(size: Callable[[], int] = lambda: _FULL_COLLECTION_MIN_OBJ
 
 
 class _Connections:
-    """The calling thread's two connections: a reader (search, cache sync) and a writer.
+    """The calling thread's connections: a reader (search, cache sync), a writer, and a snapshot
+    connection for read-only units of work (opened when first needed).
 
     Separate connections keep a search issued inside an open unit of work on committed data,
-    which is what the caches hold. The holder lives in a ``threading.local``; when its thread
-    ends, the finalizer closes both connections. ``busy`` counts the thread's uses in progress
-    (a unit of work, a search, a cache sync): :meth:`EmbeddedStore.close` never closes a
-    connection another thread is using, that thread closes it when its use ends.
+    which is what the caches hold, and let a read-only unit of work hold its snapshot while the
+    thread searches or writes. The holder lives in a ``threading.local``; when its thread ends,
+    the finalizer closes the connections. ``busy`` counts the thread's uses in progress (a unit
+    of work, a search, a cache sync): :meth:`EmbeddedStore.close` never closes a connection
+    another thread is using, that thread closes it when its use ends.
     """
 
-    __slots__ = ("__weakref__", "busy", "reader", "thread", "writer", "writing")
+    __slots__ = ("__weakref__", "busy", "reader", "reading", "snapshot", "thread", "writer", "writing")
 
     def __init__(self) -> None:
         self.reader: sqlite3.Connection | None = None
         self.writer: sqlite3.Connection | None = None
+        self.snapshot: sqlite3.Connection | None = None
         self.writing = False
+        self.reading = 0  # read-only units of work open on `snapshot` (nested ones share it)
         self.busy = 0
         self.thread = threading.get_ident()
 
     def take(self) -> list[sqlite3.Connection]:
         """Detach and return the open connections (the caller closes them)."""
-        conns = [conn for conn in (self.reader, self.writer) if conn is not None]
-        self.reader = self.writer = None
+        conns = [conn for conn in (self.reader, self.writer, self.snapshot) if conn is not None]
+        self.reader = self.writer = self.snapshot = None
         return conns
 
 
@@ -238,6 +242,15 @@ class EmbeddedStore:
         self._check_open()
         return SqliteUnitOfWork(self)
 
+    def reading(self) -> SqliteUnitOfWork:
+        """A read-only unit of work: a deferred transaction on the thread's snapshot connection.
+
+        In WAL mode a reader never takes or waits for the write lock; the snapshot is fixed by
+        the first read. The connection is also ``query_only``, so SQLite refuses a write that
+        got past the repositories."""
+        self._check_open()
+        return SqliteUnitOfWork(self, read_only=True)
+
     def close(self) -> None:
         """Close the store; idempotent. Every later call raises ``StoreClosedError``.
 
@@ -323,17 +336,54 @@ class EmbeddedStore:
         weakref.finalize(holder, _close_connections, self._registry, self._registry_lock, [conn])
         return conn
 
+    def _open_reading_connection(self, holder: _Connections) -> sqlite3.Connection:
+        reader = self._open_connection(holder)
+        if self.READER_MMAP_BYTES:
+            # Search hydration is random row lookups: reading pages through a memory map
+            # skips a read() copy per page (about a third of the lookup cost). Readers only;
+            # set READER_MMAP_BYTES = 0 where an I/O error must never become a signal.
+            with translate():
+                reader.execute(f"PRAGMA mmap_size = {int(self.READER_MMAP_BYTES)}")
+        return reader
+
     def _reader(self, holder: _Connections) -> sqlite3.Connection:
         if holder.reader is None:
-            reader = self._open_connection(holder)
-            if self.READER_MMAP_BYTES:
-                # Search hydration is random row lookups: reading pages through a memory map
-                # skips a read() copy per page (about a third of the lookup cost). Readers only;
-                # set READER_MMAP_BYTES = 0 where an I/O error must never become a signal.
-                with translate():
-                    reader.execute(f"PRAGMA mmap_size = {int(self.READER_MMAP_BYTES)}")
-            holder.reader = reader
+            holder.reader = self._open_reading_connection(holder)
         return holder.reader
+
+    def _acquire_snapshot(self) -> tuple[_Connections, sqlite3.Connection]:
+        """The calling thread's snapshot connection inside a read transaction, marked busy until
+        :meth:`_release_snapshot`; a nested read-only unit of work joins the open transaction."""
+        holder = self._holder()
+        self._enter_use(holder)
+        try:
+            if holder.snapshot is None:
+                snapshot = self._open_reading_connection(holder)
+                with translate():
+                    snapshot.execute("PRAGMA query_only = ON")
+                holder.snapshot = snapshot
+            if holder.reading == 0:
+                with translate():
+                    if holder.snapshot.in_transaction:  # left open by a failed end: start afresh
+                        holder.snapshot.execute("ROLLBACK")
+                    holder.snapshot.execute("BEGIN DEFERRED")  # no lock until the first read
+        except BaseException:
+            self._leave_use(holder)
+            raise
+        holder.reading += 1
+        return holder, holder.snapshot
+
+    def _release_snapshot(self, holder: _Connections) -> None:
+        """End a read-only unit of work; the last one of the thread ends the read transaction."""
+        holder.reading -= 1
+        conn = holder.snapshot
+        try:
+            if holder.reading == 0 and conn is not None and conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # a closed store may have ended the transaction already
+        finally:
+            self._leave_use(holder)
 
     def _acquire_writer(self) -> tuple[_Connections, sqlite3.Connection]:
         """The calling thread's writer connection, marked busy until :meth:`_release_writer`."""

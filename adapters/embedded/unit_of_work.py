@@ -1,4 +1,5 @@
-"""Embedded adapter: the unit of work, one SQLite write transaction (BEGIN IMMEDIATE … COMMIT)."""
+"""Embedded adapter: the unit of work, one SQLite write transaction (BEGIN IMMEDIATE … COMMIT), or
+one read transaction (BEGIN DEFERRED) for a read-only unit of work."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 from palimpsest.domain.errors import StorageError
+from palimpsest.domain.ports import restrict_to_reads
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import schema
@@ -39,10 +41,15 @@ class SqliteUnitOfWork:
     interleave and a transaction never fails half-way for want of a lock. Caches are not
     touched while the transaction is open: after ``commit`` the store replays the change log,
     so a rollback has nothing to undo outside SQLite.
+
+    ``read_only=True`` (``EmbeddedStore.reading()``): a read transaction on the thread's
+    snapshot connection instead, which never takes the write lock; its repositories refuse
+    writes and ``commit`` only ends it.
     """
 
-    def __init__(self, store: EmbeddedStore) -> None:
+    def __init__(self, store: EmbeddedStore, *, read_only: bool = False) -> None:
         self._store = store
+        self._read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._holder: _Connections | None = None  # the entering thread's, released at the end
         self._state = _NEW
@@ -54,12 +61,18 @@ class SqliteUnitOfWork:
         self.summaries = SqliteSummaryRepository(self)
         self.settings = SqliteSettingsRepository(self)
         self.jobs = SqliteJobRepository(self)
+        if read_only:
+            restrict_to_reads(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     def __enter__(self) -> Self:
         if self._state is not _NEW:
             raise StorageError("A unit of work can be entered only once.")
+        if self._read_only:
+            self._holder, self._conn = self._store._acquire_snapshot()
+            self._state = _ACTIVE
+            return self
         holder, conn = self._store._acquire_writer()
         try:
             schema.begin_immediate(conn, self._store._busy_timeout)
@@ -82,6 +95,9 @@ class SqliteUnitOfWork:
 
     def commit(self) -> None:
         conn = self.connection()
+        if self._read_only:
+            self._finish(rollback=True)  # nothing to commit: just end the snapshot
+            return
         try:
             with translate():
                 self._store._before_commit(conn)
@@ -101,6 +117,11 @@ class SqliteUnitOfWork:
 
     def _finish(self, *, rollback: bool) -> None:
         conn, self._conn, self._state = self._conn, None, _DONE
+        if self._read_only:
+            holder, self._holder = self._holder, None
+            if holder is not None:
+                self._store._release_snapshot(holder)
+            return
         try:
             if rollback and conn is not None and conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -123,7 +144,8 @@ class SqliteUnitOfWork:
     # --- vectors -----------------------------------------------------------------------------
 
     def dimension(self) -> int | None:
-        """The store's dimension as of this transaction (the write lock makes ``meta`` final)."""
+        """The store's dimension as of this transaction (the write lock, or the read snapshot,
+        makes ``meta`` final)."""
         if isinstance(self._dimension, NotSetType):
             dimension = self._store._dimension
             if dimension is None:

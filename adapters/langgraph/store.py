@@ -331,7 +331,7 @@ class PalimpsestStore(BaseStore):
         return scores
 
     def _load(self, record_id: str, *, include_expired: bool = False) -> MemoryRecord | None:
-        with self._memory.store.unit_of_work() as uow:
+        with self._memory.store.reading() as uow:
             record = uow.records.get_many([record_id]).get(record_id)
         if (
             record is None

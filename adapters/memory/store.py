@@ -3,7 +3,8 @@
 It is a real adapter, shipped for tests and prototypes, and verified by the same contract
 suite as the embedded and Oracle stores. A unit of work edits shallow copies of the committed
 dictionaries (entities are immutable) under the store lock and swaps them in on commit, so a
-rollback is simply dropping the copies and a search always reads one committed snapshot.
+rollback is simply dropping the copies, and a search or a read-only unit of work always reads
+one committed snapshot without waiting for the lock.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from palimpsest.domain.model import (
     check_metadata,
     check_time,
 )
+from palimpsest.domain.ports import restrict_to_reads
 from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
@@ -574,10 +576,17 @@ class InMemorySettingsRepository(_Repository):
 
 
 class InMemoryUnitOfWork:
-    """A transaction over copies of the committed state; see the module docstring."""
+    """A transaction over copies of the committed state; see the module docstring.
 
-    def __init__(self, store: InMemoryStore) -> None:
+    A read-only one (``read_only=True``) reads the committed state itself, without the store
+    lock: committed state is never changed in place, so it is a snapshot that no writer waits
+    for or disturbs.
+    """
+
+    def __init__(self, store: InMemoryStore, *, read_only: bool = False) -> None:
         self._store = store
+        self._read_only = read_only
+        self._locked = False
         self._work: _State | None = None
         self._done = False
         self.threads = InMemoryThreadRepository(self)
@@ -587,6 +596,8 @@ class InMemoryUnitOfWork:
         self.summaries = InMemorySummaryRepository(self)
         self.settings = InMemorySettingsRepository(self)
         self.jobs = InMemoryJobRepository(self)
+        if read_only:
+            restrict_to_reads(self)
 
     def _state(self) -> _State:
         if self._work is None or self._done:
@@ -597,7 +608,11 @@ class InMemoryUnitOfWork:
         if self._work is not None or self._done:
             raise StorageError("A unit of work can be entered only once.")
         self._store._check_open()
+        if self._read_only:
+            self._work = self._store._committed
+            return self
         self._store._lock.acquire()
+        self._locked = True
         self._work = self._store._committed.copy()
         return self
 
@@ -611,11 +626,14 @@ class InMemoryUnitOfWork:
             if not self._done:
                 self.rollback()
         finally:
-            self._store._lock.release()
+            if self._locked:
+                self._locked = False
+                self._store._lock.release()
 
     def commit(self) -> None:
         state = self._state()
-        self._store._committed = state
+        if not self._read_only:
+            self._store._committed = state
         self._done = True
 
     def rollback(self) -> None:
@@ -644,6 +662,10 @@ class InMemoryStore:
     def unit_of_work(self) -> InMemoryUnitOfWork:
         self._check_open()
         return InMemoryUnitOfWork(self)
+
+    def reading(self) -> InMemoryUnitOfWork:
+        self._check_open()
+        return InMemoryUnitOfWork(self, read_only=True)
 
     def clear_vectors(self) -> None:
         self._check_open()

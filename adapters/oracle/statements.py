@@ -113,6 +113,7 @@ __all__ = [
     "message_place",
     "message_update",
     "messages_expired",
+    "read_only_transaction",
     "record_delete",
     "record_expired_ids",
     "record_get",
@@ -276,6 +277,13 @@ def savepoint(depth: int) -> Statement:
 def rollback_to_savepoint(depth: int) -> Statement:
     """Undo what the write begun by :func:`savepoint` did; the transaction goes on."""
     return Statement("uow.rollback_to_savepoint", f"ROLLBACK TO SAVEPOINT {_savepoint_name(depth)}")
+
+
+def read_only_transaction() -> Statement:
+    """Start a read-only unit of work's transaction: every query sees the data committed before
+    it began, and the database refuses DML. Oracle requires it as the transaction's first
+    statement (``ALTER SESSION`` starts no transaction, so the lease's session setup may precede)."""
+    return Statement("uow.read_only", "SET TRANSACTION READ ONLY")
 
 
 # --- chunks ----------------------------------------------------------------------------------------

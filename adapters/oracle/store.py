@@ -125,6 +125,12 @@ class OracleStore:
         self._source.check_open()
         return OracleUnitOfWork(self._context)
 
+    def reading(self) -> OracleUnitOfWork:
+        """A read-only unit of work: one ``SET TRANSACTION READ ONLY`` transaction (Oracle's
+        readers never wait for writers; this adds one snapshot for all its queries)."""
+        self._source.check_open()
+        return OracleUnitOfWork(self._context, read_only=True)
+
     def search(self, query: SearchQuery) -> list[SearchHit]:
         """See :class:`~palimpsest.domain.ports.RecordSearch`; runs on a lent connection and
         rolls back afterwards (it only reads)."""

@@ -12,6 +12,10 @@ a vector of another length raises :class:`VectorDimensionError` before anything 
 the first vector of a store without a dimension fixes it inside the same transaction (the
 registry row is locked ``FOR UPDATE`` and updated), so two writers cannot fix two dimensions.
 The store learns the new dimension after the commit.
+
+A read-only unit of work (``OracleStore.reading()``) opens its transaction with ``SET TRANSACTION
+READ ONLY``: all its queries see one snapshot (the data committed before it began), Oracle refuses
+DML in it, and its repositories refuse writes before sending anything. ``commit()`` ends it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Protocol, Self
 
 import oracledb
 from palimpsest.domain.errors import NotFoundError, StorageError, VectorDimensionError
+from palimpsest.domain.ports import restrict_to_reads
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import sql
@@ -42,7 +47,7 @@ from .repositories import (
     OracleThreadRepository,
 )
 from .sql import Statement
-from .statements import rollback_to_savepoint, savepoint
+from .statements import read_only_transaction, rollback_to_savepoint, savepoint
 
 __all__ = ["OracleUnitOfWork", "RegistrySchema", "StoreContext"]
 
@@ -82,8 +87,9 @@ class StoreContext:
 class OracleUnitOfWork:
     """One Oracle transaction; see the module docstring."""
 
-    def __init__(self, context: StoreContext) -> None:
+    def __init__(self, context: StoreContext, *, read_only: bool = False) -> None:
         self._context = context
+        self._read_only = read_only
         self._names = context.names
         self._connection: Any = None
         self._state = _NEW
@@ -98,6 +104,8 @@ class OracleUnitOfWork:
         self.summaries = OracleSummaryRepository(self)
         self.settings = OracleSettingsRepository(self)
         self.jobs = OracleJobRepository(self)
+        if read_only:
+            restrict_to_reads(self)
 
     @property
     def names(self) -> StoreNames:
@@ -110,6 +118,12 @@ class OracleUnitOfWork:
             raise StorageError("A unit of work can be entered only once.")
         self._connection = self._context.source.acquire()
         self._state = _ACTIVE
+        if self._read_only:
+            try:
+                self.run(read_only_transaction())
+            except BaseException:
+                self._finish(rollback=True)
+                raise
         return self
 
     def __exit__(
@@ -124,6 +138,9 @@ class OracleUnitOfWork:
     def commit(self) -> None:
         """Commit and finish; the store then learns a dimension this transaction fixed."""
         connection = self.connection()
+        if self._read_only:
+            self._finish(rollback=True)  # nothing to commit: just end the read-only transaction
+            return
         try:
             with self.translating():
                 connection.commit()

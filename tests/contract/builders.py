@@ -214,8 +214,8 @@ def committing(store: MemoryStore) -> Iterator[UnitOfWork]:
 
 @contextmanager
 def reading(store: MemoryStore) -> Iterator[UnitOfWork]:
-    """A unit of work used only to read (left without commit)."""
-    with store.unit_of_work() as uow:
+    """A read-only unit of work (``store.reading()``)."""
+    with store.reading() as uow:
         yield uow
 
 

@@ -176,6 +176,7 @@ def _samples() -> dict[str, list[Sample]]:
         "transactions": [
             (st.savepoint, lambda n, e, v: st.savepoint(1)),
             (st.rollback_to_savepoint, lambda n, e, v: st.rollback_to_savepoint(2)),
+            (st.read_only_transaction, lambda n, e, v: st.read_only_transaction()),
         ],
         "chunks": [
             (st.chunk_insert, chunk(VECTOR)),

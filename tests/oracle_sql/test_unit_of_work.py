@@ -30,6 +30,7 @@ from palimpsest.domain.errors import (
     InvalidMetadataFilterError,
     LinkExistsError,
     MessageNotFoundError,
+    ReadOnlyError,
     RecordNotFoundError,
     SelfLinkError,
     StorageError,
@@ -224,6 +225,41 @@ def test_a_committed_unit_of_work_acquires_once_commits_and_releases() -> None:
     assert h.kinds() == ["acquire", "execute", "commit", "release"]
     assert h.sql()[0].startswith('INSERT INTO "ACME_THREAD"')
     assert h.committed == [None]
+
+
+def test_a_read_only_unit_of_work_opens_with_set_transaction_read_only_and_commits_nothing() -> None:
+    h = harness()
+    with OracleUnitOfWork(h.context, read_only=True) as uow:
+        assert uow.threads.get("t1") is None
+        uow.commit()  # ends the read-only transaction
+    assert h.kinds() == ["acquire", "execute", "execute", "rollback", "release"]
+    assert h.sql()[0] == "SET TRANSACTION READ ONLY"  # the transaction's first statement
+    assert h.sql()[1].startswith("SELECT") and '"ACME_THREAD"' in h.sql()[1]
+    assert h.pool.connections[0].session_statements  # the session setup came first (no transaction)
+    assert h.committed == []
+
+
+def test_a_read_only_unit_of_work_refuses_writes_without_sending_them() -> None:
+    h = harness()
+    with OracleUnitOfWork(h.context, read_only=True) as uow:
+        with pytest.raises(ReadOnlyError):
+            uow.threads.add(thread())
+        with pytest.raises(ReadOnlyError):
+            uow.records.update(record("r1"), embedding=E1)
+    assert h.sql() == ["SET TRANSACTION READ ONLY"]
+    assert h.kinds() == ["acquire", "execute", "rollback", "release"]
+
+
+def test_a_read_only_transaction_the_database_refuses_is_translated_and_its_connection_released() -> None:
+    db = Database().on(
+        "SET TRANSACTION",
+        driver_error("ORA-01453: SET TRANSACTION must be first statement of transaction", 1453),
+    )
+    h = harness(db)
+    with pytest.raises(StorageError) as caught:
+        OracleUnitOfWork(h.context, read_only=True).__enter__()
+    assert isinstance(caught.value.__cause__, oracledb.DatabaseError)
+    assert h.kinds() == ["acquire", "execute", "rollback", "release"]
 
 
 def test_leaving_without_commit_rolls_back_and_releases() -> None:
@@ -939,6 +975,18 @@ def test_a_vector_search_follows_a_dimension_changed_by_another_process(
     assert store._searcher.calls[-1][1] == 2  # type: ignore[attr-defined]
     with pytest.raises(VectorDimensionError):
         store.search(query(E1))
+
+
+def test_the_store_reads_in_a_read_only_transaction(recording: type[RecordingSchema]) -> None:
+    pool = FakePool(Database())
+    store = OracleStore(pool, memory_store_id="acme", dimension=4)
+    start = len(pool.log)
+    with store.reading() as uow:
+        assert uow.records.get("r1") is None
+        with pytest.raises(ReadOnlyError):
+            uow.records.delete("r1")
+    assert next(c.sql for c in pool.log[start:] if c.sql is not None) == "SET TRANSACTION READ ONLY"
+    assert "commit" not in [c.kind for c in pool.log[start:]]
 
 
 def test_a_closed_store_refuses_work_but_leaves_the_pool_open(recording: type[RecordingSchema]) -> None:

@@ -24,6 +24,7 @@ from palimpsest.domain.errors import (
     MessageNotFoundError,
     NotFoundError,
     RecordNotFoundError,
+    ReadOnlyError,
     SchemaVersionError,
     SelfLinkError,
     StorageError,
@@ -62,6 +63,7 @@ TREE = [
     (StoreBusyError, StorageError, TimeoutError),
     (SchemaVersionError, StorageError, RuntimeError),
     (StoreClosedError, StorageError, RuntimeError),
+    (ReadOnlyError, StorageError, RuntimeError),
 ]
 
 
