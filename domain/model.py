@@ -26,6 +26,7 @@ from .errors import (
 __all__ = [
     "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
+    "MAX_JSON_INT_DIGITS",
     "ExtractionJob",
     "MEMORY_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
@@ -46,6 +47,7 @@ __all__ = [
     "expiry_from_ttl",
     "parse_record_type",
     "check_failure_reason",
+    "check_json_int",
     "failure_reason_of",
 ]
 
@@ -55,6 +57,12 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 MAX_ID_LENGTH: Final = 128
 """Ids, user ids, agent ids and labels fit a VARCHAR2(128) column on every backend."""
+
+MAX_JSON_INT_DIGITS: Final = 4300
+"""Integers in JSON values (metadata, filters, settings) have at most this many digits: the
+limit of CPython's int -> str conversion, past which ``json.dumps`` and ``json.loads`` fail."""
+
+_JSON_INT_BOUND: Final = 10**MAX_JSON_INT_DIGITS
 
 
 class RecordType(str, enum.Enum):
@@ -142,6 +150,11 @@ def check_time(value: object, what: str) -> datetime:
     return value
 
 
+def check_json_int(value: int) -> bool:
+    """Whether an integer can be written as JSON (at most ``MAX_JSON_INT_DIGITS`` digits)."""
+    return -_JSON_INT_BOUND < value < _JSON_INT_BOUND
+
+
 def _check_optional_time(value: object, what: str) -> datetime | None:
     return None if value is None else check_time(value, what)
 
@@ -153,7 +166,13 @@ def _check_json_value(value: object, path: str, depth: int = 0) -> None:
         if _SURROGATE.search(value):
             raise InvalidMetadataError(f"metadata value at {path} contains a lone surrogate.")
         return
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not check_json_int(value):
+            raise InvalidMetadataError(
+                f"metadata integer at {path} has more than {MAX_JSON_INT_DIGITS} digits."
+            )
         return
     if isinstance(value, float):
         if not math.isfinite(value):

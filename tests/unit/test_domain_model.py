@@ -327,3 +327,16 @@ def test_expiry_from_ttl_counts_days_from_now(ttl: float | None, expected: datet
 def test_expiry_from_ttl_rejects_negative_and_non_numeric_values(bad: object) -> None:
     with pytest.raises(ValidationError):
         expiry_from_ttl(T0, bad)  # type: ignore[arg-type]
+
+
+# --- what every backend can store -------------------------------------------------------------
+
+
+def test_metadata_integers_of_more_than_4300_digits_are_rejected() -> None:
+    widest = 10**4300 - 1  # 4300 digits: what json.dumps and str() still write
+    assert rec(metadata={"n": -widest}).metadata == {"n": -widest}
+    for bad in ({"n": 10**4300}, {"n": [-(10**5000)]}, {"a": {"b": 10**4300}}):
+        with pytest.raises(InvalidMetadataError, match="4300 digits"):
+            rec(metadata=bad)
+        with pytest.raises(InvalidMetadataError, match="4300 digits"):
+            thr(config=bad)
