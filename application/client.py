@@ -60,6 +60,17 @@ MAX_SEARCH_WORKERS = 8
 MEMORY_TYPE_NAMES = ", ".join(sorted(t.value for t in MEMORY_RECORD_TYPES))
 
 
+def stored_retention(value: object) -> MemoryRetentionConfig:
+    """The policy a store's ``memory_retention_config`` setting holds (``None``: no policy), or
+    a :class:`ConfigurationError` naming the setting when it does not parse."""
+    if value is None:
+        return MemoryRetentionConfig()
+    try:
+        return MemoryRetentionConfig.from_json(value)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"setting {RETENTION_SETTING!r}: {exc}") from None
+
+
 class _UtcClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
@@ -339,14 +350,14 @@ class AgentMemory:
                     if index_context:
                         uow.settings.set(INDEX_CONTEXT_SETTING, list(index_context))
             if retention is not None:
-                uow.settings.set(
-                    RETENTION_SETTING, {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
-                )
+                uow.settings.set(RETENTION_SETTING, retention.to_json())
             else:
-                saved = uow.settings.get(RETENTION_SETTING) or {}
-                retention = MemoryRetentionConfig(
-                    default_ttl_days=saved.get("default_ttl_days"), max_ttl_days=saved.get("max_ttl_days")
-                )
+                try:
+                    retention = stored_retention(uow.settings.get(RETENTION_SETTING))
+                except ConfigurationError as exc:
+                    raise ConfigurationError(
+                        f"The store's {exc} Pass memory_retention_config=... to replace it."
+                    ) from None
             uow.commit()
         return retention
 
