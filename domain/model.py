@@ -154,7 +154,7 @@ def check_time(value: object, what: str) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{what} must be timezone-aware.")
     try:
-        value.astimezone(timezone.utc)
+        value.astimezone(UTC)
     except OverflowError:
         raise ValidationError(f"{what} is out of the representable range in UTC: {value.isoformat()}.") from None
     return value
