@@ -66,6 +66,17 @@ MAX_SEARCH_WORKERS = 8
 MEMORY_TYPE_NAMES = ", ".join(sorted(t.value for t in MEMORY_RECORD_TYPES))
 
 
+def stored_retention(value: object) -> MemoryRetentionConfig:
+    """The policy a store's ``memory_retention_config`` setting holds (``None``: no policy), or
+    a :class:`ConfigurationError` naming the setting when it does not parse."""
+    if value is None:
+        return MemoryRetentionConfig()
+    try:
+        return MemoryRetentionConfig.from_json(value)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"setting {RETENTION_SETTING!r}: {exc}") from None
+
+
 class _UtcClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
@@ -356,14 +367,15 @@ class AgentMemory:
                     writes[EMBEDDING_MODEL_SETTING] = embedder.model_id
                     if index_context:
                         writes[INDEX_CONTEXT_SETTING] = list(index_context)
-            saved = uow.settings.get(RETENTION_SETTING)
             if retention is None:
-                saved = saved or {}
-                return MemoryRetentionConfig(
-                    default_ttl_days=saved.get("default_ttl_days"), max_ttl_days=saved.get("max_ttl_days")
-                ), writes
-            wanted = {"default_ttl_days": retention.default, "max_ttl_days": retention.maximum}
-            if saved != wanted:
+                try:
+                    return stored_retention(uow.settings.get(RETENTION_SETTING)), writes
+                except ConfigurationError as exc:
+                    raise ConfigurationError(
+                        f"The store's {exc} Pass memory_retention_config=... to replace it."
+                    ) from None
+            wanted = retention.to_json()
+            if uow.settings.get(RETENTION_SETTING) != wanted:
                 writes[RETENTION_SETTING] = wanted
             return retention, writes
 

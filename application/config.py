@@ -8,6 +8,7 @@ layers and fills the library defaults, and the resolved values are what a thread
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -217,11 +218,30 @@ class MemoryRetentionConfig:
             value = getattr(self, name)
             if value is NOTSET or value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigurationError(f"{name} must be a non-negative number of days or None.")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ConfigurationError(f"{name} must be a finite, non-negative number of days or None.")
         default, cap = self.default, self.maximum
         if default is not None and cap is not None and default > cap:
             raise ConfigurationError("default_ttl_days must be less than or equal to max_ttl_days.")
+
+    def to_json(self) -> dict[str, Any]:
+        """What the store keeps (its ``memory_retention_config`` setting)."""
+        return {"default_ttl_days": self.default, "max_ttl_days": self.maximum}
+
+    @classmethod
+    def from_json(cls, data: object) -> MemoryRetentionConfig:
+        """The policy a stored setting holds, checked like the constructor's arguments."""
+        if not isinstance(data, Mapping):
+            raise ConfigurationError("a retention policy must be a JSON object.")
+        unknown = sorted(set(data) - {"default_ttl_days", "max_ttl_days"})
+        if unknown:
+            raise ConfigurationError(f"unknown field(s): {', '.join(map(str, unknown))}.")
+        return cls(default_ttl_days=data.get("default_ttl_days"), max_ttl_days=data.get("max_ttl_days"))
 
     @property
     def default(self) -> float | None:

@@ -415,7 +415,11 @@ class MemoryService:
         expected_types: tuple[RecordType, RecordType] | None = None,
         owner_thread: str | None = None,
     ) -> bool:
-        """Delete by the complete directed tuple (stored orientation and type)."""
+        """Delete by the complete directed tuple (stored orientation and type), its ids and
+        label checked as :meth:`link` checks them."""
+        check_id(source_id, "source_record_id")
+        check_id(target_id, "target_record_id")
+        check_link_request(relation_type)
         return self._delete_link(
             lambda uow: uow.links.find(source_id, target_id, relation_type), owner_thread, expected_types
         )

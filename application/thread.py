@@ -15,6 +15,7 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.model import (
+    MAX_COUNTER,
     MEMORY_RECORD_TYPES,
     ExtractionJob,
     Message,
@@ -42,7 +43,7 @@ from .validation import (
 if TYPE_CHECKING:
     from .client import MemoryCore
 
-__all__ = ["ChatMessage", "MemoryThread", "ThreadSettings"]
+__all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
 
 log = logging.getLogger("palimpsest")
 
@@ -147,13 +148,43 @@ class ThreadSettings:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ThreadSettings:
-        return cls(
-            extraction=MemoryExtractionConfig.resolve(
-                MemoryExtractionConfig.from_json(data.get("memory_extraction_config"))
-            ),
-            max_message_token_length=int(data.get("max_message_token_length", 15_000)),
-            context_card_token_limit=int(data.get("context_card_token_limit", 100_000)),
-        )
+        """The settings a stored thread ``config`` holds, checked as :meth:`create` checks its
+        arguments: a value that does not parse is a :class:`ConfigurationError` naming it."""
+        try:
+            extraction = data.get("memory_extraction_config")
+            if extraction is not None and not isinstance(extraction, Mapping):
+                raise ConfigurationError("memory_extraction_config must be a JSON object.")
+            return cls(
+                extraction=MemoryExtractionConfig.resolve(MemoryExtractionConfig.from_json(extraction)),
+                max_message_token_length=cls._positive(
+                    "max_message_token_length", data.get("max_message_token_length", NOTSET), 15_000
+                ),
+                context_card_token_limit=cls._positive(
+                    "context_card_token_limit", data.get("context_card_token_limit", NOTSET), 100_000
+                ),
+            )
+        except (ConfigurationError, ValidationError) as exc:
+            raise ConfigurationError(f"thread config: {exc}") from None
+
+
+def extraction_counter(state: Mapping[str, Any]) -> int:
+    """The seq of the last message a thread handed to extraction, from its stored ``state``
+    (0 before the first); a :class:`ConfigurationError` when it does not parse."""
+    counters = state.get("memory_extraction_state")
+    if counters is None:
+        return 0
+    if not isinstance(counters, Mapping):
+        raise ConfigurationError("thread state: memory_extraction_state must be a JSON object.")
+    done = counters.get("last_memory_extraction_counter", 0)
+    if isinstance(done, bool) or not isinstance(done, int) or not 0 <= done <= MAX_COUNTER:
+        raise ConfigurationError("thread state: last_memory_extraction_counter must be a non-negative integer.")
+    return done
+
+
+def stored_thread_settings(thread: Thread) -> ThreadSettings:
+    """A stored thread's settings, its state checked too: what opening and appending to it read."""
+    extraction_counter(thread.state)
+    return ThreadSettings.from_json(thread.config)
 
 
 def _text_of(content: Any) -> str:
@@ -333,8 +364,8 @@ class MemoryThread:
         if isinstance(frequency, int) and frequency > 0:
             thread = uow.threads.get(self.thread_id)
             state = dict(thread.state)
+            done = extraction_counter(state)
             counters = dict(state.get("memory_extraction_state") or {})
-            done = int(counters.get("last_memory_extraction_counter", 0))
             if last - done < frequency:
                 return None
             first = done + 1

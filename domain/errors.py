@@ -13,9 +13,10 @@ who do not know our names::
     │   ├── InvalidSearchError
     │   ├── VectorDimensionError
     │   ├── ArgumentTypeError (TypeError too)  an argument of the wrong type
-    │   └── InvalidLinkError
-    │       ├── SelfLinkError
-    │       └── LinkEndpointTypeError
+    │   ├── InvalidLinkError
+    │   │   ├── SelfLinkError
+    │   │   └── LinkEndpointTypeError
+    │   └── InvalidImportError                a line of an import file; nothing was imported
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
     │   ├── LinkExistsError
@@ -45,6 +46,7 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "DuplicateIdError",
+    "InvalidImportError",
     "InvalidLinkError",
     "InvalidMetadataError",
     "InvalidMetadataFilterError",
@@ -117,6 +119,17 @@ class SelfLinkError(InvalidLinkError):
 
 class LinkEndpointTypeError(InvalidLinkError):
     """Links join memory-like records only (memory, fact, guideline, preference)."""
+
+
+class InvalidImportError(ValidationError):
+    """A line of an import file breaks a rule of the API, or clashes with what is stored.
+
+    The message starts with where (``SOURCE, line N:``); ``line`` is that line number and the
+    error it stands for, if any, is chained as ``__cause__``. Nothing was imported."""
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class ConflictError(AgentMemoryError, ValueError):

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .errors import InvalidMetadataError, InvalidMetadataFilterError
+from .model import MAX_JSON_INT_DIGITS, check_json_int
 
 __all__ = ["OPERATORS", "metadata_matches", "validate_metadata_filter"]
 
@@ -42,6 +43,9 @@ _MISSING: Final = object()
 def _is_scalar(value: object) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not check_json_int(value):
+        # Stores pass filters on as JSON text, which cannot hold it: say so, rather than "not a scalar".
+        raise InvalidMetadataFilterError(f"metadata_filter integers have at most {MAX_JSON_INT_DIGITS} digits.")
     return value is None or isinstance(value, (str, bool, int))
 
 

@@ -24,8 +24,10 @@ from .errors import (
 )
 
 __all__ = [
+    "MAX_COUNTER",
     "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
+    "MAX_JSON_INT_DIGITS",
     "ExtractionJob",
     "JobState",
     "MEMORY_RECORD_TYPES",
@@ -46,7 +48,9 @@ __all__ = [
     "check_time",
     "expiry_from_ttl",
     "parse_record_type",
+    "check_counter",
     "check_failure_reason",
+    "check_json_int",
     "failure_reason_of",
 ]
 
@@ -56,6 +60,15 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 MAX_ID_LENGTH: Final = 128
 """Ids, user ids, agent ids and labels fit a VARCHAR2(128) column on every backend."""
+
+MAX_COUNTER: Final = 2**63 - 1
+"""Seqs, revisions and job counters fit a signed 64-bit integer, the widest SQLite binds."""
+
+MAX_JSON_INT_DIGITS: Final = 4300
+"""Integers in JSON values (metadata, filters, settings) have at most this many digits: the
+limit of CPython's int -> str conversion, past which ``json.dumps`` and ``json.loads`` fail."""
+
+_JSON_INT_BOUND: Final = 10**MAX_JSON_INT_DIGITS
 
 
 class RecordType(str, enum.Enum):
@@ -135,12 +148,30 @@ def check_optional_id(value: object, what: str) -> str | None:
 
 
 def check_time(value: object, what: str) -> datetime:
-    """Timezone-aware datetimes only: a naive datetime is ambiguous across machines."""
+    """Timezone-aware datetimes only: a naive datetime is ambiguous across machines. Stores
+    keep UTC, so the instant must also exist in UTC (``0001-01-01T00:00+01:00`` does not)."""
     if not isinstance(value, datetime):
         raise ValidationError(f"{what} must be a datetime, got {type(value).__name__}.")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{what} must be timezone-aware.")
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(f"{what} is out of the representable range in UTC: {value.isoformat()}.") from None
     return value
+
+
+def check_counter(value: object, what: str, *, minimum: int = 1) -> int:
+    """An integer of at least ``minimum`` that fits a signed 64-bit column (seqs, revisions)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNTER:
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ValidationError(f"{what} must be a {kind} integer below 2**63.")
+    return value
+
+
+def check_json_int(value: int) -> bool:
+    """Whether an integer can be written as JSON (at most ``MAX_JSON_INT_DIGITS`` digits)."""
+    return -_JSON_INT_BOUND < value < _JSON_INT_BOUND
 
 
 def _check_optional_time(value: object, what: str) -> datetime | None:
@@ -154,7 +185,13 @@ def _check_json_value(value: object, path: str, depth: int = 0) -> None:
         if _SURROGATE.search(value):
             raise InvalidMetadataError(f"metadata value at {path} contains a lone surrogate.")
         return
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not check_json_int(value):
+            raise InvalidMetadataError(
+                f"metadata integer at {path} has more than {MAX_JSON_INT_DIGITS} digits."
+            )
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -268,8 +305,7 @@ class Message:
             raise ValidationError("message content must be a string.")
         check_text(self.role, "message role")
         check_text(self.content, "message content")
-        if not isinstance(self.seq, int) or isinstance(self.seq, bool) or self.seq < 1:
-            raise ValidationError("message seq must be a positive integer.")
+        check_counter(self.seq, "message seq")
         check_time(self.created_at, "created_at")
         _check_optional_time(self.timestamp, "timestamp")
         _check_optional_time(self.expires_at, "expires_at")
@@ -424,21 +460,21 @@ class ThreadSummary:
     def __post_init__(self) -> None:
         check_id(self.id, "summary id")
         check_id(self.thread_id, "thread_id")
-        if isinstance(self.revision, bool) or not isinstance(self.revision, int) or self.revision < 1:
-            raise ValidationError("summary revision must be a positive integer.")
+        check_counter(self.revision, "summary revision")
         if not isinstance(self.text, str):
             raise ValidationError("summary text must be a string.")
+        check_text(self.text, "summary text")
         topics = tuple(self.topics)
         if not all(isinstance(t, str) for t in topics):
             raise ValidationError("summary topics must be strings.")
+        for topic in topics:
+            check_text(topic, "summary topic")
         object.__setattr__(self, "topics", topics)
-        if (
-            isinstance(self.covered_through_seq, bool)
-            or not isinstance(self.covered_through_seq, int)
-            or self.covered_through_seq < 0
-        ):
-            raise ValidationError("covered_through_seq must be a non-negative integer.")
-        object.__setattr__(self, "status", RecordStatus(self.status))
+        check_counter(self.covered_through_seq, "covered_through_seq", minimum=0)
+        try:
+            object.__setattr__(self, "status", RecordStatus(self.status))
+        except ValueError:
+            raise ValidationError(f"summary status must be 'valid' or 'invalid', got {self.status!r}.") from None
         if self.status is RecordStatus.VALID and not self.text.strip():
             raise ValidationError("a valid summary must have text.")
         check_time(self.created_at, "created_at")
@@ -507,9 +543,7 @@ class ExtractionJob:
         check_id(self.id, "job id")
         check_id(self.thread_id, "thread_id")
         for name in ("first_seq", "last_seq", "attempts"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValidationError(f"{name} must be a non-negative integer.")
+            check_counter(getattr(self, name), name, minimum=0)
         if self.first_seq > self.last_seq:
             raise ValidationError("first_seq must not exceed last_seq.")
         check_time(self.created_at, "created_at")

@@ -810,9 +810,9 @@ def import_(
 ) -> None:
     """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
 
-    The store file is created when missing. Every line is checked before anything is written;
-    an error names its line. Without --reembed, imported text is found by keyword search only,
-    until 'palimpsest reembed'."""
+    The store file is created when missing. Every line is held to the API's rules (statuses are
+    re-derived from the links); the first error names its line and nothing is written. Without
+    --reembed, imported text is found by keyword search only, until 'palimpsest reembed'."""
     settings = _settings(ctx)
     name = "standard input" if file == "-" else file
     try:

@@ -19,7 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
-from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.application.client import RETENTION_SETTING, stored_retention
+from palimpsest.application.thread import stored_thread_settings
+from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
 from palimpsest.domain.model import JobState
 from palimpsest.domain.ports import MemoryStore
 from rich.table import Table
@@ -256,6 +258,28 @@ def _failed_jobs_check(store: MemoryStore) -> Check:
     )
 
 
+def _settings_check(store: MemoryStore) -> Check:
+    """What a client reads when it opens the store (the retention policy) or one of its threads
+    (config and state): a value that does not parse makes it refuse the store or the thread."""
+    with store.reading() as uow:
+        retention = uow.settings.get(RETENTION_SETTING)
+        threads = uow.threads.list(limit=None)
+    problems = []
+    try:
+        stored_retention(retention)
+    except ConfigurationError as exc:
+        problems.append(str(exc))
+    for thread in threads:
+        try:
+            stored_thread_settings(thread)
+        except ConfigurationError as exc:
+            problems.append(f"thread {thread.id}: {exc}")
+    if not problems:
+        return Check("store settings", Status.OK, f"the retention policy and {len(threads)} thread(s) read back")
+    shown = "; ".join(problems[:3]) + (f"; {len(problems) - 3} more" if len(problems) > 3 else "")
+    return Check("store settings", Status.FAIL, f"clients refuse what does not parse: {shown}")
+
+
 def _openai_check(settings: CliSettings) -> Check:
     key = bool(os.environ.get("OPENAI_API_KEY"))
     base_url = os.environ.get("OPENAI_BASE_URL")
@@ -298,6 +322,7 @@ def run_checks(settings: CliSettings) -> list[Check]:
             checks.append(jobs)
         if store is not None:
             checks.append(_failed_jobs_check(store))
+            checks.append(_settings_check(store))
     finally:
         if opened is not None:
             opened.close()

@@ -14,15 +14,24 @@ One JSON object per line, each with a ``"kind"``:
 * ``setting`` — ``key, value``: the store-wide retention policy (``memory_retention_config``).
 
 Times are ISO 8601 with their UTC offset. An export holds every row, expired ones not yet purged
-included, so that importing it into an empty store gives the same store: ids, times, statuses,
-links and summary revisions are written as they are, through the store's unit of work and
-repositories (the domain's storage ports), not through the client, which would stamp new times
-and re-derive statuses. Embeddings are not exported (they belong to the index, and to one
-model): ``import --reembed`` computes them with the configured embedder, otherwise imported text
-is found by keyword search until ``palimpsest reembed``. Pending extraction jobs are not exported.
+included, so that importing it into an empty store gives the same store: ids, times, links and
+summary revisions are written as they are, through the store's unit of work and repositories
+(the domain's storage ports), not through the client, which would stamp new times. Embeddings
+are not exported (they belong to the index, and to one model): ``import --reembed`` computes
+them with the configured embedder, otherwise imported text is found by keyword search until
+``palimpsest reembed``. Pending extraction jobs are not exported.
 
-An import is one transaction: every line is parsed and validated first, then written in kind
-order (settings, threads, messages, memories, links, summaries); any error names its line and
+Every line is held to the API's rules: the domain's entities check each one, settings and
+thread configs must read back as a client reads them, messages, summaries and memories of a
+thread carry its user and agent, and links are decided by the domain's ``new_link`` against
+the links already there (no self-link, one orientation per pair...). Statuses are never taken
+as given: once the links are in, ``derive_status`` re-derives every imported record (and any
+stored record an imported link retires), as the service does; a status that agrees with the
+links is kept with its times.
+
+An import is one transaction: every line is parsed first, then written in kind order
+(settings, threads, messages, memories, links, summaries); any error is an
+:class:`InvalidImportError` naming its line (other failures of the store keep their type) and
 leaves the store as it was. Other writers of the store wait for it (with ``--reembed`` that
 includes the time spent embedding), which is the price of all or nothing.
 """
@@ -32,16 +41,35 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
 from palimpsest.application import Embedder
-from palimpsest.application.client import RETENTION_SETTING
+from palimpsest.application.client import RETENTION_SETTING, stored_retention
 from palimpsest.application.indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
-from palimpsest.domain.errors import AgentMemoryError, ValidationError
-from palimpsest.domain.model import MemoryRecord, Message, RecordLink, Thread, ThreadSummary
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.application.thread import stored_thread_settings
+from palimpsest.domain.errors import (
+    AgentMemoryError,
+    ConfigurationError,
+    ConflictError,
+    InvalidImportError,
+    NotFoundError,
+    RecordNotFoundError,
+    ThreadNotFoundError,
+    ValidationError,
+)
+from palimpsest.domain.links import derive_status, new_link
+from palimpsest.domain.model import (
+    MAX_JSON_INT_DIGITS,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordStatus,
+    Thread,
+    ThreadSummary,
+)
+from palimpsest.domain.ports import MemoryStore, UnitOfWork
 
 __all__ = [
     "EXPORTED_SETTINGS",
@@ -59,6 +87,9 @@ KINDS: Final = ("setting", "thread", "message", "memory", "link", "summary")
 
 EXPORTED_SETTINGS: Final = (RETENTION_SETTING,)
 """Store settings carried by an export. The embedding model is not: vectors are not exported."""
+
+_SETTING_CHECKS: Final[Mapping[str, Callable[[Any], object]]] = {RETENTION_SETTING: stored_retention}
+"""How a client reads each exported setting: an import must hold what it can read back."""
 
 _EVERYTHING: Final = datetime.min.replace(tzinfo=UTC)
 """A ``now`` before every expiry: listings at this time include expired rows."""
@@ -306,12 +337,15 @@ def _parse_time(value: Any, name: str) -> datetime | None:
         raise ValidationError(f"{name} is not an ISO 8601 time: {value!r}.") from None
     if parsed.tzinfo is None:
         raise ValidationError(f"{name} must carry a UTC offset: {value!r}.")
-    return parsed
+    try:
+        return parsed.astimezone(UTC)  # what the stores keep
+    except OverflowError:
+        raise ValidationError(f"{name} is out of the representable range in UTC: {value!r}.") from None
 
 
 def _build(kind: str, fields: dict[str, Any]) -> Any:
     if kind == "thread":
-        return Thread(
+        thread = Thread(
             id=fields["id"],
             user_id=fields.get("user_id"),
             agent_id=fields.get("agent_id"),
@@ -321,6 +355,8 @@ def _build(kind: str, fields: dict[str, Any]) -> Any:
             created_at=fields["created_at"],
             updated_at=fields["updated_at"],
         )
+        stored_thread_settings(thread)  # what get_thread and add_messages will read
+        return thread
     if kind == "message":
         return Message(
             id=fields["id"],
@@ -387,6 +423,7 @@ def _build(kind: str, fields: dict[str, Any]) -> Any:
         raise ValidationError(f"unknown setting {key!r} (importable: {', '.join(EXPORTED_SETTINGS)}).")
     if not isinstance(fields["value"], dict):
         raise ValidationError(f"setting {key!r} must be a JSON object.")
+    _SETTING_CHECKS[key](fields["value"])
     return (key, fields["value"])
 
 
@@ -394,33 +431,54 @@ def _where(line: int, source: str | None) -> str:
     return f"{source}, line {line}" if source else f"line {line}"
 
 
+class _NotJson(ValueError):
+    """A token Python's json module accepts but JSON does not (NaN, Infinity)."""
+
+
+def _no_constant(name: str) -> None:
+    raise _NotJson(f"{name} is not a JSON value")
+
+
+def _json(text: str) -> Any:
+    """The JSON value of one line. What ``json.loads`` raises untyped (nesting too deep for
+    its recursion, an integer past the int -> str limit) or accepts but JSON does not (NaN,
+    Infinity) is a :class:`ValidationError` too."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"not valid JSON ({exc.msg} at column {exc.colno}).") from None
+    except _NotJson as exc:
+        raise ValidationError(f"not valid JSON ({exc}).") from None
+    except RecursionError:
+        raise ValidationError("not valid JSON (nested too deeply).") from None
+    except ValueError:  # the int -> str conversion limit
+        raise ValidationError(f"not valid JSON (an integer has more than {MAX_JSON_INT_DIGITS} digits).") from None
+
+
 def decode_line(text: str, line: int, *, source: str | None = None) -> ImportItem:
     """Parse and validate one line (an entity is built, so the domain's checks apply).
 
-    Raises :class:`ValidationError` whose message starts with ``SOURCE, line N:``."""
+    Raises :class:`InvalidImportError` whose message starts with ``SOURCE, line N:``."""
     where = _where(line, source)
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
-    if not isinstance(obj, dict):
-        raise ValidationError(f"{where}: expected a JSON object, got {type(obj).__name__}.")
-    kind = obj.pop("kind", None)
-    if kind not in _FIELDS:
-        raise ValidationError(f'{where}: "kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
-    unknown = sorted(set(obj) - set(_FIELDS[kind]))
-    if unknown:
-        raise ValidationError(f"{where}: unknown field(s) for a {kind}: {', '.join(unknown)}.")
-    missing = sorted(_REQUIRED[kind] - set(obj))
-    if missing:
-        raise ValidationError(f"{where}: a {kind} needs {', '.join(missing)}.")
-    try:
+        obj = _json(text)
+        if not isinstance(obj, dict):
+            raise ValidationError(f"expected a JSON object, got {type(obj).__name__}.")
+        kind = obj.pop("kind", None)
+        if kind not in _FIELDS:
+            raise ValidationError(f'"kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
+        unknown = sorted(set(obj) - set(_FIELDS[kind]))
+        if unknown:
+            raise ValidationError(f"unknown field(s) for a {kind}: {', '.join(unknown)}.")
+        missing = sorted(_REQUIRED[kind] - set(obj))
+        if missing:
+            raise ValidationError(f"a {kind} needs {', '.join(missing)}.")
         if kind != "setting":
             for name in _TIME_FIELDS & set(obj):
                 obj[name] = _parse_time(obj[name], name)
         value = _build(kind, obj)
-    except (ValueError, TypeError) as exc:  # ValidationError is a ValueError
-        raise ValidationError(f"{where}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # ValidationError and ConfigurationError are ValueErrors
+        raise InvalidImportError(f"{where}: {exc}", line=line) from None
     return ImportItem(kind, value, line)
 
 
@@ -437,13 +495,115 @@ def read_items(lines: Iterable[str], *, source: str | None = None) -> list[Impor
 
 
 def _at_line(exc: AgentMemoryError, line: int, source: str | None) -> AgentMemoryError:
-    """The same kind of error, naming the line it came from."""
-    try:
-        located = type(exc)(f"{_where(line, source)}: {exc}")
-    except TypeError:  # an error class with another constructor: fall back to its meaning
-        located = ValidationError(f"{_where(line, source)}: {exc}")
+    """The error naming the line it came from: an :class:`InvalidImportError` when the line is
+    at fault (bad input, a clash with what is stored), the same kind of error otherwise."""
+    message = f"{_where(line, source)}: {exc}"
+    located: AgentMemoryError
+    if isinstance(exc, (ValidationError, ConflictError, NotFoundError, ConfigurationError)):
+        located = InvalidImportError(message, line=line)
+    else:
+        try:
+            located = type(exc)(message)
+        except TypeError:  # an error class with another constructor: fall back to its meaning
+            located = InvalidImportError(message, line=line)
     located.__cause__ = exc
     return located
+
+
+class _Rules:
+    """The API's rules across lines, checked inside the import's unit of work (which sees its
+    own writes): whose thread a row belongs to, and what a link may join."""
+
+    def __init__(self, uow: UnitOfWork) -> None:
+        self._uow = uow
+        self._threads: dict[str, Thread] = {}
+        self.records: dict[str, tuple[MemoryRecord, int]] = {}
+        """Imported records, by id, with their line."""
+        self.links_of: dict[str, list[RecordLink]] = {}
+        """Imported links, by endpoint."""
+        self.stored_ends: set[str] = set()
+        """Records already in the store that imported links touch."""
+
+    def thread(self, thread_id: str) -> Thread:
+        if thread_id not in self._threads:
+            found = self._uow.threads.get(thread_id)
+            if found is None:
+                raise ThreadNotFoundError(f"No thread with id {thread_id!r}.")
+            self._threads[thread_id] = found
+        return self._threads[thread_id]
+
+    def owned(self, kind: str, row: Message | MemoryRecord | ThreadSummary, thread_id: str) -> None:
+        """A thread's messages, summaries and memories carry its user and agent (the client
+        copies them from the thread)."""
+        thread = self.thread(thread_id)
+        if (row.user_id, row.agent_id) != (thread.user_id, thread.agent_id):
+            raise ValidationError(
+                f"a {kind} of thread {thread_id!r} must have the thread's user_id and agent_id "
+                f"{(thread.user_id, thread.agent_id)!r}, not {(row.user_id, row.agent_id)!r}."
+            )
+
+    def record(self, record_id: str) -> MemoryRecord:
+        if record_id in self.records:
+            return self.records[record_id][0]
+        found = self._uow.records.get(record_id)
+        if found is None:
+            raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
+        self.stored_ends.add(record_id)
+        return found
+
+    def link(self, claimed: RecordLink) -> RecordLink:
+        """The link the domain's ``new_link`` makes of this line, refused when it differs."""
+        source, target = self.record(claimed.source_id), self.record(claimed.target_id)
+        for name, record in (("source_type", source), ("target_type", target)):
+            given = getattr(claimed, name)
+            if given is not record.record_type:
+                raise ValidationError(
+                    f"{name} is {given.value!r} but memory record {record.id!r} is a {record.record_type.value}."
+                )
+        link = new_link(
+            link_id=claimed.id,
+            source=source,
+            target=target,
+            relation_type=claimed.relation_type,
+            opposite_relation_type=claimed.opposite_relation_type,
+            existing_between=self._uow.links.between(source.id, target.id),
+            now=claimed.created_at,
+            metadata=claimed.metadata,
+            timestamp=claimed.timestamp,
+        )
+        if link.opposite_relation_type != claimed.opposite_relation_type:
+            raise ValidationError(
+                f"a {claimed.relation_type!r} link's opposite_relation_type is "
+                f"{link.opposite_relation_type!r}, not {claimed.opposite_relation_type!r}."
+            )
+        for end in (link.source_id, link.target_id):
+            self.links_of.setdefault(end, []).append(link)
+        return link
+
+
+def _claimed(record: MemoryRecord) -> MemoryRecord:
+    """An invalid record that does not say since when claims nothing: it is derived afresh."""
+    if record.status is RecordStatus.INVALID and record.invalidated_at is None:
+        return replace(record, status=RecordStatus.VALID, invalidation_reason=None)
+    return record
+
+
+def _derive_statuses(uow: UnitOfWork, rules: _Rules, now: datetime, source: str | None) -> None:
+    """Every imported record's status from its links, and that of stored records imported
+    links touch, as the service derives them (changed ones are stamped ``now``)."""
+    for record_id, (record, line) in rules.records.items():
+        derived, _ = derive_status(_claimed(record), rules.links_of.get(record_id, ()), now)
+        if derived != record:
+            try:
+                uow.records.update(derived)
+            except AgentMemoryError as exc:
+                raise _at_line(exc, line, source) from exc
+    for record_id in sorted(rules.stored_ends):
+        stored = uow.records.get(record_id)
+        if stored is not None:
+            derived, _ = derive_status(stored, uow.links.touching(record_id), now)
+            if derived is not stored:
+                uow.records.update(derived)
 
 
 def _chunks(items: Sequence[ImportItem], size: int) -> Iterator[Sequence[ImportItem]]:
@@ -459,18 +619,24 @@ def import_items(
     batch_size: int = 64,
     progress: Callable[[int, int], None] | None = None,
     source: str | None = None,
+    now: datetime | None = None,
 ) -> Counter[str]:
-    """Write ``items`` in one unit of work, in kind order; with ``embedder``, messages and
-    memories get vectors computed from their text (``batch_size`` texts per call).
+    """Write ``items`` in one unit of work, in kind order, under the API's rules (see the
+    module's docstring); with ``embedder``, messages and memories get vectors computed from
+    their text (``batch_size`` texts per call). A re-derived status is stamped ``now``
+    (default: the current time).
 
     Returns how many of each kind were written. On any error nothing is written, and the error
-    (of the store's own kind: duplicate id, unknown thread...) names the line it came from (and
-    ``source``, the file's name, when given)."""
+    (an :class:`InvalidImportError` when the line is at fault: duplicate id, unknown thread,
+    link the rules refuse...) names the line it came from (and ``source``, the file's name,
+    when given)."""
     rank = {kind: i for i, kind in enumerate(KINDS)}
     ordered = sorted(items, key=lambda item: rank[item.kind])
     counts: Counter[str] = Counter()
     done = 0
+    when = now if now is not None else datetime.now(UTC)
     with store.unit_of_work() as uow:
+        rules = _Rules(uow)
         # Message vectors follow the store's index-text recipe, as the client's would.
         context = check_index_context(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
         for chunk in _chunks(ordered, batch_size):
@@ -494,12 +660,18 @@ def import_items(
                     elif item.kind == "thread":
                         uow.threads.add(item.value)
                     elif item.kind == "message":
+                        rules.owned("message", item.value, item.value.thread_id)
                         uow.messages.add(item.value, embedding=next(vectors))
                     elif item.kind == "memory":
-                        uow.records.add(item.value, embedding=next(vectors))
+                        record = item.value
+                        if record.thread_id is not None:
+                            rules.owned("memory", record, record.thread_id)
+                        uow.records.add(record, embedding=next(vectors))
+                        rules.records[record.id] = (record, item.line)
                     elif item.kind == "link":
-                        uow.links.add(item.value)
+                        uow.links.add(rules.link(item.value))
                     else:
+                        rules.owned("summary", item.value, item.value.thread_id)
                         uow.summaries.add(item.value)
                 except AgentMemoryError as exc:
                     raise _at_line(exc, item.line, source) from exc
@@ -507,5 +679,6 @@ def import_items(
             done += len(chunk)
             if progress is not None:
                 progress(done, len(ordered))
+        _derive_statuses(uow, rules, when, source)
         uow.commit()
     return counts

@@ -162,3 +162,28 @@ def test_expired_linked_records_are_not_shown_as_graph_context(
     clock.advance(days(2))
     [hit] = memory.search("alpha root", user_id="u", max_results=1, num_hops=1)
     assert hit.linked_results == []
+
+
+@pytest.mark.parametrize(
+    "arguments", [{"default_ttl_days": float("nan")}, {"max_ttl_days": float("inf")}], ids=repr
+)
+def test_a_retention_policy_of_no_finite_number_is_a_configuration_error(arguments: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError, match="finite"):
+        MemoryRetentionConfig(**arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "saved",
+    [{"default_ttl_days": "abc"}, {"max_ttl_days": -1}, ["not", "an", "object"], {"max_ttl_day": 3}],
+    ids=repr,
+)
+def test_a_stored_retention_policy_that_does_not_parse_is_a_configuration_error_naming_it(
+    make_client: ClientFactory, store: MemoryStore, saved: object
+) -> None:
+    with store.unit_of_work() as uow:
+        uow.settings.set("memory_retention_config", saved)
+        uow.commit()
+    with pytest.raises(ConfigurationError, match="'memory_retention_config'"):
+        make_client()
+    make_client(memory_retention_config=MemoryRetentionConfig(default_ttl_days=3))  # a new policy replaces it
+    assert make_client().add_memory("readable again")

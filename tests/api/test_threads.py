@@ -205,3 +205,51 @@ def test_reopening_an_extracting_thread_needs_an_extractor_too(make_client: Clie
         plain.get_thread("t")
     handle = plain.get_thread("t", memory_extraction_config=MemoryExtractionConfig(extract_memories=False))
     assert handle.settings.extraction.extract_memories is False
+
+
+def _overwrite(store: MemoryStore, thread_id: str, **changes: object) -> None:
+    from dataclasses import replace
+
+    with store.unit_of_work() as uow:
+        thread = uow.threads.get(thread_id)
+        assert thread is not None
+        uow.threads.update(replace(thread, **changes))  # type: ignore[arg-type]
+        uow.commit()
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [
+        ({"max_message_token_length": "abc"}, "max_message_token_length must be an integer"),
+        ({"context_card_token_limit": 1.5}, "context_card_token_limit must be an integer"),
+        ({"memory_extraction_config": ["x"]}, "memory_extraction_config must be a JSON object"),
+        ({"memory_extraction_config": {"memory_extraction_window": "7"}}, "memory_extraction_window must be an integer"),
+    ],
+    ids=repr,
+)
+def test_stored_thread_settings_that_do_not_parse_are_a_configuration_error_naming_them(
+    memory: AgentMemory, store: MemoryStore, config: dict[str, object], named: str
+) -> None:
+    memory.create_thread(thread_id="t1", user_id="u1")
+    _overwrite(store, "t1", config=config)
+    before = snapshot(store)
+    with pytest.raises(ConfigurationError, match=f"^thread config: {named}"):
+        memory.get_thread("t1")
+    with pytest.raises(ConfigurationError, match=f"^thread config: {named}"):
+        memory.update_thread("t1", metadata={"k": 1})
+    assert snapshot(store) == before
+
+
+def test_a_stored_extraction_counter_that_does_not_parse_is_a_configuration_error(
+    make_client: ClientFactory, store: MemoryStore
+) -> None:
+    client = make_client(
+        extractor=ScriptedExtractor(lambda request: []),
+        memory_extraction_config=MemoryExtractionConfig(memory_extraction_frequency=2, extraction_mode="INLINE"),
+    )
+    thread = client.create_thread(thread_id="t1", user_id="u1")
+    _overwrite(store, "t1", state={"memory_extraction_state": {"last_memory_extraction_counter": "abc"}})
+    before = snapshot(store)
+    with pytest.raises(ConfigurationError, match="^thread state: last_memory_extraction_counter must be"):
+        thread.add_messages([{"role": "user", "content": "one"}, {"role": "user", "content": "two"}])
+    assert snapshot(store) == before

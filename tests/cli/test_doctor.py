@@ -192,3 +192,23 @@ def test_conflicting_store_options_fail(invoke: Invoke, seeded: Seeded) -> None:
     result = invoke("--store", seeded.store, "--oracle-dsn", "db:1521/FREEPDB1", "doctor")
     assert result.exit_code == 1
     assert _rows(result.stdout)["store"][0] == "FAIL"
+
+
+def test_store_settings_that_do_not_parse_fail(invoke: Invoke, seeded: Seeded) -> None:
+    from dataclasses import replace
+
+    result = invoke("--store", seeded.store, "doctor")
+    assert _rows(result.stdout)["store settings"] == ("OK", "the retention policy and 2 thread(s) read back")
+    with EmbeddedStore(seeded.path) as store, store.unit_of_work() as uow:
+        uow.settings.set("memory_retention_config", {"default_ttl_days": "abc"})
+        thread = uow.threads.get(seeded.thread)
+        assert thread is not None
+        uow.threads.update(replace(thread, config={**thread.config, "max_message_token_length": "abc"}))
+        uow.commit()
+    result = invoke("--store", seeded.store, "doctor")
+    assert result.exit_code == 1
+    status, detail = _rows(result.stdout)["store settings"]
+    assert status == "FAIL"
+    assert "'memory_retention_config': default_ttl_days must be a finite, non-negative number" in detail
+    assert f"thread {seeded.thread}: thread config: max_message_token_length must be an integer." in detail
+    assert "1 failed" in result.stdout

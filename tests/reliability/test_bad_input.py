@@ -37,6 +37,7 @@ from palimpsest.domain import (
     ArgumentTypeError,
     ConfigurationError,
     InvalidMetadataError,
+    InvalidMetadataFilterError,
     ValidationError,
 )
 from palimpsest.domain.ports import MemoryStore
@@ -332,3 +333,95 @@ def test_regression_extract_now_checks_its_targets() -> None:
             with pytest.raises(ValidationError):
                 thread.extract_now(bad)  # type: ignore[arg-type]
         thread.extract_now(thread.get_messages())  # a real pass: the scripted extractor finds nothing
+
+
+# -- metadata and filters holding an integer str() cannot write (ValueError before) ---------------
+
+TOO_WIDE = 10**5000
+"""More than the 4300 digits Python's int -> str conversion allows (json.dumps raised ValueError)."""
+
+WIDE_CALLS: dict[tuple[str, str, str], tuple[tuple[Any, ...], dict[str, Any]]] = {
+    ("AgentMemory", "add_memory", "metadata"): (("x",), {"user_id": "u1"}),
+    ("AgentMemory", "add_memory", "link_metadata"): (("x",), {"memory_id_to_link": "m3", "link_type": "supports"}),
+    ("AgentMemory", "create_thread", "metadata"): ((), {}),
+    ("AgentMemory", "link_records", "metadata"): (("m3", "fact", "m1", "preference", "supports"), {}),
+    ("AgentMemory", "list_memories", "metadata_filter"): ((), {}),
+    ("AgentMemory", "list_threads", "metadata_filter"): ((), {"user_id": "u1"}),
+    ("AgentMemory", "search", "metadata_filter"): (("pizza",), {"user_id": "u1"}),
+    ("AgentMemory", "update_memory", "metadata"): (("m3",), {}),
+    ("AgentMemory", "update_record_link", "metadata"): (("l2",), {}),
+    ("AgentMemory", "update_thread", "metadata"): (("t1",), {}),
+    ("MemoryThread", "add_memory", "metadata"): (("x",), {}),
+    ("MemoryThread", "add_memory", "link_metadata"): (("x",), {"memory_id_to_link": "m1", "link_type": "supports"}),
+    ("MemoryThread", "add_messages", "metadata"): (([{"role": "user", "content": "x"}],), {}),
+    ("MemoryThread", "get_context_card", "metadata_filter"): ((), {}),
+    ("MemoryThread", "link_records", "metadata"): (("m2", "preference", "m1", "preference", "supports"), {}),
+    ("MemoryThread", "search", "metadata_filter"): (("pizza",), {}),
+    ("MemoryThread", "update_memory", "metadata"): (("m1",), {}),
+    ("MemoryThread", "update_message", "metadata"): (("msg1",), {}),
+    ("MemoryThread", "update_record_link", "metadata"): (("l1",), {}),
+}
+WIDE_VALUES = {
+    "metadata": [{"k": TOO_WIDE}, {"k": {"deep": [-TOO_WIDE]}}],
+    "link_metadata": [{"k": TOO_WIDE}],
+    "metadata_filter": [{"k": TOO_WIDE}, {"k": {"$not": TOO_WIDE}}, {"k": {"$array_contains_any": [1, TOO_WIDE]}}],
+}
+
+
+def test_every_metadata_and_filter_parameter_is_checked_for_too_wide_integers() -> None:
+    introspected = {
+        (cls, name, p.name)
+        for cls, klass in CLASSES.items()
+        for name in PUBLIC_METHODS[cls]
+        for p in parameters(klass, name)
+        if "metadata" in p.name
+    }
+    assert introspected == set(WIDE_CALLS)
+
+
+@pytest.mark.parametrize("kind", ["memory", "embedded"])
+@pytest.mark.parametrize(("cls", "name", "parameter"), sorted(WIDE_CALLS), ids=[".".join(k) for k in sorted(WIDE_CALLS)])
+def test_regression_an_integer_too_wide_to_write_is_a_typed_error_everywhere(
+    kind: str, cls: str, name: str, parameter: str, embedded_template: _EmbeddedTemplate
+) -> None:
+    args, kwargs = WIDE_CALLS[(cls, name, parameter)]
+    expected = InvalidMetadataFilterError if parameter == "metadata_filter" else InvalidMetadataError
+    with seeded(kind, embedded_template, "hybrid", False) as client:
+        target: Any = client if cls == "AgentMemory" else client.get_thread("t1")
+        before = snapshot(client.store)
+        for value in WIDE_VALUES[parameter]:
+            calls_ = [(args, {**kwargs, parameter: value})]
+            if (name, parameter) == ("add_messages", "metadata"):  # per message too
+                calls_.append((([{"role": "user", "content": "x", "metadata": value}],), kwargs))
+            for call_args, call_kwargs in calls_:
+                with pytest.raises(expected, match="4300 digits"):
+                    getattr(target, name)(*call_args, **call_kwargs)
+        assert snapshot(client.store) == before
+
+
+@pytest.mark.parametrize("kind", ["memory", "embedded"])
+@pytest.mark.parametrize("cls", sorted(CLASSES))
+@pytest.mark.parametrize("position", ["source_record_id", "target_record_id", "relation_type"])
+@pytest.mark.parametrize(
+    "bad", ["\ud800", 2**70, ["m3"], None, "", "x" * 129],
+    ids=["surrogate", "2**70", "list", "None", "empty", "129 characters"],
+)
+def test_regression_delete_record_link_by_its_tuple_checks_the_tuple(
+    kind: str, cls: str, position: str, bad: object, embedded_template: _EmbeddedTemplate
+) -> None:
+    """UnicodeEncodeError, OverflowError and "Error binding parameter" before; now the ids are
+    checked like every other method's."""
+    tuple_ = {
+        "source_record_id": "m3",
+        "source_record_type": "fact",
+        "target_record_id": "m4",
+        "target_record_type": "guideline",
+        "relation_type": "supports",
+        position: bad,
+    }
+    with seeded(kind, embedded_template, "hybrid", False) as client:
+        target: Any = client if cls == "AgentMemory" else client.get_thread("t1")
+        before = snapshot(client.store)
+        with pytest.raises(ValidationError):
+            target.delete_record_link(**tuple_)
+        assert snapshot(client.store) == before

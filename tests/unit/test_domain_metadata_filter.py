@@ -259,3 +259,21 @@ def test_a_field_always_matches_a_filter_made_of_its_own_value(metadata: Any, ke
     stored = dict(metadata or {})
     stored[key] = value
     assert matches(stored, validate_filter({key: value})) is True
+
+
+@pytest.mark.parametrize(
+    "flt",
+    [
+        {"n": 10**4300},
+        {"n": [1, -(10**5000)]},
+        {"n": {"$not": 10**4300}},
+        {"tags": {"$array_contains": 10**4300}},
+        {"tags": {"$array_contains": [1, 10**4300]}},
+        {"tags": {"$array_contains_any": [10**4300]}},
+    ],
+    ids=["exact", "in a list", "under $not", "$array_contains", "$array_contains list", "$array_contains_any"],
+)
+def test_an_integer_of_more_than_4300_digits_is_rejected(flt: dict[str, Any]) -> None:
+    with pytest.raises(InvalidMetadataFilterError, match="4300 digits"):
+        validate_filter(flt)
+    assert validate_filter({"n": 10**4300 - 1}) == {"n": 10**4300 - 1}

@@ -15,6 +15,7 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.model import (
     MAX_ID_LENGTH,
     MEMORY_RECORD_TYPES,
+    ExtractionJob,
     MemoryRecord,
     Message,
     RecordLink,
@@ -22,6 +23,7 @@ from palimpsest.domain.model import (
     RecordType,
     Scope,
     Thread,
+    ThreadSummary,
     check_id,
     expiry_from_ttl,
     parse_record_type,
@@ -327,3 +329,53 @@ def test_expiry_from_ttl_counts_days_from_now(ttl: float | None, expected: datet
 def test_expiry_from_ttl_rejects_negative_and_non_numeric_values(bad: object) -> None:
     with pytest.raises(ValidationError):
         expiry_from_ttl(T0, bad)  # type: ignore[arg-type]
+
+
+# --- what every backend can store -------------------------------------------------------------
+
+
+def test_a_time_that_cannot_be_expressed_in_utc_is_rejected() -> None:
+    early = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))  # 0000-12-31 in UTC
+    late = datetime(9999, 12, 31, 23, 0, tzinfo=timezone(timedelta(hours=-12)))
+    for bad in (early, late):
+        with pytest.raises(ValidationError, match="representable range in UTC"):
+            rec(created_at=bad)
+        with pytest.raises(ValidationError, match="representable range in UTC"):
+            msg(timestamp=bad)
+    assert rec(created_at=datetime(1, 1, 1, tzinfo=UTC)).created_at.year == 1
+
+
+def test_metadata_integers_of_more_than_4300_digits_are_rejected() -> None:
+    widest = 10**4300 - 1  # 4300 digits: what json.dumps and str() still write
+    assert rec(metadata={"n": -widest}).metadata == {"n": -widest}
+    for bad in ({"n": 10**4300}, {"n": [-(10**5000)]}, {"a": {"b": 10**4300}}):
+        with pytest.raises(InvalidMetadataError, match="4300 digits"):
+            rec(metadata=bad)
+        with pytest.raises(InvalidMetadataError, match="4300 digits"):
+            thr(config=bad)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: msg(seq=2**63),
+        lambda: ThreadSummary(id="s", thread_id="t", revision=2**63, text="x", created_at=T0),
+        lambda: ThreadSummary(id="s", thread_id="t", revision=1, text="x", created_at=T0, covered_through_seq=2**63),
+        lambda: ExtractionJob(id="j", thread_id="t", first_seq=1, last_seq=2**63, created_at=T0),
+    ],
+)
+def test_counters_beyond_a_signed_64_bit_integer_are_rejected(build) -> None:
+    with pytest.raises(ValidationError, match="below 2\\*\\*63"):
+        build()
+    assert msg(seq=2**63 - 1).seq == 2**63 - 1
+
+
+@pytest.mark.parametrize(("field", "value"), [("text", "a\ud800"), ("topics", ("ok", "\udfff"))])
+def test_summary_text_and_topics_must_be_valid_unicode(field: str, value: object) -> None:
+    with pytest.raises(ValidationError, match="valid Unicode"):
+        ThreadSummary(**{"id": "s", "thread_id": "t", "revision": 1, "text": "x", "created_at": T0, field: value})
+
+
+def test_an_unknown_summary_status_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="summary status must be 'valid' or 'invalid'"):
+        ThreadSummary(id="s", thread_id="t", revision=1, text="x", created_at=T0, status="deleted")  # type: ignore[arg-type]
