@@ -222,7 +222,13 @@ class MemoryCore:
                 stored = uow.records.get(record_id)
             if stored is not None:
                 try:
-                    resolve_links_after_extraction(self, [stored], custom_instructions=None)
+                    budget = MemoryExtractionConfig.resolve(self.extraction_config).memory_link_extraction_token_limit
+                    resolve_links_after_extraction(
+                        self,
+                        [stored],
+                        custom_instructions=None,
+                        token_limit=budget if isinstance(budget, int) else None,
+                    )
                 except Exception:  # the memory is stored; a failed resolution only costs its links
                     log.exception("autonomous linking failed for memory %s", record_id)
         return record_id

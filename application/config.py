@@ -119,7 +119,15 @@ def _coerce_enum(name: str, value: Any) -> enum.Enum:
 
 @dataclass(frozen=True, slots=True)
 class MemoryExtractionConfig:
-    """When and how memories are extracted from a thread. Omitted fields inherit."""
+    """When and how memories are extracted from a thread. Omitted fields inherit.
+
+    ``memory_link_extraction_token_limit`` bounds the estimated tokens of one pass's
+    post-extraction link requests (below 1: none). In BACKGROUND mode a client queues at most
+    128 jobs (16 of one thread); when the queue is full, ``background_extraction_queue_full_behavior``
+    DROP leaves the job in the store (it runs, in order, once the queue has room: nothing is
+    lost), WAIT_THEN_DROP first waits ``background_extraction_queue_put_timeout_seconds`` for
+    room, WAIT_THEN_RAISE waits, then raises ``WaitTimeoutError`` (the messages are stored).
+    """
 
     memory_extraction_window: int | NotSetType = NOTSET
     context_summary_update_frequency: int | NotSetType = NOTSET

@@ -48,7 +48,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .config import ExtractionRetryPolicy, MemoryLinkExtractionMode
+from .config import BackgroundExtractionQueueFullBehavior, ExtractionRetryPolicy, MemoryLinkExtractionMode
 from .linking import resolve_links_after_extraction
 from .ports import ExtractedMemory, ExtractionRequest, SummaryText
 from .validation import shorten_for_prompt
@@ -72,6 +72,8 @@ log = logging.getLogger("palimpsest")
 JOB_LEASE: Final = timedelta(minutes=10)
 MAX_ATTEMPTS: Final = ExtractionRetryPolicy().max_attempts
 WORKERS: Final = 4
+QUEUE_LIMIT: Final = 128  # jobs queued in one client (the reference's scheduler: 128 ...)
+THREAD_QUEUE_LIMIT: Final = 16  # ... and 16 of one thread
 PAST_MEMORY_LIMIT: Final = 7
 _PROBE: Final = 64  # ids looked up per batch when checking whether a pass was stored already
 _PASS_IDS: Final = uuid.UUID("5d1f0c3e-8a47-4b8e-9a55-6a3c1b7e2f90")  # namespace of memory ids
@@ -125,7 +127,13 @@ class ExtractionService:
             stored = self._extract_and_store(thread, settings, list(targets), pass_id)
         if stored and link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and core.link_resolver is not None:
             custom = config.memory_link_extraction_custom_instructions
-            resolve_links_after_extraction(core, stored, custom_instructions=custom if isinstance(custom, str) else None)
+            budget = config.memory_link_extraction_token_limit
+            resolve_links_after_extraction(
+                core,
+                stored,
+                custom_instructions=custom if isinstance(custom, str) else None,
+                token_limit=budget if isinstance(budget, int) else None,
+            )
         return stored
 
     def _stored_pass(self, pass_id: str) -> list[MemoryRecord] | None:
@@ -325,6 +333,8 @@ class ExtractionRunner:
         self._lock = threading.Condition()
         self._queues: dict[str, deque[str]] = {}  # thread id -> job ids, in append order
         self._ready: deque[str] = deque()  # thread ids whose queue waits for a worker
+        self._queued = 0  # jobs in the queues
+        self._deferred: set[str] = set()  # threads with jobs left in the store while the queue was full
         self._workers = 0
         self._stop = threading.Event()  # set: no new attempt starts (close, exit)
         self._closed = False
@@ -340,16 +350,24 @@ class ExtractionRunner:
 
     # -- scheduling --------------------------------------------------------------------------
 
-    def start(self, job: ExtractionJob, *, inline: bool) -> None:
-        """Run a recorded job now, in the caller's thread (INLINE), or queue it (BACKGROUND).
+    def start(
+        self,
+        job: ExtractionJob,
+        *,
+        inline: bool,
+        when_full: BackgroundExtractionQueueFullBehavior = BackgroundExtractionQueueFullBehavior.DROP,
+        put_timeout: float = 0.0,
+    ) -> None:
+        """Run a recorded job now, in the caller's thread (INLINE), or queue it (BACKGROUND,
+        with ``when_full`` and ``put_timeout`` as :meth:`submit` says).
 
         An inline attempt that fails is retried in the background, so the caller's append
         returns (its messages are stored) and the memories follow."""
         if not inline:
-            self.submit(job)
+            self.submit(job, when_full=when_full, put_timeout=put_timeout)
             return
         with self._lock:
-            busy = job.thread_id in self._queues  # an earlier job of the thread must go first
+            busy = job.thread_id in self._queues or job.thread_id in self._deferred  # earlier jobs go first
         if busy:
             self.submit(job)
             return
@@ -357,25 +375,99 @@ class ExtractionRunner:
         if delay is not None:
             self.submit(job, delay=delay)
 
-    def submit(self, job: ExtractionJob, *, delay: float = 0.0) -> None:
+    def submit(
+        self,
+        job: ExtractionJob,
+        *,
+        delay: float = 0.0,
+        when_full: BackgroundExtractionQueueFullBehavior = BackgroundExtractionQueueFullBehavior.DROP,
+        put_timeout: float = 0.0,
+    ) -> bool:
         """Queue a job behind the thread's earlier jobs, to run ``delay`` seconds from now at
-        the earliest."""
+        the earliest; ``True`` if it was queued.
+
+        The queue holds ``QUEUE_LIMIT`` jobs, ``THREAD_QUEUE_LIMIT`` of one thread. When it is
+        full, ``DROP`` does not queue the job now, ``WAIT_THEN_DROP`` first waits up to
+        ``put_timeout`` seconds for room, and ``WAIT_THEN_RAISE`` waits, then raises
+        ``WaitTimeoutError``. A job not queued is never lost: it stays in the store, and this
+        client queues it (in order) once the queue has room again, or the next client does."""
         with self._lock:
             if self._closed:
-                return  # the job stays in the store and is resumed by the next client
-            if delay > 0:
-                self._not_before[job.id] = time.monotonic() + delay
+                return False  # the job stays in the store and is resumed by the next client
             queue = self._queues.get(job.thread_id)
-            if queue is not None:
-                if job.id not in queue:
-                    queue.append(job.id)  # a drain for this thread is queued or running
+            if queue is not None and job.id in queue:
+                return True
+
+            def room() -> bool:
+                held = self._queues.get(job.thread_id)
+                return self._closed or (
+                    job.thread_id not in self._deferred
+                    and self._queued < QUEUE_LIMIT
+                    and (held is None or len(held) < THREAD_QUEUE_LIMIT)
+                )
+
+            if not room() and when_full is not BackgroundExtractionQueueFullBehavior.DROP and put_timeout > 0:
+                self._lock.wait_for(room, put_timeout)
+            if self._closed:
+                return False
+            if not room():
+                self._deferred.add(job.thread_id)
+                if when_full is BackgroundExtractionQueueFullBehavior.WAIT_THEN_RAISE:
+                    raise WaitTimeoutError(
+                        f"the extraction queue stayed full for {put_timeout} s; the messages and their "
+                        f"extraction job {job.id} are stored and run once the queue has room"
+                    )
+                log.warning(
+                    "extraction queue full: job %s (thread %s) stays in the store and runs once the queue "
+                    "has room",
+                    job.id,
+                    job.thread_id,
+                )
+                return False
+            self._enqueue(job.id, job.thread_id, delay)
+            return True
+
+    def _enqueue(self, job_id: str, thread_id: str, delay: float) -> None:
+        """Add a job to its thread's queue and wake a worker (the caller holds the lock)."""
+        if delay > 0:
+            self._not_before[job_id] = time.monotonic() + delay
+        self._queued += 1
+        queue = self._queues.get(thread_id)
+        if queue is not None:
+            queue.append(job_id)  # a drain for this thread is queued or running
+            return
+        self._queues[thread_id] = deque([job_id])
+        self._ready.append(thread_id)
+        if self._workers < WORKERS:
+            self._workers += 1
+            worker = threading.Thread(target=self._work, name="palimpsest-extract", daemon=True)
+            worker.start()
+
+    def _refill(self) -> None:
+        """Queue, in order, the jobs left in the store while the queue was full."""
+        with self._lock:
+            if not self._deferred or self._closed or self._queued >= QUEUE_LIMIT // 2:
                 return
-            self._queues[job.thread_id] = deque([job.id])
-            self._ready.append(job.thread_id)
-            if self._workers < WORKERS:
-                self._workers += 1
-                worker = threading.Thread(target=self._work, name="palimpsest-extract", daemon=True)
-                worker.start()
+            deferred = set(self._deferred)
+        try:
+            with self._store.reading() as uow:
+                jobs = [j for j in uow.jobs.pending(self._clock.now()) if j.thread_id in deferred]
+        except StorageError as exc:  # tried again after the next job
+            log.warning("could not read the extraction jobs left in the store (%s)", exc)
+            return
+        with self._lock:
+            full: set[str] = set()
+            for job in jobs:
+                queue = self._queues.get(job.thread_id)
+                if queue is not None and job.id in queue:
+                    continue
+                if job.thread_id in full or self._queued >= QUEUE_LIMIT or (
+                    queue is not None and len(queue) >= THREAD_QUEUE_LIMIT
+                ):
+                    full.add(job.thread_id)
+                    continue
+                self._enqueue(job.id, job.thread_id, 0.0)
+            self._deferred.intersection_update(full)
 
     def resume(self) -> int:
         """Queue every job that is unclaimed or whose lease expired (after a crash)."""
@@ -389,10 +481,13 @@ class ExtractionRunner:
     def wait(self, timeout: float | None, *, thread_id: str | None = None) -> None:
         """Wait until the jobs this client queued (of one thread, or all) are done or failed
         for good, retries included. ``WaitTimeoutError`` after ``timeout`` seconds."""
+        def settled() -> bool:
+            if thread_id is None:
+                return not self._queues and (not self._deferred or self._closed)
+            return thread_id not in self._queues and (thread_id not in self._deferred or self._closed)
+
         with self._lock:
-            done = self._lock.wait_for(
-                lambda: not self._queues if thread_id is None else thread_id not in self._queues, timeout
-            )
+            done = self._lock.wait_for(settled, timeout)
             if not done:
                 left = sum(len(q) for t, q in self._queues.items() if thread_id is None or t == thread_id)
                 raise WaitTimeoutError(f"{left} extraction job(s) still queued or running after {timeout} s.")
@@ -432,10 +527,21 @@ class ExtractionRunner:
     def _work(self) -> None:
         while True:
             with self._lock:
-                if not self._ready or self._closed:
+                idle = not self._ready
+                if idle and self._deferred and not self._closed:
+                    pass  # jobs left in the store: queue them before ending
+                elif idle or self._closed:
                     self._workers -= 1
                     return
-                thread_id = self._ready.popleft()
+                thread_id = None if idle else self._ready.popleft()
+            if thread_id is None:
+                self._refill()
+                with self._lock:
+                    if not self._ready:  # nothing could be queued: end; the next job refills
+                        self._workers -= 1
+                        self._lock.notify_all()
+                        return
+                continue
             self._drain(thread_id)
 
     def _drain(self, thread_id: str) -> None:
@@ -458,11 +564,15 @@ class ExtractionRunner:
                     return  # stopping: the job stays durable, postponed, for the next client
                 with self._lock:
                     queue.popleft()
+                    self._queued -= 1
+                    self._lock.notify_all()  # room for a waiting submit
+                self._refill()
         except BaseException:  # pragma: no cover - _attempt catches everything it expects
             log.exception("extraction worker for thread %s stopped; its jobs stay in the store", thread_id)
         finally:
             with self._lock:
-                self._queues.pop(thread_id, None)
+                left = self._queues.pop(thread_id, None)
+                self._queued -= len(left or ())
                 self._lock.notify_all()
 
     # -- one attempt -------------------------------------------------------------------------

@@ -19,11 +19,18 @@ from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
 from palimpsest.domain.search import ScopeFilter
 
 from .ports import LinkProposal
+from .validation import estimate_tokens
 
 if TYPE_CHECKING:
     from .client import MemoryCore
 
-__all__ = ["LINK_CANDIDATES", "RESOLVER_BATCH", "apply_proposals", "resolve_links_after_extraction"]
+__all__ = [
+    "LINK_CANDIDATES",
+    "RESOLVER_BATCH",
+    "apply_proposals",
+    "request_tokens",
+    "resolve_links_after_extraction",
+]
 
 log = logging.getLogger("palimpsest")
 
@@ -64,19 +71,46 @@ def apply_proposals(
     return created
 
 
+def request_tokens(source: MemoryRecord, candidates: Sequence[MemoryRecord]) -> int:
+    """The estimated tokens one source (its text and its candidates') adds to a resolver request."""
+    return estimate_tokens(source.content) + sum(estimate_tokens(c.content) for c in candidates)
+
+
 def resolve_links_after_extraction(
-    core: MemoryCore, new_records: Sequence[MemoryRecord], *, custom_instructions: str | None
+    core: MemoryCore,
+    new_records: Sequence[MemoryRecord],
+    *,
+    custom_instructions: str | None,
+    token_limit: int | None = None,
 ) -> int:
-    """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources."""
+    """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources.
+
+    ``token_limit`` (the thread's ``memory_link_extraction_token_limit``) bounds the estimated
+    tokens of all the pass's resolver requests together; a source that would exceed it is not
+    sent (it is stored, only unlinked: logged); below 1, no request is made."""
     resolver = core.link_resolver
     if resolver is None or not new_records:
         return 0
+    if token_limit is not None and token_limit < 1:
+        return 0
+    budget = token_limit
     batch_ids = {r.id for r in new_records}
     created = 0
+    skipped = 0
     for start in range(0, len(new_records), RESOLVER_BATCH):
         sources = list(new_records[start : start + RESOLVER_BATCH])
         candidates = {s.id: candidates_for(core, s, batch_ids) for s in sources}
         sources = [s for s in sources if candidates[s.id]]
+        if budget is not None:
+            within = []
+            for source in sources:
+                cost = request_tokens(source, candidates[source.id])
+                if cost > budget:
+                    skipped += 1
+                    continue
+                budget -= cost
+                within.append(source)
+            sources = within
         if not sources:
             continue
         resolutions = resolver.resolve(
@@ -92,4 +126,11 @@ def resolve_links_after_extraction(
                 source = core.service.update_record(source.id, content=resolution.updated_text, embedding=vector)
             allowed = {c.id: c for c in candidates[source.id]}
             created += apply_proposals(core, source, resolution.links, allowed)
+    if skipped:
+        log.info(
+            "post-extraction linking: %d new memor%s left unlinked by the %d-token link budget",
+            skipped,
+            "y" if skipped == 1 else "ies",
+            token_limit,
+        )
     return created

@@ -341,13 +341,21 @@ class MemoryThread:
         """Extraction and summary upkeep; runs after the raw messages (and the job) are durable."""
         config = self._settings.extraction
         runner = self._core.runner
-        if job is not None and runner is not None:
-            runner.start(job, inline=config.extraction_mode is MemoryExtractionMode.INLINE)
-        if config.enable_context_summary and self._core.summaries.has_summariser:
-            try:
-                self._maybe_refresh_summary(stored[-1].seq)
-            except Exception:
-                log.exception("summary refresh failed for thread %s", self.thread_id)
+        try:
+            if job is not None and runner is not None:
+                timeout = config.background_extraction_queue_put_timeout_seconds
+                runner.start(
+                    job,
+                    inline=config.extraction_mode is MemoryExtractionMode.INLINE,
+                    when_full=config.background_extraction_queue_full_behavior,  # type: ignore[arg-type]
+                    put_timeout=float(timeout) if isinstance(timeout, (int, float)) else 0.0,
+                )
+        finally:  # a full queue's WaitTimeoutError still leaves the summary up to date
+            if config.enable_context_summary and self._core.summaries.has_summariser:
+                try:
+                    self._maybe_refresh_summary(stored[-1].seq)
+                except Exception:
+                    log.exception("summary refresh failed for thread %s", self.thread_id)
 
     def _plan_extraction(self, uow: Any, stored: list[Message], now: datetime) -> ExtractionJob | None:
         """The extraction job this append makes due, recorded in the append's own transaction.

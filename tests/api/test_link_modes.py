@@ -3,6 +3,7 @@ memories) and DURING_EXTRACTION (links proposed by the extractor), on both store
 
 from __future__ import annotations
 
+import pytest
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,
@@ -127,3 +128,41 @@ def test_add_memory_links_autonomously_when_a_resolver_is_configured(store: Memo
     statuses = {m.id: m.is_valid for m in memory.list_memories(user_id="u1")}
     assert statuses == {old: False, new: True, quiet: True}
     assert [source for source, _ in resolver.calls] == [new]
+
+
+def _pizza_pass(store: MemoryStore, budget: int) -> tuple[AgentMemory, ScriptedLinkResolver]:
+    extractor = ScriptedExtractor(
+        [
+            [ExtractedMemory(PREF, "The user's preferred pizza style is thin crust.")],
+            [ExtractedMemory(PREF, "The user now prefers sourdough pizza.")],
+        ]
+    )
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = AgentMemory(
+        store=store,
+        embedder=HashingEmbedder(),
+        extractor=extractor,
+        link_resolver=resolver,
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.INLINE,
+            memory_link_extraction_mode="POST_EXTRACTION",
+            memory_link_extraction_token_limit=budget,
+            enable_context_summary=False,
+        ),
+    )
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
+    thread.add_messages([{"role": "user", "content": "I now prefer sourdough pizza."}])
+    return memory, resolver
+
+
+@pytest.mark.parametrize(("budget", "asked"), [(0, 0), (5, 0), (100, 1)])
+def test_the_link_token_limit_bounds_the_resolver_requests_of_a_pass(
+    store: MemoryStore, budget: int, asked: int
+) -> None:
+    """``memory_link_extraction_token_limit`` was accepted and never read: a budget below one
+    request's size leaves the new memory unlinked (stored, valid), below 1 disables; one source
+    with one candidate fits in 100 tokens."""
+    memory, resolver = _pizza_pass(store, budget)
+    assert len(resolver.calls) == asked
+    assert sorted(m.is_valid for m in memory.list_memories(user_id="u1")) == ([False, True] if asked else [True, True])
