@@ -545,23 +545,28 @@ class ExtractionRunner:
             self._drain(thread_id)
 
     def _drain(self, thread_id: str) -> None:
-        """Run a thread's queued jobs in order; a job that must be retried holds the queue."""
+        """Run a thread's queued jobs in order; a job that must be retried holds the queue.
+
+        The thread's queue is removed in the same critical section that finds it empty (or
+        the runner stopping), so a job submitted meanwhile either lands in a queue this drain
+        still runs or starts a new drain."""
         try:
             while True:
                 with self._lock:
                     queue = self._queues.get(thread_id)
                     if not queue or self._closed:
+                        self._forget(thread_id)
                         return
                     job_id = queue[0]
                     due = self._not_before.pop(job_id, None)
                 delay: float | None = 0.0 if due is None else max(0.0, due - time.monotonic())
                 if delay and self._stop.wait(delay):
-                    return  # stopping: the job stays durable, postponed, for the next client
+                    break  # stopping: the job stays durable, postponed, for the next client
                 delay = self._attempt(job_id)
                 while delay is not None and not self._stop.wait(delay):
                     delay = self._attempt(job_id)
                 if delay is not None:
-                    return  # stopping: the job stays durable, postponed, for the next client
+                    break  # stopping: as above
                 with self._lock:
                     queue.popleft()
                     self._queued -= 1
@@ -569,11 +574,14 @@ class ExtractionRunner:
                 self._refill()
         except BaseException:  # pragma: no cover - _attempt catches everything it expects
             log.exception("extraction worker for thread %s stopped; its jobs stay in the store", thread_id)
-        finally:
-            with self._lock:
-                left = self._queues.pop(thread_id, None)
-                self._queued -= len(left or ())
-                self._lock.notify_all()
+        with self._lock:
+            self._forget(thread_id)
+
+    def _forget(self, thread_id: str) -> None:
+        """Drop a thread's queue (the caller holds the lock): its jobs stay in the store."""
+        left = self._queues.pop(thread_id, None)
+        self._queued -= len(left or ())
+        self._lock.notify_all()
 
     # -- one attempt -------------------------------------------------------------------------
 

@@ -98,3 +98,46 @@ def test_a_wait_that_sees_room_queues_the_job(make_client: ClientFactory) -> Non
     thread.add_messages([{"role": "user", "content": "one too many"}])  # no WaitTimeoutError
     client.wait_for_memory_extraction(timeout=60)
     assert gate.seen == [*texts, "one too many"]
+
+
+def test_many_threads_with_a_flaky_model_each_get_every_memory_once_in_order(make_client: ClientFactory) -> None:
+    """Random model failures (seeded) and storage faults across 12 threads × 6 appends: every
+    job ends done, each message's memory is stored exactly once, and each thread's passes ran
+    in append order."""
+    import random
+
+    from palimpsest.application import ExtractionRetryPolicy
+
+    rng = random.Random(7)
+    lock = threading.Lock()
+    order: dict[str, list[str]] = {}
+
+    def flaky(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        with lock:
+            fail = rng.random() < 0.3
+        if fail:
+            raise RuntimeError("model down")
+        with lock:
+            for m in request.target_messages:
+                order.setdefault(m.thread_id, []).append(m.content)
+        return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+
+    client = make_client(
+        extractor=ScriptedExtractor(flaky),
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False
+        ),
+        extraction_retry_policy=ExtractionRetryPolicy(max_attempts=50, base_delay_seconds=0.001, max_delay_seconds=0.01),
+    )
+    expected: dict[str, list[str]] = {}
+    for t in range(12):
+        thread = client.create_thread(thread_id=f"t{t}", user_id="u")
+        for i in range(6):
+            text = f"thread {t} message {i}"
+            thread.add_messages([{"role": "user", "content": text}])
+            expected.setdefault(f"t{t}", []).append(text)
+    client.wait_for_memory_extraction(timeout=120)
+    assert client.pending_extractions() == [] and client.failed_extractions() == []
+    assert order == expected
+    contents = [m.content for m in client.list_memories(user_id="u")]
+    assert sorted(contents) == sorted(f"Fact: {text}" for texts in expected.values() for text in texts)
