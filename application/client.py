@@ -542,7 +542,9 @@ class AgentMemory:
         """Store a memory-like record (default type ``memory``) and return its id.
 
         With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
-        in the same transaction, and omitted scopes are inherited from that target. Otherwise,
+        in the same transaction; an omitted agent or thread is inherited from a target of the
+        same user, but an omitted user means unscoped, as without a link (so the link may not
+        reach into a user's records: ``CrossScopeLinkError``). Otherwise,
         with a link resolver (``autonomous_linking`` defaults to on when there is one), the
         resolver links it to its closest existing memories after it is stored."""
         return self._core.add_memory(

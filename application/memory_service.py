@@ -118,9 +118,12 @@ class MemoryService:
     ) -> MemoryRecord:
         """Add a record, optionally linked to an existing one, in one unit of work.
 
-        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``; omitted dimensions
-        come from the link target when there is one (else they are unscoped), and from
-        ``require_thread``'s thread for thread-owned writes.
+        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``. An omitted user is
+        unscoped (never the link target's: a call naming no user must not write into one);
+        an omitted agent or thread comes from a link target of the same user, else is unscoped.
+        ``require_thread`` restricts the link target to that thread (thread-owned writes).
+        The link obeys the lifecycle and scope rules of :func:`new_link`; a refused link
+        writes neither the record nor the link.
         """
         now = self._clock.now()
         events: list[DomainEvent] = []
@@ -130,11 +133,13 @@ class MemoryService:
                 target = self._visible(uow, link["target_id"], now)
                 if require_thread is not None and target.thread_id != require_thread:
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
-            values = {}
-            for name in ("user_id", "agent_id", "thread_id"):
+            user = scope.get("user_id", NOTSET)
+            values = {"user_id": None if isinstance(user, NotSetType) else user}
+            inherit = target is not None and target.user_id == values["user_id"]
+            for name in ("agent_id", "thread_id"):
                 value = scope.get(name, NOTSET)
                 if isinstance(value, NotSetType):
-                    value = getattr(target, name) if target is not None else None
+                    value = getattr(target, name) if inherit else None
                 values[name] = value
             record = MemoryRecord(
                 id=record_id,
@@ -147,7 +152,7 @@ class MemoryService:
                 expires_at=expires_at,
                 **values,
             )
-            uow.records.add(record, embedding=embedding)
+            created = None
             if link is not None and target is not None:
                 check_link_request(link["relation_type"])
                 created = new_link(
@@ -160,6 +165,8 @@ class MemoryService:
                     timestamp=link.get("timestamp"),
                     now=now,
                 )
+            uow.records.add(record, embedding=embedding)
+            if created is not None and target is not None:
                 uow.links.add(created)
                 events.append(LinkCreated(created))
                 events.extend(self._rederive(uow, {target.id}, now))
@@ -336,6 +343,7 @@ class MemoryService:
             before = uow.links.get(link_id)
             if before is None or not self._owned(uow, before, owner_thread):
                 raise LinkNotFoundError(f"No link with id {link_id!r}.")
+            ends = uow.records.get_many([before.source_id, before.target_id])
             after = retype_link(
                 before,
                 relation_type=None if isinstance(relation_type, NotSetType) else relation_type,
@@ -343,6 +351,7 @@ class MemoryService:
                 if isinstance(opposite_relation_type, NotSetType)
                 else opposite_relation_type,
                 siblings=uow.links.between(before.source_id, before.target_id),
+                endpoints=(ends[before.source_id], ends[before.target_id]),
             )
             if not isinstance(metadata, NotSetType):
                 after = replace(after, metadata=check_metadata(metadata))

@@ -15,7 +15,8 @@ who do not know our names::
     │   ├── ArgumentTypeError (TypeError too)  an argument of the wrong type
     │   └── InvalidLinkError
     │       ├── SelfLinkError
-    │       └── LinkEndpointTypeError
+    │       ├── LinkEndpointTypeError
+    │       └── CrossScopeLinkError     the endpoints belong to different users or agents
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
     │   ├── LinkExistsError
@@ -43,6 +44,7 @@ __all__ = [
     "ArgumentTypeError",
     "ConfigurationError",
     "ConflictError",
+    "CrossScopeLinkError",
     "DuplicateIdError",
     "InvalidLinkError",
     "InvalidMetadataError",
@@ -115,6 +117,11 @@ class SelfLinkError(InvalidLinkError):
 
 class LinkEndpointTypeError(InvalidLinkError):
     """Links join memory-like records only (memory, fact, guideline, preference)."""
+
+
+class CrossScopeLinkError(InvalidLinkError):
+    """A link would join two users' (or two agents') records, or reach from an unscoped record
+    into a user's: links stay inside one tenant, so no write of one scope changes another's."""
 
 
 class ConflictError(AgentMemoryError, ValueError):
