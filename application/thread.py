@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from palimpsest.domain.errors import (
     ConfigurationError,
+    InvalidScopeError,
     MessageNotFoundError,
     ThreadNotFoundError,
     ValidationError,
@@ -728,13 +729,19 @@ class MemoryThread:
     ) -> list[SearchResult]:
         """Search with the thread's defaults: its user and agent exactly, any of their threads
         (``exact_thread_match=True`` keeps to this thread); ``search_strategy`` as in
-        :meth:`AgentMemory.search`."""
+        :meth:`AgentMemory.search`.
+
+        A thread handle never reads outside its user: a ``scope`` without a user means the
+        thread's, and another user (or none, for a thread with one) or
+        ``exact_user_match=False`` is an ``InvalidScopeError``."""
         if isinstance(scope, NotSetType):
             user_id = self.user_id if isinstance(user_id, NotSetType) else user_id
             agent_id = self.agent_id if isinstance(agent_id, NotSetType) else agent_id
             thread_id = self.thread_id if isinstance(thread_id, NotSetType) else thread_id
             exact_user_match = True if isinstance(exact_user_match, NotSetType) else exact_user_match
             exact_agent_match = True if isinstance(exact_agent_match, NotSetType) else exact_agent_match
+        elif isinstance(scope, SearchScope) and isinstance(scope.user_id, NotSetType):
+            scope = replace(scope, user_id=self.user_id)
         resolved = resolve_scope(
             user_id=user_id,
             agent_id=agent_id,
@@ -745,6 +752,11 @@ class MemoryThread:
             scope=scope,
             require_user=False,
         )
+        if resolved.user_id is ANY or resolved.user_id != self.user_id:
+            raise InvalidScopeError(
+                "A thread handle searches its own user's records only: leave user_id unset (or give "
+                "the thread's) and keep exact_user_match; search other users through AgentMemory.search."
+            )
         return self._core.searcher.run(
             query,
             now=self._core.clock.now(),
