@@ -19,7 +19,6 @@ from typing import Any
 from palimpsest.domain.errors import (
     ConfigurationError,
     LinkNotFoundError,
-    RecordNotFoundError,
     ThreadNotFoundError,
     ValidationError,
 )
@@ -870,10 +869,7 @@ def update_memory(
     if all(isinstance(v, NotSetType) for v in (content, metadata, timestamp, ttl_days, ttl_anchor)):
         raise ValidationError("Provide at least one of content, metadata, timestamp, ttl_days or ttl_anchor.")
     now = core.clock.now()
-    with core.store.unit_of_work() as uow:
-        record = uow.records.get(memory_id, now=now)
-    if record is None or (owner_thread is not None and record.thread_id != owner_thread):
-        raise RecordNotFoundError(f"No memory record with id {memory_id!r}.")
+    record = core.service.get_record(memory_id, owner_thread=owner_thread)
     event_time = record.timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
     expires: Any = NOTSET
     if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):

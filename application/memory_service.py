@@ -131,7 +131,7 @@ class MemoryService:
             target = None
             if link is not None:
                 target = self._visible(uow, link["target_id"], now)
-                if require_thread is not None and target.thread_id != require_thread:
+                if require_thread is not None and not self._in_thread(uow, [target], require_thread):
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
             user = scope.get("user_id", NOTSET)
             values = {"user_id": None if isinstance(user, NotSetType) else user}
@@ -174,10 +174,11 @@ class MemoryService:
         self._publish(events)
         return record
 
-    def get_record(self, record_id: str) -> MemoryRecord:
-        """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""
+    def get_record(self, record_id: str, *, owner_thread: str | None = None) -> MemoryRecord:
+        """The record if it exists and has not expired (and, with ``owner_thread``, belongs to
+        that thread); ``RecordNotFoundError`` otherwise."""
         with self._store.unit_of_work() as uow:
-            return self._visible(uow, record_id, self._clock.now())
+            return self._visible(uow, record_id, self._clock.now(), owner_thread)
 
     def update_record(
         self,
@@ -217,12 +218,13 @@ class MemoryService:
             uow.commit()
         return updated
 
-    def delete_record(self, record_id: str) -> bool:
+    def delete_record(self, record_id: str, *, owner_thread: str | None = None) -> bool:
         """Delete a record and its links; records it had retired become valid again if no
-        other lifecycle link still targets them."""
+        other lifecycle link still targets them. ``owner_thread`` deletes only that thread's."""
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
-            if uow.records.get(record_id) is None:
+            record = uow.records.get(record_id)
+            if record is None or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread)):
                 return False
             events = self.delete_records_in(uow, [record_id], now)
             uow.commit()
@@ -283,7 +285,7 @@ class MemoryService:
         """Create ``source -[relation_type]-> target``; a lifecycle type retires the target.
 
         ``expected_types`` must match the stored endpoint types when given; ``owner_thread``
-        restricts both endpoints to one thread (thread-scoped linking)."""
+        restricts both endpoints to that thread's records (thread-scoped linking)."""
         check_link_request(relation_type)
         check_id(source_id, "source_record_id")
         check_id(target_id, "target_record_id")
@@ -414,19 +416,28 @@ class MemoryService:
     # -- helpers ---------------------------------------------------------------------------
 
     @staticmethod
-    def _visible(uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None) -> MemoryRecord:
+    def _in_thread(uow: UnitOfWork, records: Iterable[MemoryRecord], thread_id: str) -> bool:
+        """Whether the thread owns every record: each is in it and of its user. A record the
+        client filed under another user's thread is not the thread's to change."""
+        thread = uow.threads.get(thread_id)
+        return thread is not None and all(r.thread_id == thread_id and r.user_id == thread.user_id for r in records)
+
+    @classmethod
+    def _visible(
+        cls, uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None
+    ) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
-        if record is None or (owner_thread is not None and record.thread_id != owner_thread):
+        if record is None or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread)):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
 
-    @staticmethod
-    def _owned(uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
+    @classmethod
+    def _owned(cls, uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
         if owner_thread is None:
             return True
         ends = uow.records.get_many([link.source_id, link.target_id])
-        return all(r.thread_id == owner_thread for r in ends.values()) and len(ends) == 2
+        return len(ends) == 2 and cls._in_thread(uow, ends.values(), owner_thread)
 
     def rederive_in(self, uow: UnitOfWork, record_ids: Iterable[str], now: datetime) -> list[DomainEvent]:
         """Re-derive statuses inside a caller's unit of work (deletes done outside this service)."""

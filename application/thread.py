@@ -829,12 +829,9 @@ class MemoryThread:
         )
 
     def delete_memory(self, memory_id: str) -> int:
+        """Delete one of this thread's memories (0 for any other record)."""
         check_id(memory_id, "memory_id")
-        with self._core.store.unit_of_work() as uow:
-            record = uow.records.get(memory_id)
-        if record is None or record.thread_id != self.thread_id:
-            return 0
-        return int(self._core.service.delete_record(memory_id))
+        return int(self._core.service.delete_record(memory_id, owner_thread=self.thread_id))
 
     def link_records(
         self,

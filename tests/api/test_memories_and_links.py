@@ -327,6 +327,28 @@ def test_a_thread_refuses_records_of_another_thread(
     assert theirs.delete_memory(foreign) == 1
 
 
+def test_a_thread_does_not_own_another_user_s_record_filed_under_it(
+    two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore, memory: AgentMemory
+) -> None:
+    """The client may file a record of user v under u's thread; u's handle still cannot change it."""
+    mine, _ = two_threads
+    own = mine.add_memory("mine", memory_type="fact")
+    filed = memory.add_memory("v's note", memory_type="fact", user_id="v", agent_id="a", thread_id="mine")
+    filed_link = memory.link_records(filed, "fact", memory.add_memory("v's other", memory_type="fact", user_id="v",
+                                                                       thread_id="mine"), "fact", "supports")
+    before = snapshot(store)
+    with pytest.raises(RecordNotFoundError):
+        mine.update_memory(filed, "hijacked")
+    assert mine.delete_memory(filed) == 0
+    with pytest.raises(RecordNotFoundError):
+        mine.add_memory("linked", memory_id_to_link=filed, link_type="supersedes")
+    with pytest.raises(RecordNotFoundError):
+        mine.link_records(own, "fact", filed, "fact", "supports")
+    assert mine.update_record_link(filed_link, relation_type="supersedes") == 0
+    assert mine.delete_record_link(relation_id=filed_link) == 0
+    assert snapshot(store) == before
+
+
 def test_a_thread_links_and_edits_its_own_records(two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore) -> None:
     mine, _ = two_threads
     old = mine.add_memory("old plan", memory_type="fact")
