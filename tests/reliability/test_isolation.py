@@ -378,6 +378,10 @@ def check_thread_writes(memory: AgentMemory, store: MemoryStore, thread_id: str)
             thread.add_memory("a new note of the thread", memory_id_to_link=first.id, link_type="refines")
         if last.id not in crossing:
             assert thread.delete_memory(last.id) == 1
+            # An unscoped record may be a link target of any user's record: deleting it takes
+            # those links along, and nothing else of theirs.
+            records, links = before
+            before = records, [l for l in links if last.id not in (l.source_id, l.target_id)]
     assert tenant_state(store, others) == before, f"writes through thread {thread_id} changed another user's records"
 
 
