@@ -16,7 +16,7 @@ who do not know our names::
     │   └── InvalidLinkError
     │       ├── SelfLinkError
     │       ├── LinkEndpointTypeError
-    │       └── CrossScopeLinkError     the endpoints belong to different users or agents
+    │       └── CrossScopeLinkError     the link would cross users or agents
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
     │   ├── LinkExistsError
@@ -84,7 +84,8 @@ class InvalidRecordTypeError(ValidationError):
 
 
 class InvalidScopeError(ValidationError):
-    """A user/agent/thread scope value is malformed."""
+    """A user/agent/thread scope value is malformed, or wider than the caller may read (a
+    client search without a user, a thread handle's search outside its user)."""
 
 
 class InvalidMetadataError(ValidationError):
