@@ -19,7 +19,6 @@ from typing import Any
 from palimpsest.domain.errors import (
     ConfigurationError,
     LinkNotFoundError,
-    RecordNotFoundError,
     ThreadNotFoundError,
     ValidationError,
 )
@@ -589,7 +588,9 @@ class AgentMemory:
         """Store a memory-like record (default type ``memory``) and return its id.
 
         With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
-        in the same transaction, and omitted scopes are inherited from that target. Otherwise,
+        in the same transaction; an omitted agent or thread is inherited from a target of the
+        same user, but an omitted user means unscoped, as without a link (so the link may not
+        reach into a user's records: ``CrossScopeLinkError``). Otherwise,
         with a link resolver (``autonomous_linking`` defaults to on when there is one), the
         resolver links it to its closest existing memories after it is stored."""
         return self._core.add_memory(
@@ -930,10 +931,7 @@ def update_memory(
     if all(isinstance(v, NotSetType) for v in (content, metadata, timestamp, ttl_days, ttl_anchor)):
         raise ValidationError("Provide at least one of content, metadata, timestamp, ttl_days or ttl_anchor.")
     now = core.clock.now()
-    with core.store.reading() as uow:
-        record = uow.records.get(memory_id, now=now)
-    if record is None or (owner_thread is not None and record.thread_id != owner_thread):
-        raise RecordNotFoundError(f"No memory record with id {memory_id!r}.")
+    record = core.service.get_record(memory_id, owner_thread=owner_thread)
     event_time = record.timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
     expires: Any = NOTSET
     if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):

@@ -121,9 +121,12 @@ class MemoryService:
     ) -> MemoryRecord:
         """Add a record, optionally linked to an existing one, in one unit of work.
 
-        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``; omitted dimensions
-        come from the link target when there is one (else they are unscoped), and from
-        ``require_thread``'s thread for thread-owned writes.
+        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``. An omitted user is
+        unscoped (never the link target's: a call naming no user must not write into one);
+        an omitted agent or thread comes from a link target of the same user, else is unscoped.
+        ``require_thread`` restricts the link target to that thread (thread-owned writes).
+        The link obeys the lifecycle and scope rules of :func:`new_link`; a refused link
+        writes neither the record nor the link.
         """
         now = self._clock.now()
         events: list[DomainEvent] = []
@@ -131,13 +134,15 @@ class MemoryService:
             target = None
             if link is not None:
                 target = self._visible(uow, link["target_id"], now)
-                if require_thread is not None and target.thread_id != require_thread:
+                if require_thread is not None and not self._in_thread(uow, [target], require_thread):
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
-            values = {}
-            for name in ("user_id", "agent_id", "thread_id"):
+            user = scope.get("user_id", NOTSET)
+            values = {"user_id": None if isinstance(user, NotSetType) else user}
+            inherit = target is not None and target.user_id == values["user_id"]
+            for name in ("agent_id", "thread_id"):
                 value = scope.get(name, NOTSET)
                 if isinstance(value, NotSetType):
-                    value = getattr(target, name) if target is not None else None
+                    value = getattr(target, name) if inherit else None
                 values[name] = value
             record = MemoryRecord(
                 id=record_id,
@@ -150,7 +155,7 @@ class MemoryService:
                 expires_at=expires_at,
                 **values,
             )
-            uow.records.add(record, embedding=embedding)
+            created = None
             if link is not None and target is not None:
                 check_link_request(link["relation_type"])
                 created = new_link(
@@ -163,6 +168,8 @@ class MemoryService:
                     timestamp=link.get("timestamp"),
                     now=now,
                 )
+            uow.records.add(record, embedding=embedding)
+            if created is not None and target is not None:
                 uow.links.add(created)
                 events.append(LinkCreated(created))
                 events.extend(self._rederive(uow, {target.id}, now))
@@ -214,10 +221,11 @@ class MemoryService:
         self._publish(events)
         return list(added.values())
 
-    def get_record(self, record_id: str) -> MemoryRecord:
-        """The record if it exists and has not expired; ``RecordNotFoundError`` otherwise."""
+    def get_record(self, record_id: str, *, owner_thread: str | None = None) -> MemoryRecord:
+        """The record if it exists and has not expired (and, with ``owner_thread``, belongs to
+        that thread); ``RecordNotFoundError`` otherwise."""
         with self._store.reading() as uow:
-            return self._visible(uow, record_id, self._clock.now())
+            return self._visible(uow, record_id, self._clock.now(), owner_thread)
 
     def update_record(
         self,
@@ -257,12 +265,13 @@ class MemoryService:
             uow.commit()
         return updated
 
-    def delete_record(self, record_id: str) -> bool:
+    def delete_record(self, record_id: str, *, owner_thread: str | None = None) -> bool:
         """Delete a record and its links; records it had retired become valid again if no
-        other lifecycle link still targets them."""
+        other lifecycle link still targets them. ``owner_thread`` deletes only that thread's."""
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
-            if uow.records.get(record_id) is None:
+            record = uow.records.get(record_id)
+            if record is None or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread)):
                 return False
             events = self.delete_records_in(uow, [record_id], now)
             uow.commit()
@@ -323,7 +332,7 @@ class MemoryService:
         """Create ``source -[relation_type]-> target``; a lifecycle type retires the target.
 
         ``expected_types`` must match the stored endpoint types when given; ``owner_thread``
-        restricts both endpoints to one thread (thread-scoped linking)."""
+        restricts both endpoints to that thread's records (thread-scoped linking)."""
         check_link_request(relation_type)
         check_id(source_id, "source_record_id")
         check_id(target_id, "target_record_id")
@@ -383,6 +392,7 @@ class MemoryService:
             before = uow.links.get(link_id)
             if before is None or not self._owned(uow, before, owner_thread):
                 raise LinkNotFoundError(f"No link with id {link_id!r}.")
+            ends = uow.records.get_many([before.source_id, before.target_id])
             after = retype_link(
                 before,
                 relation_type=None if isinstance(relation_type, NotSetType) else relation_type,
@@ -390,6 +400,7 @@ class MemoryService:
                 if isinstance(opposite_relation_type, NotSetType)
                 else opposite_relation_type,
                 siblings=uow.links.between(before.source_id, before.target_id),
+                endpoints=(ends[before.source_id], ends[before.target_id]),
             )
             if not isinstance(metadata, NotSetType):
                 after = replace(after, metadata=check_metadata(metadata))
@@ -456,19 +467,28 @@ class MemoryService:
     # -- helpers ---------------------------------------------------------------------------
 
     @staticmethod
-    def _visible(uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None) -> MemoryRecord:
+    def _in_thread(uow: UnitOfWork, records: Iterable[MemoryRecord], thread_id: str) -> bool:
+        """Whether the thread owns every record: each is in it and of its user. A record the
+        client filed under another user's thread is not the thread's to change."""
+        thread = uow.threads.get(thread_id)
+        return thread is not None and all(r.thread_id == thread_id and r.user_id == thread.user_id for r in records)
+
+    @classmethod
+    def _visible(
+        cls, uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None
+    ) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
-        if record is None or (owner_thread is not None and record.thread_id != owner_thread):
+        if record is None or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread)):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
 
-    @staticmethod
-    def _owned(uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
+    @classmethod
+    def _owned(cls, uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
         if owner_thread is None:
             return True
         ends = uow.records.get_many([link.source_id, link.target_id])
-        return all(r.thread_id == owner_thread for r in ends.values()) and len(ends) == 2
+        return len(ends) == 2 and cls._in_thread(uow, ends.values(), owner_thread)
 
     def rederive_in(self, uow: UnitOfWork, record_ids: Iterable[str], now: datetime) -> list[DomainEvent]:
         """Re-derive statuses inside a caller's unit of work (deletes done outside this service)."""

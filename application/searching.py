@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from palimpsest.domain.errors import ArgumentTypeError, InvalidSearchError, ValidationError
+from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import MemoryRecord, RecordType, check_optional_id, parse_record_type
 from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.search import (
@@ -104,12 +104,12 @@ def resolve_scope(
         )
     if require_user:
         if isinstance(user_id, NotSetType):
-            raise ValidationError(
+            raise InvalidScopeError(
                 "Client searches must be scoped to a user: pass user_id=... (or user_id=None for "
                 "unscoped records only), or scope=SearchScope(user_id=...)."
             )
         if exact_user_match is False:
-            raise ValidationError(
+            raise InvalidScopeError(
                 "Client searches require exact user scoping; do not set exact_user_match=False."
             )
     return ScopeFilter(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from palimpsest.domain.errors import (
     ConfigurationError,
+    InvalidScopeError,
     MessageNotFoundError,
     ThreadNotFoundError,
     ValidationError,
@@ -662,13 +663,19 @@ class MemoryThread:
     ) -> list[SearchResult]:
         """Search with the thread's defaults: its user and agent exactly, any of their threads
         (``exact_thread_match=True`` keeps to this thread); ``search_strategy`` as in
-        :meth:`AgentMemory.search`."""
+        :meth:`AgentMemory.search`.
+
+        A thread handle never reads outside its user: a ``scope`` without a user means the
+        thread's, and another user (or none, for a thread with one) or
+        ``exact_user_match=False`` is an ``InvalidScopeError``."""
         if isinstance(scope, NotSetType):
             user_id = self.user_id if isinstance(user_id, NotSetType) else user_id
             agent_id = self.agent_id if isinstance(agent_id, NotSetType) else agent_id
             thread_id = self.thread_id if isinstance(thread_id, NotSetType) else thread_id
             exact_user_match = True if isinstance(exact_user_match, NotSetType) else exact_user_match
             exact_agent_match = True if isinstance(exact_agent_match, NotSetType) else exact_agent_match
+        elif isinstance(scope, SearchScope) and isinstance(scope.user_id, NotSetType):
+            scope = replace(scope, user_id=self.user_id)
         resolved = resolve_scope(
             user_id=user_id,
             agent_id=agent_id,
@@ -679,6 +686,11 @@ class MemoryThread:
             scope=scope,
             require_user=False,
         )
+        if resolved.user_id is ANY or resolved.user_id != self.user_id:
+            raise InvalidScopeError(
+                "A thread handle searches its own user's records only: leave user_id unset (or give "
+                "the thread's) and keep exact_user_match; search other users through AgentMemory.search."
+            )
         return self._core.searcher.run(
             query,
             now=self._core.clock.now(),
@@ -751,12 +763,9 @@ class MemoryThread:
         )
 
     def delete_memory(self, memory_id: str) -> int:
+        """Delete one of this thread's memories (0 for any other record)."""
         check_id(memory_id, "memory_id")
-        with self._core.store.reading() as uow:
-            record = uow.records.get(memory_id)
-        if record is None or record.thread_id != self.thread_id:
-            return 0
-        return int(self._core.service.delete_record(memory_id))
+        return int(self._core.service.delete_record(memory_id, owner_thread=self.thread_id))
 
     def link_records(
         self,

@@ -15,7 +15,8 @@ who do not know our names::
     │   ├── ArgumentTypeError (TypeError too)  an argument of the wrong type
     │   ├── InvalidLinkError
     │   │   ├── SelfLinkError
-    │   │   └── LinkEndpointTypeError
+    │   │   ├── LinkEndpointTypeError
+    │   │   └── CrossScopeLinkError     the link would cross users or agents
     │   └── InvalidImportError                a line of an import file; nothing was imported
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
@@ -45,6 +46,7 @@ __all__ = [
     "ArgumentTypeError",
     "ConfigurationError",
     "ConflictError",
+    "CrossScopeLinkError",
     "DuplicateIdError",
     "InvalidImportError",
     "InvalidLinkError",
@@ -86,7 +88,8 @@ class InvalidRecordTypeError(ValidationError):
 
 
 class InvalidScopeError(ValidationError):
-    """A user/agent/thread scope value is malformed."""
+    """A user/agent/thread scope value is malformed, or wider than the caller may read (a
+    client search without a user, a thread handle's search outside its user)."""
 
 
 class InvalidMetadataError(ValidationError):
@@ -130,6 +133,9 @@ class InvalidImportError(ValidationError):
     def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+class CrossScopeLinkError(InvalidLinkError):
+    """A link would join two users' (or two agents') records, or reach from an unscoped record
+    into a user's: links stay inside one tenant, so no write of one scope changes another's."""
 
 
 class ConflictError(AgentMemoryError, ValueError):

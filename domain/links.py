@@ -10,6 +10,9 @@ The rules (shared by every store):
   so retyping or deleting a link re-derives the status of both endpoints.
 * no self-links; (source, target, relation_type) is unique; a pair of records is linked in
   one orientation only (A→B forbids any B→A).
+* links stay inside one tenant (:func:`check_link_scope`): never between two users' records,
+  nor two agents' records; an unscoped record may be the target of any user's record, never
+  the source of a link into a user's record.
 
 The application service loads what a decision needs, calls these functions, and persists the
 outcome in one unit of work (the "determine actions" pattern): no rule lives in a store.
@@ -23,6 +26,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from .errors import (
+    CrossScopeLinkError,
     InvalidLinkError,
     LinkEndpointTypeError,
     LinkExistsError,
@@ -37,6 +41,7 @@ __all__ = [
     "LIFECYCLE_REASONS",
     "LIFECYCLE_TYPES",
     "check_link_request",
+    "check_link_scope",
     "derive_status",
     "is_lifecycle",
     "new_link",
@@ -76,6 +81,31 @@ def opposite_label(relation_type: str, opposite: str | None = None) -> str:
     return check_id(opposite, "opposite_relation_type")
 
 
+def check_link_scope(source: MemoryRecord, target: MemoryRecord) -> None:
+    """Refuse ``source → target`` when it would join two tenants (:class:`CrossScopeLinkError`).
+
+    A link changes its endpoints (a lifecycle link retires its target; deleting a record
+    re-derives its partners), so a link across users would let one user's write change
+    another's records. Refused: two different users; two different agents (when both ends
+    have one); an unscoped source with a user's target, as a global write must not retire or
+    attach to a user's record. A user's record may link to an unscoped (global) one. The
+    message names records, never the tenants they belong to.
+    """
+    if target.user_id is not None and source.user_id != target.user_id:
+        if source.user_id is None:
+            raise CrossScopeLinkError(
+                f"{source.id!r} has no user and cannot link to {target.id!r}, which belongs to a user; "
+                "a user's records are linked only by records of the same user."
+            )
+        raise CrossScopeLinkError(
+            f"{source.id!r} and {target.id!r} belong to different users; links stay inside one user."
+        )
+    if source.agent_id is not None and target.agent_id is not None and source.agent_id != target.agent_id:
+        raise CrossScopeLinkError(
+            f"{source.id!r} and {target.id!r} belong to different agents; links stay inside one agent."
+        )
+
+
 def new_link(
     *,
     link_id: str,
@@ -91,13 +121,15 @@ def new_link(
     """Decide whether ``source -[relation_type]-> target`` may be created, and build it.
 
     ``existing_between`` are all stored links joining the two records, in either direction.
-    Raises :class:`SelfLinkError`, :class:`LinkExistsError` or :class:`LinkOrientationError`.
+    Raises :class:`SelfLinkError`, :class:`CrossScopeLinkError`, :class:`LinkExistsError` or
+    :class:`LinkOrientationError`.
     """
     if source.id == target.id:
         raise SelfLinkError("A memory cannot be linked to itself.")
     for record in (source, target):
         if not record.record_type.is_memory_like:  # pragma: no cover - MemoryRecord enforces it
             raise LinkEndpointTypeError("Links join memory-like records only.")
+    check_link_scope(source, target)
     opposite = opposite_label(relation_type, opposite_relation_type)
     for link in existing_between:
         if link.source_id == target.id and link.target_id == source.id:
@@ -129,11 +161,19 @@ def retype_link(
     relation_type: str | None = None,
     opposite_relation_type: str | None = None,
     siblings: Sequence[RecordLink] = (),
+    endpoints: tuple[MemoryRecord, MemoryRecord] | None = None,
 ) -> RecordLink:
     """Change a link's labels. Built-in types force their opposite; uniqueness still holds.
 
-    ``siblings`` are the other stored links between the same two records.
+    ``siblings`` are the other stored links between the same two records. ``endpoints``
+    (source, target), which the service always passes, are checked by :func:`check_link_scope`:
+    a link that crosses tenants (stored before the rule) can be deleted, not changed.
     """
+    if endpoints is not None:
+        source, target = endpoints
+        if (source.id, target.id) != (link.source_id, link.target_id):
+            raise InvalidLinkError(f"The endpoints given are not those of link {link.id!r}.")
+        check_link_scope(source, target)
     new_type = link.relation_type if relation_type is None else check_id(relation_type, "relation_type")
     if new_type in BUILTIN_OPPOSITES:
         new_opposite = BUILTIN_OPPOSITES[new_type]

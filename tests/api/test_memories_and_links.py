@@ -8,9 +8,11 @@ import pytest
 from palimpsest.application import AgentMemory, MemoryThread
 from palimpsest.domain import (
     ConflictError,
+    CrossScopeLinkError,
     DuplicateIdError,
     LinkExistsError,
     LinkOrientationError,
+    RecordLink,
     RecordNotFoundError,
     RecordStatus,
     RecordType,
@@ -151,12 +153,13 @@ def test_delete_memory_removes_it_and_revalidates_what_it_superseded(memory: Age
 # -- linking at creation ----------------------------------------------------------------------
 
 
-def test_a_memory_linked_at_creation_inherits_the_targets_scope(memory: AgentMemory, store: MemoryStore) -> None:
+def test_a_memory_linked_at_creation_inherits_the_targets_agent_and_thread(memory: AgentMemory, store: MemoryStore) -> None:
     memory.create_thread(thread_id="t", user_id="u", agent_id="a")
     old = memory.add_memory("old address", memory_type="fact", user_id="u", agent_id="a", thread_id="t")
     new = memory.add_memory(
         "new address",
         memory_type="fact",
+        user_id="u",
         memory_id_to_link=old,
         link_type="supersedes",
         link_id="L1",
@@ -179,9 +182,98 @@ def test_a_memory_linked_at_creation_inherits_the_targets_scope(memory: AgentMem
 
 def test_explicit_scopes_win_over_the_inherited_ones(memory: AgentMemory, store: MemoryStore) -> None:
     old = memory.add_memory("shared fact", user_id="u", agent_id="a")
-    new = memory.add_memory("agent-free note", agent_id=None, memory_id_to_link=old, link_type="supports")
+    new = memory.add_memory("agent-free note", user_id="u", agent_id=None, memory_id_to_link=old, link_type="supports")
     record = stored_record(store, new)
     assert record is not None and (record.user_id, record.agent_id) == ("u", None)
+
+
+# -- links stay inside one user ----------------------------------------------------------------
+
+
+@pytest.fixture
+def tenants(memory: AgentMemory) -> dict[str, str]:
+    """A record of user u, one of user v, one of u's agent a, one of u's agent b, and a global one."""
+    return {
+        "u": memory.add_memory("u lives in Paris", memory_id="u1", memory_type="fact", user_id="u"),
+        "v": memory.add_memory("v lives in Oslo", memory_id="v1", memory_type="fact", user_id="v"),
+        "ua": memory.add_memory("u's agent a note", memory_id="ua", memory_type="fact", user_id="u", agent_id="a"),
+        "ub": memory.add_memory("u's agent b note", memory_id="ub", memory_type="fact", user_id="u", agent_id="b"),
+        "global": memory.add_memory("Paris is in France", memory_id="g1", memory_type="fact"),
+    }
+
+
+@pytest.mark.parametrize("relation", ["supersedes", "duplicates", "supports", "mentions"])
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("u", "v"), ("v", "u"), ("ua", "ub"), ("global", "u"), ("global", "ua")],
+)
+def test_a_link_between_two_users_or_agents_or_from_a_global_record_is_refused(
+    memory: AgentMemory, store: MemoryStore, tenants: dict[str, str], source: str, target: str, relation: str
+) -> None:
+    before = snapshot(store)
+    with pytest.raises(CrossScopeLinkError):
+        memory.link_records(tenants[source], "fact", tenants[target], "fact", relation)
+    assert snapshot(store) == before
+    assert _status(store, tenants[target]) is RecordStatus.VALID
+
+
+@pytest.mark.parametrize(("source", "target"), [("u", "global"), ("ua", "u"), ("u", "ub"), ("ua", "global")])
+def test_a_user_s_record_links_inside_its_user_or_to_a_global_record(
+    memory: AgentMemory, store: MemoryStore, tenants: dict[str, str], source: str, target: str
+) -> None:
+    link_id = memory.link_records(tenants[source], "fact", tenants[target], "fact", "supports")
+    link = stored_link(store, link_id)
+    assert link is not None and (link.source_id, link.target_id) == (tenants[source], tenants[target])
+
+
+def test_a_memory_linked_at_creation_without_a_user_is_unscoped_and_cannot_reach_into_a_user(
+    memory: AgentMemory, store: MemoryStore, tenants: dict[str, str]
+) -> None:
+    """The user scope is never inherited from the link target: a call that names no user
+    writes an unscoped record, which may not retire (or link to) a user's record."""
+    before = snapshot(store)
+    for user in ({}, {"user_id": None}, {"user_id": "v"}):
+        with pytest.raises(CrossScopeLinkError):
+            memory.add_memory("u moved to Rome", memory_id="new", memory_type="fact",
+                              memory_id_to_link=tenants["u"], link_type="supersedes", **user)
+    assert snapshot(store) == before
+    assert _status(store, tenants["u"]) is RecordStatus.VALID
+    new = memory.add_memory("France is in Europe", memory_type="fact", memory_id_to_link=tenants["global"],
+                            link_type="supports")
+    record = stored_record(store, new)
+    assert record is not None and (record.user_id, record.agent_id, record.thread_id) == (None, None, None)
+
+
+def test_a_memory_linked_to_a_global_record_keeps_its_own_scope(
+    memory: AgentMemory, store: MemoryStore
+) -> None:
+    memory.create_thread(thread_id="shared", agent_id="a")
+    target = memory.add_memory("Office hours are 9 to 5", memory_type="fact", agent_id="a", thread_id="shared")
+    new = memory.add_memory("u works late", memory_type="fact", user_id="u", memory_id_to_link=target,
+                            link_type="contradicts")
+    record = stored_record(store, new)
+    assert record is not None and (record.user_id, record.agent_id, record.thread_id) == ("u", None, None)
+
+
+def test_a_link_stored_across_users_before_the_rule_can_be_deleted_but_not_changed(
+    memory: AgentMemory, store: MemoryStore, tenants: dict[str, str]
+) -> None:
+    """Stores written by older versions may hold such links: they are not retyped into a
+    lifecycle link (which would retire the other user's record), only removed."""
+    with store.unit_of_work() as uow:  # written as an older version did, past the service
+        uow.links.add(RecordLink(id="legacy", source_id=tenants["u"], source_type=RecordType.FACT, target_id=tenants["v"],
+                                 target_type=RecordType.FACT, relation_type="supports",
+                                 opposite_relation_type="is_supported_by", created_at=START))
+        uow.commit()
+    before = snapshot(store)
+    with pytest.raises(CrossScopeLinkError):
+        memory.update_record_link("legacy", relation_type="supersedes")
+    with pytest.raises(CrossScopeLinkError):
+        memory.update_record_link("legacy", metadata={"note": "x"})
+    assert snapshot(store) == before
+    assert _status(store, tenants["v"]) is RecordStatus.VALID
+    assert memory.delete_record_link(relation_id="legacy") == 1
+    assert snapshot(store)["links"] == []
 
 
 @ARGUMENT_CHECK
@@ -255,6 +347,28 @@ def test_a_thread_refuses_records_of_another_thread(
     assert snapshot(store) == before
     assert theirs.delete_record_link(relation_id=foreign_link) == 1
     assert theirs.delete_memory(foreign) == 1
+
+
+def test_a_thread_does_not_own_another_user_s_record_filed_under_it(
+    two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore, memory: AgentMemory
+) -> None:
+    """The client may file a record of user v under u's thread; u's handle still cannot change it."""
+    mine, _ = two_threads
+    own = mine.add_memory("mine", memory_type="fact")
+    filed = memory.add_memory("v's note", memory_type="fact", user_id="v", agent_id="a", thread_id="mine")
+    filed_link = memory.link_records(filed, "fact", memory.add_memory("v's other", memory_type="fact", user_id="v",
+                                                                       thread_id="mine"), "fact", "supports")
+    before = snapshot(store)
+    with pytest.raises(RecordNotFoundError):
+        mine.update_memory(filed, "hijacked")
+    assert mine.delete_memory(filed) == 0
+    with pytest.raises(RecordNotFoundError):
+        mine.add_memory("linked", memory_id_to_link=filed, link_type="supersedes")
+    with pytest.raises(RecordNotFoundError):
+        mine.link_records(own, "fact", filed, "fact", "supports")
+    assert mine.update_record_link(filed_link, relation_type="supersedes") == 0
+    assert mine.delete_record_link(relation_id=filed_link) == 0
+    assert snapshot(store) == before
 
 
 def test_a_thread_links_and_edits_its_own_records(two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore) -> None:

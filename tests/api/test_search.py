@@ -15,6 +15,7 @@ from palimpsest.application import (
 )
 from palimpsest.domain import (
     InvalidRecordTypeError,
+    InvalidScopeError,
     InvalidSearchError,
     RecordStatus,
     RecordType,
@@ -112,7 +113,45 @@ def test_a_thread_search_defaults_to_its_user_and_agent_across_their_threads(sco
     assert _ids(thread.search(Q, max_results=50)) == {"ua", "ua1", "ua2", "msg1", "msg2"}
     assert _ids(thread.search(Q, exact_thread_match=True, max_results=50)) == {"ua1", "msg1"}
     assert _ids(scoped.get_thread("t3").search(Q, max_results=50)) == {"ub"}
-    assert _ids(thread.search(Q, scope=SearchScope(user_id="v"), max_results=50)) == {"v"}
+    assert _ids(thread.search(Q, scope=SearchScope(agent_id="b"), max_results=50)) == {"ub"}
+
+
+@pytest.mark.parametrize(
+    "widening",
+    [
+        {"exact_user_match": False},
+        {"user_id": "v"},
+        {"user_id": None},
+        {"user_id": "v", "exact_user_match": True},
+        {"scope": SearchScope(user_id="v")},
+        {"scope": SearchScope(user_id=None)},
+        {"scope": SearchScope(exact_user_match=False)},
+        {"scope": SearchScope(user_id="u", exact_user_match=False)},
+    ],
+)
+def test_a_thread_search_never_reads_outside_its_user(scoped: AgentMemory, widening: dict[str, object]) -> None:
+    thread = scoped.get_thread("t1")
+    with pytest.raises(InvalidScopeError, match="thread"):
+        thread.search(Q, max_results=50, **widening)  # type: ignore[arg-type]
+
+
+def test_a_thread_search_scope_without_a_user_means_the_thread_s_user(scoped: AgentMemory) -> None:
+    thread = scoped.get_thread("t1")
+    assert _ids(thread.search(Q, scope=SearchScope(), max_results=50)) == {"u", "ua", "ub", "ua1", "ua2", "msg1", "msg2"}
+    assert _ids(thread.search(Q, scope=SearchScope(user_id="u", agent_id="a"), max_results=50)) == {
+        "ua", "ua1", "ua2", "msg1", "msg2"
+    }
+    assert _ids(thread.search(Q, user_id="u", exact_agent_match=False, max_results=50)) == {
+        "u", "ua", "ub", "ua1", "ua2", "msg1", "msg2"
+    }
+
+
+def test_a_thread_without_a_user_searches_the_unscoped_records_only(scoped: AgentMemory) -> None:
+    thread = scoped.create_thread(thread_id="anonymous")
+    assert _ids(thread.search(Q, exact_agent_match=False, max_results=50)) == {"none"}
+    assert _ids(thread.search(Q, scope=SearchScope(), max_results=50)) == {"none"}
+    with pytest.raises(InvalidScopeError):
+        thread.search(Q, user_id="u")
 
 
 # -- limits and types ------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from palimpsest.domain import (
     AgentMemoryError,
     ConfigurationError,
     ConflictError,
+    CrossScopeLinkError,
     DuplicateIdError,
     InvalidMetadataError,
     InvalidMetadataFilterError,
@@ -81,6 +82,7 @@ def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     client.add_memory("Lives in Rome.", memory_id="new", memory_type="fact", user_id="u", agent_id="a")
     client.link_records("new", "fact", "old", "fact", "supersedes", relation_id="L")
     thread.add_memory("Thread guideline.", memory_id="tg", memory_type="guideline")
+    client.add_memory("Lives in Oslo.", memory_id="theirs", memory_type="fact", user_id="w")
     try:
         yield Env(client, thread, store, clock)
     finally:
@@ -155,6 +157,11 @@ CASES = [
     Case("thread scope excludes explicit ids", _thread_search(agent_id="a", scope=SearchScope(user_id="u")), ValidationError),
     Case("client search needs an explicit user", _search(), ValidationError),
     Case("client search needs exact user matching", _search(user_id="u", exact_user_match=False), ValidationError),
+    Case("a thread search keeps exact user matching", _thread_search(exact_user_match=False), InvalidScopeError),
+    Case("a thread search keeps to its user", _thread_search(user_id="w"), InvalidScopeError),
+    Case("a thread search keeps to its user, not the unscoped records", _thread_search(user_id=None), InvalidScopeError),
+    Case("a thread search scope keeps to its user", _thread_search(scope=SearchScope(user_id="w")), InvalidScopeError),
+    Case("a thread search scope keeps exact user matching", _thread_search(scope=SearchScope(exact_user_match=False)), InvalidScopeError),
     Case("num_hops <= 5", _search(user_id="u", num_hops=6), InvalidSearchError),
     Case("num_hops >= 0", _search(user_id="u", num_hops=-1), InvalidSearchError),
     Case("max_linked_results >= 0", _search(user_id="u", max_linked_results=-1), InvalidSearchError),
@@ -188,6 +195,8 @@ CASES = [
     Case("link_type needs memory_id_to_link", _add_memory(link_type="supports"), ValidationError),
     Case("the link target is a memory-like record", _add_memory(memory_id_to_link="m1", link_type="supports"), RecordNotFoundError, KeyError),
     Case("a thread links only to its own records", lambda e: e.thread.add_memory("x", memory_id_to_link="old", link_type="supports"), RecordNotFoundError, KeyError),
+    Case("a memory without a user links into no user's records", _add_memory(memory_id_to_link="old", link_type="supersedes"), CrossScopeLinkError),
+    Case("a memory links only inside its user", _add_memory(user_id="w", memory_id_to_link="old", link_type="supersedes"), CrossScopeLinkError),
     Case("memory content is non-empty", _add_memory("  "), ValidationError),
     Case("memory ids are unique", _add_memory(memory_id="old"), DuplicateIdError),
     Case("memory metadata is JSON", _add_memory(metadata={"k": float("nan")}), InvalidMetadataError),
@@ -223,6 +232,8 @@ CASES = [
     Case("relation ids are unique", _link("tg", "guideline", "old", "fact", "supports", relation_id="L"), DuplicateIdError),
     Case("one link per (source, target, type)", _link("new", "fact", "old", "fact", "supersedes"), LinkExistsError),
     Case("endpoint types match the records", _link("new", "memory", "old", "fact", "supports"), ValidationError),
+    Case("links stay inside one user", _link("theirs", "fact", "old", "fact", "supersedes"), CrossScopeLinkError),
+    Case("links stay inside one user, either way", _link("new", "fact", "theirs", "fact", "supports"), CrossScopeLinkError),
     Case("endpoints are memory-like", _link("m1", "message", "old", "fact", "supports"), ValidationError),
     Case("opposite relation types are not None", _link("tg", "guideline", "old", "fact", "x", opposite_relation_type=None), ValidationError),
     Case("relation types are non-empty", _link("tg", "guideline", "old", "fact", " "), ValidationError),

@@ -75,6 +75,8 @@ def test_link_and_unlink_errors_are_one_line_and_change_nothing(invoke: Invoke, 
         (["link", seeded.sourdough, "nope", "--type", "supports"], "No memory record with id 'nope'."),
         (["link", seeded.thin, seeded.thin, "--type", "supports"], "itself"),
         (["link", seeded.thin, seeded.sourdough, "--type", "supports"], "one orientation only"),
+        (["link", seeded.sourdough, seeded.hostile, "--type", "supersedes"], "links stay inside one user"),
+        (["link", seeded.guideline, seeded.thin, "--type", "supports"], "links stay inside one user"),
         (
             ["link", seeded.sourdough, seeded.lyon, "--type", "supports", "--metadata", "nope"],
             "not valid JSON",

@@ -79,15 +79,17 @@ def test_scopes_keep_only_their_records_and_the_links_inside_them(client: AgentM
         user_id="graph-demo-user",
         agent_id="bot",
     )
-    # A link leaving the scope: it is kept for everyone, dropped from the user's picture.
-    client.link_records(other, "preference", ids["neapolitan"], "preference", "contradicts")
+    shared = client.add_memory("Neapolitan pizza comes from Naples.", memory_type="fact")
+    # A link leaving the scope (to an unscoped record, the only way out: links stay inside one
+    # user): it is kept for everyone, dropped from the user's picture.
+    client.link_records(ids["neapolitan"], "preference", shared, "fact", "supports")
 
     everything = collect_graph(client)
     mine = collect_graph(client, user_id="graph-demo-user")
     bots = collect_graph(client, agent_id="bot")
     theirs = collect_graph(client, user_id="someone-else")
 
-    assert len(everything.nodes) == 5 and len(everything.edges) == 3
+    assert len(everything.nodes) == 6 and len(everything.edges) == 3
     assert {node.id for node in mine.nodes} == {ids["thin"], ids["sourdough"], ids["neapolitan"], agent_note}
     assert {edge.relation_type for edge in mine.edges} == {"supersedes", "refines"}
     assert [node.id for node in bots.nodes] == [agent_note] and bots.edges == ()

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 import pytest
+from palimpsest.application import MemoryService
 from palimpsest.domain.errors import (
+    CrossScopeLinkError,
     DuplicateIdError,
     LinkExistsError,
     LinkNotFoundError,
     RecordNotFoundError,
     SelfLinkError,
 )
-from palimpsest.domain.model import RecordType
+from palimpsest.domain.model import MemoryRecord, RecordLink, RecordStatus, RecordType
 from palimpsest.domain.ports import MemoryStore
 
-from .builders import at, committing, link, reading, record, seed
+from .builders import NOW, at, committing, link, reading, record, seed
 
 
 @pytest.fixture
@@ -177,3 +180,65 @@ def test_deleting_a_link_reports_whether_it_existed_and_keeps_the_records(linked
         assert uow.links.get("l5") is None
         assert [lk.id for lk in uow.links.between("a", "b")] == ["l1", "l9"]
         assert uow.records.get("a") is not None and uow.records.get("b") is not None
+
+
+# -- links stay inside one tenant (the domain rule, through the service, on every store) ----------
+
+
+class _FixedClock:
+    def now(self) -> datetime:
+        return at(10)
+
+
+@pytest.fixture
+def tenants(store: MemoryStore) -> MemoryStore:
+    seed(
+        store,
+        records=[
+            record("u1", user_id="u"),
+            record("u2", user_id="u", agent_id="a"),
+            record("v1", user_id="v"),
+            record("v2", user_id="v", agent_id="b"),
+            record("g1"),
+        ],
+        links=[link("legacy", "u1", "v1", "supports")],  # as stored before the rule existed
+    )
+    return store
+
+
+def _state(store: MemoryStore) -> tuple[list[MemoryRecord], list[RecordLink]]:
+    with reading(store) as uow:
+        return uow.records.list(now=NOW, limit=None), uow.links.list(limit=None)
+
+
+@pytest.mark.parametrize("relation", ["supersedes", "supports"])
+@pytest.mark.parametrize(("source", "target"), [("u1", "v1"), ("v2", "u2"), ("u2", "v2"), ("g1", "u1")])
+def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
+    tenants: MemoryStore, source: str, target: str, relation: str
+) -> None:
+    service = MemoryService(tenants, _FixedClock())
+    before = _state(tenants)
+    with pytest.raises(CrossScopeLinkError):
+        service.link(source, target, relation)
+    with pytest.raises(CrossScopeLinkError):
+        service.add_record_with_link(
+            content="new", record_type=RecordType.FACT, record_id="new", scope={"user_id": "v" if target.startswith("u") else "u"},
+            metadata=None, timestamp=None, expires_at=None, embedding=None,
+            link={"target_id": target, "relation_type": relation},
+        )
+    with pytest.raises(CrossScopeLinkError):
+        service.update_link("legacy", relation_type="supersedes")
+    assert _state(tenants) == before
+    assert {r.id: r.status for r in before[0]} == dict.fromkeys(["g1", "u1", "u2", "v1", "v2"], RecordStatus.VALID)
+
+
+def test_inside_one_user_and_to_a_global_record_links_are_made_in_any_store(tenants: MemoryStore) -> None:
+    service = MemoryService(tenants, _FixedClock())
+    service.link("u2", "u1", "supersedes")
+    service.link("u1", "g1", "supports")
+    with reading(tenants) as uow:
+        assert uow.records.get("u1").status is RecordStatus.INVALID  # type: ignore[union-attr]
+        assert {(lk.source_id, lk.target_id) for lk in uow.links.list(limit=None)} == {
+            ("u1", "v1"), ("u2", "u1"), ("u1", "g1")
+        }
+    assert service.delete_link("legacy") is True  # a legacy crossing link can still be removed

@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain import (
+    CrossScopeLinkError,
     LinkExistsError,
     LinkOrientationError,
     RecordNotFoundError,
@@ -106,8 +107,11 @@ class StoreComparison(RuleBasedStateMachine):
     def link(self, data: st.DataObject, rel: str) -> None:
         source = self._pick(data, self.records)
         target = self._pick(data, self.records)
+        source_user, target_user = self.records[source]["user"], self.records[target]["user"]
         if source == target:
             expected: type[Exception] | None = SelfLinkError
+        elif target_user is not None and source_user != target_user:
+            expected = CrossScopeLinkError  # links stay inside one user; unscoped ones may be targets
         elif any((s, t) == (target, source) for s, t, _ in self.links.values()):
             expected = LinkOrientationError
         elif (source, target, rel) in self.links.values():

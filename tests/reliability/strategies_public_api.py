@@ -43,7 +43,7 @@ LINK_IDS: Final = ("l1", "l2")
 
 
 def seed(memory: AgentMemory) -> None:
-    """Two users' threads, messages, memories of every type, links (one across users) and a summary."""
+    """Two users' threads, messages, memories of every type, links and a summary."""
     t1 = memory.create_thread(thread_id="t1", user_id="u1", agent_id="a1", metadata={"topic": "food"})
     t2 = memory.create_thread(thread_id="t2", user_id="u2", agent_id="a2")
     t1.add_messages(
@@ -60,7 +60,7 @@ def seed(memory: AgentMemory) -> None:
                       thread_id="t1", memory_id_to_link="m1", link_type="supersedes", link_id="l1")
     memory.add_memory("Lives in Lyon.", memory_id="m3", memory_type="fact", user_id="u1", agent_id="a1")
     memory.add_memory("Drinks tea.", memory_id="m4", memory_type="guideline", user_id="u2", agent_id="a2")
-    memory.link_records("m3", "fact", "m4", "guideline", "supports", relation_id="l2")
+    memory.link_records("m3", "fact", "m2", "preference", "supports", relation_id="l2")
     t1.get_summary()  # stores a summary revision when the client has a summariser
 
 

@@ -1,20 +1,29 @@
-"""Isolation, generated: nothing scoped to one user or agent ever returns another's record.
+"""Isolation, generated: nothing scoped to one user or agent ever returns or changes another's record.
 
 Hypothesis generates users and agents (and unscoped records) with threads, messages and
-memories of every type, and links between random pairs of memories, across users too: the link
-rules have no scope condition (a link joins any two memory-like records), so a graph hop is the
-obvious way for one user's record to leak into another's results. Then every scoped read is
-checked, for each user, each (user, agent) pair and the unscoped (``None``) scope:
+memories of every type, and links between random pairs of memories, across users too. A link
+across tenants (two users, two agents, or from an unscoped record into a user's) must be refused
+with ``CrossScopeLinkError`` and change nothing; it is then stored past the service, as an older
+version could have stored it, because a graph hop over such a link is the obvious way for one
+user's record to leak into another's results. Then every scoped read is checked, for each user,
+each (user, agent) pair and the unscoped (``None``) scope:
 
 * ``AgentMemory.search`` with each strategy (vector, keyword, hybrid), graph hops included;
-* ``MemoryThread.search`` (the thread's user and agent, or the thread alone) and the thread's
-  context card (relevant records with their linked trees, recent messages);
+* ``MemoryThread.search`` (the thread's user and agent, or the thread alone, and attempts to
+  widen it: ``exact_user_match=False``, another user, a ``SearchScope`` without or with another
+  user) and the thread's context card (relevant records with their linked trees, recent messages);
 * ``list_threads``, ``list_memories`` and ``get_messages``;
 * ``collect_graph`` (the graph picture's data);
 * the command line's JSON Lines listings ``threads --json`` and ``memories --json`` with
   ``--user`` / ``--agent`` (``export`` itself writes the whole store and takes no scope).
 
 Every returned record, and every record in every linked tree, must belong to the scope.
+
+Writes are checked too: through every thread handle, updates, deletes, links, link updates and
+link deletes of records outside its thread are refused or do nothing, and its own writes
+succeed; every user-scoped client call (and every unscoped one) that would link to, retire or
+retype another user's record is refused. Other users' records, statuses and links must be
+exactly as before.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +45,26 @@ from palimpsest.adapters.cli import app
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import AgentMemory, MemoryExtractionConfig, SearchResult
+from palimpsest.application import (
+    AgentMemory,
+    MemoryExtractionConfig,
+    MemoryService,
+    SearchResult,
+    SearchScope,
+)
 from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
-from palimpsest.domain import ConflictError, LinkedRecord, MemoryRecord, Message
+from palimpsest.domain import (
+    ConflictError,
+    CrossScopeLinkError,
+    InvalidScopeError,
+    LinkedRecord,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordNotFoundError,
+    RecordType,
+    opposite_label,
+)
 from palimpsest.domain.ports import MemoryStore
 from strategies_public_api import START
 from typer.testing import CliRunner
@@ -49,6 +76,7 @@ TYPES = ("memory", "fact", "guideline", "preference")
 RELATIONS = ("supersedes", "refines", "duplicates", "supports", "contradicts", "custom")
 STRATEGIES = ("vector", "keyword", "hybrid")
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False, context_summary_update_frequency=1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 owner = st.sampled_from((*USERS, None))
 agent = st.sampled_from((*AGENTS, None))
@@ -74,6 +102,39 @@ worlds = st.builds(
 )
 
 
+Scope = tuple[str | None, str | None]  # (user, agent)
+
+
+def crosses(source: Scope, target: Scope) -> bool:
+    """The link rule, restated: two users, two agents, or an unscoped source into a user's record."""
+    (source_user, source_agent), (target_user, target_agent) = source, target
+    if target_user is not None and source_user != target_user:
+        return True
+    return source_agent is not None and target_agent is not None and source_agent != target_agent
+
+
+def tenant_state(store: MemoryStore, users: Iterable[str | None]) -> tuple[list[MemoryRecord], list[RecordLink]]:
+    """The records of ``users`` (expired included, with their statuses) and every link touching them."""
+    wanted = set(users)
+    with store.unit_of_work() as uow:
+        records = sorted((r for r in uow.records.list(now=EPOCH, limit=None) if r.user_id in wanted), key=lambda r: r.id)
+        ids = {r.id for r in records}
+        links = sorted((l for l in uow.links.list(limit=None) if ids & {l.source_id, l.target_id}), key=lambda l: l.id)
+    return records, links
+
+
+def store_legacy_link(store: MemoryStore, source: str, target: str, types: dict[str, str], relation: str) -> None:
+    """Store a crossing link past the service, as a version without the scope rule could have."""
+    with store.unit_of_work() as uow:
+        if uow.links.between(source, target):
+            return  # the pair is already linked: one orientation, one link per type
+        uow.links.add(RecordLink(id=f"legacy-{source}-{target}", source_id=source, source_type=RecordType(types[source]),
+                                 target_id=target, target_type=RecordType(types[target]), relation_type=relation,
+                                 opposite_relation_type=opposite_label(relation), created_at=START))
+        MemoryService(store, ManualClock(START)).rederive_in(uow, [target], START)
+        uow.commit()
+
+
 def build(memory: AgentMemory, world: World) -> None:
     for index, (user, agent_id, messages) in enumerate(world.threads):
         thread = memory.create_thread(thread_id=f"t{index}", user_id=user, agent_id=agent_id)
@@ -83,9 +144,18 @@ def build(memory: AgentMemory, world: World) -> None:
         memory.add_memory(content, memory_id=f"m{index}", memory_type=memory_type, user_id=user, agent_id=agent_id,
                           thread_id=thread_id, autonomous_linking=False)
     types = {f"m{i}": spec[3] for i, spec in enumerate(world.memories)}
+    scopes = {f"m{i}": (spec[0], spec[1]) for i, spec in enumerate(world.memories)}
+    everyone = (*USERS, None)
     for source, target, relation in world.links:
         s, t = f"m{source}", f"m{target}"
         if s == t or s not in types or t not in types:
+            continue
+        if crosses(scopes[s], scopes[t]):
+            before = tenant_state(memory.store, everyone)
+            with pytest.raises(CrossScopeLinkError):
+                memory.link_records(s, types[s], t, types[t], relation)
+            assert tenant_state(memory.store, everyone) == before, f"the refused link {s} -> {t} changed the store"
+            store_legacy_link(memory.store, s, t, types, relation)
             continue
         try:
             memory.link_records(s, types[s], t, types[t], relation)
@@ -188,6 +258,12 @@ def check_world(kind: str, world: World) -> None:
                 for query in queries(world):
                     found = thread.search(query, num_hops=3, max_results=100)
                     assert_in_scope(records_of(found), f"{strategy} search of thread {thread.thread_id}", **scope)
+                    found = thread.search(query, num_hops=3, max_results=100, scope=SearchScope())
+                    assert_in_scope(records_of(found), f"{strategy} SearchScope() search of thread {thread.thread_id}",
+                                    user_id=thread.user_id)
+                    for widening in _widenings(thread.user_id):
+                        with pytest.raises(InvalidScopeError):
+                            thread.search(query, num_hops=3, max_results=100, **widening)
                     found = thread.search(query, num_hops=1, exact_thread_match=True, max_results=100)
                     assert_in_scope(records_of(found), f"{strategy} thread-only search of {thread.thread_id}",
                                     thread_id=thread.thread_id, **scope)
@@ -201,6 +277,17 @@ def check_world(kind: str, world: World) -> None:
         for client in clients.values():
             client.close()
     assert seen > 0, "no search returned anything: the property checked nothing"
+
+
+def _widenings(user: str | None) -> list[dict[str, Any]]:
+    """Search arguments that would take a thread handle of ``user`` outside its user."""
+    others = [u for u in (*USERS, None) if u != user]
+    return [
+        {"exact_user_match": False},
+        {"scope": SearchScope(exact_user_match=False)},
+        *({"user_id": other} for other in others),
+        *({"scope": SearchScope(user_id=other)} for other in others),
+    ]
 
 
 _SETTINGS: dict[str, Any] = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
@@ -230,6 +317,136 @@ def test_no_scoped_read_returns_another_scope_s_record_in_memory_thorough(world:
 @given(world=worlds)
 def test_no_scoped_read_returns_another_scope_s_record_embedded_thorough(world: World) -> None:
     check_world("embedded", world)
+
+
+# -- writes -------------------------------------------------------------------------------------
+
+
+def _links(store: MemoryStore) -> list[RecordLink]:
+    with store.unit_of_work() as uow:
+        return uow.links.list(limit=None)
+
+
+def check_thread_writes(memory: AgentMemory, store: MemoryStore, thread_id: str) -> None:
+    """A thread handle changes only its own records; other users' stay exactly as they were."""
+    thread = memory.get_thread(thread_id)
+    others = [u for u in USERS if u != thread.user_id]
+    before = tenant_state(store, others)
+    current = memory.list_memories(limit=None)
+    # A thread owns the records in it that are of its user (the client may file others under it).
+    owned = {r.id for r in current if r.thread_id == thread_id and r.user_id == thread.user_id}
+    own = [r for r in current if r.id in owned]
+    for record in (r for r in current if r.id not in owned):
+        with pytest.raises(RecordNotFoundError):
+            thread.update_memory(record.id, "rewritten by another thread")
+        assert thread.delete_memory(record.id) == 0
+        with pytest.raises(RecordNotFoundError):
+            thread.add_memory("retires it", memory_id_to_link=record.id, link_type="supersedes")
+        for mine in own[:1]:
+            with pytest.raises(RecordNotFoundError):
+                thread.link_records(mine.id, mine.record_type.value, record.id, record.record_type.value, "supersedes")
+            with pytest.raises(RecordNotFoundError):
+                thread.link_records(record.id, record.record_type.value, mine.id, mine.record_type.value, "duplicates")
+    links = _links(store)
+    for link in links:
+        if {link.source_id, link.target_id} <= owned:
+            continue
+        assert thread.update_record_link(link.id, relation_type="supersedes") == 0
+        assert thread.delete_record_link(relation_id=link.id) == 0
+        assert thread.delete_record_link(link.source_id, link.source_type.value, link.target_id,
+                                         link.target_type.value, link.relation_type) == 0
+    if own:  # its own writes still work, and still reach no other user's record
+        thread.update_memory(own[0].id, "rewritten by its own thread")
+        # Deleting a record deletes its links: a crossing link stored by an older version would
+        # take the other end's status with it, so the record deleted here touches none.
+        scopes = {r.id: (r.user_id, r.agent_id) for r in current}
+        crossing = {end for l in links if crosses(scopes[l.source_id], scopes[l.target_id])
+                    for end in (l.source_id, l.target_id)}
+        first, last = own[0], next((r for r in reversed(own) if r.id not in crossing), own[0])
+        if first.id != last.id and crosses((last.user_id, last.agent_id), (first.user_id, first.agent_id)):
+            with pytest.raises(CrossScopeLinkError):  # its records of two agents
+                thread.link_records(last.id, last.record_type.value, first.id, first.record_type.value, "supersedes")
+        elif first.id != last.id:
+            try:
+                thread.link_records(last.id, last.record_type.value, first.id, first.record_type.value, "supersedes")
+            except ConflictError:
+                pass
+        if crosses((thread.user_id, thread.agent_id), (first.user_id, first.agent_id)):
+            with pytest.raises(CrossScopeLinkError):
+                thread.add_memory("a new note of the thread", memory_id_to_link=first.id, link_type="refines")
+        else:
+            thread.add_memory("a new note of the thread", memory_id_to_link=first.id, link_type="refines")
+        if last.id not in crossing:
+            assert thread.delete_memory(last.id) == 1
+            # An unscoped record may be a link target of any user's record: deleting it takes
+            # those links along, and nothing else of theirs.
+            records, links = before
+            before = records, [l for l in links if last.id not in (l.source_id, l.target_id)]
+    assert tenant_state(store, others) == before, f"writes through thread {thread_id} changed another user's records"
+
+
+def check_scoped_writes(memory: AgentMemory, store: MemoryStore, user: str | None) -> None:
+    """Client calls scoped to ``user`` (or to no user) never link to, retire or retype another user's record."""
+    others = [u for u in USERS if u != user]
+    before = tenant_state(store, others)
+    current = memory.list_memories(limit=None)
+    mine = [r for r in current if r.user_id == user]
+    theirs = [r for r in current if r.user_id in others]
+    for record in theirs:
+        with pytest.raises(CrossScopeLinkError):
+            memory.add_memory("retires it", user_id=user, memory_id_to_link=record.id, link_type="supersedes")
+        if user is None:  # naming no user is an unscoped write: the target's user is not inherited
+            with pytest.raises(CrossScopeLinkError):
+                memory.add_memory("retires it", memory_id_to_link=record.id, link_type="supersedes")
+        for own in mine:
+            with pytest.raises(CrossScopeLinkError):
+                memory.link_records(own.id, own.record_type.value, record.id, record.record_type.value, "supersedes")
+            if user is not None:
+                with pytest.raises(CrossScopeLinkError):
+                    memory.link_records(record.id, record.record_type.value, own.id, own.record_type.value, "refines")
+    scopes = {r.id: (r.user_id, r.agent_id) for r in current}
+    for link in _links(store):
+        touches_theirs = {scopes[link.source_id][0], scopes[link.target_id][0]} & set(others)
+        if touches_theirs and crosses(scopes[link.source_id], scopes[link.target_id]):
+            with pytest.raises(CrossScopeLinkError):  # a crossing link stored by an older version
+                memory.update_record_link(link.id, relation_type="supersedes")
+    assert tenant_state(store, others) == before, f"calls scoped to {user!r} changed another user's records"
+
+
+def check_writes(kind: str, world: World) -> None:
+    with world_store(kind, world) as store:
+        memory = _client(store, "keyword")
+        for user in (*USERS, None):
+            check_scoped_writes(memory, store, user)
+        for index in range(len(world.threads)):
+            check_thread_writes(memory, store, f"t{index}")
+        memory.close()
+
+
+@settings(max_examples=8, **_SETTINGS)
+@given(world=worlds)
+def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_in_memory(world: World) -> None:
+    check_writes("memory", world)
+
+
+@settings(max_examples=2, **_SETTINGS)
+@given(world=worlds)
+def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_embedded(world: World) -> None:
+    check_writes("embedded", world)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **_SETTINGS)
+@given(world=worlds)
+def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_in_memory_thorough(world: World) -> None:
+    check_writes("memory", world)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, **_SETTINGS)
+@given(world=worlds)
+def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_embedded_thorough(world: World) -> None:
+    check_writes("embedded", world)
 
 
 # -- the command line's JSON Lines listings -----------------------------------------------------

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from palimpsest.domain.errors import (
+    CrossScopeLinkError,
     InvalidLinkError,
     LinkExistsError,
     LinkOrientationError,
@@ -34,9 +35,21 @@ def at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
 
 
-def rec(record_id: str, record_type: RecordType = RecordType.FACT) -> MemoryRecord:
+def rec(
+    record_id: str,
+    record_type: RecordType = RecordType.FACT,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+) -> MemoryRecord:
     return MemoryRecord(
-        id=record_id, record_type=record_type, content=f"memory {record_id}", created_at=T0, updated_at=T0
+        id=record_id,
+        record_type=record_type,
+        content=f"memory {record_id}",
+        created_at=T0,
+        updated_at=T0,
+        user_id=user_id,
+        agent_id=agent_id,
     )
 
 
@@ -201,6 +214,48 @@ def test_a_pair_is_linked_in_one_orientation_only(existing_type: str) -> None:
         )
 
 
+# (source user, source agent) -> (target user, target agent)
+CROSSING = [
+    pytest.param(("u1", None), ("u2", None), id="two users"),
+    pytest.param(("u1", "a1"), ("u2", "a1"), id="two users, one agent"),
+    pytest.param(("u1", "a1"), ("u1", "a2"), id="one user, two agents"),
+    pytest.param((None, "a1"), (None, "a2"), id="unscoped, two agents"),
+    pytest.param((None, None), ("u1", None), id="unscoped into a user"),
+    pytest.param((None, "a1"), ("u1", "a1"), id="unscoped into a user, one agent"),
+]
+WITHIN = [
+    pytest.param(("u1", "a1"), ("u1", "a1"), id="one user and agent"),
+    pytest.param(("u1", "a1"), ("u1", None), id="agent into the user's agent-free record"),
+    pytest.param(("u1", None), ("u1", "a1"), id="agent-free into an agent's record"),
+    pytest.param(("u1", "a1"), (None, None), id="a user's record to an unscoped one"),
+    pytest.param(("u1", "a1"), (None, "a1"), id="a user's record to an unscoped one of its agent"),
+    pytest.param((None, None), (None, None), id="unscoped to unscoped"),
+]
+
+
+@pytest.mark.parametrize("relation", ["supersedes", "supports", "mentions"])
+@pytest.mark.parametrize(("source_scope", "target_scope"), CROSSING)
+def test_a_link_across_users_or_agents_or_from_unscoped_into_a_user_is_refused(
+    source_scope: tuple[str | None, str | None], target_scope: tuple[str | None, str | None], relation: str
+) -> None:
+    source = rec("s", user_id=source_scope[0], agent_id=source_scope[1])
+    target = rec("t", user_id=target_scope[0], agent_id=target_scope[1])
+    with pytest.raises(CrossScopeLinkError) as caught:
+        new_link(link_id="l1", source=source, target=target, relation_type=relation, existing_between=[], now=T0)
+    assert "u1" not in str(caught.value) and "u2" not in str(caught.value)  # names no tenant
+
+
+@pytest.mark.parametrize("relation", ["supersedes", "supports", "mentions"])
+@pytest.mark.parametrize(("source_scope", "target_scope"), WITHIN)
+def test_a_link_inside_one_user_and_agent_or_to_an_unscoped_record_is_allowed(
+    source_scope: tuple[str | None, str | None], target_scope: tuple[str | None, str | None], relation: str
+) -> None:
+    source = rec("s", user_id=source_scope[0], agent_id=source_scope[1])
+    target = rec("t", user_id=target_scope[0], agent_id=target_scope[1])
+    made = new_link(link_id="l1", source=source, target=target, relation_type=relation, existing_between=[], now=T0)
+    assert (made.source_id, made.target_id, made.relation_type) == ("s", "t", relation)
+
+
 # --- retype_link ------------------------------------------------------------------------------
 
 
@@ -242,6 +297,27 @@ def test_retyping_into_an_existing_sibling_type_is_a_conflict() -> None:
         retype_link(link, relation_type="refines", siblings=siblings)
     assert retype_link(link, relation_type="supports", siblings=siblings) == link  # itself is no conflict
     assert retype_link(link, relation_type="duplicates", siblings=siblings).relation_type == "duplicates"
+
+
+@pytest.mark.parametrize(("source_scope", "target_scope"), CROSSING)
+def test_a_link_that_crosses_scopes_cannot_be_changed_only_deleted(
+    source_scope: tuple[str | None, str | None], target_scope: tuple[str | None, str | None]
+) -> None:
+    """A link stored before the scope rule existed is not retyped into, say, a supersedes link."""
+    source = rec("a", user_id=source_scope[0], agent_id=source_scope[1])
+    target = rec("b", user_id=target_scope[0], agent_id=target_scope[1])
+    link = lnk("l1", "a", "b", "supports")
+    with pytest.raises(CrossScopeLinkError):
+        retype_link(link, relation_type="supersedes", endpoints=(source, target))
+    with pytest.raises(CrossScopeLinkError):
+        retype_link(link, opposite_relation_type="backs", endpoints=(source, target))
+
+
+def test_retyping_checks_that_the_endpoints_are_the_link_s_own() -> None:
+    link = lnk("l1", "a", "b", "supports")
+    assert retype_link(link, relation_type="refines", endpoints=(rec("a"), rec("b"))).relation_type == "refines"
+    with pytest.raises(InvalidLinkError):
+        retype_link(link, relation_type="refines", endpoints=(rec("b"), rec("a")))
 
 
 # --- derive_status ----------------------------------------------------------------------------
