@@ -35,7 +35,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from palimpsest.domain.errors import AgentMemoryError, StorageError, StoreBusyError, WaitTimeoutError
+from palimpsest.domain.errors import (
+    AgentMemoryError,
+    StorageError,
+    StoreBusyError,
+    StoreClosedError,
+    WaitTimeoutError,
+)
 from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
     ExtractionJob,
@@ -594,19 +600,26 @@ class ExtractionRunner:
             with self._store.unit_of_work() as uow:
                 job = uow.jobs.claim(job_id, owner=self._owner, until=now + JOB_LEASE, now=now)
                 uow.commit()
-        except StorageError as exc:
+        except StoreBusyError as exc:
             log.warning("could not claim extraction job %s (%s); trying again", job_id, exc)
             return self._busy_delay(job_id)
+        except StorageError as exc:  # closed, or broken: the job stays in the store
+            log.warning("could not claim extraction job %s (%s); it stays in the store", job_id, exc)
+            return None
         if job is None:
             return None  # done already, failed, or another client holds it
         try:
             self._execute(job)
+        except StoreClosedError:
+            return None  # the client's store was closed under it: the job stays in the store
         except Exception as exc:
             return self._after_failure(job, exc)
         try:
             with self._store.unit_of_work() as uow:
                 uow.jobs.delete(job.id)
                 uow.commit()
+        except StoreClosedError:
+            return None
         except StorageError as exc:
             # The pass is stored; the next attempt finds it and only finishes the job.
             log.warning("could not finish extraction job %s (%s); trying again", job.id, exc)
@@ -650,6 +663,8 @@ class ExtractionRunner:
                 with self._store.unit_of_work() as uow:
                     uow.jobs.fail(job.id, reason=reason, at=self._clock.now())
                     uow.commit()
+            except StoreClosedError:
+                return None
             except StorageError as store_exc:
                 log.warning("could not record job %s as failed (%s); trying again", job.id, store_exc)
                 return self._busy_delay(job.id)
@@ -659,6 +674,8 @@ class ExtractionRunner:
             with self._store.unit_of_work() as uow:
                 uow.jobs.postpone(job.id, owner=self._owner, until=until, reason=reason, refund_attempt=transient)
                 uow.commit()
+        except StoreClosedError:
+            return None
         except StorageError as store_exc:  # the claim's lease still holds the job for us
             log.warning("could not record the failed attempt of job %s (%s)", job.id, store_exc)
         return delay

@@ -81,16 +81,27 @@ def opposite_label(relation_type: str, opposite: str | None = None) -> str:
     return check_id(opposite, "opposite_relation_type")
 
 
-def check_link_scope(source: MemoryRecord, target: MemoryRecord) -> None:
+def check_link_scope(source: MemoryRecord, target: MemoryRecord, relation_type: str | None = None) -> None:
     """Refuse ``source → target`` when it would join two tenants (:class:`CrossScopeLinkError`).
 
     A link changes its endpoints (a lifecycle link retires its target; deleting a record
     re-derives its partners), so a link across users would let one user's write change
     another's records. Refused: two different users; two different agents (when both ends
     have one); an unscoped source with a user's target, as a global write must not retire or
-    attach to a user's record. A user's record may link to an unscoped (global) one. The
-    message names records, never the tenants they belong to.
+    attach to a user's record. A user's record may link to an unscoped (global) one, but not
+    with a lifecycle type (``relation_type``), which would retire the global record for every
+    user. The message names records, never the tenants they belong to.
     """
+    if (
+        relation_type is not None
+        and is_lifecycle(relation_type)
+        and target.user_id is None
+        and source.user_id is not None
+    ):
+        raise CrossScopeLinkError(
+            f"{source.id!r} belongs to a user and cannot {relation_type} {target.id!r}, which has no user: "
+            "that would retire a shared record for every user; a supports, contradicts or custom link may join them."
+        )
     if target.user_id is not None and source.user_id != target.user_id:
         if source.user_id is None:
             raise CrossScopeLinkError(
@@ -129,7 +140,7 @@ def new_link(
     for record in (source, target):
         if not record.record_type.is_memory_like:  # pragma: no cover - MemoryRecord enforces it
             raise LinkEndpointTypeError("Links join memory-like records only.")
-    check_link_scope(source, target)
+    check_link_scope(source, target, relation_type)
     opposite = opposite_label(relation_type, opposite_relation_type)
     for link in existing_between:
         if link.source_id == target.id and link.target_id == source.id:
@@ -173,8 +184,9 @@ def retype_link(
         source, target = endpoints
         if (source.id, target.id) != (link.source_id, link.target_id):
             raise InvalidLinkError(f"The endpoints given are not those of link {link.id!r}.")
-        check_link_scope(source, target)
     new_type = link.relation_type if relation_type is None else check_id(relation_type, "relation_type")
+    if endpoints is not None:
+        check_link_scope(endpoints[0], endpoints[1], new_type)
     if new_type in BUILTIN_OPPOSITES:
         new_opposite = BUILTIN_OPPOSITES[new_type]
     elif opposite_relation_type is not None:

@@ -54,6 +54,7 @@ from palimpsest.application import (
 )
 from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
 from palimpsest.domain import (
+    LIFECYCLE_TYPES,
     ConflictError,
     CrossScopeLinkError,
     InvalidScopeError,
@@ -105,10 +106,13 @@ worlds = st.builds(
 Scope = tuple[str | None, str | None]  # (user, agent)
 
 
-def crosses(source: Scope, target: Scope) -> bool:
-    """The link rule, restated: two users, two agents, or an unscoped source into a user's record."""
+def crosses(source: Scope, target: Scope, relation: str | None = None) -> bool:
+    """The link rule, restated: two users, two agents, an unscoped source into a user's record,
+    or a user's lifecycle link into an unscoped record (it would retire it for every user)."""
     (source_user, source_agent), (target_user, target_agent) = source, target
     if target_user is not None and source_user != target_user:
+        return True
+    if relation in LIFECYCLE_TYPES and target_user is None and source_user is not None:
         return True
     return source_agent is not None and target_agent is not None and source_agent != target_agent
 
@@ -150,7 +154,7 @@ def build(memory: AgentMemory, world: World) -> None:
         s, t = f"m{source}", f"m{target}"
         if s == t or s not in types or t not in types:
             continue
-        if crosses(scopes[s], scopes[t]):
+        if crosses(scopes[s], scopes[t], relation):
             before = tenant_state(memory.store, everyone)
             with pytest.raises(CrossScopeLinkError):
                 memory.link_records(s, types[s], t, types[t], relation)
@@ -360,10 +364,10 @@ def check_thread_writes(memory: AgentMemory, store: MemoryStore, thread_id: str)
         # Deleting a record deletes its links: a crossing link stored by an older version would
         # take the other end's status with it, so the record deleted here touches none.
         scopes = {r.id: (r.user_id, r.agent_id) for r in current}
-        crossing = {end for l in links if crosses(scopes[l.source_id], scopes[l.target_id])
+        crossing = {end for l in links if crosses(scopes[l.source_id], scopes[l.target_id], l.relation_type)
                     for end in (l.source_id, l.target_id)}
         first, last = own[0], next((r for r in reversed(own) if r.id not in crossing), own[0])
-        if first.id != last.id and crosses((last.user_id, last.agent_id), (first.user_id, first.agent_id)):
+        if first.id != last.id and crosses((last.user_id, last.agent_id), (first.user_id, first.agent_id), "supersedes"):
             with pytest.raises(CrossScopeLinkError):  # its records of two agents
                 thread.link_records(last.id, last.record_type.value, first.id, first.record_type.value, "supersedes")
         elif first.id != last.id:
@@ -371,7 +375,7 @@ def check_thread_writes(memory: AgentMemory, store: MemoryStore, thread_id: str)
                 thread.link_records(last.id, last.record_type.value, first.id, first.record_type.value, "supersedes")
             except ConflictError:
                 pass
-        if crosses((thread.user_id, thread.agent_id), (first.user_id, first.agent_id)):
+        if crosses((thread.user_id, thread.agent_id), (first.user_id, first.agent_id), "refines"):
             with pytest.raises(CrossScopeLinkError):
                 thread.add_memory("a new note of the thread", memory_id_to_link=first.id, link_type="refines")
         else:
@@ -407,7 +411,7 @@ def check_scoped_writes(memory: AgentMemory, store: MemoryStore, user: str | Non
     scopes = {r.id: (r.user_id, r.agent_id) for r in current}
     for link in _links(store):
         touches_theirs = {scopes[link.source_id][0], scopes[link.target_id][0]} & set(others)
-        if touches_theirs and crosses(scopes[link.source_id], scopes[link.target_id]):
+        if touches_theirs and crosses(scopes[link.source_id], scopes[link.target_id], "supersedes"):
             with pytest.raises(CrossScopeLinkError):  # a crossing link stored by an older version
                 memory.update_record_link(link.id, relation_type="supersedes")
     assert tenant_state(store, others) == before, f"calls scoped to {user!r} changed another user's records"
