@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain import (
+    LIFECYCLE_TYPES,
     CrossScopeLinkError,
     LinkExistsError,
     LinkOrientationError,
@@ -112,6 +113,8 @@ class StoreComparison(RuleBasedStateMachine):
             expected: type[Exception] | None = SelfLinkError
         elif target_user is not None and source_user != target_user:
             expected = CrossScopeLinkError  # links stay inside one user; unscoped ones may be targets
+        elif target_user is None and source_user is not None and rel in LIFECYCLE_TYPES:
+            expected = CrossScopeLinkError  # ... but a user's record never retires a shared one
         elif any((s, t) == (target, source) for s, t, _ in self.links.values()):
             expected = LinkOrientationError
         elif (source, target, rel) in self.links.values():
