@@ -131,23 +131,22 @@ def source_message_ids(record: MemoryRecord | Message) -> tuple[str, ...]:
 
 
 def merge_provenance(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """One piece of evidence, one slot: a memory drawn from a single message and that message
-    are the same evidence, so only the better ranked of the two is kept (the memory still
-    names its message, so the original stays one lookup away)."""
+    """One piece of evidence, one slot, and never a memory hidden behind its message: a message
+    that a memory drawn from it alone outranks is dropped (the memory stands for it, with its
+    type and status, and still names it). A memory is never dropped: a message that outranks
+    its memory keeps its slot and the memory its own. Decided hit by hit in the fused order,
+    so a shorter candidate pool thins its hits exactly as the whole pool does (D20)."""
     kept: list[SearchHit] = []
-    taken: set[str] = set()  # ids of messages (and memories) already represented
+    represented: set[str] = set()  # messages that a memory kept so far was drawn from alone
     for hit in hits:
         record = hit.record
         if isinstance(record, Message):
-            if record.id in taken:
+            if record.id in represented:
                 continue
-            taken.add(record.id)
         else:
             sources = source_message_ids(record)
             if len(sources) == 1:
-                if sources[0] in taken:
-                    continue
-                taken.add(sources[0])
+                represented.add(sources[0])
         kept.append(hit)
     return kept
 

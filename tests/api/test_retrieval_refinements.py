@@ -31,31 +31,39 @@ def _kinds(results: Sequence[object]) -> list[str]:
     return [r.record_type.value for r in results]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("merge", [False, True])
-def test_a_memory_and_the_one_message_it_came_from_take_one_slot_when_merged(
-    make_client: ClientFactory, merge: bool
-) -> None:
+SHORTER = {
+    "I moved to Rome last spring with my two cats.": "The user moved to Rome.",
+    "Rome has great coffee, I told my friends there.": "Rome has great coffee.",
+}
+
+
+def _shorter(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+    return [ExtractedMemory(RecordType.FACT, SHORTER[m.content]) for m in request.target_messages]
+
+
+def _rome(make_client: ClientFactory, extract, merge: bool) -> list[str]:  # type: ignore[no-untyped-def]
     client = make_client(
-        extractor=ScriptedExtractor(_echo),
+        extractor=ScriptedExtractor(extract),
         memory_extraction_config=INLINE,
         search_strategy="keyword",
         retrieval=RetrievalConfig(merge_provenance=merge),
     )
     thread = client.create_thread(user_id="u")
-    thread.add_messages([{"role": "user", "content": "I moved to Rome last spring."}])
-    thread.add_messages([{"role": "user", "content": "Rome has great coffee."}])
-    found = client.search("Rome", user_id="u", max_results=10)
-    if merge:
-        assert len(found) == 2  # two pieces of evidence, each once
-        sources = set()
-        for r in found:
-            if r.record_type is RecordType.MESSAGE:
-                sources.add(r.id)
-            else:
-                sources.update(r.record.metadata["$agent_memory"]["source_message_ids"])
-        assert len(sources) == 2
-    else:
-        assert sorted(_kinds(found)) == ["fact", "fact", "message", "message"]
+    for text in SHORTER:
+        thread.add_messages([{"role": "user", "content": text}])
+    return _kinds(client.search("Rome", user_id="u", max_results=10))
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_message_its_memory_outranks_gives_up_its_slot_when_merged(make_client: ClientFactory, merge: bool) -> None:
+    # The shorter memories rank above their messages: merged, each piece of evidence is its memory.
+    assert _rome(make_client, _shorter, merge) == (["fact", "fact"] if merge else ["fact", "fact", "message", "message"])
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_merging_never_drops_a_memory_that_matched(make_client: ClientFactory, merge: bool) -> None:
+    # Longer memories rank below their messages: both stay, in the fused order.
+    assert _rome(make_client, _echo, merge) == ["message", "message", "fact", "fact"]
 
 
 def _moves(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-untyped-def]
@@ -168,9 +176,9 @@ def test_a_message_hit_brings_the_version_history_of_the_memory_drawn_from_it(ma
     (braga,) = [m for m in client.list_memories(user_id="u") if "Braga" in m.content]
     client.link_records(braga.id, "fact", lisbon, "fact", "supersedes")
     found = client.search(ACROSS, user_id="u")
-    # The message outranks the memory drawn from it (one piece of evidence, one slot), and the
-    # memory's earlier version follows the message.
-    assert [r.id for r in found] == [said, lisbon]
+    # The message outranks the memory drawn from it, so both stay (a memory is never dropped),
+    # and the memory's earlier version follows the message.
+    assert [r.id for r in found] == [said, lisbon, braga.id]
 
 
 def test_questions_across_versions() -> None:
