@@ -115,6 +115,56 @@ def _three_homes(make_client: ClientFactory, **retrieval: object):  # type: igno
 ACROSS = "Which towns have I lived in besides Braga?"
 
 
+def _linked_ids(result: object) -> list[str]:
+    return [linked.record.id for linked in result.linked_records]  # type: ignore[attr-defined]
+
+
+def test_a_successor_the_search_did_not_return_comes_with_its_own_score_and_linked_tree(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(candidates=2))
+    lisbon = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
+    porto = client.add_memory("The user takes the tram in Porto now.", user_id="u", memory_type="fact")
+    client.link_records(porto, "fact", lisbon, "fact", "supersedes")
+    filler = client.add_memory("The Lisbon tram is yellow.", user_id="u", memory_type="fact")
+    # The store's own hit for the successor, from a search that returns it.
+    plain = make_client(search_strategy="keyword", retrieval=RetrievalConfig(current_first=False))
+    ranked = plain.search("Lisbon tram", user_id="u", num_hops=1)
+    assert [r.id for r in ranked] == [filler, lisbon, porto]
+    own = ranked[2]
+    assert 0.0 < own.distance < 1.0
+    # In a pool of two the successor is not among the store's hits: current_first brings it in.
+    found = client.search("Lisbon tram", user_id="u", max_results=2, num_hops=1)
+    assert [r.id for r in found] == [filler, porto]
+    assert found[1].distance == pytest.approx(own.distance)
+    assert found[1].relevance == pytest.approx(own.relevance)
+    assert _linked_ids(found[1]) == _linked_ids(own) == [lisbon]
+    # Without hops it has no tree, like any hit.
+    bare = client.search("Lisbon tram", user_id="u", max_results=2)[1]
+    assert bare.distance == pytest.approx(own.distance) and bare.linked_records == ()
+
+
+def test_a_version_the_search_did_not_return_comes_with_its_own_score_and_linked_tree(
+    make_client: ClientFactory,
+) -> None:
+    # Keyword ranks for ACROSS: the current home (two words), the filler (one rarer word), then
+    # the old home, which only version history brings into a pool of two.
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(candidates=2))
+    lisbon = client.add_memory("The user lived in Lisbon.", user_id="u", memory_type="fact")
+    braga = client.add_memory("The user lived in Braga.", user_id="u", memory_type="fact")
+    client.link_records(braga, "fact", lisbon, "fact", "supersedes")
+    filler = client.add_memory("The towns are far.", user_id="u", memory_type="fact")
+    plain = make_client(search_strategy="keyword", retrieval=RetrievalConfig(version_history=False))
+    ranked = plain.search(ACROSS, user_id="u", num_hops=1)
+    assert [r.id for r in ranked] == [braga, filler, lisbon]
+    own = ranked[2]
+    found = client.search(ACROSS, user_id="u", max_results=2, num_hops=1)
+    assert [r.id for r in found] == [braga, lisbon]
+    assert 0.0 < own.distance < 1.0
+    assert found[1].distance == pytest.approx(own.distance)
+    assert _linked_ids(found[1]) == _linked_ids(own) == [braga]
+
+
 def test_a_question_across_versions_gets_the_version_history_after_the_current_one(
     make_client: ClientFactory,
 ) -> None:
