@@ -311,7 +311,8 @@ class RetrievalConfig:
       list gets ``1 - dense_weight``;
     * ``rrf_k``: the rank offset of reciprocal rank fusion;
     * ``merge_provenance``: a memory extracted from one message and that message are one piece
-      of evidence: only the better ranked of the two is returned;
+      of evidence: a message its memory outranks is left out (a memory is never left out for
+      its message);
     * ``collapse_duplicates``: hits with the same words (case and punctuation aside) take one
       slot, the best ranked (a valid memory before a retired copy of it);
     * ``current_first``: a superseded (or refined, or duplicated) memory found by a search

@@ -3,7 +3,8 @@
 Each step takes the store's hits best first (a candidate pool larger than the caller's
 ``max_results``) and returns them re-ordered or thinned; the searcher cuts the result to
 ``max_results`` afterwards. Every step is pure except :func:`current_before_history` and
-:func:`with_version_history`, which read the links of the memories they see.
+:func:`with_version_history`, which read the links of the memories they see; a memory they
+bring in that the search did not return is scored by the searcher afterwards (:func:`brought_in`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "asks_for_history",
     "asks_for_latest",
     "asks_across_versions",
+    "brought_in",
     "collapse_duplicates",
     "latest_first",
     "current_before_history",
@@ -131,23 +133,22 @@ def source_message_ids(record: MemoryRecord | Message) -> tuple[str, ...]:
 
 
 def merge_provenance(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """One piece of evidence, one slot: a memory drawn from a single message and that message
-    are the same evidence, so only the better ranked of the two is kept (the memory still
-    names its message, so the original stays one lookup away)."""
+    """One piece of evidence, one slot, and never a memory hidden behind its message: a message
+    that a memory drawn from it alone outranks is dropped (the memory stands for it, with its
+    type and status, and still names it). A memory is never dropped: a message that outranks
+    its memory keeps its slot and the memory its own. Decided hit by hit in the fused order,
+    so a shorter candidate pool thins its hits exactly as the whole pool does (D20)."""
     kept: list[SearchHit] = []
-    taken: set[str] = set()  # ids of messages (and memories) already represented
+    represented: set[str] = set()  # messages that a memory kept so far was drawn from alone
     for hit in hits:
         record = hit.record
         if isinstance(record, Message):
-            if record.id in taken:
+            if record.id in represented:
                 continue
-            taken.add(record.id)
         else:
             sources = source_message_ids(record)
             if len(sources) == 1:
-                if sources[0] in taken:
-                    continue
-                taken.add(sources[0])
+                represented.add(sources[0])
         kept.append(hit)
     return kept
 
@@ -221,18 +222,21 @@ def current_before_history(
     query: SearchQuery,
     links_of: Callable[[str], Sequence[RecordLink]],
     load: Callable[[str], MemoryRecord | None],
+    *,
+    pool: Sequence[SearchHit] = (),
 ) -> list[SearchHit]:
     """Superseded memories rank below the memories that retired them.
 
     A direct hit that is an invalid memory retired by a lifecycle link (supersedes, refines,
     duplicates) gives its rank to its newest valid successor: the successor takes the hit's
-    place (loaded if the search did not return it, and only if the query's filters admit it)
-    and the retired memory follows it. A retired memory whose successors are all out of reach
-    keeps its rank.
+    place (with its own hit when the search's ``pool`` has one, else loaded, see
+    :func:`brought_in`, and only if the query's filters admit it) and the retired memory
+    follows it. A retired memory whose successors are all out of reach keeps its rank.
     """
     order: list[SearchHit] = []
     placed: set[str] = set()
-    present = {hit.id: hit for hit in hits}
+    present = {hit.id: hit for hit in pool}
+    present.update((hit.id, hit) for hit in hits)
     for hit in hits:
         if hit.id in placed:
             continue
@@ -265,13 +269,14 @@ def with_version_history(
     ``max_versions``, the nearest first; refined and duplicated memories are the same fact, not
     another value). A message hit stands for the memories drawn from it alone that the search's
     ``pool`` (its hits before thinning) holds. A version keeps its own hit when the pool has
-    one, else it is loaded (score 0, distance 1); one the query's filters do not admit as a
+    one, else it is loaded (:func:`brought_in`); one the query's filters do not admit as a
     direct result (an invalid memory under ``include_invalid_results=False``, another type,
     scope or an expired one) is left out, and the chain is followed past it; one already placed
     stays where it is. The other hits keep their order after them. Only the hits among the
     first ``limit`` places are followed (the rest cannot reach a cut to ``limit``).
     """
     present = {hit.id: hit for hit in pool}
+    present.update((hit.id, hit) for hit in hits)
     drawn_from: dict[str, list[MemoryRecord]] = {}
     for hit in pool:
         sources = source_message_ids(hit.record)
@@ -331,11 +336,19 @@ def _versions(
     return found
 
 
+def brought_in(hits: Sequence[SearchHit], pool: Sequence[SearchHit]) -> list[MemoryRecord]:
+    """The memories among ``hits`` that the search did not return (not in its ``pool``): a
+    refinement loaded them as placeholders (score 0, distance 1, no linked tree), which the
+    searcher replaces by the hits the store gives them for the same query."""
+    found = {hit.id for hit in pool}
+    return [hit.record for hit in hits if hit.id not in found and isinstance(hit.record, MemoryRecord)]
+
+
 def _hit_for(
     record_id: str, present: dict[str, SearchHit], load: Callable[[str], MemoryRecord | None]
 ) -> SearchHit | None:
-    """The search's own hit for a record, else the record loaded as a hit (score 0, distance
-    1), else ``None`` (it is gone)."""
+    """The search's own hit for a record, else the record loaded as a placeholder hit (see
+    :func:`brought_in`), else ``None`` (it is gone)."""
     hit = present.get(record_id)
     if hit is not None:
         return hit

@@ -14,14 +14,17 @@ from typing import Any, Literal
 
 from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import MemoryRecord, RecordType, check_optional_id, parse_record_type
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.ports import MemoryStore, UnitOfWork
 from palimpsest.domain.search import (
     DEFAULT_MAX_LINKED_RESULTS,
     MAX_SEARCH_K,
+    LinkedRecord,
     ScopeFilter,
     SearchHit,
     SearchQuery,
     ScopeValue,
+    build_tree,
+    shortest_path_tree,
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
@@ -31,6 +34,7 @@ from .results import SearchResult
 from .retrieval import (
     asks_across_versions,
     asks_for_latest,
+    brought_in,
     collapse_duplicates,
     current_before_history,
     demote_third_parties,
@@ -148,6 +152,30 @@ DEEPER_SEARCHES = 2
 """How many times a search whose refined pool fell short of ``k`` usable hits is run again deeper."""
 DEEPER_FACTOR = 4
 """How much deeper each time (pool and fusion lists, up to 1,000)."""
+
+
+def _linked_tree(uow: UnitOfWork, record_id: str, query: SearchQuery) -> tuple[LinkedRecord, ...]:
+    """The linked-record tree a store builds for a memory hit (``shortest_path_tree`` under the
+    query's filters but status), read through the ports."""
+    if query.num_hops <= 0 or query.max_linked_results <= 0:
+        return ()
+    loaded: dict[str, MemoryRecord | None] = {}
+
+    def admits(other: str) -> bool:
+        if other not in loaded:
+            loaded[other] = uow.records.get(other)
+        record = loaded[other]
+        return record is not None and query.admits_record(record, direct=False)
+
+    edges = shortest_path_tree(
+        record_id,
+        num_hops=query.num_hops,
+        max_linked_results=query.max_linked_results,
+        links_of=uow.links.touching,
+        admits=admits,
+    )
+    records = {e.record_id: r for e in edges if (r := loaded.get(e.record_id)) is not None}
+    return build_tree(record_id, edges, records)
 
 
 class Searcher:
@@ -303,12 +331,35 @@ class Searcher:
             and not (is_question and asks_across_versions(text))
         ):
             with self._store.reading() as uow:
-                hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get)
+                hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get, pool=pool)
         if versions:
             with self._store.reading() as uow:
                 hits = with_version_history(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
             hits = self._thin(hits)  # a version placed early retires its message's later hit
-        return hits[:k]
+        return self._scored(query, hits[:k], pool)
+
+    def _scored(self, query: SearchQuery, hits: list[SearchHit], pool: Sequence[SearchHit]) -> list[SearchHit]:
+        """``hits`` with every memory a refinement brought in (:func:`brought_in`) replaced by
+        the hit the store gives it for ``query``: its real score and its linked tree, as if the
+        search had found it (one search narrowed to those records). A memory that matches
+        neither the query's vector nor its words scores 0, with the same linked tree."""
+        records = brought_in(hits, pool)
+        if not records:
+            return hits
+        found = {
+            hit.id: hit
+            for hit in self._store.search(
+                replace(query, k=len(records), record_ids=frozenset(r.id for r in records))
+            )
+        }
+        missing = [r for r in records if r.id not in found]
+        if missing:
+            with self._store.reading() as uow:
+                for record in missing:
+                    found[record.id] = SearchHit(
+                        record=record, score=0.0, distance=1.0, linked=_linked_tree(uow, record.id, query)
+                    )
+        return [found.get(hit.id, hit) for hit in hits]
 
     def strategy_for(self, strategy: SearchStrategy | NotSetType) -> SearchStrategy:
         """The client's strategy, or a valid per-call one."""

@@ -389,8 +389,9 @@ class RecordSearch(Protocol):
         """Up to ``query.k`` direct hits, best first, each with its linked-record tree.
 
         * candidates: messages and memory records passing ``query.admits_record(direct=True)``
-          (scope per dimension, record types, expiry at ``query.now``, metadata filter, and
-          status when ``include_invalid`` is False);
+          (scope per dimension, record types, expiry at ``query.now``, metadata filter,
+          status when ``include_invalid`` is False, and only the named memory records when
+          ``record_ids`` is given, scored against the whole collection as without it);
         * ranking: by cosine similarity to ``query.vector`` (records without a vector are
           not candidates), by keyword relevance of ``query.text`` (terms are Unicode word
           tokens compared case-insensitively, stores may also fold diacritics; a record

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from .errors import InvalidSearchError, VectorDimensionError
+from .errors import InvalidSearchError, ValidationError, VectorDimensionError
 from .metadata_filter import matches, validate_filter
 from .model import (
     SEARCHABLE_RECORD_TYPES,
@@ -22,6 +22,7 @@ from .model import (
     Message,
     RecordLink,
     RecordType,
+    check_id,
     check_optional_id,
     check_time,
     parse_record_type,
@@ -119,7 +120,11 @@ class SearchQuery:
     ranked lists are fused by :func:`fuse` (``fusion``, ``dense_weight``, ``rrf_k``), each list
     :attr:`fusion_depth` deep. ``now``
     decides which records have expired. ``include_invalid`` applies to direct hits only: linked context may show
-    history. ``record_types=None`` means every searchable type.
+    history. ``record_types=None`` means every searchable type. ``record_ids`` narrows the direct
+    hits to those memory records (no message): each is scored as the same search scores it
+    (cosine, BM25 over the whole collection; fusions that rank or normalise within their lists,
+    RRF and min–max, do so within the narrowed lists), which is how a refinement that brings a
+    record in learns its score and its linked tree.
     """
 
     k: int
@@ -136,6 +141,7 @@ class SearchQuery:
     rrf_k: int = RRF_K
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     fusion_k: int | None = None
+    record_ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
@@ -175,6 +181,16 @@ class SearchQuery:
             raise InvalidSearchError(f"fusion_k must be between 1 and {MAX_SEARCH_K}, or None.")
         object.__setattr__(self, "fusion", check_fusion(self.fusion))
         object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
+        if self.record_ids is not None:
+            if isinstance(self.record_ids, str) or not isinstance(self.record_ids, Iterable):
+                raise InvalidSearchError("record_ids must be a collection of record ids, not a string.")
+            try:
+                ids = frozenset(check_id(i, "record id") for i in self.record_ids)
+            except ValidationError as exc:
+                raise InvalidSearchError(f"record_ids: {exc}") from None
+            if not ids or len(ids) > MAX_SEARCH_K:
+                raise InvalidSearchError(f"record_ids must name between 1 and {MAX_SEARCH_K} records.")
+            object.__setattr__(self, "record_ids", ids)
 
     @property
     def fusion_depth(self) -> int:
@@ -198,6 +214,10 @@ class SearchQuery:
         if record.is_expired(self.now):
             return False
         if direct and not self.include_invalid and isinstance(record, MemoryRecord) and not record.is_valid:
+            return False
+        if direct and self.record_ids is not None and not (
+            isinstance(record, MemoryRecord) and record.id in self.record_ids
+        ):
             return False
         return matches(record.metadata, self.metadata_filter)
 

@@ -640,7 +640,11 @@ class EmbeddedStore:
         with self._reading() as conn:
             with self._lock, translate():
                 allowed = self._metadata_prefilter(conn, query)
-                ranked = self._rank(query, vector, allowed)
+                direct = allowed
+                if query.record_ids is not None:  # named memories only; the trees keep the filter alone
+                    named = frozenset((False, record_id) for record_id in query.record_ids)
+                    direct = named if allowed is None else named & allowed
+                ranked = self._rank(query, vector, direct)
                 trees: dict[str, list[TreeEdge]] = {}
                 if query.num_hops > 0 and query.max_linked_results > 0:
                     admits = self._graph_filter(query, allowed)

@@ -694,12 +694,16 @@ class InMemoryStore:
                 f"query vector has {len(query.vector)} dimensions but this store holds "
                 f"{state.dimension}-dimensional vectors."
             )
+        # BM25 statistics come from every admitted candidate: ``record_ids`` narrows the hits, not
+        # the collection they are scored against.
+        named = query.record_ids
+        admitted = query if named is None else replace(query, record_ids=None)
         candidates: dict[Key, MemoryRecord | Message] = {}
         for message in state.messages.values():
-            if query.admits_record(message, direct=True):
+            if admitted.admits_record(message, direct=True):
                 candidates[("message", message.id)] = message
         for record in state.records.values():
-            if query.admits_record(record, direct=True):
+            if admitted.admits_record(record, direct=True):
                 candidates[("record", record.id)] = record
 
         def tie(key: Key) -> tuple[str, str]:
@@ -720,6 +724,11 @@ class InMemoryStore:
             keyword_ranked, keyword_ideal = _bm25(query.text, {k: c.content for k, c in candidates.items()})
             keyword_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
 
+        top = keyword_ranked[0][1] if keyword_ranked else 1.0
+        if named is not None:
+            vector_ranked = [kv for kv in vector_ranked if kv[0][0] == "record" and kv[0][1] in named]
+            keyword_ranked = [kv for kv in keyword_ranked if kv[0][0] == "record" and kv[0][1] in named]
+
         scored: list[tuple[Key, float, float]]
         if query.vector is not None and query.text is not None:
             fused = fuse(
@@ -734,7 +743,6 @@ class InMemoryStore:
         elif query.vector is not None:
             scored = [(key, cos, 1.0 - cos) for key, cos in vector_ranked]
         else:
-            top = keyword_ranked[0][1] if keyword_ranked else 1.0
             scored = [(key, s, 1.0 - s / top) for key, s in keyword_ranked]
 
         hits: list[SearchHit] = []

@@ -131,7 +131,8 @@ def _expiry_predicate(alias: str, now: datetime, binds: dict[str, Any]) -> str:
 
 
 def _chunk_predicates(names: StoreNames, query: SearchQuery, binds: dict[str, Any]) -> list[str]:
-    """The direct-hit filters on ``RECORD_CHUNKS c``: scope, type, status, expiry, metadata."""
+    """The direct-hit filters on ``RECORD_CHUNKS c``: scope, type, status, expiry, the named
+    records (``record_ids``), metadata."""
     clauses = _scope_predicates("c", query.scope, binds)
     types = sorted(t.value for t in query.types)
     if query.record_types is not None and len(types) < len(RecordType):
@@ -140,6 +141,15 @@ def _chunk_predicates(names: StoreNames, query: SearchQuery, binds: dict[str, An
         # Only memory records have a status; a message chunk's status (NULL or 'valid') passes.
         clauses.append("(c.status IS NULL OR c.status <> 'invalid')")
     clauses.append(_expiry_predicate("c", query.now, binds))
+    if query.record_ids is not None:
+        # Named memory records only (a message id may equal a record id: separate id spaces).
+        ids = sorted(query.record_ids)
+        lists = [
+            _in_list("c.source_id", ids[start : start + MAX_IDS_PER_STATEMENT], f"record_id_{n}", binds)
+            for n, start in enumerate(range(0, len(ids), MAX_IDS_PER_STATEMENT))
+        ]
+        clauses.append(f"c.source_record_type <> '{_MESSAGE}'")
+        clauses.append(lists[0] if len(lists) == 1 else "(" + " OR ".join(lists) + ")")
     metadata = _chunk_metadata_predicate(names, query, binds)
     if metadata is not None:
         clauses.append(metadata)

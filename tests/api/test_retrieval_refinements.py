@@ -31,31 +31,39 @@ def _kinds(results: Sequence[object]) -> list[str]:
     return [r.record_type.value for r in results]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("merge", [False, True])
-def test_a_memory_and_the_one_message_it_came_from_take_one_slot_when_merged(
-    make_client: ClientFactory, merge: bool
-) -> None:
+SHORTER = {
+    "I moved to Rome last spring with my two cats.": "The user moved to Rome.",
+    "Rome has great coffee, I told my friends there.": "Rome has great coffee.",
+}
+
+
+def _shorter(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+    return [ExtractedMemory(RecordType.FACT, SHORTER[m.content]) for m in request.target_messages]
+
+
+def _rome(make_client: ClientFactory, extract, merge: bool) -> list[str]:  # type: ignore[no-untyped-def]
     client = make_client(
-        extractor=ScriptedExtractor(_echo),
+        extractor=ScriptedExtractor(extract),
         memory_extraction_config=INLINE,
         search_strategy="keyword",
         retrieval=RetrievalConfig(merge_provenance=merge),
     )
     thread = client.create_thread(user_id="u")
-    thread.add_messages([{"role": "user", "content": "I moved to Rome last spring."}])
-    thread.add_messages([{"role": "user", "content": "Rome has great coffee."}])
-    found = client.search("Rome", user_id="u", max_results=10)
-    if merge:
-        assert len(found) == 2  # two pieces of evidence, each once
-        sources = set()
-        for r in found:
-            if r.record_type is RecordType.MESSAGE:
-                sources.add(r.id)
-            else:
-                sources.update(r.record.metadata["$agent_memory"]["source_message_ids"])
-        assert len(sources) == 2
-    else:
-        assert sorted(_kinds(found)) == ["fact", "fact", "message", "message"]
+    for text in SHORTER:
+        thread.add_messages([{"role": "user", "content": text}])
+    return _kinds(client.search("Rome", user_id="u", max_results=10))
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_message_its_memory_outranks_gives_up_its_slot_when_merged(make_client: ClientFactory, merge: bool) -> None:
+    # The shorter memories rank above their messages: merged, each piece of evidence is its memory.
+    assert _rome(make_client, _shorter, merge) == (["fact", "fact"] if merge else ["fact", "fact", "message", "message"])
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_merging_never_drops_a_memory_that_matched(make_client: ClientFactory, merge: bool) -> None:
+    # Longer memories rank below their messages: both stay, in the fused order.
+    assert _rome(make_client, _echo, merge) == ["message", "message", "fact", "fact"]
 
 
 def _moves(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-untyped-def]
@@ -105,6 +113,56 @@ def _three_homes(make_client: ClientFactory, **retrieval: object):  # type: igno
 
 # Only "Braga" is a word of the question that a memory holds (keyword search, no stemming).
 ACROSS = "Which towns have I lived in besides Braga?"
+
+
+def _linked_ids(result: object) -> list[str]:
+    return [linked.record.id for linked in result.linked_records]  # type: ignore[attr-defined]
+
+
+def test_a_successor_the_search_did_not_return_comes_with_its_own_score_and_linked_tree(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(candidates=2))
+    lisbon = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
+    porto = client.add_memory("The user takes the tram in Porto now.", user_id="u", memory_type="fact")
+    client.link_records(porto, "fact", lisbon, "fact", "supersedes")
+    filler = client.add_memory("The Lisbon tram is yellow.", user_id="u", memory_type="fact")
+    # The store's own hit for the successor, from a search that returns it.
+    plain = make_client(search_strategy="keyword", retrieval=RetrievalConfig(current_first=False))
+    ranked = plain.search("Lisbon tram", user_id="u", num_hops=1)
+    assert [r.id for r in ranked] == [filler, lisbon, porto]
+    own = ranked[2]
+    assert 0.0 < own.distance < 1.0
+    # In a pool of two the successor is not among the store's hits: current_first brings it in.
+    found = client.search("Lisbon tram", user_id="u", max_results=2, num_hops=1)
+    assert [r.id for r in found] == [filler, porto]
+    assert found[1].distance == pytest.approx(own.distance)
+    assert found[1].relevance == pytest.approx(own.relevance)
+    assert _linked_ids(found[1]) == _linked_ids(own) == [lisbon]
+    # Without hops it has no tree, like any hit.
+    bare = client.search("Lisbon tram", user_id="u", max_results=2)[1]
+    assert bare.distance == pytest.approx(own.distance) and bare.linked_records == ()
+
+
+def test_a_version_the_search_did_not_return_comes_with_its_own_score_and_linked_tree(
+    make_client: ClientFactory,
+) -> None:
+    # Keyword ranks for ACROSS: the current home (two words), the filler (one rarer word), then
+    # the old home, which only version history brings into a pool of two.
+    client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(candidates=2))
+    lisbon = client.add_memory("The user lived in Lisbon.", user_id="u", memory_type="fact")
+    braga = client.add_memory("The user lived in Braga.", user_id="u", memory_type="fact")
+    client.link_records(braga, "fact", lisbon, "fact", "supersedes")
+    filler = client.add_memory("The towns are far.", user_id="u", memory_type="fact")
+    plain = make_client(search_strategy="keyword", retrieval=RetrievalConfig(version_history=False))
+    ranked = plain.search(ACROSS, user_id="u", num_hops=1)
+    assert [r.id for r in ranked] == [braga, filler, lisbon]
+    own = ranked[2]
+    found = client.search(ACROSS, user_id="u", max_results=2, num_hops=1)
+    assert [r.id for r in found] == [braga, lisbon]
+    assert 0.0 < own.distance < 1.0
+    assert found[1].distance == pytest.approx(own.distance)
+    assert _linked_ids(found[1]) == _linked_ids(own) == [braga]
 
 
 def test_a_question_across_versions_gets_the_version_history_after_the_current_one(
@@ -168,9 +226,9 @@ def test_a_message_hit_brings_the_version_history_of_the_memory_drawn_from_it(ma
     (braga,) = [m for m in client.list_memories(user_id="u") if "Braga" in m.content]
     client.link_records(braga.id, "fact", lisbon, "fact", "supersedes")
     found = client.search(ACROSS, user_id="u")
-    # The message outranks the memory drawn from it (one piece of evidence, one slot), and the
-    # memory's earlier version follows the message.
-    assert [r.id for r in found] == [said, lisbon]
+    # The message outranks the memory drawn from it, so both stay (a memory is never dropped),
+    # and the memory's earlier version follows the message.
+    assert [r.id for r in found] == [said, lisbon, braga.id]
 
 
 def test_questions_across_versions() -> None:

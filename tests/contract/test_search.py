@@ -490,3 +490,43 @@ def test_a_larger_pool_with_the_same_fusion_k_keeps_the_fused_order(store: Memor
     # Without fusion_k the lists are deeper (200 instead of 50) and the order may differ.
     assert query(vector=E1, text="tea", k=50).fusion_depth == 200
     assert query(vector=E1, text="tea", k=50, fusion_k=10).fusion_depth == 50
+
+
+# --- named records ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def named(store: MemoryStore) -> MemoryStore:
+    """Records that each mode finds (vector near E1, the word "note"), one that no mode finds,
+    a retired one, links between them, and a message with a record's id."""
+    seed(
+        store,
+        threads=[thread("t1")],
+        messages=[(message("n2", "t1", 1, "a note in the chat"), E1)],
+        records=[
+            (record("n1", "first note"), E1),
+            (record("n2", "second note, a longer note"), NEAR_E1),
+            (record("n3", "third note with many other words in it"), DIAG_12),
+            (record("n4", "nothing shared"), None),
+            (invalid_record("n5", "retired note"), NEAR_E1),
+        ],
+        links=[link("l1", "n2", "n1"), link("l2", "n3", "n2"), link("l3", "n4", "n3")],
+    )
+    return store
+
+
+def test_a_search_narrowed_to_named_records_scores_them_as_the_whole_search_does(
+    named: MemoryStore, mode: dict
+) -> None:
+    whole = {h.id: h for h in named.search(query(k=100, num_hops=2, **mode)) if h.record_type is not RecordType.MESSAGE}
+    narrowed = named.search(query(k=10, num_hops=2, record_ids=frozenset({"n2", "n3", "n4"}), **mode))
+    # Only named memory records (not the message "n2"), only those the search matches.
+    assert [h.id for h in narrowed] == [i for i in whole if i in {"n2", "n3", "n4"}]
+    assert all(h.record_type is RecordType.FACT for h in narrowed)
+    for hit in narrowed:
+        assert hit.score == pytest.approx(whole[hit.id].score)
+        assert hit.distance == pytest.approx(whole[hit.id].distance)
+        assert hit.linked == whole[hit.id].linked  # the same tree, named records or not
+    assert named.search(query(record_ids=frozenset({"n5"}), include_invalid=False, **mode)) == []
+    assert ids(named.search(query(record_ids=frozenset({"n5"}), **mode))) == ["n5"]
+    assert named.search(query(record_ids=frozenset({"n4"}), **mode)) == []  # it matches nothing

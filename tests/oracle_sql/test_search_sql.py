@@ -237,6 +237,27 @@ def test_id_lists_are_chunked_at_500_binds() -> None:
     assert search_sql.graph_steps(DEFAULT, q(), []) == []
 
 
+def test_named_records_narrow_the_candidates_to_memory_chunks_of_those_ids() -> None:
+    vector = encode_vector(E1, 4)
+    query = q(text="tea", record_ids=frozenset({"r2", "r1"}))
+    keyword = search_sql.keyword_query("tea") or ""
+    for statement in (
+        search_sql.vector_candidates(DEFAULT, query, vector, 2),
+        search_sql.keyword_candidates(DEFAULT, query, keyword, 2),
+    ):
+        check_binds(statement)
+        assert "\n   AND c.source_record_type <> 'message'\n   AND c.source_id IN (:record_id_0_0, :record_id_0_1)" in statement.sql
+        assert (statement.binds["record_id_0_0"], statement.binds["record_id_0_1"]) == ("r1", "r2")
+    # More than 500 ids: one IN list per 500, joined by OR (Oracle allows 1000 expressions a list).
+    many = [f"r{i:04}" for i in range(1000)]
+    statement = search_sql.vector_candidates(DEFAULT, q(record_ids=frozenset(many)), vector, 1000)
+    check_binds(statement)
+    assert "(c.source_id IN (:record_id_0_0, " in statement.sql and " OR c.source_id IN (:record_id_1_0, " in statement.sql
+    assert sorted(v for k, v in statement.binds.items() if k.startswith("record_id_")) == many
+    # Without named records nothing changes (the golden files hold every other statement).
+    assert "source_id IN" not in search_sql.vector_candidates(DEFAULT, q(), vector, 2).sql
+
+
 # --- values only in binds ---------------------------------------------------------------------
 
 
@@ -582,6 +603,11 @@ class TinyDatabase:
             return lambda e, key: not (isinstance(e, MemoryRecord) and e.status is RecordStatus.INVALID)
         if clause == "(c.expires_at IS NULL OR c.expires_at > :now)":
             return lambda e, key: e.expires_at is None or e.expires_at > as_utc(binds["now"])
+        if clause == "c.source_record_type <> 'message'":
+            return lambda e, key: not isinstance(e, Message)
+        if clause.startswith(("c.source_id IN (", "(c.source_id IN (")):
+            named = {binds[name] for name in re.findall(r":(record_id_\d+_\d+)", clause)}
+            return lambda e, key: key[1] in named
         if "EXISTS" in clause:
             return self._metadata_clause(clause, binds)
         return scope_or_type_clause("c", clause, binds)
@@ -789,6 +815,28 @@ def test_the_query_filters_reach_sql_and_hold_in_the_result() -> None:
     query = q(user_id="A", agent_id="bot", include_invalid=False, record_types=frozenset({"fact", "message"}))
     assert set(ids(run(db, query))) == {"ok", "chat"}
     assert set(ids(run(db, q(user_id="A", agent_id=None)))) == {"no-agent"}
+
+
+def test_a_search_narrowed_to_named_records_scores_them_as_the_whole_search_does() -> None:
+    db = TinyDatabase().add(
+        (rec("a", "tea and tea"), E1),
+        (rec("b", "green tea"), NEAR_E1),
+        (rec("c", "coffee"), DIAG_12),
+        (msg("b", "tea for two"), E1),  # a message with a named record's id
+        lnk("l1", "a", "b"),
+        lnk("l2", "b", "c"),
+    )
+    for mode in ({"vector": E1}, {"text": "tea"}, {"vector": E1, "text": "tea"}):
+        whole = {h.id: h for h in run(db, q(num_hops=2, **mode)) if isinstance(h.record, MemoryRecord)}
+        narrowed = run(db, q(num_hops=2, record_ids=frozenset({"b", "c"}), **mode))
+        assert [h.id for h in narrowed] == [i for i in whole if i in {"b", "c"}]
+        assert all(isinstance(h.record, MemoryRecord) for h in narrowed)
+        for hit in narrowed:
+            assert (hit.score, hit.distance, hit.linked) == (
+                pytest.approx(whole[hit.id].score),
+                pytest.approx(whole[hit.id].distance),
+                whole[hit.id].linked,
+            )
 
 
 # --- OracleSearch: re-check and refetch -------------------------------------------------------

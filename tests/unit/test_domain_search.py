@@ -136,6 +136,12 @@ def q(**kwargs) -> SearchQuery:
         {"record_types": frozenset()},
         {"scope": {"user_id": "u"}},
         {"rrf_k": 0},
+        {"record_ids": "r1"},
+        {"record_ids": frozenset()},
+        {"record_ids": frozenset({""})},
+        {"record_ids": [7]},
+        {"record_ids": 7},
+        {"record_ids": frozenset(f"r{i}" for i in range(1001))},
     ],
     ids=repr,
 )
@@ -190,6 +196,16 @@ def test_a_query_normalises_its_inputs() -> None:
     assert q().types == SEARCHABLE_RECORD_TYPES
     assert q().include_invalid is True
     assert q().num_hops == 0
+    assert q(record_ids=["r1", "r2", "r1"]).record_ids == frozenset({"r1", "r2"})
+
+
+def test_named_records_narrow_direct_hits_only_and_never_admit_a_message() -> None:
+    query = q(record_ids=frozenset({"r1"}))
+    named, other = rec("r1"), rec("r2")
+    said = Message(id="r1", thread_id="t", role="user", content="x", seq=1, created_at=T0)
+    assert query.admits_record(named, direct=True) and not query.admits_record(other, direct=True)
+    assert query.admits_record(other, direct=False)  # linked context is not narrowed
+    assert not query.admits_record(said, direct=True)
 
 
 def test_admits_record_applies_type_scope_expiry_metadata_and_direct_status() -> None:
