@@ -175,8 +175,8 @@ class MemoryCore:
             raise ValidationError(f"memory_type must be one of: {MEMORY_TYPE_NAMES}.") from None
         if isinstance(memory_id_to_link, NotSetType) != isinstance(link_type, NotSetType):
             raise ValidationError("memory_id_to_link and link_type must be provided together.")
-        if isinstance(autonomous_linking, NotSetType):
-            autonomous_linking = self.link_resolver is not None
+        if isinstance(autonomous_linking, NotSetType):  # on by default only with a model, as in the reference
+            autonomous_linking = getattr(self.link_resolver, "uses_model", False) is True
         if autonomous_linking is not True and autonomous_linking is not False:
             raise ValidationError("autonomous_linking must be True or False.")
         now = self.clock.now()
@@ -590,9 +590,10 @@ class AgentMemory:
         With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
         in the same transaction; an omitted agent or thread is inherited from a target of the
         same user, but an omitted user means unscoped, as without a link (so the link may not
-        reach into a user's records: ``CrossScopeLinkError``). Otherwise,
-        with a link resolver (``autonomous_linking`` defaults to on when there is one), the
-        resolver links it to its closest existing memories after it is stored."""
+        reach into a user's records: ``CrossScopeLinkError``). Otherwise, with
+        ``autonomous_linking`` the link resolver links it to its closest existing memories
+        after it is stored; it defaults to on only when the resolver is model-backed
+        (``uses_model``), so the offline rules link extracted memories but not these."""
         return self._core.add_memory(
             content,
             memory_type=memory_type,

@@ -121,6 +121,13 @@ class LinkResolution:
 
 @runtime_checkable
 class LinkResolver(Protocol):
+    """Decides the links from new memories to their candidates.
+
+    An implementation may say it asks a model with a ``uses_model`` attribute (absent counts as
+    False): ``add_memory`` links a new memory on its own by default only with such a resolver,
+    as the reference does only when a model is configured; extraction uses any resolver.
+    """
+
     def resolve(
         self,
         sources: Sequence[MemoryRecord],

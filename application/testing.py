@@ -224,11 +224,13 @@ class ScriptedLinkResolver:
 
     ``decide(source, candidates) -> proposals`` is called once per source memory; every call
     (source id and candidate ids) is recorded in :attr:`calls`, and every ``resolve`` batch
-    size in :attr:`batches`.
+    size in :attr:`batches`. ``uses_model=True`` makes it stand in for a model-backed
+    resolver, which ``add_memory`` asks by default (see the ``LinkResolver`` port).
     """
 
-    def __init__(self, decide: LinkFunction) -> None:
+    def __init__(self, decide: LinkFunction, *, uses_model: bool = False) -> None:
         self._decide = decide
+        self.uses_model = uses_model
         self._lock = threading.Lock()
         self.calls: list[tuple[str, tuple[str, ...]]] = []
         self.batches: list[int] = []

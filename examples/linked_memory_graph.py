@@ -2,8 +2,10 @@
 
 The body of :func:`main` is the seed's complete code listing. Only the imports and the
 client construction differ: instead of an Oracle connection pool and a remote embedding
-model, the client uses the embedded store in a folder of your choice, the deterministic
-hashing embedder and the scripted summariser shipped in ``palimpsest.application.testing``.
+model, ``open_memory`` opens the embedded store in a folder of your choice with the offline
+defaults (the MiniLM embedder when its weights are installed), and extraction is off as in
+the seed. There is no model, so ``add_memory`` links nothing on its own: the links are the
+ones the listing creates.
 
 Run it with ``python examples/linked_memory_graph.py`` (a temporary folder is used).
 """
@@ -14,25 +16,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application import (
-    AgentMemory,
-    MemoryExtractionConfig,
-    OracleSearchResultFormatConfig,
-)
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.adapters import open_memory
+from palimpsest.application import MemoryExtractionConfig, OracleSearchResultFormatConfig
 
 
 def main(folder: str | Path) -> dict[str, Any]:
     """Run the listing against a store in ``folder``; returns the listing's variables.
 
-    The caller owns the store: close it with ``names["memory"].store.close()``."""
+    The caller owns the client: close it with ``names["memory"].close()``."""
     ##Create a graph memory client
 
-    memory = AgentMemory(
-        store=EmbeddedStore(Path(folder) / "graph-memory.db"),
-        embedder=HashingEmbedder(),
-        summariser=ScriptedSummariser(),
+    memory = open_memory(
+        Path(folder) / "graph-memory.db",
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
     )
     user_id = "graph-demo-user"
@@ -126,4 +121,4 @@ def main(folder: str | Path) -> dict[str, Any]:
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         names = main(folder)
-        names["memory"].store.close()
+        names["memory"].close()

@@ -15,6 +15,9 @@ The client uses the embedded store in a folder of your choice, the hashing embed
 extractive summariser; automatic extraction is off, as the seed advises when derived text
 must be reviewed before it is reused.
 
+The seed's own listing, middleware and agent included, runs in
+``examples/langgraph_short_term_memory.py``.
+
 Run it with ``python examples/short_term_context_card.py`` (a temporary folder is used).
 """
 

@@ -166,7 +166,12 @@ class RuleLinkResolver:
     memories stay unlinked. It never rewrites text (``updated_text`` is always ``None``) and
     ignores ``custom_instructions``; it cannot follow instructions found in memories because it
     only compares words.
+
+    It is not a model (``uses_model`` is False): it links extracted memories, and
+    ``add_memory`` asks it only when called with ``autonomous_linking=True``.
     """
+
+    uses_model = False
 
     def resolve(
         self,

@@ -45,6 +45,8 @@ class JsonModel(Protocol):
 
 class _UsesModel:
     _model: JsonModel
+    uses_model = True
+    """Every answer comes from the chat model (see the ``LinkResolver`` port)."""
 
     @property
     def usage(self) -> TokenUsage | None:

@@ -211,6 +211,20 @@ def test_memory_results_keep_the_user_and_agent_scope(thread: MemoryThread, clie
     assert not {"alien", "stranger"} & set(_relevant_ids(card))
 
 
+def test_a_card_matches_the_thread_agent_exactly_so_memories_without_an_agent_need_a_thread_without_one(
+    thread: MemoryThread, client: AgentMemory
+) -> None:
+    """As the README says (and as the reference scopes cards and thread searches): a memory saved
+    for the user alone is not in an agent's card, and is in the card of the user's agentless thread."""
+    client.add_memory("user-level fact about invoice reconciliation", memory_id="user-level", memory_type="fact",
+                      user_id="maya")
+    card = thread.get_context_card(max_relevant_results=30, min_relevant_results_by_type={"fact": 10})
+    assert "user-level" not in _relevant_ids(card)
+    agentless = client.create_thread(user_id="maya")
+    agentless.add_messages([{"role": "user", "content": "Where is the invoice reconciliation at?"}])
+    assert "user-level" in _relevant_ids(agentless.get_context_card())
+
+
 def test_the_metadata_filter_and_invalid_switch_apply_to_relevant_results(thread: MemoryThread, client: AgentMemory) -> None:
     client.add_memory("tagged invoice reconciliation memory", memory_id="tagged", user_id="maya", agent_id="helper", metadata={"pin": True})
     filtered = thread.get_context_card(metadata_filter={"pin": True})

@@ -119,8 +119,8 @@ def test_disabled_link_mode_creates_no_links(store: MemoryStore) -> None:
     assert resolver.calls == [] and all(m.is_valid for m in memory.list_memories(user_id="u1"))
 
 
-def test_add_memory_links_autonomously_when_a_resolver_is_configured(store: MemoryStore) -> None:
-    resolver = ScriptedLinkResolver(_supersede_pizza)
+def test_add_memory_links_autonomously_when_a_model_backed_resolver_is_configured(store: MemoryStore) -> None:
+    resolver = ScriptedLinkResolver(_supersede_pizza, uses_model=True)
     memory = _client(store, ScriptedExtractor(), resolver, "POST_EXTRACTION")
     old = memory.add_memory("Prefers thin crust pizza.", memory_type="preference", user_id="u1")
     new = memory.add_memory("Now prefers sourdough pizza over thin crust pizza.", memory_type="preference", user_id="u1")
@@ -166,3 +166,47 @@ def test_the_link_token_limit_bounds_the_resolver_requests_of_a_pass(
     memory, resolver = _pizza_pass(store, budget)
     assert len(resolver.calls) == asked
     assert sorted(m.is_valid for m in memory.list_memories(user_id="u1")) == ([False, True] if asked else [True, True])
+
+
+def _links(memory: AgentMemory) -> list[tuple[str, str, str]]:
+    with memory.store.reading() as uow:
+        return sorted((link.source_id, link.relation_type, link.target_id) for link in uow.links.list())
+
+
+def test_add_memory_does_not_link_by_default_with_a_resolver_that_is_not_a_model(store: MemoryStore) -> None:
+    """As in the reference, add_memory links on its own only when a model is configured: the
+    offline rules (and doubles that do not say they are a model) wait for an explicit request."""
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = _client(store, ScriptedExtractor(), resolver, "POST_EXTRACTION")
+    old = memory.add_memory("Prefers thin crust pizza.", memory_type="preference", user_id="u1")
+    new = memory.add_memory("Now prefers sourdough pizza over thin crust pizza.", memory_type="preference", user_id="u1")
+    assert resolver.calls == [] and _links(memory) == []
+    linked = memory.add_memory("Still prefers sourdough, thin crust never again.", memory_type="preference",
+                               user_id="u1", autonomous_linking=True)
+    assert [source for source, _ in resolver.calls] == [linked]
+    assert _links(memory) == sorted([(linked, "supersedes", old), (linked, "supersedes", new)])
+    assert {m.id: m.is_valid for m in memory.list_memories(user_id="u1")} == {old: False, new: False, linked: True}
+
+
+def test_open_memory_with_extraction_off_leaves_linking_to_the_caller(store: MemoryStore) -> None:
+    """Seed 004's client: ``open_memory`` wires the offline link rules, which keep serving
+    extraction, but its three add_memory calls create no link, so its link_records calls succeed."""
+    from palimpsest.adapters import open_memory
+
+    memory = open_memory(store=store, embedder=HashingEmbedder(),
+                         memory_extraction_config=MemoryExtractionConfig(extract_memories=False))
+    thin = memory.add_memory("The user's preferred pizza style is thin crust.", memory_id="pizza-thin-crust",
+                             memory_type="preference", user_id="u1")
+    sourdough = memory.add_memory("The user now prefers sourdough pizza.", memory_id="pizza-sourdough",
+                                  memory_type="preference", user_id="u1")
+    neapolitan = memory.add_memory("The user's preferred pizza style is sourdough, especially Neapolitan sourdough.",
+                                   memory_id="pizza-neapolitan-sourdough", memory_type="preference", user_id="u1")
+    assert _links(memory) == []
+    assert all(m.is_valid for m in memory.list_memories(user_id="u1"))
+    memory.link_records(sourdough, "preference", thin, "preference", "supersedes")
+    memory.link_records(neapolitan, "preference", sourdough, "preference", "refines")
+    assert _links(memory) == [(neapolitan, "refines", sourdough), (sourdough, "supersedes", thin)]
+    # Asked explicitly, add_memory uses the wired rules all the same (against valid memories).
+    again = memory.add_memory("The user's preferred pizza style is thin crust.", memory_type="preference",
+                              user_id="u1", autonomous_linking=True)
+    assert (again, "supersedes", neapolitan) in _links(memory)

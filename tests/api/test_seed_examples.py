@@ -33,7 +33,8 @@ def run_example(tmp_path: Path) -> Iterator[Any]:
 
     yield run
     for client in opened:
-        client.store.close()
+        client.close()
+        client.store.close()  # idempotent; the hand-built clients do not own their store
 
 
 @pytest.mark.parametrize("name", ["linked_memory_graph", "customize_context_card", "short_term_context_card"])
@@ -42,7 +43,24 @@ def test_each_example_runs_as_a_script(name: str, capsys: pytest.CaptureFixture[
     assert "<" in capsys.readouterr().out
 
 
+def test_the_langgraph_example_runs_as_a_script_and_prints_the_injected_card(capsys: pytest.CaptureFixture[str]) -> None:
+    """Seed 001's listing with its canned chat model: the third turn crosses the seed's 6,000-token
+    trigger, so it prints the injected card (topics, summary, relevant information), then the answer."""
+    pytest.importorskip("langchain.agents", reason="the LangGraph example needs the optional extra 'langgraph'")
+    names = runpy.run_path(str(EXAMPLES / "langgraph_short_term_memory.py"), run_name="__main__")
+    printed = capsys.readouterr().out
+    card_text, answer = printed.rsplit("</context_card>\n", 1)
+    card = ET.fromstring(card_text + "</context_card>")
+    assert [child.tag for child in card] == ["topics", "summary", "relevant_information"]
+    topics = card.find("topics")
+    assert topics is not None and len(topics) > 0 and "Maya" in (card.findtext("summary") or "")
+    assert answer.strip() == names["FINAL_REPLY"]
+
+
 # -- seed 004: linked memory graphs ----------------------------------------------------------
+# The example builds the seed's own client, ``open_memory(path, memory_extraction_config=
+# MemoryExtractionConfig(extract_memories=False))``: the offline link rules are wired, but they
+# are not a model, so the three add_memory calls link nothing and the listing's links succeed.
 
 
 def _tree(result: SearchResult) -> list[tuple[int, str, str]]:

@@ -33,3 +33,28 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         if "memory" in namespace:
             namespace["memory"].close()
     assert (tmp_path / "memory.db").exists()
+
+
+def test_the_main_readme_snippet_builds_an_agent_that_persists_each_turn_once(memory: Any) -> None:
+    """The project README's LangGraph snippet, with the ``memory`` and ``model`` it says it needs:
+    the agent has the two memory tools, and each user and assistant turn lands in the run's
+    thread, for the snippet's user and agent, exactly once although the message list is reused."""
+    from readme_snippets import README as MAIN_README
+    from readme_snippets import snippet
+
+    namespace: dict[str, Any] = {"__name__": "readme_langgraph", "memory": memory,
+                                 "model": scripted(["Hello Maya.", "Sourdough, then."])}
+    exec(compile(snippet("langgraph"), str(MAIN_README), "exec"), namespace)  # noqa: S102
+    assert set(namespace["agent"].nodes["tools"].bound.tools_by_name) == {"search_memory", "save_memory"}
+    config = {"configurable": {"thread_id": "maya-1"}}
+    state = namespace["agent"].invoke({"messages": [{"role": "user", "content": "Hi, I'm Maya."}]}, config)
+    state["messages"].append({"role": "user", "content": "Which pizza?"})
+    namespace["agent"].invoke({"messages": state["messages"]}, config)
+    thread = memory.get_thread("maya-1")
+    assert (thread.user_id, thread.agent_id) == ("maya", "assistant")
+    assert [(m.role, m.content) for m in thread.get_messages()] == [
+        ("user", "Hi, I'm Maya."),
+        ("assistant", "Hello Maya."),
+        ("user", "Which pizza?"),
+        ("assistant", "Sourdough, then."),
+    ]

@@ -168,6 +168,22 @@ def test_disabled_link_mode_shows_no_candidates_and_keeps_both_memories_current(
     assert [r.name for r in model.requests] == ["extract_memories", "extract_memories"]
 
 
+def test_add_memory_asks_the_model_backed_resolver_by_default() -> None:
+    """With a model-backed link resolver (the reference: a client with a model), add_memory links
+    a new memory on its own; ``autonomous_linking=False`` still opts out."""
+    model = ScriptedChatModel(by_operation={
+        "resolve_links": [{"resolutions": [{"source": 1, "links": [{"candidate": 1, "link_type": "supersedes"}]}]}],
+    })
+    with open_memory(embedder=HashingEmbedder(), link_resolver=LlmLinkResolver(model),
+                     memory_extraction_config=MemoryExtractionConfig(extract_memories=False)) as memory:
+        thin = memory.add_memory(THIN, memory_type="preference", user_id="u1")
+        sourdough = memory.add_memory(SOURDOUGH, memory_type="preference", user_id="u1")
+        quiet = memory.add_memory("The user orders pizza on Fridays.", user_id="u1", autonomous_linking=False)
+        assert links_between(memory, sourdough) == [(thin, "supersedes")]
+        assert links_between(memory, quiet) == []
+    assert [r.name for r in model.requests] == ["resolve_links"]
+
+
 def test_a_model_outage_during_inline_extraction_keeps_the_messages() -> None:
     model = ScriptedChatModel()  # no answers: every request is an outage
     with open_client(model, MemoryLinkExtractionMode.POST_EXTRACTION) as memory:
