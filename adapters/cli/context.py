@@ -283,9 +283,7 @@ def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
         raise CliError(
             f"no store file at {path} (import data with 'palimpsest import', or create one with open_memory)."
         )
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.adapters.embedded import EmbeddedStore  # creates a missing folder itself
 
     return OpenedStore(EmbeddedStore(path))
 
