@@ -159,7 +159,7 @@ def _openai(stored: str | None) -> Embedder:
         if model is None or model == stored_model:
             model = stored_model
             dimension = int(stored_dimension) if stored_dimension.isdigit() else None
-    client, _chat_model = client_from_env()
+    client = client_from_env()
     embedder: Embedder = OpenAIEmbedder(client, model or DEFAULT_OPENAI_EMBEDDING_MODEL, dimension=dimension)
     return embedder
 
