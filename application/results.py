@@ -70,6 +70,7 @@ OracleSearchResultFormatConfig = SearchResultFormatConfig
 
 
 def _effective_time(record: MemoryRecord | Message) -> datetime:
+    """The event time, else when the record was stored (what reads return, as in the reference)."""
     return record.timestamp or record.created_at
 
 
@@ -286,7 +287,7 @@ class ContextCard:
             lines.append("  <recent_messages>")
             for message in self.recent_messages:
                 rendered = self.message_format.format(
-                    timestamp=escape_xml(format_time(message.timestamp)),
+                    timestamp=escape_xml(format_time(_effective_time(message))),
                     role=escape_xml(message.role),
                     content=escape_xml(message.content),
                 )

@@ -94,12 +94,30 @@ def test_the_self_contained_pattern_carries_the_tail_in_recent_messages(thread: 
     assert [m.id for m in card.recent_messages] == ["m4", "m5"]
     recent = ET.fromstring(card.content).find("recent_messages")
     assert recent is not None
+    stored = {m.id: m.created_at.isoformat() for m in thread.get_messages()}
     assert [(m.findtext("role"), m.findtext("content"), m.findtext("timestamp")) for m in recent] == [
-        ("user", TURNS[4][1], "-"),
-        ("assistant", TURNS[5][1], "-"),
+        ("user", TURNS[4][1], stored["m4"]),
+        ("assistant", TURNS[5][1], stored["m5"]),
     ]
     assert not {"m4", "m5"} & set(_relevant_ids(card))
     assert "currency service" not in card.summary
+
+
+def test_a_recent_message_shows_its_time_as_a_search_result_does(client: AgentMemory) -> None:
+    thread = client.create_thread(thread_id="times", user_id="maya")
+    thread.add_messages(
+        [
+            {"id": "no-time", "role": "user", "content": "Pizza tonight?"},
+            {"id": "timed", "role": "assistant", "content": "Pizza it is.", "timestamp": "2026-01-04T00:00:00Z"},
+        ]
+    )
+    card = thread.get_context_card(max_recent_messages=2, min_relevant_results_by_type={"message": 2})
+    root = ET.fromstring(card.content)
+    recent = {m.findtext("content"): m.findtext("timestamp") for m in root.find("recent_messages")}  # type: ignore[union-attr]
+    found = {m.findtext("content"): m.findtext("timestamp") for m in root.find("relevant_information")}  # type: ignore[union-attr]
+    stored = thread.get_message("no-time").created_at.isoformat()
+    assert recent == {"Pizza tonight?": stored, "Pizza it is.": "2026-01-04T00:00:00+00:00"}
+    assert found == recent, "one message, one time, in every section of the card"
 
 
 def test_recent_messages_alone_do_not_exclude_anything(thread: MemoryThread) -> None:
