@@ -254,6 +254,13 @@ class Summary:
         return self.content
 
 
+def _section(tag: str, body: list[str]) -> list[str]:
+    """``<tag>`` around its indented body; an empty section on one line, ``<tag></tag>``."""
+    if not body:
+        return [f"<{tag}></{tag}>"]
+    return [f"<{tag}>", *indent(body), f"</{tag}>"]
+
+
 _DEFAULT_MESSAGE_FORMAT = (
     "<message>\n  <timestamp>{timestamp}</timestamp>\n  <role>{role}</role>\n  <content>{content}</content>\n</message>"
 )
@@ -273,26 +280,25 @@ class ContextCard:
     def content(self) -> str:
         if not (self.summary or self.topics or self.relevant_results or self.recent_messages):
             return ""
-        lines = ["<context_card>", "  <topics>"]
-        lines.extend(indent([element("topic", t) for t in self.topics], 4))
-        lines.append("  </topics>")
-        lines.append("  <summary>")
-        lines.extend(indent([escape_xml(line) for line in self.summary.splitlines()], 4))
-        lines.append("  </summary>")
-        lines.append("  <relevant_information>")
+        topics = [element("topic", t) for t in self.topics]
+        summary = [escape_xml(line) for line in self.summary.splitlines()]
+        relevant: list[str] = []
         for result in self.relevant_results:
-            lines.extend(indent(result.formatted_content.splitlines(), 4))
-        lines.append("  </relevant_information>")
+            relevant.extend(result.formatted_content.splitlines())
+        lines = ["<context_card>"]
+        lines.extend(indent(_section("topics", topics)))
+        lines.extend(indent(_section("summary", summary)))
+        lines.extend(indent(_section("relevant_information", relevant)))
         if self.recent_messages:
-            lines.append("  <recent_messages>")
+            recent: list[str] = []
             for message in self.recent_messages:
                 rendered = self.message_format.format(
                     timestamp=escape_xml(format_time(_effective_time(message))),
                     role=escape_xml(message.role),
                     content=escape_xml(message.content),
                 )
-                lines.extend(indent(rendered.splitlines(), 4))
-            lines.append("  </recent_messages>")
+                recent.extend(rendered.splitlines())
+            lines.extend(indent(_section("recent_messages", recent)))
         lines.append("</context_card>")
         return "\n".join(lines)
 

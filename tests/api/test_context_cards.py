@@ -137,6 +137,26 @@ def test_a_tail_must_be_kept_out_of_the_card_or_fully_inside_it(
     assert snapshot(store) == before
 
 
+def test_empty_sections_render_on_one_line_as_in_the_reference(thread: MemoryThread) -> None:
+    assert ContextCard("Maya migrates invoices.").content == (
+        "<context_card>\n"
+        "  <topics></topics>\n"
+        "  <summary>\n"
+        "    Maya migrates invoices.\n"
+        "  </summary>\n"
+        "  <relevant_information></relevant_information>\n"
+        "</context_card>"
+    )
+    card = thread.get_context_card(except_last_messages=6, max_recent_messages=6)
+    assert card.content.splitlines()[:5] == [
+        "<context_card>",
+        "  <topics></topics>",
+        "  <summary></summary>",
+        "  <relevant_information></relevant_information>",
+        "  <recent_messages>",
+    ]
+
+
 @ARGUMENT_CHECK
 def test_except_last_messages_must_not_be_negative(thread: MemoryThread) -> None:
     with pytest.raises(ValidationError, match="non-negative"):
