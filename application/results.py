@@ -166,8 +166,13 @@ class SearchResult:
             config = format_config.over(self._config)
         else:
             raise ValidationError("format_config must be a SearchResultFormatConfig.")
-        lines = _render(self._record, self._linked, config, distance=self._distance, direct=True)
-        return "\n".join(lines or [])
+        return "\n".join(self._lines(config))
+
+    def _lines(self, config: SearchResultFormatConfig | None = None) -> list[str]:
+        """The rendering as lines to indent; an element's multi-line text stays inside one line,
+        so indenting the block never re-indents stored text."""
+        config = self._config if config is None else config
+        return _render(self._record, self._linked, config, distance=self._distance, direct=True) or []
 
     def __str__(self) -> str:
         return self.formatted_content
@@ -284,20 +289,23 @@ class ContextCard:
         summary = [escape_xml(line) for line in self.summary.splitlines()]
         relevant: list[str] = []
         for result in self.relevant_results:
-            relevant.extend(result.formatted_content.splitlines())
+            relevant.extend(result._lines())
         lines = ["<context_card>"]
         lines.extend(indent(_section("topics", topics)))
         lines.extend(indent(_section("summary", summary)))
         lines.extend(indent(_section("relevant_information", relevant)))
         if self.recent_messages:
+            # The template is split before filling it in: the message's own line breaks stay
+            # inside its line, so its text is escaped but never re-indented.
+            template = self.message_format.splitlines()
             recent: list[str] = []
             for message in self.recent_messages:
-                rendered = self.message_format.format(
-                    timestamp=escape_xml(format_time(_effective_time(message))),
-                    role=escape_xml(message.role),
-                    content=escape_xml(message.content),
-                )
-                recent.extend(rendered.splitlines())
+                values = {
+                    "timestamp": escape_xml(format_time(_effective_time(message))),
+                    "role": escape_xml(message.role),
+                    "content": escape_xml(message.content),
+                }
+                recent.extend(line.format(**values) for line in template)
             lines.extend(indent(_section("recent_messages", recent)))
         lines.append("</context_card>")
         return "\n".join(lines)
