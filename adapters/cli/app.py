@@ -624,8 +624,11 @@ def graph(
         int | None,
         typer.Option("--limit", "-n", min=0, help="Draw the newest N records (0: all; default 10,000)."),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
     """Draw the link graph of memory records as Mermaid, HTML or SVG."""
+    if output is not None and output.exists() and not force:
+        raise CliError(f"{output} exists; pass --force to overwrite it.")
     try:
         from .graph import GRAPH_RECORD_LIMIT, collect_graph, log, to_html, to_mermaid, to_svg
     except ImportError as exc:
