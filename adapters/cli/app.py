@@ -37,7 +37,16 @@ from rich.progress import (
 )
 from typer.core import TyperGroup
 
-from .context import NO_EXTRACTION, CliError, CliSettings, EmbedderChoice, Session, open_session, open_store
+from .context import (
+    DISTRIBUTION,
+    NO_EXTRACTION,
+    CliError,
+    CliSettings,
+    EmbedderChoice,
+    Session,
+    open_session,
+    open_store,
+)
 from .render import clean, memories_view, messages_view, search_tree, threads_table
 from .transfer import encode, export_store, import_items, read_items
 
@@ -122,7 +131,7 @@ oracle_app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         try:
-            version = metadata.version("palimpsest-memory")
+            version = metadata.version(DISTRIBUTION)
         except metadata.PackageNotFoundError:
             version = "unknown (not installed)"
         typer.echo(f"palimpsest {version}")

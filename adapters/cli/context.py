@@ -28,6 +28,7 @@ from palimpsest.domain.ports import MemoryStore
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
+    "DISTRIBUTION",
     "NO_EXTRACTION",
     "CliError",
     "CliSettings",
@@ -40,6 +41,10 @@ __all__ = [
     "resolve_embedder",
     "stored_model_id",
 ]
+
+DISTRIBUTION: Final = "palimpsest-memory"
+"""The name pip installs palimpsest under (free on PyPI; ``palimpsest`` there is another project).
+The import namespace stays ``palimpsest``; every install hint names this distribution."""
 
 NO_EXTRACTION: Final = MemoryExtractionConfig(extract_memories=False)
 """The command line never extracts: threads are opened with this override."""
