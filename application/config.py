@@ -216,7 +216,8 @@ class MemoryExtractionConfig:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRetentionConfig:
-    """Store-wide TTL policy: a default for writes that omit ``ttl_days`` and a cap for all."""
+    """Store-wide TTL policy: a default for writes that omit ``ttl_days`` and a cap for all
+    (positive numbers of days, or None)."""
 
     default_ttl_days: float | None | NotSetType = NOTSET
     max_ttl_days: float | None | NotSetType = NOTSET
@@ -233,6 +234,8 @@ class MemoryRetentionConfig:
                 or value < 0
             ):
                 raise ConfigurationError(f"{name} must be a finite, non-negative number of days or None.")
+            if value == 0:  # as ttl_days=0: every record it applies to would expire at once
+                raise ConfigurationError(f"{name}=0 would make records expire at once; use a positive number or None.")
         default, cap = self.default, self.maximum
         if default is not None and cap is not None and default > cap:
             raise ConfigurationError("default_ttl_days must be less than or equal to max_ttl_days.")

@@ -70,6 +70,7 @@ OracleSearchResultFormatConfig = SearchResultFormatConfig
 
 
 def _effective_time(record: MemoryRecord | Message) -> datetime:
+    """The event time, else when the record was stored (what reads return, as in the reference)."""
     return record.timestamp or record.created_at
 
 
@@ -165,8 +166,13 @@ class SearchResult:
             config = format_config.over(self._config)
         else:
             raise ValidationError("format_config must be a SearchResultFormatConfig.")
-        lines = _render(self._record, self._linked, config, distance=self._distance, direct=True)
-        return "\n".join(lines or [])
+        return "\n".join(self._lines(config))
+
+    def _lines(self, config: SearchResultFormatConfig | None = None) -> list[str]:
+        """The rendering as lines to indent; an element's multi-line text stays inside one line,
+        so indenting the block never re-indents stored text."""
+        config = self._config if config is None else config
+        return _render(self._record, self._linked, config, distance=self._distance, direct=True) or []
 
     def __str__(self) -> str:
         return self.formatted_content
@@ -253,6 +259,13 @@ class Summary:
         return self.content
 
 
+def _section(tag: str, body: list[str]) -> list[str]:
+    """``<tag>`` around its indented body; an empty section on one line, ``<tag></tag>``."""
+    if not body:
+        return [f"<{tag}></{tag}>"]
+    return [f"<{tag}>", *indent(body), f"</{tag}>"]
+
+
 _DEFAULT_MESSAGE_FORMAT = (
     "<message>\n  <timestamp>{timestamp}</timestamp>\n  <role>{role}</role>\n  <content>{content}</content>\n</message>"
 )
@@ -272,26 +285,28 @@ class ContextCard:
     def content(self) -> str:
         if not (self.summary or self.topics or self.relevant_results or self.recent_messages):
             return ""
-        lines = ["<context_card>", "  <topics>"]
-        lines.extend(indent([element("topic", t) for t in self.topics], 4))
-        lines.append("  </topics>")
-        lines.append("  <summary>")
-        lines.extend(indent([escape_xml(line) for line in self.summary.splitlines()], 4))
-        lines.append("  </summary>")
-        lines.append("  <relevant_information>")
+        topics = [element("topic", t) for t in self.topics]
+        summary = [escape_xml(line) for line in self.summary.splitlines()]
+        relevant: list[str] = []
         for result in self.relevant_results:
-            lines.extend(indent(result.formatted_content.splitlines(), 4))
-        lines.append("  </relevant_information>")
+            relevant.extend(result._lines())
+        lines = ["<context_card>"]
+        lines.extend(indent(_section("topics", topics)))
+        lines.extend(indent(_section("summary", summary)))
+        lines.extend(indent(_section("relevant_information", relevant)))
         if self.recent_messages:
-            lines.append("  <recent_messages>")
+            # The template is split before filling it in: the message's own line breaks stay
+            # inside its line, so its text is escaped but never re-indented.
+            template = self.message_format.splitlines()
+            recent: list[str] = []
             for message in self.recent_messages:
-                rendered = self.message_format.format(
-                    timestamp=escape_xml(format_time(message.timestamp)),
-                    role=escape_xml(message.role),
-                    content=escape_xml(message.content),
-                )
-                lines.extend(indent(rendered.splitlines(), 4))
-            lines.append("  </recent_messages>")
+                values = {
+                    "timestamp": escape_xml(format_time(_effective_time(message))),
+                    "role": escape_xml(message.role),
+                    "content": escape_xml(message.content),
+                }
+                recent.extend(line.format(**values) for line in template)
+            lines.extend(indent(_section("recent_messages", recent)))
         lines.append("</context_card>")
         return "\n".join(lines)
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from palimpsest.domain.errors import ValidationError
+from palimpsest.domain.model import ZERO_TTL_MESSAGE
 from palimpsest.domain.sentinel import NotSetType
 
 from .config import MemoryRetentionConfig
@@ -68,6 +69,9 @@ def _check_ttl(value: object) -> float:
         raise ValidationError("ttl_days must be a number of days or None.")
     if value < 0:
         raise ValidationError("ttl_days must be non-negative.")
+    if value == 0:
+        # The reference accepts 0 and stores a row no read can see; refusing says so instead.
+        raise ValidationError(ZERO_TTL_MESSAGE)
     return float(value)
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "check_text",
     "check_time",
     "expiry_from_ttl",
+    "ZERO_TTL_MESSAGE",
     "parse_record_type",
     "check_counter",
     "check_failure_reason",
@@ -580,12 +581,21 @@ def failure_reason_of(error: BaseException) -> str:
 UTC: Final = timezone.utc
 
 
+ZERO_TTL_MESSAGE: Final = (
+    "ttl_days=0 would make the record expire at once; pass a positive number of days, or None for no expiry."
+)
+"""Why a TTL of 0 days is refused: the row would be written, its id returned, and no read see it."""
+
+
 def expiry_from_ttl(now: datetime, ttl_days: float | None) -> datetime | None:
-    """``None`` ttl means "never expires"; a non-negative number of days otherwise."""
+    """``None`` ttl means "never expires"; a positive number of days otherwise (0 is refused:
+    the record would expire at once)."""
     if ttl_days is None:
         return None
     if isinstance(ttl_days, bool) or not isinstance(ttl_days, (int, float)) or not math.isfinite(ttl_days):
         raise ValidationError("ttl_days must be a number of days or None.")
     if ttl_days < 0:
         raise ValidationError("ttl_days must be non-negative.")
+    if ttl_days == 0:
+        raise ValidationError(ZERO_TTL_MESSAGE)
     return now + timedelta(days=ttl_days)

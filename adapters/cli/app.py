@@ -16,7 +16,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +37,16 @@ from rich.progress import (
 )
 from typer.core import TyperGroup
 
-from .context import NO_EXTRACTION, CliError, CliSettings, EmbedderChoice, Session, open_session, open_store
+from .context import (
+    DISTRIBUTION,
+    NO_EXTRACTION,
+    CliError,
+    CliSettings,
+    EmbedderChoice,
+    Session,
+    open_session,
+    open_store,
+)
 from .render import clean, memories_view, messages_view, search_tree, threads_table
 from .transfer import encode, export_store, import_items, read_items
 
@@ -122,7 +131,7 @@ oracle_app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         try:
-            version = metadata.version("palimpsest-memory")
+            version = metadata.version(DISTRIBUTION)
         except metadata.PackageNotFoundError:
             version = "unknown (not installed)"
         typer.echo(f"palimpsest {version}")
@@ -624,8 +633,11 @@ def graph(
         int | None,
         typer.Option("--limit", "-n", min=0, help="Draw the newest N records (0: all; default 10,000)."),
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
     """Draw the link graph of memory records as Mermaid, HTML or SVG."""
+    if output is not None and output.exists() and not force:
+        raise CliError(f"{output} exists; pass --force to overwrite it.")
     try:
         from .graph import GRAPH_RECORD_LIMIT, collect_graph, log, to_html, to_mermaid, to_svg
     except ImportError as exc:
@@ -787,9 +799,30 @@ def export(
     _say(f"exported {_counts(counts)} to {target}")
 
 
-def _remove_store_file(path: Path) -> None:
+def _first_missing_folder(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist yet (None: it exists)."""
+    missing = None
+    while not folder.exists() and folder != folder.parent:
+        missing, folder = folder, folder.parent
+    return missing
+
+
+def _remove_store_file(path: Path, created_folder: Path | None) -> None:
+    """Undo a failed import into a new store: its files, and the folders opening it created."""
     for suffix in ("", "-wal", "-shm", "-journal"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
+        with suppress(FileNotFoundError, NotADirectoryError):
+            Path(str(path) + suffix).unlink()
+    if created_folder is None:
+        return
+    folder = path.parent
+    while True:
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            return
+        if folder == created_folder:
+            return
+        folder = folder.parent
 
 
 @app.command("import", rich_help_panel=PANEL_MOVE)
@@ -810,7 +843,7 @@ def import_(
 ) -> None:
     """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
 
-    The store file is created when missing. Every line is held to the API's rules (statuses are
+    The store file (and its folder) is created when missing. Every line is held to the API's rules (statuses are
     re-derived from the links); the first error names its line and nothing is written. Without
     --reembed, imported text is found by keyword search only, until 'palimpsest reembed'."""
     settings = _settings(ctx)
@@ -827,6 +860,9 @@ def import_(
         settings.oracle_dsn is None
         and settings.store is not None
         and not settings.store.expanduser().exists()
+    )
+    created_folder = (
+        _first_missing_folder(settings.store.expanduser().parent) if new_file and settings.store else None
     )
     try:
         with open_session(settings, create=True) as session:
@@ -846,7 +882,7 @@ def import_(
                 )
     except BaseException:
         if new_file and settings.store is not None:
-            _remove_store_file(settings.store.expanduser())
+            _remove_store_file(settings.store.expanduser(), created_folder)
         raise
     summary = f"imported {_counts(counts)} from {name}"
     if reembed and (counts.get("message") or counts.get("memory")):

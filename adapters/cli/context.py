@@ -28,6 +28,7 @@ from palimpsest.domain.ports import MemoryStore
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
+    "DISTRIBUTION",
     "NO_EXTRACTION",
     "CliError",
     "CliSettings",
@@ -40,6 +41,10 @@ __all__ = [
     "resolve_embedder",
     "stored_model_id",
 ]
+
+DISTRIBUTION: Final = "palimpsest-memory"
+"""The name pip installs palimpsest under (free on PyPI; ``palimpsest`` there is another project).
+The import namespace stays ``palimpsest``; every install hint names this distribution."""
 
 NO_EXTRACTION: Final = MemoryExtractionConfig(extract_memories=False)
 """The command line never extracts: threads are opened with this override."""
@@ -159,7 +164,7 @@ def _openai(stored: str | None) -> Embedder:
         if model is None or model == stored_model:
             model = stored_model
             dimension = int(stored_dimension) if stored_dimension.isdigit() else None
-    client, _chat_model = client_from_env()
+    client = client_from_env()
     embedder: Embedder = OpenAIEmbedder(client, model or DEFAULT_OPENAI_EMBEDDING_MODEL, dimension=dimension)
     return embedder
 
@@ -283,9 +288,7 @@ def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
         raise CliError(
             f"no store file at {path} (import data with 'palimpsest import', or create one with open_memory)."
         )
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.adapters.embedded import EmbeddedStore  # creates a missing folder itself
 
     return OpenedStore(EmbeddedStore(path))
 

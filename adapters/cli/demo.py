@@ -39,6 +39,7 @@ from palimpsest.application import (
 )
 from palimpsest.domain import MemoryRecord, Message
 from palimpsest.domain.errors import ConfigurationError, ConflictError, StorageError
+from palimpsest.domain.search import Fusion
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -393,10 +394,19 @@ def _grow(branch: Tree, result: SearchResult) -> None:
 
 
 def _search_mode(memory: AgentMemory) -> str:
-    dimension = memory.store.dimension
-    if dimension is None:
+    """What the client's searches did: its strategy, and for hybrid search how it fused."""
+    strategy = memory.search_strategy
+    if strategy == "keyword":
         return "keyword (BM25) search only: the MiniLM weights are not installed."
-    return f"vector search over {dimension}-dimensional embeddings computed locally."
+    dimension = memory.store.dimension
+    vectors = f"{dimension}-dimensional embeddings" if dimension else "embeddings"
+    if strategy == "vector":
+        return f"vector search over {vectors} computed locally."
+    retrieval = memory.retrieval
+    return (
+        f"hybrid search: {vectors} computed locally and BM25 keywords, "
+        f"{Fusion(retrieval.fusion).value} fusion with a dense weight of {retrieval.dense_weight:g}."
+    )
 
 
 # --- folder and files --------------------------------------------------------------------------

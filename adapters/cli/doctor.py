@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .context import (
+    DISTRIBUTION,
     CliError,
     CliSettings,
     EmbedderChoice,
@@ -42,7 +43,6 @@ from .render import plain
 __all__ = ["Check", "Status", "checks_table", "run_checks"]
 
 MINIMUM_PYTHON: Final = (3, 11)
-DISTRIBUTION: Final = "palimpsest-memory"
 
 
 class Status(str, enum.Enum):

@@ -78,6 +78,46 @@ _INDEX_COLUMNS: Final = (
 _MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, content, embedding"
 
 
+# SQLite's primary result codes that mean "this path cannot hold the store" (not a failure of
+# a working store): cannot open or create the file, no write permission, denied access.
+_UNUSABLE_PATH_CODES: Final = frozenset(
+    {sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
+)
+
+
+def _prepare_folder(location: str) -> None:
+    """Create the store file's folder (and its parents) when missing, as peers' embedded stores
+    do; a path that cannot hold a store gets a :class:`ConfigurationError` naming it."""
+    if os.path.isdir(location):
+        raise ConfigurationError(f"{location} is a folder, not a store file.")
+    folder = os.path.dirname(os.path.abspath(location))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        in_the_way = isinstance(exc, (FileExistsError, NotADirectoryError))
+        reason = "a file stands where a folder is needed" if in_the_way else exc.strerror or str(exc)
+        raise ConfigurationError(
+            f"cannot create the folder {folder} for the store file {location}: {reason}."
+        ) from exc
+
+
+@contextmanager
+def _unusable_path_errors(location: str) -> Iterator[None]:
+    """Opening: SQLite's "unable to open database file" (or a read-only file or folder) becomes
+    a :class:`ConfigurationError` naming the path; other storage errors pass through."""
+    try:
+        yield
+    except StorageError as exc:
+        driver = exc.__cause__
+        code = getattr(driver, "sqlite_errorcode", None)
+        if not isinstance(driver, sqlite3.Error) or code is None or code & 0xFF not in _UNUSABLE_PATH_CODES:
+            raise
+        raise ConfigurationError(
+            f"cannot open the store file {location} for writing ({driver}); "
+            "check that the path and its folder are writable."
+        ) from driver
+
+
 _FULL_COLLECTION_MIN_OBJECTS = 50_000
 """Below this many cached entries a young-generation sweep is enough (a full collection costs
 tens of milliseconds in a large process, which small stores opened often should not pay)."""
@@ -157,6 +197,9 @@ def _close_connections(
 class EmbeddedStore:
     """A :class:`~palimpsest.domain.ports.MemoryStore` in one SQLite file, shared by processes.
 
+    A missing folder of ``path`` is created; a path that cannot hold the file (a file in the
+    folder's place, no write permission) is a :class:`ConfigurationError` naming it.
+
     ``dimension`` fixes the embedding size (else the persisted one, else the first vector);
     ``busy_timeout`` is the total time, in seconds, a write waits for the file's write lock
     before :class:`~palimpsest.domain.errors.StoreBusyError`. ``vector_search="auto"`` (the
@@ -198,6 +241,7 @@ class EmbeddedStore:
         if not isinstance(location, str) or location in ("", ":memory:") or location.startswith("file:"):
             # Each thread opens its own connection, so a private in-memory database cannot work.
             raise ConfigurationError("EmbeddedStore needs a file path (use InMemoryStore for memory only).")
+        _prepare_folder(location)
         self._path = location
         self._busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()  # guards the caches and the sync position
@@ -215,7 +259,7 @@ class EmbeddedStore:
         self._stale = True  # the caches do not reflect the file yet
         self._commits = 0
         try:
-            with translate(), self._reading() as conn:
+            with _unusable_path_errors(location), translate(), self._reading() as conn:
                 schema.enable_wal(conn, self._busy_timeout)
                 self._dimension = schema.migrate(conn, dimension=dimension, budget=self._busy_timeout)
                 self._sync(full=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
+from datetime import UTC, datetime
 
 import pytest
 from palimpsest.application import AgentMemory, ContextCard, MemoryExtractionConfig, MemoryThread
 from palimpsest.application.testing import ScriptedSummariser
-from palimpsest.domain import RecordType, ValidationError
+from palimpsest.domain import Message, RecordType, ValidationError
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
@@ -94,12 +95,63 @@ def test_the_self_contained_pattern_carries_the_tail_in_recent_messages(thread: 
     assert [m.id for m in card.recent_messages] == ["m4", "m5"]
     recent = ET.fromstring(card.content).find("recent_messages")
     assert recent is not None
+    stored = {m.id: m.created_at.isoformat() for m in thread.get_messages()}
     assert [(m.findtext("role"), m.findtext("content"), m.findtext("timestamp")) for m in recent] == [
-        ("user", TURNS[4][1], "-"),
-        ("assistant", TURNS[5][1], "-"),
+        ("user", TURNS[4][1], stored["m4"]),
+        ("assistant", TURNS[5][1], stored["m5"]),
     ]
     assert not {"m4", "m5"} & set(_relevant_ids(card))
     assert "currency service" not in card.summary
+
+
+def test_a_recent_message_shows_its_time_as_a_search_result_does(client: AgentMemory) -> None:
+    thread = client.create_thread(thread_id="times", user_id="maya")
+    thread.add_messages(
+        [
+            {"id": "no-time", "role": "user", "content": "Pizza tonight?"},
+            {"id": "timed", "role": "assistant", "content": "Pizza it is.", "timestamp": "2026-01-04T00:00:00Z"},
+        ]
+    )
+    card = thread.get_context_card(max_recent_messages=2, min_relevant_results_by_type={"message": 2})
+    root = ET.fromstring(card.content)
+    recent = {m.findtext("content"): m.findtext("timestamp") for m in root.find("recent_messages")}  # type: ignore[union-attr]
+    found = {m.findtext("content"): m.findtext("timestamp") for m in root.find("relevant_information")}  # type: ignore[union-attr]
+    stored = thread.get_message("no-time").created_at.isoformat()
+    assert recent == {"Pizza tonight?": stored, "Pizza it is.": "2026-01-04T00:00:00+00:00"}
+    assert found == recent, "one message, one time, in every section of the card"
+
+
+def test_multi_line_text_keeps_its_own_lines_and_indentation_in_every_section(client: AgentMemory) -> None:
+    texts = [f"Steps {n}:\n1. reconcile <invoices>\n   then the ledger\n\n2. done" for n in range(3)]
+    thread = client.create_thread(thread_id="lines", user_id="maya", agent_id="helper")
+    thread.add_messages([{"role": "user", "content": texts[0]}, {"role": "user", "content": texts[1]}])
+    client.add_memory(texts[2], memory_id="steps", user_id="maya", agent_id="helper")
+    card = thread.get_context_card(
+        except_last_messages=1, max_recent_messages=1, min_relevant_results_by_type={"message": 1, "memory": 1}
+    )
+    root = ET.fromstring(card.content)
+    relevant = root.find("relevant_information")
+    recent = root.find("recent_messages")
+    assert relevant is not None and recent is not None
+    assert sorted((r.tag, r.findtext("content")) for r in relevant) == [("memory", texts[2]), ("message", texts[0])]
+    assert [m.findtext("content") for m in recent] == [texts[1]]
+    for text in texts:
+        escaped = text.replace("<", "&lt;").replace(">", "&gt;")
+        assert f"<content>{escaped}</content>" in card.content
+
+
+def test_a_custom_message_format_is_indented_but_the_text_it_holds_is_not() -> None:
+    stored = datetime(2026, 1, 4, tzinfo=UTC)
+    message = Message(id="m1", thread_id="t", role="user", content="two\n  lines", seq=1, created_at=stored)
+    card = ContextCard("s", recent_messages=(message,), message_format="<m r='{role}'>{{x}}\n  {content}</m>")
+    assert card.content.splitlines()[-6:] == [
+        "  <recent_messages>",
+        "    <m r='user'>{x}",
+        "      two",
+        "  lines</m>",
+        "  </recent_messages>",
+        "</context_card>",
+    ]
 
 
 def test_recent_messages_alone_do_not_exclude_anything(thread: MemoryThread) -> None:
@@ -117,6 +169,26 @@ def test_a_tail_must_be_kept_out_of_the_card_or_fully_inside_it(
     with pytest.raises(ValidationError, match="zero or the same"):
         thread.get_context_card(except_last_messages=skip, max_recent_messages=recent)
     assert snapshot(store) == before
+
+
+def test_empty_sections_render_on_one_line_as_in_the_reference(thread: MemoryThread) -> None:
+    assert ContextCard("Maya migrates invoices.").content == (
+        "<context_card>\n"
+        "  <topics></topics>\n"
+        "  <summary>\n"
+        "    Maya migrates invoices.\n"
+        "  </summary>\n"
+        "  <relevant_information></relevant_information>\n"
+        "</context_card>"
+    )
+    card = thread.get_context_card(except_last_messages=6, max_recent_messages=6)
+    assert card.content.splitlines()[:5] == [
+        "<context_card>",
+        "  <topics></topics>",
+        "  <summary></summary>",
+        "  <relevant_information></relevant_information>",
+        "  <recent_messages>",
+    ]
 
 
 @ARGUMENT_CHECK

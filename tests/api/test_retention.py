@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 from palimpsest.adapters.memory import ManualClock
-from palimpsest.application import AgentMemory, MemoryRetentionConfig, TimeToLiveAnchor
+from palimpsest.application import AgentMemory, MemoryRetentionConfig, MemoryThread, TimeToLiveAnchor
 from palimpsest.domain import (
     ConfigurationError,
     MessageNotFoundError,
@@ -48,10 +49,34 @@ def test_ttl_days_counts_from_creation_and_hides_the_memory_once_expired(
     assert snapshot(store)["messages"] == {"t": []}
 
 
-def test_a_zero_ttl_expires_at_once(memory: AgentMemory, clock: ManualClock) -> None:
-    memory.add_memory("gone", user_id="u", ttl_days=0)
-    clock.advance(days(0.001))
-    assert memory.list_memories(user_id="u") == []
+_ZERO_TTL_WRITES: dict[str, Callable[[AgentMemory, MemoryThread], object]] = {
+    "add_memory": lambda memory, thread: memory.add_memory("x", user_id="u", ttl_days=0),
+    "add_memory, 0.0 days on the timestamp": lambda memory, thread: memory.add_memory(
+        "x", user_id="u", ttl_days=0.0, ttl_anchor="timestamp", timestamp="2026-03-01T00:00:00Z"
+    ),
+    "update_memory": lambda memory, thread: memory.update_memory("kept", ttl_days=0),
+    "add_messages": lambda memory, thread: thread.add_messages([{"role": "user", "content": "x"}], ttl_days=0),
+    "add_messages, one of a batch": lambda memory, thread: thread.add_messages(
+        [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}], ttl_days=[1, 0]
+    ),
+    "update_message": lambda memory, thread: thread.update_message("m1", ttl_days=0),
+    "the thread's add_memory": lambda memory, thread: thread.add_memory("x", ttl_days=0),
+    "the thread's update_memory": lambda memory, thread: thread.update_memory("in-thread", ttl_days=0),
+}
+
+
+@pytest.mark.parametrize("write", list(_ZERO_TTL_WRITES))
+def test_a_zero_ttl_is_refused_because_the_record_would_expire_at_once(
+    memory: AgentMemory, store: MemoryStore, write: str
+) -> None:
+    thread = memory.create_thread(thread_id="t", user_id="u")
+    thread.add_messages([{"id": "m1", "role": "user", "content": "a message"}])
+    memory.add_memory("a memory", memory_id="kept", user_id="u")
+    thread.add_memory("a thread memory", memory_id="in-thread")
+    before = snapshot(store)
+    with pytest.raises(ValidationError, match="expire at once"):
+        _ZERO_TTL_WRITES[write](memory, thread)
+    assert snapshot(store) == before
 
 
 def test_the_timestamp_anchor_counts_from_the_event_time(memory: AgentMemory, store: MemoryStore) -> None:
@@ -128,7 +153,14 @@ def test_without_a_policy_memories_never_expire(memory: AgentMemory, store: Memo
 
 @pytest.mark.parametrize(
     "arguments",
-    [{"default_ttl_days": 5, "max_ttl_days": 1}, {"default_ttl_days": -1}, {"max_ttl_days": "10"}, {"max_ttl_days": True}],
+    [
+        {"default_ttl_days": 5, "max_ttl_days": 1},
+        {"default_ttl_days": -1},
+        {"max_ttl_days": "10"},
+        {"max_ttl_days": True},
+        {"default_ttl_days": 0},  # every record written without a TTL would expire at once
+        {"max_ttl_days": 0.0},  # every TTL would be clamped to expire at once
+    ],
 )
 def test_an_inconsistent_retention_policy_is_a_configuration_error(arguments: dict[str, object]) -> None:
     with pytest.raises(ConfigurationError):

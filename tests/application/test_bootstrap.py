@@ -59,6 +59,28 @@ def test_open_memory_gives_a_client_on_the_embedded_store_that_closes_it(tmp_pat
         assert len(reopened.list_memories(user_id="u1")) == stored
 
 
+def test_open_memory_creates_the_folder_of_a_relative_store_path(tmp_path, monkeypatch) -> None:
+    from palimpsest.adapters import open_memory
+
+    monkeypatch.chdir(tmp_path)
+    with open_memory("store/memory.db") as memory:
+        memory.add_memory("Kept in a folder that did not exist.", user_id="u1")
+    assert (tmp_path / "store" / "memory.db").is_file()
+    with open_memory("store/memory.db") as reopened:
+        stored = [m.content for m in reopened.list_memories(user_id="u1")]
+    assert stored == ["Kept in a folder that did not exist."]
+
+
+def test_open_memory_on_a_path_that_cannot_hold_a_store_names_it(tmp_path) -> None:
+    from palimpsest.adapters import open_memory
+
+    in_the_way = tmp_path / "store"
+    in_the_way.write_text("a file, not a folder")
+    with pytest.raises(ConfigurationError, match="cannot create the folder .*store"):
+        open_memory(in_the_way / "memory.db")
+    assert in_the_way.read_text() == "a file, not a folder"
+
+
 def test_open_memory_accepts_overrides_for_its_ports() -> None:
     from palimpsest.adapters import open_memory
 

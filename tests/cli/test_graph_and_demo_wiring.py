@@ -116,6 +116,19 @@ def test_graph_scopes_and_formats(
     )
 
 
+def test_graph_does_not_overwrite_a_file_without_force(
+    invoke: Invoke, seeded: Seeded, graph_module: ModuleType, tmp_path: Path
+) -> None:
+    target = tmp_path / "graph.mmd"
+    target.write_text("keep me\n", encoding="utf-8")
+    result = invoke("--store", seeded.store, "graph", "-o", str(target))
+    assert result.exit_code == 1
+    assert one_line_error(result.stderr) == f"error: {target} exists; pass --force to overwrite it."
+    assert target.read_text(encoding="utf-8") == "keep me\n"
+    assert invoke("--store", seeded.store, "graph", "-o", str(target), "--force").exit_code == 0
+    assert target.read_text(encoding="utf-8") == _expected(graph_module, seeded, "mermaid")
+
+
 def test_graph_output_errors_are_one_line(
     invoke: Invoke, seeded: Seeded, graph_module: ModuleType, tmp_path: Path
 ) -> None:

@@ -118,6 +118,30 @@ def test_export_does_not_overwrite_without_force(invoke: Invoke, seeded: Seeded,
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("dump")) == ["dump.jsonl"]
 
 
+def test_import_into_a_store_under_a_new_folder_creates_it(
+    invoke: Invoke, seeded: Seeded, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    _export(invoke, seeded.path, dump)
+    copy = tmp_path / "new" / "folder" / "copy.db"
+    assert invoke("--store", str(copy), "--embedder", "hashing", "import", str(dump)).exit_code == 0
+    assert snapshot(copy) == snapshot(seeded.path)
+
+
+def test_import_into_a_path_that_cannot_hold_a_store_names_it_and_writes_nothing(
+    invoke: Invoke, seeded: Seeded, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump.jsonl"
+    _export(invoke, seeded.path, dump)
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("a file, not a folder\n", encoding="utf-8")
+    result = invoke("--store", str(in_the_way / "copy.db"), "import", str(dump))
+    assert result.exit_code == 1
+    line = one_line_error(result.stderr)
+    assert f"cannot create the folder {in_the_way} for the store file {in_the_way / 'copy.db'}" in line
+    assert in_the_way.read_text(encoding="utf-8") == "a file, not a folder\n"
+
+
 def _memory_line(**overrides: object) -> str:
     line = {
         "kind": "memory",
@@ -181,6 +205,16 @@ def test_an_import_line_with_a_bad_record_is_a_one_line_error_and_writes_nothing
     message = one_line_error(result.stderr)
     assert message.startswith(f"error: {source}, {expected}")
     assert not target.exists(), "a failed import must not leave a new store file behind"
+
+
+def test_a_failed_import_into_a_new_folder_leaves_no_folder_behind(invoke: Invoke, tmp_path: Path) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_text(_memory_line(thread_id="t-missing") + "\n", encoding="utf-8")  # fails in the store
+    target = tmp_path / "new" / "folder" / "store.db"
+    result = invoke("--store", str(target), "--embedder", "none", "import", str(source))
+    assert result.exit_code == 1, result.output
+    one_line_error(result.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
 def test_a_failed_import_into_an_existing_store_leaves_it_unchanged(

@@ -12,6 +12,9 @@ from palimpsest.adapters import open_memory
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph
+from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.application import AgentMemory
+from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain import MemoryRecord
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, ConflictError
 from rich.console import Console
@@ -68,6 +71,28 @@ def test_the_demo_prints_the_linked_pizza_results(demo_run: tuple[Path, int, str
     assert current < refined < superseded
     assert "<relation_type>supersedes</relation_type>" in text
     assert "created by hand" not in text  # the offline rule link resolver found both links
+
+
+def test_the_demo_names_the_search_it_ran(demo_run: tuple[Path, int, str]) -> None:
+    _, _, text = demo_run
+    line = next(line for line in text.splitlines() if line.startswith("Search used "))
+    with open_memory() as defaults:  # the demo's client: open_memory's offline defaults
+        expected = demo._search_mode(defaults).split(":")[0]
+    assert line.startswith(f"Search used {expected}")
+
+
+def test_the_search_line_says_what_the_client_s_strategy_does() -> None:
+    with AgentMemory(store=InMemoryStore(), embedder=HashingEmbedder(8)) as hybrid:
+        assert demo._search_mode(hybrid) == (
+            "hybrid search: embeddings computed locally and BM25 keywords, "
+            "absolute fusion with a dense weight of 0.5."
+        )
+        hybrid.add_memory("a vector fixes the dimension", user_id="u")
+        assert demo._search_mode(hybrid).startswith("hybrid search: 8-dimensional embeddings computed locally")
+    with AgentMemory(store=InMemoryStore(), embedder=HashingEmbedder(8), search_strategy="vector") as vector:
+        assert demo._search_mode(vector) == "vector search over embeddings computed locally."
+    with AgentMemory(store=InMemoryStore()) as keyword:
+        assert demo._search_mode(keyword).startswith("keyword (BM25) search only")
 
 
 def test_the_demo_store_holds_the_pizza_graph(demo_run: tuple[Path, int, str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -86,10 +87,62 @@ def test_an_in_memory_path_is_refused(tmp_path: Path) -> None:
         EmbeddedStore(":memory:")
 
 
-def test_a_missing_folder_raises_storage_error(tmp_path: Path) -> None:
-    with pytest.raises(StorageError) as caught:
-        EmbeddedStore(tmp_path / "no" / "such" / "folder.db")
-    assert caught.value.__cause__ is not None
+def test_a_missing_folder_is_created_and_the_store_opens_and_reopens_there(tmp_path: Path) -> None:
+    path = tmp_path / "no" / "such" / "folder" / "memory.db"
+    with EmbeddedStore(path) as store:
+        seed(store, records=[(record("r1", "kept in a new folder"), E1)])
+    assert path.is_file()
+    with EmbeddedStore(path) as again:
+        assert ids(again.search(query(vector=E1, k=1))) == ["r1"]
+
+
+def _unusable_paths(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """A name for each way a path cannot hold a store, with the path and the part the error names."""
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("a file, not a folder")
+    (tmp_path / "a-folder").mkdir()
+    too_long = tmp_path / ("x" * 300 + ".db")
+    return {
+        "file in place of the folder": (in_the_way / "memory.db", str(in_the_way)),
+        "file in place of a parent folder": (in_the_way / "sub" / "memory.db", str(in_the_way / "sub")),
+        "the path is a folder": (tmp_path / "a-folder", str(tmp_path / "a-folder")),
+        "SQLite cannot open the file": (too_long, str(too_long)),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "file in place of the folder",
+        "file in place of a parent folder",
+        "the path is a folder",
+        "SQLite cannot open the file",
+    ],
+)
+def test_a_path_that_cannot_hold_a_store_is_a_configuration_error_naming_it(
+    tmp_path: Path, case: str
+) -> None:
+    path, named = _unusable_paths(tmp_path)[case]
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(ConfigurationError) as caught:
+        EmbeddedStore(path)
+    assert named in str(caught.value)
+    assert not isinstance(caught.value, StorageError)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before, "nothing is written"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_folder_without_write_permission_is_a_configuration_error_naming_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(ConfigurationError) as caught:
+            EmbeddedStore(folder / "memory.db")
+        assert str(folder / "memory.db") in str(caught.value)
+        assert list(folder.iterdir()) == []
+    finally:
+        folder.chmod(0o755)
 
 
 def test_migrations_are_applied_once_and_the_schema_version_is_recorded(

@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
+import openai
 import palimpsest.adapters.openai as adapters
 from fake_openai_server import CHAT, Scripted, chat_answer, error, json_answer
 from palimpsest.adapters.openai import (
@@ -18,6 +19,7 @@ from palimpsest.adapters.openai import (
     OpenAIChatModel,
     TokenUsage,
     client_from_env,
+    model_from_env,
     parse_json_object,
 )
 from palimpsest.adapters.openai._transport import RetryPolicy
@@ -310,18 +312,35 @@ def test_model_requests_are_disallowed_by_default_in_this_test_suite() -> None:
 def test_client_from_env_reads_the_environment_only_when_called(monkeypatch) -> None:
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         client_from_env()
+    assert model_from_env() is None
+    assert model_from_env("fallback-model") == "fallback-model"
     monkeypatch.setenv("OPENAI_API_KEY", "local-placeholder")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "my-model")
 
-    sdk_client, model = client_from_env()
+    sdk_client = client_from_env()
 
     try:
-        assert model == "my-model"
+        assert isinstance(sdk_client, openai.OpenAI)
+        assert model_from_env("fallback-model") == "my-model"
         assert str(sdk_client.base_url).startswith("http://127.0.0.1:9/v1")
         assert sdk_client.api_key == "local-placeholder"
     finally:
         sdk_client.close()
+
+
+def test_client_from_env_is_the_client_the_readme_hands_to_the_chat_model(server, sleeps, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "local-placeholder")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    server.chat(json_answer({"answer": "from the environment", "score": 1}))
+
+    client = client_from_env()  # the README: `client = openai.OpenAI(...)   # or client_from_env()`
+    try:
+        chat = OpenAIChatModel(client, "qwen2.5:7b", sleep=sleeps)
+        assert chat.complete_json("s", "u", Answer, name="probe") == {"answer": "from the environment", "score": 1}
+    finally:
+        client.close()
+    assert len(server.requests_to(CHAT)) == 1
 
 
 def test_the_request_body_is_plain_json_the_server_can_read(server, client, sleeps) -> None:

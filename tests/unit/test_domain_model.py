@@ -315,7 +315,7 @@ def test_parse_record_type_accepts_names_and_members() -> None:
     ("ttl", "expected"),
     [
         (None, None),
-        (0, T0),
+        (1e-6, T0 + timedelta(days=1e-6)),
         (1, T0 + timedelta(days=1)),
         (1.5, T0 + timedelta(days=1.5)),
         (365, T0 + timedelta(days=365)),
@@ -325,8 +325,8 @@ def test_expiry_from_ttl_counts_days_from_now(ttl: float | None, expected: datet
     assert expiry_from_ttl(T0, ttl) == expected
 
 
-@pytest.mark.parametrize("bad", [-1, -0.5, True, False, float("nan"), float("inf"), "3", [1]])
-def test_expiry_from_ttl_rejects_negative_and_non_numeric_values(bad: object) -> None:
+@pytest.mark.parametrize("bad", [-1, -0.5, 0, 0.0, True, False, float("nan"), float("inf"), "3", [1]])
+def test_expiry_from_ttl_rejects_zero_negative_and_non_numeric_values(bad: object) -> None:
     with pytest.raises(ValidationError):
         expiry_from_ttl(T0, bad)  # type: ignore[arg-type]
 
