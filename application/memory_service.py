@@ -14,7 +14,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError, RecordNotFoundError, ValidationError
+from palimpsest.domain.errors import (
+    AgentMemoryError,
+    InvalidScopeError,
+    LinkNotFoundError,
+    RecordNotFoundError,
+    ThreadNotFoundError,
+    ValidationError,
+)
 from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
 from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link
 from palimpsest.domain.model import (
@@ -137,13 +144,22 @@ class MemoryService:
                 if require_thread is not None and not self._in_thread(uow, [target], require_thread):
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
             user = scope.get("user_id", NOTSET)
+            thread_id = scope.get("thread_id", NOTSET)
+            owner = None
+            if isinstance(user, NotSetType) and isinstance(thread_id, str):
+                owner = uow.threads.get(thread_id)
+                user = owner.user_id if owner is not None else NOTSET  # a thread's memory is its user's
             values = {"user_id": None if isinstance(user, NotSetType) else user}
             inherit = target is not None and target.user_id == values["user_id"]
             for name in ("agent_id", "thread_id"):
                 value = scope.get(name, NOTSET)
                 if isinstance(value, NotSetType):
-                    value = getattr(target, name) if inherit else None
+                    if name == "agent_id" and owner is not None:
+                        value = owner.agent_id
+                    else:
+                        value = getattr(target, name) if inherit else None
                 values[name] = value
+            self._check_thread_scope(uow, values)
             record = MemoryRecord(
                 id=record_id,
                 record_type=record_type,
@@ -482,6 +498,22 @@ class MemoryService:
         if record is None or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread)):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
+
+    @staticmethod
+    def _check_thread_scope(uow: UnitOfWork, values: Mapping[str, Any]) -> None:
+        """A memory filed under a thread belongs to that thread's user and agent: one filed
+        under another user's thread would be read, changed and deleted with that user's."""
+        thread_id = values.get("thread_id")
+        if thread_id is None:
+            return
+        thread = uow.threads.get(thread_id)
+        if thread is None:
+            raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
+        if (values.get("user_id"), values.get("agent_id")) != (thread.user_id, thread.agent_id):
+            raise InvalidScopeError(
+                f"A memory of thread {thread_id!r} must have that thread's user_id and agent_id "
+                "(omit them to take the thread's)."
+            )
 
     @classmethod
     def _owned(cls, uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:

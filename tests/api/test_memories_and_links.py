@@ -9,6 +9,7 @@ from palimpsest.application import AgentMemory, MemoryThread
 from palimpsest.domain import (
     ConflictError,
     CrossScopeLinkError,
+    InvalidScopeError,
     DuplicateIdError,
     LinkExistsError,
     LinkOrientationError,
@@ -18,6 +19,7 @@ from palimpsest.domain import (
     RecordType,
     SelfLinkError,
     Thread,
+    ThreadNotFoundError,
     ValidationError,
 )
 from palimpsest.domain.model import MemoryRecord
@@ -352,12 +354,18 @@ def test_a_thread_refuses_records_of_another_thread(
 def test_a_thread_does_not_own_another_user_s_record_filed_under_it(
     two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore, memory: AgentMemory
 ) -> None:
-    """The client may file a record of user v under u's thread; u's handle still cannot change it."""
+    """A record of user v filed under u's thread (as a version before the thread-scope rule could
+    store it): u's handle still cannot change it."""
     mine, _ = two_threads
     own = mine.add_memory("mine", memory_type="fact")
-    filed = memory.add_memory("v's note", memory_type="fact", user_id="v", agent_id="a", thread_id="mine")
-    filed_link = memory.link_records(filed, "fact", memory.add_memory("v's other", memory_type="fact", user_id="v",
-                                                                       thread_id="mine"), "fact", "supports")
+    with store.unit_of_work() as uow:
+        for record_id, agent in (("filed", "a"), ("filed-other", None)):
+            uow.records.add(MemoryRecord(id=record_id, record_type=RecordType.FACT, content=f"v's {record_id}",
+                                         user_id="v", agent_id=agent, thread_id="mine", created_at=START,
+                                         updated_at=START))
+        uow.commit()
+    filed = "filed"
+    filed_link = memory.link_records(filed, "fact", "filed-other", "fact", "supports")
     before = snapshot(store)
     with pytest.raises(RecordNotFoundError):
         mine.update_memory(filed, "hijacked")
@@ -369,6 +377,25 @@ def test_a_thread_does_not_own_another_user_s_record_filed_under_it(
     assert mine.update_record_link(filed_link, relation_type="supersedes") == 0
     assert mine.delete_record_link(relation_id=filed_link) == 0
     assert snapshot(store) == before
+
+
+def test_a_memory_filed_under_a_thread_has_that_threads_user_and_agent(
+    two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore, memory: AgentMemory
+) -> None:
+    """Before, the client filed user v's record under u's thread, where u's thread deletion took
+    it along. Omitted scopes now come from the thread; other ones are refused and write nothing."""
+    mine, _ = two_threads
+    before = snapshot(store)
+    for scope in ({"user_id": "v"}, {"user_id": "v", "agent_id": "a"}, {"user_id": None}, {"agent_id": "other"}):
+        with pytest.raises(InvalidScopeError):
+            memory.add_memory("v's note", memory_type="fact", thread_id="mine", **scope)
+    with pytest.raises(ThreadNotFoundError):
+        memory.add_memory("nowhere", thread_id="no-such-thread", user_id=mine.user_id)
+    assert snapshot(store) == before
+    inherited = memory.add_memory("the thread's", thread_id="mine")
+    stored = stored_record(store, inherited)
+    assert stored is not None and (stored.user_id, stored.agent_id) == (mine.user_id, mine.agent_id)
+    assert mine.delete_memory(inherited) == 1
 
 
 def test_a_thread_links_and_edits_its_own_records(two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore) -> None:

@@ -614,7 +614,8 @@ def test_an_imported_lifecycle_link_retires_a_record_already_stored() -> None:
     now = datetime(2025, 3, 1, tzinfo=UTC)
     with InMemoryStore() as store:
         with store.unit_of_work() as uow:
-            uow.records.add(MemoryRecord(id="m-1", record_type="fact", content="x", created_at=when, updated_at=when))
+            uow.records.add(MemoryRecord(id="m-1", record_type="fact", content="x", user_id="u1",
+                                         created_at=when, updated_at=when))
             uow.commit()
         items = read_items([_obj("memory", id="m-2"), _obj("link", relation_type="supersedes",
                                                             opposite_relation_type="is_superseded_by")])

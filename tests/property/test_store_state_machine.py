@@ -144,7 +144,15 @@ class StoreComparison(RuleBasedStateMachine):
         clash = any(
             other != lid and (s, t, r) == (source, target, rel) for other, (s, t, r) in self.links.items()
         )
-        if clash:
+        shared = (
+            rel in LIFECYCLE_TYPES
+            and self.records[target]["user"] is None
+            and self.records[source]["user"] is not None
+        )
+        if shared:  # a user's record never retires a shared one, retyped or not
+            with pytest.raises(CrossScopeLinkError):
+                self.service.update_link(lid, relation_type=rel)
+        elif clash:
             with pytest.raises(LinkExistsError):
                 self.service.update_link(lid, relation_type=rel)
         else:

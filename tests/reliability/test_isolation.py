@@ -145,6 +145,18 @@ def build(memory: AgentMemory, world: World) -> None:
         thread.add_messages([{"role": "user" if i % 2 == 0 else "assistant", "content": m} for i, m in enumerate(messages)])
     for index, (user, agent_id, thread_index, memory_type, content) in enumerate(world.memories):
         thread_id = f"t{thread_index}" if thread_index is not None and thread_index < len(world.threads) else None
+        if thread_id is not None and (user, agent_id) != tuple(world.threads[thread_index][:2]):
+            # A memory of another scope than its thread's is refused; one stored by a version
+            # before that rule is still generated (past the service), so handles are tested on it.
+            with pytest.raises(InvalidScopeError):
+                memory.add_memory(content, memory_type=memory_type, user_id=user, agent_id=agent_id,
+                                  thread_id=thread_id, autonomous_linking=False)
+            with memory.store.unit_of_work() as uow:
+                uow.records.add(MemoryRecord(id=f"m{index}", record_type=RecordType(memory_type), content=content,
+                                             user_id=user, agent_id=agent_id, thread_id=thread_id,
+                                             created_at=START, updated_at=START))
+                uow.commit()
+            continue
         memory.add_memory(content, memory_id=f"m{index}", memory_type=memory_type, user_id=user, agent_id=agent_id,
                           thread_id=thread_id, autonomous_linking=False)
     types = {f"m{i}": spec[3] for i, spec in enumerate(world.memories)}
