@@ -1,0 +1,107 @@
+"""How many units of work the two hot use cases open (the application-services issue reports these
+before and after its restructure, and the bounds below keep them from growing).
+
+A counting store wraps the in-memory fake: every ``unit_of_work()`` (read-write) and
+``reading()`` (read-only) is counted, with the client built as a user would build it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.application import (
+    AgentMemory,
+    ExtractedMemory,
+    ExtractionRequest,
+    LinkProposal,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+    MemoryLinkExtractionMode,
+)
+from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedLinkResolver
+from palimpsest.domain import RecordType
+
+# Measured at the start of the restructure (the facades still hold the use cases).
+ADD_MESSAGES_WRITES = 5
+ADD_MESSAGES_READS = 3
+SEARCH_READS = 1
+QUESTION_SEARCH_READS = 1
+
+
+class CountingStore(InMemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+        self.reads = 0
+
+    def unit_of_work(self) -> Any:
+        self.writes += 1
+        return super().unit_of_work()
+
+    def reading(self) -> Any:
+        self.reads += 1
+        return super().reading()
+
+    def reset(self) -> None:
+        self.writes = self.reads = 0
+
+
+def _client(store: CountingStore) -> AgentMemory:
+    def extract(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        return [ExtractedMemory(RecordType.PREFERENCE, f"The user {m.content.lower()}") for m in request.target_messages]
+
+    resolver = ScriptedLinkResolver(lambda source, candidates: [LinkProposal(c.id, "supersedes") for c in candidates])
+    return AgentMemory(
+        store=store,
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(extract),
+        link_resolver=resolver,
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.INLINE,
+            memory_link_extraction_mode=MemoryLinkExtractionMode.POST_EXTRACTION,
+            enable_context_summary=False,
+        ),
+    )
+
+
+def test_one_add_messages_with_extraction_and_linking() -> None:
+    store = CountingStore()
+    memory = _client(store)
+    memory.add_memory("The user prefers thin crust pizza.", memory_type="preference", user_id="u")
+    thread = memory.create_thread(thread_id="t", user_id="u")
+    store.reset()
+    thread.add_messages([{"role": "user", "content": "Prefers sourdough pizza now."}])
+    writes, reads = store.writes, store.reads
+    print(f"add_messages: {writes} read-write, {reads} read-only units of work")
+    assert sorted(m.is_valid for m in memory.list_memories(user_id="u")) == [False, True]  # extracted, linked
+    assert writes <= ADD_MESSAGES_WRITES and reads <= ADD_MESSAGES_READS
+
+
+def test_one_search_with_two_hops() -> None:
+    store = CountingStore()
+    memory = _client(store)
+    first = memory.add_memory("The user prefers thin crust pizza.", memory_type="preference", user_id="u")
+    second = memory.add_memory("The user prefers sourdough pizza.", memory_type="preference", user_id="u")
+    memory.link_records(second, "preference", first, "preference", "supersedes")
+    store.reset()
+    found = memory.search("pizza", user_id="u", num_hops=2)
+    print(f"search: {store.writes} read-write, {store.reads} read-only units of work")
+    assert {r.id for r in found} == {first, second}
+    assert store.writes == 0 and store.reads <= SEARCH_READS
+
+
+def test_one_question_across_versions_with_two_hops() -> None:
+    """A question across versions runs the version-history and current-first refinements, which
+    walk the link graph again after the store answered."""
+    store = CountingStore()
+    memory = _client(store)
+    first = memory.add_memory("The user prefers thin crust pizza.", memory_type="preference", user_id="u")
+    second = memory.add_memory("The user prefers sourdough pizza.", memory_type="preference", user_id="u")
+    memory.link_records(second, "preference", first, "preference", "supersedes")
+    store.reset()
+    found = memory.search("Which pizza styles have I preferred before?", user_id="u", num_hops=2)
+    print(f"question: {store.writes} read-write, {store.reads} read-only units of work")
+    assert {r.id for r in found} >= {first, second}
+    assert store.writes == 0 and store.reads <= QUESTION_SEARCH_READS
