@@ -8,17 +8,14 @@ its arguments before touching the store, so bad input writes nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 import logging
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from palimpsest.domain.errors import (
     ConfigurationError,
-    LinkNotFoundError,
     ThreadNotFoundError,
     ValidationError,
 )
@@ -26,12 +23,10 @@ from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
     ExtractionJob,
     MemoryRecord,
-    RecordType,
     Thread,
     check_id,
     check_metadata,
     check_optional_id,
-    parse_record_type,
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.sentinel import NOTSET, NotSetType
@@ -45,17 +40,20 @@ from .config import (
     RetrievalConfig,
 )
 from .extraction import ExtractionRunner, ExtractionService
-from .indexing import INDEX_CONTEXT_SETTING, message_index_text
+from .indexing import INDEX_CONTEXT_SETTING
 from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
 from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
+from .records import add_memory, delete_record_link, link_records, update_memory, update_record_link
 from .summaries import SummaryService
-from .thread import MemoryThread, ThreadSettings
+from .wiring import MemoryCore
+from .config import ThreadSettings
+from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
-from .validation import TimeToLiveAnchor, list_limit, parse_timestamp, reject_unknown_kwargs, resolve_expiry
+from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 
-__all__ = ["AgentMemory", "MemoryCore"]
+__all__ = ["AgentMemory", "MemoryCore", "stored_retention"]
 
 log = logging.getLogger("palimpsest")
 
@@ -79,158 +77,6 @@ def stored_retention(value: object) -> MemoryRetentionConfig:
 class _UtcClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
-
-
-@dataclass
-class MemoryCore:
-    """What the client and its thread handles share."""
-
-    store: MemoryStore
-    clock: Clock
-    embedder: Embedder | None
-    summariser: Summariser | None
-    extractor: Extractor | None
-    link_resolver: LinkResolver | None
-    extraction_config: MemoryExtractionConfig | None
-    retention: MemoryRetentionConfig
-    service: MemoryService
-    searcher: Searcher
-    summaries: SummaryService
-    new_id: Callable[[], str]
-    _pool: ThreadPoolExecutor | None = None
-    _pool_lock: threading.Lock = field(default_factory=threading.Lock)
-    runner: ExtractionRunner | None = None
-
-    def search_pool(self) -> ThreadPoolExecutor:
-        """Worker threads for concurrent per-type card searches, created on first use."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=MAX_SEARCH_WORKERS, thread_name_prefix="palimpsest-search")
-            return self._pool
-
-    def shutdown(self) -> None:
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
-
-    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...] | None]:
-        if self.embedder is None or not texts:
-            return [None] * len(texts)
-        return [tuple(map(float, v)) for v in self.embedder.embed(list(texts), is_query=False)]
-
-    def embed_messages(self, messages: Sequence[tuple[str, str, datetime | None]]) -> list[tuple[float, ...] | None]:
-        """Vectors of messages given as (content, role, timestamp): their index text under the
-        configured ``index_context`` (the content alone by default)."""
-        context = self.searcher.retrieval.index_context
-        return self.embed_documents([message_index_text(c, r, t, context) for c, r, t in messages])
-
-    def expiry(
-        self, *, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
-    ) -> datetime | None:
-        return resolve_expiry(
-            now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self.retention
-        )
-
-    def get_thread_entity(self, thread_id: str) -> Thread:
-        check_id(thread_id, "thread_id")
-        with self.store.reading() as uow:
-            thread = uow.threads.get(thread_id)
-        if thread is None:
-            raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
-        return thread
-
-    def add_memory(
-        self,
-        content: str,
-        *,
-        memory_type: Any,
-        user_id: Any,
-        agent_id: Any,
-        thread_id: Any,
-        memory_id: Any,
-        metadata: Any,
-        timestamp: Any,
-        ttl_days: Any,
-        ttl_anchor: Any,
-        memory_id_to_link: Any,
-        link_type: Any,
-        link_id: Any,
-        link_timestamp: Any,
-        link_metadata: Any,
-        require_thread: str | None = None,
-        expires_at: datetime | NotSetType = NOTSET,
-        autonomous_linking: bool | NotSetType = False,
-    ) -> str:
-        """Validate everything, then add the record (and its link) in one unit of work.
-
-        ``expires_at`` (extraction's inherited expiry) replaces the TTL computation."""
-        if not isinstance(content, str) or not content.strip():
-            raise ValidationError("memory content must be a non-empty string.")
-        try:
-            record_type = RecordType.MEMORY if isinstance(memory_type, NotSetType) else parse_record_type(
-                memory_type, memory_only=True
-            )
-        except ValidationError:
-            raise ValidationError(f"memory_type must be one of: {MEMORY_TYPE_NAMES}.") from None
-        if isinstance(memory_id_to_link, NotSetType) != isinstance(link_type, NotSetType):
-            raise ValidationError("memory_id_to_link and link_type must be provided together.")
-        if isinstance(autonomous_linking, NotSetType):  # on by default only with a model, as in the reference
-            autonomous_linking = getattr(self.link_resolver, "uses_model", False) is True
-        if autonomous_linking is not True and autonomous_linking is not False:
-            raise ValidationError("autonomous_linking must be True or False.")
-        now = self.clock.now()
-        event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
-        if isinstance(expires_at, NotSetType):
-            expires = self.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
-        else:
-            expires = expires_at
-        meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
-        scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
-        for name, value in scope.items():
-            if not isinstance(value, NotSetType):
-                check_optional_id(value, name)
-        link_request = None
-        if not isinstance(memory_id_to_link, NotSetType):
-            check_id(memory_id_to_link, "memory_id_to_link")
-            link_request = {
-                "target_id": memory_id_to_link,
-                "relation_type": link_type,
-                "link_id": None if isinstance(link_id, NotSetType) else link_id,
-                "timestamp": None if isinstance(link_timestamp, NotSetType) else parse_timestamp(link_timestamp),
-                "metadata": None if isinstance(link_metadata, NotSetType) else check_metadata(link_metadata),
-            }
-        record_id = self.new_id() if isinstance(memory_id, NotSetType) or memory_id is None else check_id(memory_id, "memory_id")
-        vector = self.embed_documents([content])[0]
-        self.service.add_record_with_link(
-            content=content,
-            record_type=record_type,
-            record_id=record_id,
-            scope=scope,
-            metadata=meta,
-            timestamp=event_time,
-            expires_at=expires,
-            embedding=vector,
-            link=link_request,
-            require_thread=require_thread,
-        )
-        if autonomous_linking and link_request is None and self.link_resolver is not None:
-            from .linking import resolve_links_after_extraction
-
-            with self.store.reading() as uow:
-                stored = uow.records.get(record_id)
-            if stored is not None:
-                try:
-                    budget = MemoryExtractionConfig.resolve(self.extraction_config).memory_link_extraction_token_limit
-                    resolve_links_after_extraction(
-                        self,
-                        [stored],
-                        custom_instructions=None,
-                        token_limit=budget if isinstance(budget, int) else None,
-                    )
-                except Exception:  # the memory is stored; a failed resolution only costs its links
-                    log.exception("autonomous linking failed for memory %s", record_id)
-        return record_id
 
 
 @with_async_twins(
@@ -452,7 +298,7 @@ class AgentMemory:
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
         )
-        settings.check_capabilities(core)
+        settings.check_capabilities(has_extractor=core.extractor is not None)
         now = core.clock.now()
         thread = Thread(
             id=tid,
@@ -488,7 +334,7 @@ class AgentMemory:
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
         )
-        settings.check_capabilities(self._core)
+        settings.check_capabilities(has_extractor=self._core.extractor is not None)
         return MemoryThread(self._core, thread, settings)
 
     def update_thread(
@@ -517,7 +363,7 @@ class AgentMemory:
                 max_message_token_length=max_message_token_length,
                 context_card_token_limit=context_card_token_limit,
             )
-            settings.check_capabilities(core)
+            settings.check_capabilities(has_extractor=core.extractor is not None)
             changes: dict[str, Any] = {"config": settings.to_json(), "updated_at": core.clock.now()}
             if not isinstance(new_meta, NotSetType):
                 changes["metadata"] = new_meta
@@ -594,7 +440,8 @@ class AgentMemory:
         ``autonomous_linking`` the link resolver links it to its closest existing memories
         after it is stored; it defaults to on only when the resolver is model-backed
         (``uses_model``), so the offline rules link extracted memories but not these."""
-        return self._core.add_memory(
+        return add_memory(
+            self._core,
             content,
             memory_type=memory_type,
             user_id=user_id,
@@ -908,147 +755,3 @@ class AgentMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# -- operations shared by the client and thread handles --------------------------------------
-
-
-def update_memory(
-    core: MemoryCore,
-    memory_id: str,
-    content: Any,
-    metadata: Any,
-    timestamp: Any,
-    ttl_days: Any,
-    ttl_anchor: Any,
-    *,
-    owner_thread: str | None = None,
-) -> str:
-    check_id(memory_id, "memory_id")
-    if content is None:
-        raise ValidationError("content cannot be None; omit it to keep the current text.")
-    if not isinstance(content, (str, NotSetType)):
-        raise ValidationError("memory content must be a string.")
-    if all(isinstance(v, NotSetType) for v in (content, metadata, timestamp, ttl_days, ttl_anchor)):
-        raise ValidationError("Provide at least one of content, metadata, timestamp, ttl_days or ttl_anchor.")
-    now = core.clock.now()
-    record = core.service.get_record(memory_id, owner_thread=owner_thread)
-    event_time = record.timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
-    expires: Any = NOTSET
-    if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
-        expires = core.expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
-    embedding: Any = NOTSET
-    if isinstance(content, str) and content != record.content:
-        embedding = core.embed_documents([content])[0]
-    core.service.update_record(
-        memory_id,
-        content=content,
-        metadata=metadata,
-        timestamp=NOTSET if isinstance(timestamp, NotSetType) else event_time,
-        expires_at=expires,
-        embedding=embedding,
-    )
-    return memory_id
-
-
-def _check_endpoint_type(record_type: Any, what: str) -> RecordType:
-    if not isinstance(record_type, str):
-        raise ValidationError(f"{what} must be a string.")
-    try:
-        return parse_record_type(record_type, memory_only=True)
-    except ValidationError:
-        raise ValidationError("A memory link endpoint must be a memory-like record.") from None
-
-
-def link_records(
-    core: MemoryCore,
-    source_record_id: Any,
-    source_record_type: Any,
-    target_record_id: Any,
-    target_record_type: Any,
-    relation_type: Any,
-    opposite_relation_type: Any,
-    relation_id: Any,
-    timestamp: Any,
-    metadata: Any,
-    *,
-    owner_thread: str | None = None,
-) -> str:
-    source_type = _check_endpoint_type(source_record_type, "source_record_type")
-    target_type = _check_endpoint_type(target_record_type, "target_record_type")
-    check_id(source_record_id, "source_record_id")
-    check_id(target_record_id, "target_record_id")
-    if opposite_relation_type is None:
-        raise ValidationError("opposite_relation_type cannot be None; omit it for the default label.")
-    link = core.service.link(
-        source_record_id,
-        target_record_id,
-        relation_type,
-        opposite_relation_type=None if isinstance(opposite_relation_type, NotSetType) else opposite_relation_type,
-        link_id=None if isinstance(relation_id, NotSetType) else relation_id,
-        metadata=None if isinstance(metadata, NotSetType) else check_metadata(metadata),
-        timestamp=None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp),
-        expected_types=(source_type, target_type),
-        owner_thread=owner_thread,
-    )
-    return link.id
-
-
-def update_record_link(
-    core: MemoryCore,
-    relation_id: Any,
-    relation_type: Any,
-    opposite_relation_type: Any,
-    timestamp: Any,
-    metadata: Any,
-    *,
-    owner_thread: str | None = None,
-) -> int:
-    check_id(relation_id, "relation_id")
-    if all(isinstance(v, NotSetType) for v in (relation_type, opposite_relation_type, timestamp, metadata)):
-        raise ValidationError("Provide at least one relation field to update.")
-    try:
-        core.service.update_link(
-            relation_id,
-            relation_type=relation_type,
-            opposite_relation_type=opposite_relation_type,
-            metadata=metadata if isinstance(metadata, NotSetType) else check_metadata(metadata),
-            timestamp=timestamp if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp),
-            owner_thread=owner_thread,
-        )
-    except LinkNotFoundError:
-        return 0
-    return 1
-
-
-def delete_record_link(
-    core: MemoryCore,
-    source_record_id: Any,
-    source_record_type: Any,
-    target_record_id: Any,
-    target_record_type: Any,
-    relation_type: Any,
-    relation_id: Any,
-    *,
-    owner_thread: str | None = None,
-) -> int:
-    tuple_args = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
-    given = [not isinstance(v, NotSetType) for v in tuple_args]
-    if not isinstance(relation_id, NotSetType):
-        if any(given):
-            raise ValidationError("Provide relation_id alone or a complete relation endpoint tuple.")
-        check_id(relation_id, "relation_id")
-        return int(core.service.delete_link(relation_id, owner_thread=owner_thread))
-    if not all(given):
-        raise ValidationError("Provide relation_id alone or a complete relation endpoint tuple.")
-    source_type = _check_endpoint_type(source_record_type, "source_record_type")
-    target_type = _check_endpoint_type(target_record_type, "target_record_type")
-    return int(
-        core.service.delete_link_between(
-            source_record_id,
-            target_record_id,
-            relation_type,
-            expected_types=(source_type, target_type),
-            owner_thread=owner_thread,
-        )
-    )

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from palimpsest.domain.errors import ConfigurationError, InvalidSearchError
+from palimpsest.domain.errors import ConfigurationError, InvalidSearchError, ValidationError
+from palimpsest.domain.model import MAX_COUNTER, Thread
 from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
 
 from .indexing import check_index_context
@@ -30,6 +31,9 @@ __all__ = [
     "MemoryRetentionConfig",
     "RetrievalConfig",
     "SchemaPolicy",
+    "ThreadSettings",
+    "extraction_counter",
+    "stored_thread_settings",
 ]
 
 
@@ -397,3 +401,129 @@ class RetrievalConfig:
         object.__setattr__(self, "index_context", check_index_context(self.index_context))
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             raise ConfigurationError("rrf_k must be a positive integer.")
+
+
+# -- a thread's resolved settings ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSettings:
+    """A thread's resolved settings. Everything but the search concurrency is persisted."""
+
+    extraction: MemoryExtractionConfig
+    max_message_token_length: int = 15_000
+    context_card_token_limit: int = 100_000
+    context_card_type_search_concurrency: int = 5
+
+    @staticmethod
+    def _positive(name: str, value: Any, default: int) -> int:
+        if isinstance(value, NotSetType):
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{name} must be an integer.")
+        if name == "context_card_type_search_concurrency" and value < 1:
+            raise ValidationError("context_card_type_search_concurrency must be at least 1.")
+        return value
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        client_config: MemoryExtractionConfig | None,
+        thread_config: MemoryExtractionConfig | None,
+        max_message_token_length: Any = NOTSET,
+        context_card_token_limit: Any = NOTSET,
+        context_card_type_search_concurrency: Any = NOTSET,
+    ) -> ThreadSettings:
+        if thread_config is not None and not isinstance(thread_config, MemoryExtractionConfig):
+            raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
+        return cls(
+            extraction=MemoryExtractionConfig.resolve(thread_config, client_config),
+            max_message_token_length=cls._positive("max_message_token_length", max_message_token_length, 15_000),
+            context_card_token_limit=cls._positive("context_card_token_limit", context_card_token_limit, 100_000),
+            context_card_type_search_concurrency=cls._positive(
+                "context_card_type_search_concurrency", context_card_type_search_concurrency, 5
+            ),
+        )
+
+    def overridden(
+        self,
+        *,
+        memory_extraction_config: Any = NOTSET,
+        max_message_token_length: Any = NOTSET,
+        context_card_token_limit: Any = NOTSET,
+        context_card_type_search_concurrency: Any = NOTSET,
+    ) -> ThreadSettings:
+        extraction = self.extraction
+        if not isinstance(memory_extraction_config, NotSetType):
+            if not isinstance(memory_extraction_config, MemoryExtractionConfig):
+                raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
+            extraction = memory_extraction_config.merged_over(extraction)
+        return ThreadSettings(
+            extraction=extraction,
+            max_message_token_length=self._positive(
+                "max_message_token_length", max_message_token_length, self.max_message_token_length
+            ),
+            context_card_token_limit=self._positive(
+                "context_card_token_limit", context_card_token_limit, self.context_card_token_limit
+            ),
+            context_card_type_search_concurrency=self._positive(
+                "context_card_type_search_concurrency",
+                context_card_type_search_concurrency,
+                self.context_card_type_search_concurrency,
+            ),
+        )
+
+    def check_capabilities(self, *, has_extractor: bool) -> None:
+        if self.extraction.extract_memories and not has_extractor:
+            raise ConfigurationError(
+                "Memory extraction is enabled but this client has no extractor: pass extractor=... "
+                "or memory_extraction_config=MemoryExtractionConfig(extract_memories=False)."
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_extraction_config": self.extraction.to_json(),
+            "max_message_token_length": self.max_message_token_length,
+            "context_card_token_limit": self.context_card_token_limit,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThreadSettings:
+        """The settings a stored thread ``config`` holds, checked as :meth:`create` checks its
+        arguments: a value that does not parse is a :class:`ConfigurationError` naming it."""
+        try:
+            extraction = data.get("memory_extraction_config")
+            if extraction is not None and not isinstance(extraction, Mapping):
+                raise ConfigurationError("memory_extraction_config must be a JSON object.")
+            return cls(
+                extraction=MemoryExtractionConfig.resolve(MemoryExtractionConfig.from_json(extraction)),
+                max_message_token_length=cls._positive(
+                    "max_message_token_length", data.get("max_message_token_length", NOTSET), 15_000
+                ),
+                context_card_token_limit=cls._positive(
+                    "context_card_token_limit", data.get("context_card_token_limit", NOTSET), 100_000
+                ),
+            )
+        except (ConfigurationError, ValidationError) as exc:
+            raise ConfigurationError(f"thread config: {exc}") from None
+
+
+def extraction_counter(state: Mapping[str, Any]) -> int:
+    """The seq of the last message a thread handed to extraction, from its stored ``state``
+    (0 before the first); a :class:`ConfigurationError` when it does not parse."""
+    counters = state.get("memory_extraction_state")
+    if counters is None:
+        return 0
+    if not isinstance(counters, Mapping):
+        raise ConfigurationError("thread state: memory_extraction_state must be a JSON object.")
+    done = counters.get("last_memory_extraction_counter", 0)
+    if isinstance(done, bool) or not isinstance(done, int) or not 0 <= done <= MAX_COUNTER:
+        raise ConfigurationError("thread state: last_memory_extraction_counter must be a non-negative integer.")
+    return done
+
+
+def stored_thread_settings(thread: Thread) -> ThreadSettings:
+    """A stored thread's settings, its state checked too: what opening and appending to it read."""
+    extraction_counter(thread.state)
+    return ThreadSettings.from_json(thread.config)

@@ -54,14 +54,18 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .config import BackgroundExtractionQueueFullBehavior, ExtractionRetryPolicy, MemoryLinkExtractionMode
+from .config import (
+    BackgroundExtractionQueueFullBehavior,
+    ExtractionRetryPolicy,
+    MemoryLinkExtractionMode,
+    ThreadSettings,
+)
 from .linking import resolve_links_after_extraction
 from .ports import ExtractedMemory, ExtractionRequest, SummaryText
 from .validation import shorten_for_prompt
 
 if TYPE_CHECKING:
-    from .client import MemoryCore
-    from .thread import ThreadSettings
+    from .wiring import MemoryCore
 
 __all__ = [
     "ExtractionRunner",
@@ -98,8 +102,6 @@ class ExtractionService:
 
     def run_job(self, job: ExtractionJob) -> None:
         """Extract the messages a job covers, if the thread still wants extraction."""
-        from .thread import ThreadSettings
-
         core = self._core
         with core.store.reading() as uow:
             thread = uow.threads.get(job.thread_id)

@@ -22,7 +22,7 @@ from .ports import LinkProposal
 from .validation import estimate_tokens
 
 if TYPE_CHECKING:
-    from .client import MemoryCore
+    from .wiring import MemoryCore
 
 __all__ = [
     "LINK_CANDIDATES",

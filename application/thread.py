@@ -16,7 +16,6 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.model import (
-    MAX_COUNTER,
     MEMORY_RECORD_TYPES,
     ExtractionJob,
     Message,
@@ -29,8 +28,15 @@ from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import MemoryExtractionConfig, MemoryExtractionMode
+from .config import (
+    MemoryExtractionMode,
+    ThreadSettings,
+    extraction_counter,
+    stored_thread_settings,
+)
+from .extraction import ExtractionService
 from .ports import SummaryText
+from .records import add_memory, delete_record_link, link_records, update_memory, update_record_link
 from .results import ContextCard, SearchResult, Summary
 from .retrieval import maximal_marginal_relevance
 from .searching import SearchScope, SearchStrategy, resolve_scope, within_token_budgets
@@ -42,7 +48,7 @@ from .validation import (
 )
 
 if TYPE_CHECKING:
-    from .client import MemoryCore
+    from .wiring import MemoryCore
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
 
@@ -63,129 +69,6 @@ class ChatMessage:
     timestamp: str | datetime | None = None
     metadata: dict[str, Any] | None = None
     id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadSettings:
-    """A thread's resolved settings. Everything but the search concurrency is persisted."""
-
-    extraction: MemoryExtractionConfig
-    max_message_token_length: int = 15_000
-    context_card_token_limit: int = 100_000
-    context_card_type_search_concurrency: int = 5
-
-    @staticmethod
-    def _positive(name: str, value: Any, default: int) -> int:
-        if isinstance(value, NotSetType):
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError(f"{name} must be an integer.")
-        if name == "context_card_type_search_concurrency" and value < 1:
-            raise ValidationError("context_card_type_search_concurrency must be at least 1.")
-        return value
-
-    @classmethod
-    def create(
-        cls,
-        *,
-        client_config: MemoryExtractionConfig | None,
-        thread_config: MemoryExtractionConfig | None,
-        max_message_token_length: Any = NOTSET,
-        context_card_token_limit: Any = NOTSET,
-        context_card_type_search_concurrency: Any = NOTSET,
-    ) -> ThreadSettings:
-        if thread_config is not None and not isinstance(thread_config, MemoryExtractionConfig):
-            raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
-        return cls(
-            extraction=MemoryExtractionConfig.resolve(thread_config, client_config),
-            max_message_token_length=cls._positive("max_message_token_length", max_message_token_length, 15_000),
-            context_card_token_limit=cls._positive("context_card_token_limit", context_card_token_limit, 100_000),
-            context_card_type_search_concurrency=cls._positive(
-                "context_card_type_search_concurrency", context_card_type_search_concurrency, 5
-            ),
-        )
-
-    def overridden(
-        self,
-        *,
-        memory_extraction_config: Any = NOTSET,
-        max_message_token_length: Any = NOTSET,
-        context_card_token_limit: Any = NOTSET,
-        context_card_type_search_concurrency: Any = NOTSET,
-    ) -> ThreadSettings:
-        extraction = self.extraction
-        if not isinstance(memory_extraction_config, NotSetType):
-            if not isinstance(memory_extraction_config, MemoryExtractionConfig):
-                raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
-            extraction = memory_extraction_config.merged_over(extraction)
-        return ThreadSettings(
-            extraction=extraction,
-            max_message_token_length=self._positive(
-                "max_message_token_length", max_message_token_length, self.max_message_token_length
-            ),
-            context_card_token_limit=self._positive(
-                "context_card_token_limit", context_card_token_limit, self.context_card_token_limit
-            ),
-            context_card_type_search_concurrency=self._positive(
-                "context_card_type_search_concurrency",
-                context_card_type_search_concurrency,
-                self.context_card_type_search_concurrency,
-            ),
-        )
-
-    def check_capabilities(self, core: MemoryCore) -> None:
-        if self.extraction.extract_memories and core.extractor is None:
-            raise ConfigurationError(
-                "Memory extraction is enabled but this client has no extractor: pass extractor=... "
-                "or memory_extraction_config=MemoryExtractionConfig(extract_memories=False)."
-            )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory_extraction_config": self.extraction.to_json(),
-            "max_message_token_length": self.max_message_token_length,
-            "context_card_token_limit": self.context_card_token_limit,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ThreadSettings:
-        """The settings a stored thread ``config`` holds, checked as :meth:`create` checks its
-        arguments: a value that does not parse is a :class:`ConfigurationError` naming it."""
-        try:
-            extraction = data.get("memory_extraction_config")
-            if extraction is not None and not isinstance(extraction, Mapping):
-                raise ConfigurationError("memory_extraction_config must be a JSON object.")
-            return cls(
-                extraction=MemoryExtractionConfig.resolve(MemoryExtractionConfig.from_json(extraction)),
-                max_message_token_length=cls._positive(
-                    "max_message_token_length", data.get("max_message_token_length", NOTSET), 15_000
-                ),
-                context_card_token_limit=cls._positive(
-                    "context_card_token_limit", data.get("context_card_token_limit", NOTSET), 100_000
-                ),
-            )
-        except (ConfigurationError, ValidationError) as exc:
-            raise ConfigurationError(f"thread config: {exc}") from None
-
-
-def extraction_counter(state: Mapping[str, Any]) -> int:
-    """The seq of the last message a thread handed to extraction, from its stored ``state``
-    (0 before the first); a :class:`ConfigurationError` when it does not parse."""
-    counters = state.get("memory_extraction_state")
-    if counters is None:
-        return 0
-    if not isinstance(counters, Mapping):
-        raise ConfigurationError("thread state: memory_extraction_state must be a JSON object.")
-    done = counters.get("last_memory_extraction_counter", 0)
-    if isinstance(done, bool) or not isinstance(done, int) or not 0 <= done <= MAX_COUNTER:
-        raise ConfigurationError("thread state: last_memory_extraction_counter must be a non-negative integer.")
-    return done
-
-
-def stored_thread_settings(thread: Thread) -> ThreadSettings:
-    """A stored thread's settings, its state checked too: what opening and appending to it read."""
-    extraction_counter(thread.state)
-    return ThreadSettings.from_json(thread.config)
 
 
 def _text_of(content: Any) -> str:
@@ -397,8 +280,6 @@ class MemoryThread:
         ):
             raise ValidationError("targets must be a list of this thread's messages.")
         if targets:
-            from .extraction import ExtractionService
-
             ExtractionService(self._core).extract(
                 self._thread, self._settings, list(targets), pass_id=self._core.new_id()
             )
@@ -725,7 +606,8 @@ class MemoryThread:
     ) -> str:
         """A memory owned by this thread (its user, agent and thread); a link target must be
         owned by this thread too."""
-        return self._core.add_memory(
+        return add_memory(
+            self._core,
             content,
             memory_type=memory_type,
             user_id=self.user_id,
@@ -755,8 +637,6 @@ class MemoryThread:
         ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> str:
-        from .client import update_memory
-
         reject_unknown_kwargs("update_memory", kwargs)
         return update_memory(
             self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
@@ -779,8 +659,6 @@ class MemoryThread:
         timestamp: str | datetime | None | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> str:
-        from .client import link_records
-
         return link_records(
             self._core,
             source_record_id,
@@ -803,8 +681,6 @@ class MemoryThread:
         timestamp: str | datetime | None | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> int:
-        from .client import update_record_link
-
         return update_record_link(
             self._core, relation_id, relation_type, opposite_relation_type, timestamp, metadata, owner_thread=self.thread_id
         )
@@ -818,8 +694,6 @@ class MemoryThread:
         relation_type: str | NotSetType = NOTSET,
         relation_id: str | NotSetType = NOTSET,
     ) -> int:
-        from .client import delete_record_link
-
         return delete_record_link(
             self._core,
             source_record_id,

@@ -142,3 +142,49 @@ def test_importing_the_embedded_adapter_touches_nothing(tmp_path: Path) -> None:
     created = {str(p.relative_to(tmp_path)) for folder in (cwd, home, tmp) for p in folder.rglob("*")}
     assert not created, f"importing the adapters created files: {sorted(created)}"
     assert result.stdout.strip() == "1", "importing the adapters started threads"
+
+
+def _application_imports() -> dict[str, set[str]]:
+    """For each module of the application layer, the sibling modules it imports: at the top,
+    inside functions, or for type checking only (a cycle held apart by a lazy import is still
+    a cycle of responsibilities)."""
+    import ast
+
+    folder = PROJECT_ROOT / "application"
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for name in names:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                targets.add(node.module.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                parts = node.module.split(".")
+                if parts[:2] == ["palimpsest", "application"] and len(parts) > 2:
+                    targets.add(parts[2])
+        graph[name] = (targets & names) - {name}
+    return graph
+
+
+def test_the_application_layer_has_no_import_cycle() -> None:
+    graph = _application_imports()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := visit(target)) is not None:
+                return cycle
+        path.pop()
+        state[name] = 2
+        return None
+
+    for name in sorted(graph):
+        if name not in state and (cycle := visit(name)) is not None:
+            pytest.fail(f"import cycle in application/: {' -> '.join(cycle)}")
+    assert {"client", "thread", "extraction", "records", "wiring"} <= set(graph)  # the walk saw them

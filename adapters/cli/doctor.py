@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from palimpsest.application.client import RETENTION_SETTING, stored_retention
-from palimpsest.application.thread import stored_thread_settings
+from palimpsest.application.config import stored_thread_settings
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
 from palimpsest.domain.model import JobState
 from palimpsest.domain.ports import MemoryStore

@@ -642,7 +642,7 @@ _HOSTILE_VALUES: list[object] = [
 def _check_invariants(store: object) -> None:
     """What every store written through the API holds."""
     from palimpsest.application import AgentMemory
-    from palimpsest.application.thread import stored_thread_settings
+    from palimpsest.application.config import stored_thread_settings
     from palimpsest.domain.links import derive_status
     from palimpsest.domain.model import RecordStatus
 
