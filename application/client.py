@@ -20,7 +20,6 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.model import (
-    MEMORY_RECORD_TYPES,
     ExtractionJob,
     MemoryRecord,
     Thread,
@@ -28,7 +27,7 @@ from palimpsest.domain.model import (
     check_metadata,
     check_optional_id,
 )
-from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
+from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
@@ -46,6 +45,7 @@ from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
 from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
 from .records import add_memory, delete_record_link, link_records, update_memory, update_record_link
+from .store_settings import EMBEDDING_MODEL_SETTING, sync_store_settings
 from .summaries import SummaryService
 from .wiring import MemoryCore
 from .config import ThreadSettings
@@ -53,26 +53,9 @@ from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
 from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 
-__all__ = ["AgentMemory", "MemoryCore", "stored_retention"]
+__all__ = ["AgentMemory", "MemoryCore"]
 
 log = logging.getLogger("palimpsest")
-
-RETENTION_SETTING = "memory_retention_config"
-EMBEDDING_MODEL_SETTING = "embedding_model"
-MAX_SEARCH_WORKERS = 8
-MEMORY_TYPE_NAMES = ", ".join(sorted(t.value for t in MEMORY_RECORD_TYPES))
-
-
-def stored_retention(value: object) -> MemoryRetentionConfig:
-    """The policy a store's ``memory_retention_config`` setting holds (``None``: no policy), or
-    a :class:`ConfigurationError` naming the setting when it does not parse."""
-    if value is None:
-        return MemoryRetentionConfig()
-    try:
-        return MemoryRetentionConfig.from_json(value)
-    except ConfigurationError as exc:
-        raise ConfigurationError(f"setting {RETENTION_SETTING!r}: {exc}") from None
-
 
 class _UtcClock:
     def now(self) -> datetime:
@@ -148,7 +131,7 @@ class AgentMemory:
         if strategy != "keyword" and embedder is None:
             raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
         clock = clock or _UtcClock()
-        retention = self._sync_store_settings(
+        retention = sync_store_settings(
             store,
             embedder,
             memory_retention_config,
@@ -177,69 +160,6 @@ class AgentMemory:
         )
         if extractor is not None:
             self._core.runner.resume()  # jobs left by a crash or an earlier process
-
-    @staticmethod
-    def _sync_store_settings(
-        store: MemoryStore,
-        embedder: Embedder | None,
-        retention: MemoryRetentionConfig | None,
-        *,
-        check_model: bool = True,
-        index_context: tuple[str, ...] = (),
-    ) -> MemoryRetentionConfig:
-        """Persist or read the store-wide settings; refuse an embedder the vectors don't fit
-        (unless a model change was allowed, to be followed by :meth:`AgentMemory.reembed`).
-
-        The settings are read without the write lock; only when something must be stored (a
-        first model, a changed retention) are they checked again and written in a unit of work,
-        so opening a client never waits for another process's writer when nothing changes."""
-
-        def settle(uow: UnitOfWork) -> tuple[MemoryRetentionConfig, dict[str, Any]]:
-            writes: dict[str, Any] = {}
-            if embedder is not None and check_model:
-                if store.dimension is not None and store.dimension != embedder.dimension:
-                    raise ConfigurationError(
-                        f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
-                        f"{embedder.dimension}-dimensional ones."
-                    )
-                stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
-                if stored_model is not None and stored_model != embedder.model_id:
-                    raise ConfigurationError(
-                        f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
-                        "open it with allow_embedding_model_change=True and call reembed()."
-                    )
-                stored_context = tuple(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
-                if stored_model is not None and stored_context != index_context:
-                    raise ConfigurationError(
-                        f"The store's message vectors were made with index_context={stored_context!r}, not "
-                        f"{index_context!r}; open it with allow_embedding_model_change=True and call reembed()."
-                    )
-                if stored_model is None:
-                    writes[EMBEDDING_MODEL_SETTING] = embedder.model_id
-                    if index_context:
-                        writes[INDEX_CONTEXT_SETTING] = list(index_context)
-            if retention is None:
-                try:
-                    return stored_retention(uow.settings.get(RETENTION_SETTING)), writes
-                except ConfigurationError as exc:
-                    raise ConfigurationError(
-                        f"The store's {exc} Pass memory_retention_config=... to replace it."
-                    ) from None
-            wanted = retention.to_json()
-            if uow.settings.get(RETENTION_SETTING) != wanted:
-                writes[RETENTION_SETTING] = wanted
-            return retention, writes
-
-        with store.reading() as uow:
-            settled, writes = settle(uow)
-        if not writes:
-            return settled
-        with store.unit_of_work() as uow:
-            settled, writes = settle(uow)  # again under the write lock: another client may have written
-            for key, value in writes.items():
-                uow.settings.set(key, value)
-            uow.commit()
-        return settled
 
     @property
     def store(self) -> MemoryStore:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from palimpsest.application import AgentMemory, Embedder, MemoryExtractionConfig
-from palimpsest.application.client import EMBEDDING_MODEL_SETTING
+from palimpsest.application.store_settings import EMBEDDING_MODEL_SETTING
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 from palimpsest.domain.ports import MemoryStore
 

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
-from palimpsest.application.client import RETENTION_SETTING, stored_retention
+from palimpsest.application.store_settings import RETENTION_SETTING, stored_retention
 from palimpsest.application.config import stored_thread_settings
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
 from palimpsest.domain.model import JobState

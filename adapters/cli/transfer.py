@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
 from palimpsest.application import Embedder
-from palimpsest.application.client import RETENTION_SETTING, stored_retention
+from palimpsest.application.store_settings import RETENTION_SETTING, stored_retention
 from palimpsest.application.indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
 from palimpsest.application.config import stored_thread_settings
 from palimpsest.domain.errors import (
