@@ -814,13 +814,17 @@ class SqliteJobRepository(_Repository):
             return [_job_from_row(row) for row in self._conn.execute(sql, params)]
 
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        return self._listing(failed=False, thread_id=thread_id, limit=limit)
+
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+        """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         limit = _check_limit(limit)
-        sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS NULL"
+        sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS {'NOT NULL' if failed else 'NULL'}"
         params: tuple[Any, ...] = ()
         if thread_id is not None:
             sql += " AND thread_id = ?"
             params += (check_id(thread_id, "thread_id"),)
-        sql += " ORDER BY created_at, id"
+        sql += " ORDER BY failed_at, id" if failed else " ORDER BY created_at, id"
         if limit is not None:
             sql += " LIMIT ?"
             params += (limit,)
@@ -867,18 +871,7 @@ class SqliteJobRepository(_Repository):
             )
 
     def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
-        limit = _check_limit(limit)
-        sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS NOT NULL"
-        params: tuple[Any, ...] = ()
-        if thread_id is not None:
-            sql += " AND thread_id = ?"
-            params += (check_id(thread_id, "thread_id"),)
-        sql += " ORDER BY failed_at, id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params += (limit,)
-        with translate():
-            return [_job_from_row(row) for row in self._conn.execute(sql, params)]
+        return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
         with translate():

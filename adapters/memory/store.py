@@ -498,9 +498,13 @@ class InMemoryJobRepository(_Repository):
         return _first(free, limit)
 
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        return self._listing(failed=False, thread_id=thread_id, limit=limit)
+
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+        """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         found = sorted(
-            (j for j in self._s.jobs.values() if not j.failed and (thread_id is None or j.thread_id == thread_id)),
-            key=lambda j: (j.created_at, j.id),
+            (j for j in self._s.jobs.values() if j.failed is failed and (thread_id is None or j.thread_id == thread_id)),
+            key=lambda j: (j.failed_at if failed else j.created_at, j.id),
         )
         return _first(found, limit)
 
@@ -540,15 +544,7 @@ class InMemoryJobRepository(_Repository):
         return True
 
     def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
-        found = sorted(
-            (
-                j
-                for j in self._s.jobs.values()
-                if j.failed and (thread_id is None or j.thread_id == thread_id)
-            ),
-            key=lambda j: (j.failed_at, j.id),
-        )
-        return _first(found, limit)
+        return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
         job = self._s.jobs.get(job_id)

@@ -684,10 +684,14 @@ class OracleJobRepository(_Repository):
         return [job_from_row(row) for row in rows]
 
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+        return self._listing(st.job_list, thread_id, limit)
+
+    def _listing(self, build: Any, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+        """Run a job listing (:func:`~.statements.job_list` or ``job_failed``) with checked arguments."""
         limit = _check_limit(limit)
         if thread_id is not None:
             thread_id = check_id(thread_id, "thread_id")
-        rows = self._uow.fetch_all(st.job_list(self._names, thread_id=thread_id, limit=limit))
+        rows = self._uow.fetch_all(build(self._names, thread_id=thread_id, limit=limit))
         return [job_from_row(row) for row in rows]
 
     def postpone(
@@ -718,11 +722,7 @@ class OracleJobRepository(_Repository):
         return self._uow.run(st.job_fail(self._names, job_id, reason=reason, at=at)) > 0
 
     def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
-        limit = _check_limit(limit)
-        if thread_id is not None:
-            thread_id = check_id(thread_id, "thread_id")
-        rows = self._uow.fetch_all(st.job_failed(self._names, thread_id=thread_id, limit=limit))
-        return [job_from_row(row) for row in rows]
+        return self._listing(st.job_failed, thread_id, limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
         # A conditional UPDATE, then a read in the same transaction, as claim() does.

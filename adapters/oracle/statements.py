@@ -1046,16 +1046,23 @@ def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, no
 def job_list(names: StoreNames, *, thread_id: str | None = None, limit: int | None = None) -> Statement:
     """Jobs not failed, whatever their lease (of one thread, or all), oldest first (creation,
     then id). ``jobs.list``, ``jobs.list_limited`` and the ``*_for_thread`` forms."""
-    clauses = ["j.failed_at IS NULL"]
+    return _job_listing(names, failed=False, thread_id=thread_id, limit=limit)
+
+
+def _job_listing(names: StoreNames, *, failed: bool, thread_id: str | None, limit: int | None) -> Statement:
+    """The jobs not failed (by creation) or the failed ones (by failure time), then by id; of
+    one thread or all; the first ``limit`` of them."""
+    clauses = ["j.failed_at IS NOT NULL" if failed else "j.failed_at IS NULL"]
     binds: dict[str, Any] = {}
-    name = "jobs.list"
+    name = "jobs.failed" if failed else "jobs.list"
     if thread_id is not None:
         clauses.append("j.thread_id = :thread_id")
         binds["thread_id"] = thread_id
         name += "_for_thread"
+    order = "j.failed_at" if failed else "j.created_at"
     sql = (
         f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
-        f"{_where(clauses)}\nORDER BY j.created_at, j.job_id"
+        f"{_where(clauses)}\nORDER BY {order}, j.job_id"
     )
     if limit is None:
         return Statement(name, sql, binds)
@@ -1107,20 +1114,7 @@ def job_failed(names: StoreNames, *, thread_id: str | None = None, limit: int | 
     """Failed jobs (of one thread, or all), oldest failure first, then by id; the first
     ``limit`` of them. ``jobs.failed`` (every one), ``jobs.failed_limited``, and the
     ``*_for_thread`` forms."""
-    clauses = ["j.failed_at IS NOT NULL"]
-    binds: dict[str, Any] = {}
-    name = "jobs.failed"
-    if thread_id is not None:
-        clauses.append("j.thread_id = :thread_id")
-        binds["thread_id"] = thread_id
-        name += "_for_thread"
-    sql = (
-        f"SELECT {columns('j', JOB_COLUMNS)}\nFROM {names('EXTRACTION_JOB')} j\n"
-        f"{_where(clauses)}\nORDER BY j.failed_at, j.job_id"
-    )
-    if limit is None:
-        return Statement(name, sql, binds)
-    return Statement(f"{name}_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+    return _job_listing(names, failed=True, thread_id=thread_id, limit=limit)
 
 
 def job_retry(names: StoreNames, job_id: str) -> Statement:
