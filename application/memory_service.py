@@ -28,6 +28,7 @@ from palimpsest.domain.model import (
     MemoryRecord,
     RecordLink,
     RecordType,
+    Thread,
     check_id,
     check_metadata,
     expiry_from_ttl,
@@ -145,10 +146,10 @@ class MemoryService:
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
             user = scope.get("user_id", NOTSET)
             thread_id = scope.get("thread_id", NOTSET)
-            owner = None
-            if isinstance(user, NotSetType) and isinstance(thread_id, str):
-                owner = uow.threads.get(thread_id)
-                user = owner.user_id if owner is not None else NOTSET  # a thread's memory is its user's
+            # A memory filed under a thread is its user's and agent's: omitted ones come from it.
+            owner = uow.threads.get(thread_id) if isinstance(thread_id, str) else None
+            if isinstance(user, NotSetType) and owner is not None:
+                user = owner.user_id
             values = {"user_id": None if isinstance(user, NotSetType) else user}
             inherit = target is not None and target.user_id == values["user_id"]
             for name in ("agent_id", "thread_id"):
@@ -159,7 +160,7 @@ class MemoryService:
                     else:
                         value = getattr(target, name) if inherit else None
                 values[name] = value
-            self._check_thread_scope(uow, values)
+            self._check_thread_scope(uow, values, owner)
             record = MemoryRecord(
                 id=record_id,
                 record_type=record_type,
@@ -500,13 +501,14 @@ class MemoryService:
         return record
 
     @staticmethod
-    def _check_thread_scope(uow: UnitOfWork, values: Mapping[str, Any]) -> None:
+    def _check_thread_scope(uow: UnitOfWork, values: Mapping[str, Any], loaded: Thread | None) -> None:
         """A memory filed under a thread belongs to that thread's user and agent: one filed
-        under another user's thread would be read, changed and deleted with that user's."""
+        under another user's thread would be read, changed and deleted with that user's.
+        ``loaded`` is the thread already read, if it is that one."""
         thread_id = values.get("thread_id")
         if thread_id is None:
             return
-        thread = uow.threads.get(thread_id)
+        thread = loaded if loaded is not None and loaded.id == thread_id else uow.threads.get(thread_id)
         if thread is None:
             raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
         if (values.get("user_id"), values.get("agent_id")) != (thread.user_id, thread.agent_id):

@@ -393,9 +393,11 @@ def test_a_memory_filed_under_a_thread_has_that_threads_user_and_agent(
         memory.add_memory("nowhere", thread_id="no-such-thread", user_id=mine.user_id)
     assert snapshot(store) == before
     inherited = memory.add_memory("the thread's", thread_id="mine")
-    stored = stored_record(store, inherited)
-    assert stored is not None and (stored.user_id, stored.agent_id) == (mine.user_id, mine.agent_id)
-    assert mine.delete_memory(inherited) == 1
+    agent_taken = memory.add_memory("its user named", thread_id="mine", user_id=mine.user_id)
+    for record_id in (inherited, agent_taken):
+        stored = stored_record(store, record_id)
+        assert stored is not None and (stored.user_id, stored.agent_id) == (mine.user_id, mine.agent_id)
+        assert mine.delete_memory(record_id) == 1
 
 
 def test_a_thread_links_and_edits_its_own_records(two_threads: tuple[MemoryThread, MemoryThread], store: MemoryStore) -> None:
