@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -54,8 +53,6 @@ from .usage import TokenUsage, merged_usage
 from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 
 __all__ = ["AgentMemory", "MemoryCore"]
-
-log = logging.getLogger("palimpsest")
 
 class _UtcClock:
     def now(self) -> datetime:

@@ -535,22 +535,19 @@ class ExtractionRunner:
     def _work(self) -> None:
         while True:
             with self._lock:
-                idle = not self._ready
-                if idle and self._deferred and not self._closed:
-                    pass  # jobs left in the store: queue them before ending
-                elif idle or self._closed:
+                if self._closed or (not self._ready and not self._deferred):
                     self._workers -= 1
                     return
-                thread_id = None if idle else self._ready.popleft()
-            if thread_id is None:
-                self._refill()
-                with self._lock:
-                    if not self._ready:  # nothing could be queued: end; the next job refills
-                        self._workers -= 1
-                        self._lock.notify_all()
-                        return
+                thread_id = self._ready.popleft() if self._ready else None
+            if thread_id is not None:
+                self._drain(thread_id)
                 continue
-            self._drain(thread_id)
+            self._refill()  # only jobs left in the store while the queue was full remain
+            with self._lock:
+                if not self._ready:  # nothing could be queued: end; the next finished job refills
+                    self._workers -= 1
+                    self._lock.notify_all()
+                    return
 
     def _drain(self, thread_id: str) -> None:
         """Run a thread's queued jobs in order; a job that must be retried holds the queue.
@@ -597,6 +594,12 @@ class ExtractionRunner:
         """Claim the job, run it, finish it. ``None`` when nothing is left to do with it (done,
         failed for good, gone, or held by another client); else the seconds to wait before
         the next attempt. Never raises."""
+        delay = self._try(job_id)
+        if delay is None:
+            self._busy.pop(job_id, None)  # its count of storage faults ends with it
+        return delay
+
+    def _try(self, job_id: str) -> float | None:
         try:
             now = self._clock.now()
             with self._store.unit_of_work() as uow:
@@ -626,7 +629,6 @@ class ExtractionRunner:
             # The pass is stored; the next attempt finds it and only finishes the job.
             log.warning("could not finish extraction job %s (%s); trying again", job.id, exc)
             return self._after_failure(job, exc)
-        self._busy.pop(job.id, None)
         return None
 
     def _busy_delay(self, job_id: str) -> float:
