@@ -225,10 +225,11 @@ def _jobs_check(store: MemoryStore | None) -> Check | None:
         jobs = uow.jobs.list(limit=None)
     if not jobs:
         return Check("extraction jobs", Status.OK, "none pending")
-    counts = Counter(job.state(now) for job in jobs)
+    states = {job.id: job.state(now) for job in jobs}
+    counts = Counter(states.values())
     parts = [f"{counts[state]} {state.value}" for state in (JobState.PENDING, JobState.RUNNING, JobState.RETRYING)]
     detail = f"{len(jobs)} to run ({', '.join(p for p in parts if not p.startswith('0 '))})"
-    retrying = [job for job in jobs if job.state(now) is JobState.RETRYING]
+    retrying = [job for job in jobs if states[job.id] is JobState.RETRYING]
     if retrying:
         latest = max(retrying, key=lambda job: (job.claimed_until or now, job.id))
         detail += f"; latest failed attempt (thread {latest.thread_id}): {_short(latest.last_error or '')}"

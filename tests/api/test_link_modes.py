@@ -19,7 +19,13 @@ from palimpsest.domain.ports import MemoryStore
 PREF = RecordType.PREFERENCE
 
 
-def _client(store: MemoryStore, extractor: ScriptedExtractor, resolver: ScriptedLinkResolver | None, mode: str) -> AgentMemory:
+def _client(
+    store: MemoryStore,
+    extractor: ScriptedExtractor,
+    resolver: ScriptedLinkResolver | None,
+    mode: str,
+    **extraction: object,
+) -> AgentMemory:
     return AgentMemory(
         store=store,
         embedder=HashingEmbedder(),
@@ -29,6 +35,7 @@ def _client(store: MemoryStore, extractor: ScriptedExtractor, resolver: Scripted
             extraction_mode=MemoryExtractionMode.INLINE,
             memory_link_extraction_mode=mode,
             enable_context_summary=False,
+            **extraction,  # type: ignore[arg-type]
         ),
     )
 
@@ -138,18 +145,7 @@ def _pizza_pass(store: MemoryStore, budget: int) -> tuple[AgentMemory, ScriptedL
         ]
     )
     resolver = ScriptedLinkResolver(_supersede_pizza)
-    memory = AgentMemory(
-        store=store,
-        embedder=HashingEmbedder(),
-        extractor=extractor,
-        link_resolver=resolver,
-        memory_extraction_config=MemoryExtractionConfig(
-            extraction_mode=MemoryExtractionMode.INLINE,
-            memory_link_extraction_mode="POST_EXTRACTION",
-            memory_link_extraction_token_limit=budget,
-            enable_context_summary=False,
-        ),
-    )
+    memory = _client(store, extractor, resolver, "POST_EXTRACTION", memory_link_extraction_token_limit=budget)
     thread = memory.create_thread(user_id="u1")
     thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
     thread.add_messages([{"role": "user", "content": "I now prefer sourdough pizza."}])
