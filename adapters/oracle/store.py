@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from typing import Any, Self
 
 import oracledb
-from palimpsest.application.config import SchemaPolicy
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ConfigurationError,
@@ -30,6 +29,7 @@ from palimpsest.domain.search import SearchHit, SearchQuery
 from .connection import ConnectionSource
 from .errors import is_connection_lost, translate
 from .names import StoreNames
+from .policy import SchemaPolicy
 from .schema import SchemaManager
 from .search import OracleSearch
 from .sql import fetch_one
