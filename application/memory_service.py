@@ -290,7 +290,7 @@ class MemoryService:
         that restarts its time to live) is not an edit. Records that are not visible now
         (absent, or already expired) are left alone. Returns the refreshed records by id.
         """
-        expiries = {check_id(record_id, "record id"): check_time(when, "until") for record_id, when in until.items()}
+        expiries = {check_id(key, "record id"): check_time(when, "until") for key, when in until.items()}
         if not expiries:
             return {}
         now = self._clock.now()

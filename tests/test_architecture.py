@@ -197,8 +197,11 @@ def test_the_driving_adapters_are_held_to_the_store_packages_entry_points() -> N
 
     config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
-    forbidden = [c for c in contracts if c["type"] == "forbidden" and "palimpsest.adapters.cli" in c["source_modules"]]
+    forbidden = [
+        c for c in contracts if c["type"] == "forbidden" and "palimpsest.adapters.cli" in c["source_modules"]
+    ]
     internals = {m for c in forbidden for m in c["forbidden_modules"]}
-    assert {"palimpsest.adapters.embedded.**", "palimpsest.adapters.oracle.**", "palimpsest.adapters.memory.**"} <= internals
+    stores = {f"palimpsest.adapters.{name}.**" for name in ("embedded", "memory", "oracle")}
+    assert stores <= internals
     assert {"palimpsest.application.client", "palimpsest.application.thread"} <= internals
     assert all("palimpsest.adapters.langgraph" in c["source_modules"] for c in forbidden)

@@ -80,7 +80,8 @@ def _schema_check(label: str, state: SchemaState | None, *, how: str = "") -> Ch
         return Check("store schema", Status.OK, "no versioned schema")
     if state.is_current:
         return Check("store schema", Status.OK, f"v{state.version} (current{how})")
-    return Check("store schema", Status.FAIL, f"{label}: schema v{state.version}, this palimpsest has v{state.latest}")
+    detail = f"{label}: schema v{state.version}, this palimpsest has v{state.latest}"
+    return Check("store schema", Status.FAIL, detail)
 
 
 def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | None]:
@@ -117,11 +118,14 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
             ], None
         if state.is_newer:
             detail = (
-                f"{label}: schema v{state.version} is newer than this palimpsest (v{state.latest}); upgrade palimpsest"
+                f"{label}: schema v{state.version} is newer than this palimpsest (v{state.latest}); "
+                "upgrade palimpsest"
             )
             return [Check("store schema", Status.FAIL, detail)], None
         if state.needs_migration:
-            detail = f"{label}: schema v{state.version}; it will be migrated to v{state.latest} when a client opens it"
+            detail = (
+                f"{label}: schema v{state.version}; it will be migrated to v{state.latest} when a client opens it"
+            )
             return [Check("store schema", Status.WARN, detail)], None
     try:
         opened = open_store(settings)
@@ -244,7 +248,8 @@ def _settings_check(store: MemoryStore) -> Check:
     (config and state): a value that does not parse makes it refuse the store or the thread."""
     thread_count, problems = diagnostics.settings_problems(store)
     if not problems:
-        return Check("store settings", Status.OK, f"the retention policy and {thread_count} thread(s) read back")
+        detail = f"the retention policy and {thread_count} thread(s) read back"
+        return Check("store settings", Status.OK, detail)
     shown = "; ".join(problems[:3]) + (f"; {len(problems) - 3} more" if len(problems) > 3 else "")
     return Check("store settings", Status.FAIL, f"clients refuse what does not parse: {shown}")
 

@@ -80,13 +80,14 @@ def run_action(
         # Imported once connected: the adapter's modules need the driver, which _connection checked.
         from palimpsest.adapters.oracle import administer_schema, registered_version, store_label
 
-        label = store_label(settings.memory_store_id)
-        if action == "upgrade" and registered_version(connection, memory_store_id=settings.memory_store_id) is None:
+        store_id = settings.memory_store_id
+        label = store_label(store_id)
+        if action == "upgrade" and registered_version(connection, memory_store_id=store_id) is None:
             raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")
         report = administer_schema(
             connection,
             action,
-            memory_store_id=settings.memory_store_id,
+            memory_store_id=store_id,
             dimension=None if action == "check" else dimension,
             vector_index=vector_index,
         )

@@ -23,7 +23,15 @@ if TYPE_CHECKING:
     from .policy import SchemaPolicy
     from .store import OracleStore
 
-__all__ = ["OracleStore", "SchemaAction", "SchemaPolicy", "SchemaReport", "administer_schema", "registered_version", "store_label"]
+__all__ = [
+    "OracleStore",
+    "SchemaAction",
+    "SchemaPolicy",
+    "SchemaReport",
+    "administer_schema",
+    "registered_version",
+    "store_label",
+]
 
 _ADMIN = frozenset({"SchemaAction", "SchemaReport", "administer_schema", "registered_version", "store_label"})
 

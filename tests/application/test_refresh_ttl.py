@@ -34,7 +34,9 @@ def _stored(store: InMemoryStore, record_id: str) -> MemoryRecord | None:
         return uow.records.get_many([record_id]).get(record_id)
 
 
-def test_the_expiry_moves_and_nothing_else_does(service: MemoryService, store: InMemoryStore, clock: ManualClock) -> None:
+def test_the_expiry_moves_and_nothing_else_does(
+    service: MemoryService, store: InMemoryStore, clock: ManualClock
+) -> None:
     kept = service.add_record("Likes tea.", record_id="tea", user_id="u", ttl_days=1)
     clock.advance(timedelta(hours=12))
     until = START + timedelta(days=3)
@@ -47,7 +49,9 @@ def test_the_expiry_moves_and_nothing_else_does(service: MemoryService, store: I
     assert (stored.updated_at, stored.content, stored.status) == (kept.updated_at, kept.content, kept.status)
 
 
-def test_expired_and_unknown_records_are_left_alone(service: MemoryService, store: InMemoryStore, clock: ManualClock) -> None:
+def test_expired_and_unknown_records_are_left_alone(
+    service: MemoryService, store: InMemoryStore, clock: ManualClock
+) -> None:
     service.add_record("Short-lived.", record_id="gone", ttl_days=1)
     service.add_record("Long-lived.", record_id="alive", ttl_days=10)
     clock.advance(timedelta(days=2))
@@ -61,7 +65,9 @@ def test_expired_and_unknown_records_are_left_alone(service: MemoryService, stor
     assert _stored(store, "never-stored") is None
 
 
-def test_a_naive_time_is_refused_before_anything_is_written(service: MemoryService, store: InMemoryStore) -> None:
+def test_a_naive_time_is_refused_before_anything_is_written(
+    service: MemoryService, store: InMemoryStore
+) -> None:
     service.add_record("Likes tea.", record_id="tea", ttl_days=1)
     service.add_record("Likes coffee.", record_id="coffee", ttl_days=1)
 
