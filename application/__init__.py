@@ -13,7 +13,6 @@ from .config import (
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
     RetrievalConfig,
-    SchemaPolicy,
 )
 from .memory_service import MemoryService
 from .ports import (
@@ -59,7 +58,6 @@ __all__ = [
     "RerankCandidate",
     "Reranker",
     "RetrievalConfig",
-    "SchemaPolicy",
     "SearchResult",
     "SearchResultFormatConfig",
     "SearchScope",

@@ -30,7 +30,6 @@ __all__ = [
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
     "RetrievalConfig",
-    "SchemaPolicy",
     "ThreadSettings",
     "extraction_counter",
     "stored_thread_settings",
@@ -62,15 +61,6 @@ class BackgroundExtractionQueueFullBehavior(str, enum.Enum):
     DROP = "DROP"
     WAIT_THEN_DROP = "WAIT_THEN_DROP"
     WAIT_THEN_RAISE = "WAIT_THEN_RAISE"
-
-
-class SchemaPolicy(str, enum.Enum):
-    """What a store does with its schema when opened."""
-
-    REQUIRE_EXISTING = "require_existing"
-    CREATE_IF_EMPTY = "create_if_empty"
-    CREATE_IF_NECESSARY = "create_if_necessary"
-    RECREATE = "recreate"
 
 
 _DEFAULTS: dict[str, Any] = {

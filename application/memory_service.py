@@ -31,6 +31,7 @@ from palimpsest.domain.model import (
     Thread,
     check_id,
     check_metadata,
+    check_time,
     expiry_from_ttl,
     parse_record_type,
 )
@@ -281,6 +282,29 @@ class MemoryService:
             uow.records.update(updated, embedding=embedding)
             uow.commit()
         return updated
+
+    def refresh_ttl(self, until: Mapping[str, datetime]) -> dict[str, MemoryRecord]:
+        """Move each record's expiry to the time ``until`` gives for its id, in one unit of work.
+
+        Only the expiry changes: ``updated_at`` stays, since keeping a record alive (a read
+        that restarts its time to live) is not an edit. Records that are not visible now
+        (absent, or already expired) are left alone. Returns the refreshed records by id.
+        """
+        expiries = {check_id(key, "record id"): check_time(when, "until") for key, when in until.items()}
+        if not expiries:
+            return {}
+        now = self._clock.now()
+        refreshed: dict[str, MemoryRecord] = {}
+        with self._store.unit_of_work() as uow:
+            for record_id, expires_at in expiries.items():
+                current = uow.records.get(record_id, now=now)
+                if current is None:
+                    continue
+                updated = replace(current, expires_at=expires_at)
+                uow.records.update(updated)
+                refreshed[record_id] = updated
+            uow.commit()
+        return refreshed
 
     def delete_record(self, record_id: str, *, owner_thread: str | None = None) -> bool:
         """Delete a record and its links; records it had retired become valid again if no

@@ -19,6 +19,7 @@ Conventions for every method:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType, TracebackType
 from typing import Any, Protocol, runtime_checkable
@@ -38,7 +39,9 @@ __all__ = [
     "MessageRepository",
     "RecordRepository",
     "RecordSearch",
+    "SchemaState",
     "SettingsRepository",
+    "StoreDiagnostics",
     "SummaryRepository",
     "ThreadRepository",
     "UnitOfWork",
@@ -437,6 +440,50 @@ class MemoryStore(RecordSearch, Protocol):
 
     def close(self) -> None:
         """Release resources; idempotent. Later use raises ``StoreClosedError``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """The schema a store runs on, for diagnostics.
+
+    ``version`` is the schema version the store records (``None``: none is recorded, or the
+    store keeps no schema, as the in-memory fake); ``latest`` is the newest version this
+    library knows for that kind of store (``None`` when it has no versioned schema). A store
+    that opened has been brought to ``latest`` or refused, so an open store reports them
+    equal; an unopened file may be older (a client migrates it) or newer (no client opens it).
+    """
+
+    version: int | None
+    latest: int | None
+
+    @property
+    def is_current(self) -> bool:
+        """True when the store is at this library's newest version (or keeps no schema)."""
+        return self.version == self.latest
+
+    @property
+    def needs_migration(self) -> bool:
+        """True when a client opening the store would migrate it first."""
+        return self.version is not None and self.latest is not None and self.version < self.latest
+
+    @property
+    def is_newer(self) -> bool:
+        """True when the store was written by a newer palimpsest (no client here opens it)."""
+        return self.version is not None and self.latest is not None and self.version > self.latest
+
+
+@runtime_checkable
+class StoreDiagnostics(Protocol):
+    """What a store says about itself to a health check (``palimpsest doctor``), beyond its data.
+
+    A capability next to :class:`MemoryStore`: every shipped store offers it; a driver asks
+    ``isinstance(store, StoreDiagnostics)`` before using it. Counts of rows and jobs are not
+    here: the application reads them through the repositories like any other data.
+    """
+
+    def schema_state(self) -> SchemaState:
+        """The store's schema version and this library's newest (read, never migrated)."""
         ...
 
 

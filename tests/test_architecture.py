@@ -188,3 +188,20 @@ def test_the_application_layer_has_no_import_cycle() -> None:
         if name not in state and (cycle := visit(name)) is not None:
             pytest.fail(f"import cycle in application/: {' -> '.join(cycle)}")
     assert {"client", "thread", "extraction", "records", "wiring"} <= set(graph)  # the walk saw them
+
+
+def test_the_driving_adapters_are_held_to_the_store_packages_entry_points() -> None:
+    """The forbidden contract that keeps the command line and LangGraph off store internals is
+    configured (and so run by the test above) for both drivers and every store package."""
+    import tomllib
+
+    config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    forbidden = [
+        c for c in contracts if c["type"] == "forbidden" and "palimpsest.adapters.cli" in c["source_modules"]
+    ]
+    internals = {m for c in forbidden for m in c["forbidden_modules"]}
+    stores = {f"palimpsest.adapters.{name}.**" for name in ("embedded", "memory", "oracle")}
+    assert stores <= internals
+    assert {"palimpsest.application.client", "palimpsest.application.thread"} <= internals
+    assert all("palimpsest.adapters.langgraph" in c["source_modules"] for c in forbidden)

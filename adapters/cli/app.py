@@ -1,8 +1,9 @@
 """Adapters layer (command line): the ``palimpsest`` typer application, its global options and commands.
 
 Commands are thin: they read options, open a :class:`~.context.Session` on the configured store,
-call the public client (or, for listings and transfers, the store's unit of work and
-repositories) and print. Data goes to standard output; progress bars, notes and errors go to
+call the public client (or, for listings, transfers and the graph, the application's use cases
+in :mod:`palimpsest.application.inspection` and :mod:`palimpsest.application.transfer`, given
+the session's store) and print. Data goes to standard output; progress bars, notes and errors go to
 standard error. Every error the library raises on purpose, and every ``OSError``/``ValueError``
 from bad input, is printed as one line with exit code 1 (``--debug`` prints the traceback).
 """
@@ -17,13 +18,15 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
-from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError, RecordNotFoundError
+from palimpsest.adapters.clock import SystemClock
+from palimpsest.application import inspection
+from palimpsest.application.transfer import encode, export_store, import_items, read_items
+from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.sentinel import NOTSET
 from rich.console import Console
@@ -48,7 +51,6 @@ from .context import (
     open_store,
 )
 from .render import clean, memories_view, messages_view, search_tree, threads_table
-from .transfer import encode, export_store, import_items, read_items
 
 __all__ = ["app", "main"]
 
@@ -279,16 +281,12 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+_CLOCK: Final = SystemClock()
+"""Where the listings' "now" comes from (expired rows are hidden as the client hides them)."""
 
 
 def _memory_record(session: Session, record_id: str) -> MemoryRecord:
-    with session.store.reading() as uow:
-        record = uow.records.get(record_id, now=_now())
-    if record is None:
-        raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
-    return record
+    return inspection.get_record(session.store, _CLOCK, record_id)
 
 
 def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -386,14 +384,16 @@ def threads(
     ] = False,
 ) -> None:
     """List threads, oldest first, with their message counts."""
-    with open_session(_settings(ctx)) as session, session.store.reading() as uow:
-        found = uow.threads.list(
+    with open_session(_settings(ctx)) as session:
+        overview = inspection.list_threads(
+            session.store,
+            _CLOCK,
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             limit=limit or None,
         )
-        now = _now()
-        counts = {t.id: len(uow.messages.list_for_thread(t.id, now=now)) for t in found}
+    found = [entry.thread for entry in overview]
+    counts = {entry.thread.id: entry.message_count for entry in overview}
     if as_json:
         for thread in found:
             typer.echo(json.dumps(encode(thread), ensure_ascii=False))
@@ -450,19 +450,17 @@ def memories(
 ) -> None:
     """List memory records (memories, facts, guidelines, preferences), oldest first, with their status."""
     record_types = frozenset(RecordType(t.value) for t in types) if types else None
-    with open_session(_settings(ctx)) as session, session.store.reading() as uow:
-        found = uow.records.list(
-            now=_now(),
+    with open_session(_settings(ctx)) as session:
+        found = inspection.list_records(
+            session.store,
+            _CLOCK,
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             thread_id=NOTSET if thread is None else thread,
             record_types=record_types,
-            limit=None if status is not StatusChoice.ALL or limit == 0 else limit,
+            status=None if status is StatusChoice.ALL else RecordStatus(status.value),
+            limit=limit or None,
         )
-    if status is not StatusChoice.ALL:
-        wanted = RecordStatus(status.value)
-        found = [r for r in found if r.status is wanted]
-        found = found[-limit:] if limit else found
     if as_json:
         for record in found:
             typer.echo(json.dumps(encode(record), ensure_ascii=False))

@@ -264,8 +264,7 @@ def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
     settings.check()
     if settings.oracle_dsn is not None:
         pool = _oracle_pool(settings)  # first: it checks that the driver is installed
-        from palimpsest.adapters.oracle import OracleStore
-        from palimpsest.application import SchemaPolicy
+        from palimpsest.adapters.oracle import OracleStore, SchemaPolicy
 
         policy = SchemaPolicy.CREATE_IF_NECESSARY if create else SchemaPolicy.REQUIRE_EXISTING
         try:

@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import enum
 import os
-from collections import Counter
-import sqlite3
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib import metadata
-from pathlib import Path
 from typing import Final
 
-from palimpsest.application.store_settings import RETENTION_SETTING, stored_retention
-from palimpsest.application.config import stored_thread_settings
-from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
+from palimpsest.adapters.clock import SystemClock
+from palimpsest.application import diagnostics
+from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import JobState
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.ports import MemoryStore, SchemaState
 from rich.table import Table
 from rich.text import Text
 
@@ -43,6 +39,9 @@ from .render import plain
 __all__ = ["Check", "Status", "checks_table", "run_checks"]
 
 MINIMUM_PYTHON: Final = (3, 11)
+
+_CLOCK: Final = SystemClock()
+"""Where the checks' "now" comes from (expired rows are not counted, job states are as of now)."""
 
 
 class Status(str, enum.Enum):
@@ -74,22 +73,15 @@ def _package() -> Check:
     return Check("palimpsest", Status.OK, f"{DISTRIBUTION} {version}")
 
 
-def _embedded_schema(path: Path) -> tuple[int | None, int]:
-    """(the file's schema version, this library's newest), read without writing to the file."""
-    from palimpsest.adapters.embedded.schema import load_migrations
-
-    latest = max(m.version for m in load_migrations())
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        has_meta = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-        ).fetchone()
-        if not has_meta:
-            return None, latest
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    finally:
-        conn.close()
-    return (int(row[0]) if row else None), latest
+def _schema_check(label: str, state: SchemaState | None, *, how: str = "") -> Check:
+    """The verdict on an opened store's schema (which opening brought up to date or refused);
+    ``how`` says how the store was checked."""
+    if state is None or state.latest is None:
+        return Check("store schema", Status.OK, "no versioned schema")
+    if state.is_current:
+        return Check("store schema", Status.OK, f"v{state.version} (current{how})")
+    detail = f"{label}: schema v{state.version}, this palimpsest has v{state.latest}"
+    return Check("store schema", Status.FAIL, detail)
 
 
 def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | None]:
@@ -114,43 +106,40 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
             return [Check("store", Status.FAIL, f"no store file at {path}")], None
         if not path.is_file():
             return [Check("store", Status.FAIL, f"{path} is not a file")], None
+        from palimpsest.adapters.embedded import read_schema_state
+
         try:
-            version, latest = _embedded_schema(path)
-        except (sqlite3.Error, OSError, ValueError) as exc:
+            state = read_schema_state(path)
+        except (AgentMemoryError, OSError, ValueError) as exc:
             return [Check("store", Status.FAIL, f"{path} cannot be read as a palimpsest store: {exc}")], None
-        if version is None:
+        if state.version is None:
             return [
                 Check("store", Status.FAIL, f"{path} is not a palimpsest store (no schema version)")
             ], None
-        if version > latest:
+        if state.is_newer:
             detail = (
-                f"{label}: schema v{version} is newer than this palimpsest (v{latest}); upgrade palimpsest"
+                f"{label}: schema v{state.version} is newer than this palimpsest (v{state.latest}); "
+                "upgrade palimpsest"
             )
             return [Check("store schema", Status.FAIL, detail)], None
-        if version < latest:
-            detail = f"{label}: schema v{version}; it will be migrated to v{latest} when a client opens it"
+        if state.needs_migration:
+            detail = (
+                f"{label}: schema v{state.version}; it will be migrated to v{state.latest} when a client opens it"
+            )
             return [Check("store schema", Status.WARN, detail)], None
-        schema = Check("store schema", Status.OK, f"v{version} (current)")
-    else:
-        schema = None  # known once the store opens (REQUIRE_EXISTING accepts the current version only)
     try:
         opened = open_store(settings)
     except (AgentMemoryError, CliError, OSError) as exc:
         return [Check("store", Status.FAIL, f"{label} does not open: {exc}")], None
-    if schema is None:
-        from palimpsest.adapters.oracle.schema import SCHEMA_VERSION
-
-        schema = Check(
-            "store schema", Status.OK, f"v{SCHEMA_VERSION} (current; checked with REQUIRE_EXISTING)"
-        )
     try:
-        with opened.store.reading() as uow:
-            threads = len(uow.threads.list(limit=None))
-            records = len(uow.records.list(now=datetime.now(UTC), limit=None))
-            links = len(uow.links.list(limit=None))
+        # An Oracle store opens with REQUIRE_EXISTING, which accepts the current version only.
+        how = "; checked with REQUIRE_EXISTING" if settings.oracle_dsn is not None else ""
+        schema = _schema_check(label, diagnostics.schema_state(opened.store), how=how)
+        counts = diagnostics.count_rows(opened.store, _CLOCK)
     except AgentMemoryError as exc:
         opened.close()
         return [Check("store", Status.FAIL, f"{label} opens but cannot be read: {exc}")], None
+    threads, records, links = counts.threads, counts.records, counts.links
     detail = f"{label}: {threads} thread(s), {records} memory record(s), {links} link(s)"
     return [Check("store", Status.OK, detail), schema], opened
 
@@ -220,18 +209,14 @@ def _jobs_check(store: MemoryStore | None) -> Check | None:
     after a failed attempt (with the latest attempt's reason)."""
     if store is None:
         return None
-    now = datetime.now(UTC)
-    with store.reading() as uow:
-        jobs = uow.jobs.list(limit=None)
-    if not jobs:
+    overview = diagnostics.job_overview(store, _CLOCK)
+    if not overview.jobs:
         return Check("extraction jobs", Status.OK, "none pending")
-    states = {job.id: job.state(now) for job in jobs}
-    counts = Counter(states.values())
+    counts = overview.counts
     parts = [f"{counts[state]} {state.value}" for state in (JobState.PENDING, JobState.RUNNING, JobState.RETRYING)]
-    detail = f"{len(jobs)} to run ({', '.join(p for p in parts if not p.startswith('0 '))})"
-    retrying = [job for job in jobs if states[job.id] is JobState.RETRYING]
-    if retrying:
-        latest = max(retrying, key=lambda job: (job.claimed_until or now, job.id))
+    detail = f"{len(overview.jobs)} to run ({', '.join(p for p in parts if not p.startswith('0 '))})"
+    latest = overview.latest_retrying
+    if latest is not None:
         detail += f"; latest failed attempt (thread {latest.thread_id}): {_short(latest.last_error or '')}"
     detail += (
         "; a client with an extractor runs them (the one that queued them, or the next to open the store; "
@@ -245,8 +230,7 @@ def _short(reason: str) -> str:
 
 
 def _failed_jobs_check(store: MemoryStore) -> Check:
-    with store.reading() as uow:
-        failed = uow.jobs.failed(limit=None)
+    failed = diagnostics.failed_jobs(store)
     if not failed:
         return Check("failed extractions", Status.OK, "none")
     latest = max(failed, key=lambda job: (job.failed_at, job.id))
@@ -262,21 +246,10 @@ def _failed_jobs_check(store: MemoryStore) -> Check:
 def _settings_check(store: MemoryStore) -> Check:
     """What a client reads when it opens the store (the retention policy) or one of its threads
     (config and state): a value that does not parse makes it refuse the store or the thread."""
-    with store.reading() as uow:
-        retention = uow.settings.get(RETENTION_SETTING)
-        threads = uow.threads.list(limit=None)
-    problems = []
-    try:
-        stored_retention(retention)
-    except ConfigurationError as exc:
-        problems.append(str(exc))
-    for thread in threads:
-        try:
-            stored_thread_settings(thread)
-        except ConfigurationError as exc:
-            problems.append(f"thread {thread.id}: {exc}")
+    thread_count, problems = diagnostics.settings_problems(store)
     if not problems:
-        return Check("store settings", Status.OK, f"the retention policy and {len(threads)} thread(s) read back")
+        detail = f"the retention policy and {thread_count} thread(s) read back"
+        return Check("store settings", Status.OK, detail)
     shown = "; ".join(problems[:3]) + (f"; {len(problems) - 3} more" if len(problems) > 3 else "")
     return Check("store settings", Status.FAIL, f"clients refuse what does not parse: {shown}")
 

@@ -31,7 +31,8 @@ from typing import Final
 
 import networkx as nx
 from palimpsest.application import AgentMemory
-from palimpsest.domain import NOTSET, RecordLink, RecordStatus, ValidationError
+from palimpsest.application.inspection import links_among
+from palimpsest.domain import NOTSET, RecordStatus, ValidationError
 from palimpsest.domain.links import LIFECYCLE_TYPES
 
 __all__ = [
@@ -140,8 +141,9 @@ def collect_graph(
 
     Records come from :meth:`AgentMemory.list_memories` (valid and invalid, expired ones are
     hidden): the newest ``limit`` of them (``None``: all). Records left out are counted in
-    ``omitted`` and logged as a warning. Links are read through a read-only unit of work of the
-    store: nothing is written. Only links whose two ends are both among the records are kept.
+    ``omitted`` and logged as a warning. Links come from the application's
+    :func:`~palimpsest.application.inspection.links_among` (one read-only unit of work of the
+    client's store): nothing is written. Only links whose two ends are both among the records are kept.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValidationError("limit must be a positive integer or None.")
@@ -152,14 +154,7 @@ def collect_graph(
     )
     omitted = 0 if limit is None else max(0, len(records) - limit)
     records = records[omitted:]
-    ids = {record.id for record in records}
-    links: dict[str, RecordLink] = {}
-    with memory.store.reading() as uow:
-        for record in records:
-            for link in uow.links.list(source_id=record.id, limit=None):
-                if link.target_id in ids:
-                    links[link.id] = link
-    ordered_links = sorted(links.values(), key=lambda link: (link.created_at, link.id))
+    ordered_links = links_among(memory.store, [record.id for record in records])
     graph = MemoryGraph(
         nodes=tuple(
             GraphNode(

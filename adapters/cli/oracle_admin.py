@@ -1,7 +1,8 @@
 """Adapters layer (command line): ``palimpsest oracle install|check|upgrade``, the Oracle schema by hand.
 
 Each action opens one connection to ``--oracle-dsn`` and hands it to the Oracle adapter's
-``SchemaManager`` (with the session set up as the store's own leases do):
+public ``administer_schema`` (which sets the session up as the store's own leases do and
+applies the store's ``SchemaManager``); this module only connects and words the report:
 
 * ``install`` applies ``CREATE_IF_NECESSARY``: the registry table, then every missing object of
   the store (``--memory-store-id`` selects it), then the vector index once the dimension is known;
@@ -53,11 +54,7 @@ def _connection(settings: CliSettings) -> Iterator[Any]:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise CliError(f"cannot connect to Oracle at {settings.oracle_dsn}: {first}") from exc
     try:
-        from palimpsest.adapters.oracle.connection import ConnectionSource
-
-        source = ConnectionSource(connection=connection)
-        with source.lease() as leased:
-            yield leased
+        yield connection
     finally:
         connection.close()
 
@@ -81,44 +78,28 @@ def run_action(
     """Run ``action`` on the configured Oracle store; returns the one-line report."""
     with _connection(settings) as connection:
         # Imported once connected: the adapter's modules need the driver, which _connection checked.
-        from palimpsest.adapters.oracle.errors import translate
-        from palimpsest.adapters.oracle.names import StoreNames
-        from palimpsest.adapters.oracle.schema import SCHEMA_VERSION, SchemaManager
-        from palimpsest.adapters.oracle.sql import fetch_one
-        from palimpsest.application import SchemaPolicy
+        from palimpsest.adapters.oracle import administer_schema, registered_version, store_label
 
-        names = StoreNames(settings.memory_store_id)
-        manager = SchemaManager(names, vector_index=vector_index)
-        label = (
-            "the default Oracle memory store"
-            if names.store_id is None
-            else f"the Oracle memory store {names.store_id!r}"
+        store_id = settings.memory_store_id
+        label = store_label(store_id)
+        if action == "upgrade" and registered_version(connection, memory_store_id=store_id) is None:
+            raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")
+        report = administer_schema(
+            connection,
+            action,
+            memory_store_id=store_id,
+            dimension=None if action == "check" else dimension,
+            vector_index=vector_index,
         )
-        with translate(names):
-            if action == "check":
-                config = manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
-                details = _describe(
-                    config.dimension, config.vector_index, manager.has_vector_index(connection)
-                )
-                return f"{label} is installed: schema v{config.schema_version}, {details}."
-            if action == "install":
-                before = manager.present_objects(connection)
-                config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=dimension)
-                created = len(manager.present_objects(connection) - before)
-                details = _describe(
-                    config.dimension, config.vector_index, manager.has_vector_index(connection)
-                )
-                what = f"created {created} object(s)" if created else "every object was already there"
-                return f"{label} is installed ({what}): schema v{config.schema_version}, {details}."
-            registry = fetch_one(connection, manager.registry_exists_statement())
-            row = fetch_one(connection, manager.select_config()) if registry is not None else None
-            if row is None:
-                raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")
-            stored = int(row[1])
-            config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=dimension)
-            if stored == SCHEMA_VERSION:
-                return (
-                    f"{label} is already at schema v{SCHEMA_VERSION}; nothing to upgrade "
-                    "(missing objects, if any, were created)."
-                )
-            return f"{label} upgraded from schema v{stored} to v{config.schema_version}."
+    details = _describe(report.dimension, report.vector_index, report.has_vector_index)
+    if action == "check":
+        return f"{label} is installed: schema v{report.schema_version}, {details}."
+    if action == "install":
+        what = f"created {report.created} object(s)" if report.created else "every object was already there"
+        return f"{label} is installed ({what}): schema v{report.schema_version}, {details}."
+    if not report.upgraded:
+        return (
+            f"{label} is already at schema v{report.schema_version}; nothing to upgrade "
+            "(missing objects, if any, were created)."
+        )
+    return f"{label} upgraded from schema v{report.previous_version} to v{report.schema_version}."

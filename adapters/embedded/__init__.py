@@ -2,6 +2,7 @@
 
 ``EmbeddedStore(path, dimension=..., busy_timeout=...)`` implements
 :class:`palimpsest.domain.ports.MemoryStore`; several threads and processes may share one file.
+``read_schema_state(path)`` reads a file's schema version without opening (and so migrating) it.
 """
 
 from .link_graph import NetworkxLinkGraph
@@ -14,6 +15,7 @@ from .repositories import (
     SqliteSummaryRepository,
     SqliteThreadRepository,
 )
+from .schema import read_schema_state
 from .store import EmbeddedStore
 from .unit_of_work import SqliteUnitOfWork
 from .vector_index import NumpyVectorIndex
@@ -30,4 +32,5 @@ __all__ = [
     "SqliteSummaryRepository",
     "SqliteThreadRepository",
     "SqliteUnitOfWork",
+    "read_schema_state",
 ]

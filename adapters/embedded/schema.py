@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any, Final
 
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError, StorageError
 from palimpsest.domain.metadata_filter import matches
+from palimpsest.domain.ports import SchemaState
 
 from .codec import encode_time
 from .errors import keep_function_failure, retry_busy
@@ -24,6 +27,7 @@ __all__ = [
     "load_migrations",
     "migrate",
     "read_meta",
+    "read_schema_state",
     "write_meta",
 ]
 
@@ -176,6 +180,38 @@ def _read_versions(conn: sqlite3.Connection) -> tuple[int, str | None] | None:
         conn.execute("ROLLBACK")
 
 
+def latest_version() -> int:
+    """The newest schema version this library's migrations reach."""
+    migrations = load_migrations()
+    return migrations[-1].version if migrations else 0
+
+
+def schema_state(conn: sqlite3.Connection) -> SchemaState:
+    """The file's schema version (``None`` without the meta table, or without a version in
+    it) and this library's newest, read in one read transaction."""
+    found = _read_versions(conn)
+    return SchemaState(version=None if found is None or found[0] == 0 else found[0], latest=latest_version())
+
+
+def read_schema_state(path: str | os.PathLike[str]) -> SchemaState:
+    """The schema state of the store file at ``path``, read without writing to it: opened
+    read-only, so an older file is reported, not migrated (opening an ``EmbeddedStore`` would
+    migrate it). A file that is not an SQLite database is a :class:`StorageError`."""
+    location = Path(path)
+    try:
+        conn = sqlite3.connect(f"{location.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StorageError(str(exc)) from exc
+    try:
+        return schema_state(conn)
+    except sqlite3.Error as exc:
+        raise StorageError(str(exc)) from exc
+    except ValueError as exc:  # a schema version that is not a number
+        raise StorageError(f"the schema version is not a number ({exc})") from exc
+    finally:
+        conn.close()
+
+
 def _check_dimension(stored: str | None, dimension: int | None) -> None:
     if stored is not None and dimension is not None and int(stored) != dimension:
         raise ConfigurationError(
@@ -192,7 +228,7 @@ def migrate(conn: sqlite3.Connection, *, dimension: int | None, budget: float) -
     is current, with nothing to persist, is only read: opening it never waits for a writer.
     """
     migrations = load_migrations()
-    latest = migrations[-1].version if migrations else 0
+    latest = latest_version()
     found = retry_busy(lambda _remaining: _read_versions(conn), budget=budget, what="read the schema version")
     if found is not None and found[0] == latest and (found[1] is not None or dimension is None):
         stored = found[1]

@@ -28,6 +28,7 @@ from palimpsest.domain.errors import (
     VectorDimensionError,
 )
 from palimpsest.domain.model import MemoryRecord, Message, RecordType
+from palimpsest.domain.ports import SchemaState
 from palimpsest.domain.search import (
     LinkedRecord,
     SearchHit,
@@ -294,6 +295,13 @@ class EmbeddedStore:
         got past the repositories."""
         self._check_open()
         return SqliteUnitOfWork(self, read_only=True)
+
+    def schema_state(self) -> SchemaState:
+        """See :class:`~palimpsest.domain.ports.StoreDiagnostics`: the version the file records
+        (opening the store migrated it to this library's newest) and that newest."""
+        self._check_open()
+        with translate(), self._reading() as conn:
+            return schema.schema_state(conn)
 
     def close(self) -> None:
         """Close the store; idempotent. Every later call raises ``StoreClosedError``.

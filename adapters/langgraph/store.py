@@ -47,7 +47,6 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
@@ -67,7 +66,8 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from palimpsest.application import AgentMemory
+from palimpsest.application import AgentMemory, MemoryService
+from palimpsest.application.inspection import records_by_id
 from palimpsest.domain.errors import (
     ConfigurationError,
     DuplicateIdError,
@@ -331,8 +331,7 @@ class PalimpsestStore(BaseStore):
         return scores
 
     def _load(self, record_id: str, *, include_expired: bool = False) -> MemoryRecord | None:
-        with self._memory.store.reading() as uow:
-            record = uow.records.get_many([record_id]).get(record_id)
+        record = records_by_id(self._memory.store, [record_id]).get(record_id)
         if (
             record is None
             or not isinstance(record.metadata, dict)
@@ -344,22 +343,14 @@ class PalimpsestStore(BaseStore):
         return record
 
     def _refresh(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Restart the TTL of the records that have one (``updated_at`` is left alone)."""
+        """Restart the TTL of the records that have one (``updated_at`` is left alone), through
+        the application's :meth:`MemoryService.refresh_ttl`."""
         due = [r for r in records if _payload(r).get("ttl_minutes") is not None]
         if not due:
             return records
         now = _now()
-        refreshed: dict[str, MemoryRecord] = {}
-        with self._memory.store.unit_of_work() as uow:
-            for record in due:
-                minutes = float(_payload(record)["ttl_minutes"])
-                current = uow.records.get(record.id, now=now)
-                if current is None:
-                    continue
-                updated = replace(current, expires_at=now + timedelta(minutes=minutes))
-                uow.records.update(updated)
-                refreshed[record.id] = updated
-            uow.commit()
+        until = {r.id: now + timedelta(minutes=float(_payload(r)["ttl_minutes"])) for r in due}
+        refreshed = MemoryService(self._memory.store, _FixedClock(now)).refresh_ttl(until)
         return [refreshed.get(r.id, r) for r in records]
 
     def _texts(self, value: dict[str, Any], fields: list[str] | None) -> list[str]:
@@ -375,6 +366,16 @@ class PalimpsestStore(BaseStore):
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class _FixedClock:
+    """The ``Clock`` of one refresh: the instant its new expiries were computed from."""
+
+    def __init__(self, now: datetime) -> None:
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
 
 
 def _expired(record: MemoryRecord, now: datetime) -> bool:

@@ -46,7 +46,7 @@ from palimpsest.domain.model import (
     check_metadata,
     check_time,
 )
-from palimpsest.domain.ports import restrict_to_reads
+from palimpsest.domain.ports import SchemaState, restrict_to_reads
 from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
@@ -670,6 +670,10 @@ class InMemoryStore:
             state.vectors = {}
             state.dimension = None
             self._committed = state
+
+    def schema_state(self) -> SchemaState:
+        """See :class:`~palimpsest.domain.ports.StoreDiagnostics`: process memory keeps no schema."""
+        return SchemaState(version=None, latest=None)
 
     def close(self) -> None:
         self._closed = True

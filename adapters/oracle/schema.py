@@ -5,7 +5,7 @@ schema version ``N`` from ``ddl/NNNN_*.sql`` (``{BASE}`` placeholders filled wit
 quoted, prefixed names), finds which of the store's objects exist in the data dictionary
 (``USER_TABLES``, ``USER_INDEXES``, ``USER_PROPERTY_GRAPHS``, and ``USER_TAB_COLUMNS`` for the
 columns a later version adds; names always bound, never formatted into SQL), and applies a
-:class:`~palimpsest.application.config.SchemaPolicy`:
+:class:`~.policy.SchemaPolicy`:
 
 * ``REQUIRE_EXISTING`` validates only (no DDL) and raises ``SchemaVersionError`` naming what is
   missing;
@@ -48,11 +48,11 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Final
 
-from palimpsest.application.config import SchemaPolicy
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 
 from .codec import decode_json, encode_json
 from .names import REGISTRY_TABLE, StoreNames, quote
+from .policy import SchemaPolicy
 from .sql import Statement, fetch_all, fetch_one, run
 
 log = logging.getLogger("palimpsest.adapters.oracle")

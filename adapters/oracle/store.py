@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from typing import Any, Self
 
 import oracledb
-from palimpsest.application.config import SchemaPolicy
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ConfigurationError,
@@ -25,12 +24,14 @@ from palimpsest.domain.errors import (
     StorageError,
     VectorDimensionError,
 )
+from palimpsest.domain.ports import SchemaState
 from palimpsest.domain.search import SearchHit, SearchQuery
 
 from .connection import ConnectionSource
 from .errors import is_connection_lost, translate
 from .names import StoreNames
-from .schema import SchemaManager
+from .policy import SchemaPolicy
+from .schema import SCHEMA_VERSION, SchemaManager
 from .search import OracleSearch
 from .sql import fetch_one
 from .statements import chunks_clear_vectors
@@ -165,6 +166,14 @@ class OracleStore:
             self._dimension = None
         with self._lease() as conn, translate(self._names):
             self._schema.drop_vector_index(conn)
+
+    def schema_state(self) -> SchemaState:
+        """See :class:`~palimpsest.domain.ports.StoreDiagnostics`: the version in the store's
+        registry row (``None`` once the row is gone) and this library's ``SCHEMA_VERSION``."""
+        self._source.check_open()
+        with self._lease() as conn, translate(self._names):
+            row = fetch_one(conn, self._schema.select_config())
+        return SchemaState(version=None if row is None else int(row[1]), latest=SCHEMA_VERSION)
 
     def close(self) -> None:
         """Stop using the pool or connection; idempotent. Later use raises ``StoreClosedError``."""

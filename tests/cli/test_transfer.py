@@ -272,7 +272,7 @@ def test_import_reembed_without_an_embedder_is_refused(
 def test_an_import_that_embeds_follows_the_stores_index_text_recipe() -> None:
     from datetime import UTC, datetime
 
-    from palimpsest.adapters.cli.transfer import ImportItem, import_items
+    from palimpsest.application.transfer import ImportItem, import_items
     from palimpsest.adapters.memory import InMemoryStore
     from palimpsest.application.indexing import INDEX_CONTEXT_SETTING
     from palimpsest.application.testing import HashingEmbedder
@@ -486,7 +486,7 @@ def test_a_line_the_api_would_refuse_is_a_one_line_error_and_writes_nothing(
 
 
 def test_an_import_error_is_typed_and_names_its_line() -> None:
-    from palimpsest.adapters.cli.transfer import import_items, read_items
+    from palimpsest.application.transfer import import_items, read_items
     from palimpsest.adapters.memory import InMemoryStore
     from palimpsest.domain.errors import InvalidImportError, ValidationError
 
@@ -508,7 +508,7 @@ def test_an_import_error_is_typed_and_names_its_line() -> None:
 def test_imported_statuses_are_derived_from_the_links_never_taken_as_given(
     invoke: Invoke, tmp_path: Path
 ) -> None:
-    from palimpsest.adapters.cli.transfer import read_items
+    from palimpsest.application.transfer import read_items
     from palimpsest.adapters.embedded import EmbeddedStore
     from palimpsest.application import AgentMemory
 
@@ -567,7 +567,7 @@ def test_imported_statuses_are_derived_from_the_links_never_taken_as_given(
 def test_an_imported_link_is_checked_against_the_links_already_stored() -> None:
     from datetime import UTC, datetime
 
-    from palimpsest.adapters.cli.transfer import import_items, read_items
+    from palimpsest.application.transfer import import_items, read_items
     from palimpsest.adapters.memory import InMemoryStore
     from palimpsest.domain.errors import InvalidImportError
     from palimpsest.domain.model import MemoryRecord, RecordLink
@@ -604,10 +604,10 @@ def test_an_imported_link_is_checked_against_the_links_already_stored() -> None:
 
 
 def test_an_imported_lifecycle_link_retires_a_record_already_stored() -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
-    from palimpsest.adapters.cli.transfer import import_items, read_items
-    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.adapters.memory import InMemoryStore, ManualClock
+    from palimpsest.application.transfer import import_items, read_items
     from palimpsest.domain.model import MemoryRecord
 
     when = datetime(2025, 1, 1, tzinfo=UTC)
@@ -619,7 +619,7 @@ def test_an_imported_lifecycle_link_retires_a_record_already_stored() -> None:
             uow.commit()
         items = read_items([_obj("memory", id="m-2"), _obj("link", relation_type="supersedes",
                                                             opposite_relation_type="is_superseded_by")])
-        import_items(store, items, now=now)
+        import_items(store, items, clock=ManualClock(now, tick=timedelta(0)))
         with store.unit_of_work() as uow:
             old = uow.records.get("m-1")
         assert old is not None and not old.is_valid
@@ -678,7 +678,7 @@ def test_an_import_of_a_damaged_export_keeps_every_invariant_or_writes_nothing(
 ) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
-    from palimpsest.adapters.cli.transfer import import_items, read_items
+    from palimpsest.application.transfer import import_items, read_items
     from palimpsest.adapters.memory import InMemoryStore
     from palimpsest.domain.errors import InvalidImportError
 

@@ -20,7 +20,7 @@ from palimpsest.adapters.oracle.schema import (
     statements_from_ddl,
 )
 from palimpsest.adapters.oracle.sql import Statement, placeholders
-from palimpsest.application.config import SchemaPolicy
+from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 
 from .fakes import FakeConnection

@@ -22,7 +22,7 @@ from palimpsest.adapters.oracle.names import StoreNames
 from palimpsest.adapters.oracle.schema import SchemaManager, StoreConfig
 from palimpsest.adapters.oracle.store import OracleStore
 from palimpsest.adapters.oracle.unit_of_work import OracleUnitOfWork, StoreContext
-from palimpsest.application.config import SchemaPolicy
+from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain.errors import (
     ConfigurationError,
     ConflictError,

@@ -1,4 +1,8 @@
-"""Adapters layer (command line): export and import of a whole store as JSON Lines.
+"""Application layer: export and import of a whole store as JSON Lines, with original ids and times.
+
+The use cases behind ``palimpsest export`` and ``palimpsest import`` (and any other driver that
+moves a store): they take the :class:`~palimpsest.domain.ports.MemoryStore` port, and a clock
+for the times an import stamps, and do their reading and writing through its units of work.
 
 One JSON object per line, each with a ``"kind"``:
 
@@ -45,10 +49,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
-from palimpsest.application import Embedder
-from palimpsest.application.store_settings import RETENTION_SETTING, stored_retention
-from palimpsest.application.indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
-from palimpsest.application.config import stored_thread_settings
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ConfigurationError,
@@ -69,7 +69,12 @@ from palimpsest.domain.model import (
     Thread,
     ThreadSummary,
 )
-from palimpsest.domain.ports import MemoryStore, UnitOfWork
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
+
+from .config import stored_thread_settings
+from .indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
+from .ports import Embedder
+from .store_settings import RETENTION_SETTING, stored_retention
 
 __all__ = [
     "EXPORTED_SETTINGS",
@@ -619,12 +624,12 @@ def import_items(
     batch_size: int = 64,
     progress: Callable[[int, int], None] | None = None,
     source: str | None = None,
-    now: datetime | None = None,
+    clock: Clock | None = None,
 ) -> Counter[str]:
     """Write ``items`` in one unit of work, in kind order, under the API's rules (see the
     module's docstring); with ``embedder``, messages and memories get vectors computed from
-    their text (``batch_size`` texts per call). A re-derived status is stamped ``now``
-    (default: the current time).
+    their text (``batch_size`` texts per call). A re-derived status is stamped with
+    ``clock``'s time, read once (default: the current UTC time).
 
     Returns how many of each kind were written. On any error nothing is written, and the error
     (an :class:`InvalidImportError` when the line is at fault: duplicate id, unknown thread,
@@ -634,7 +639,7 @@ def import_items(
     ordered = sorted(items, key=lambda item: rank[item.kind])
     counts: Counter[str] = Counter()
     done = 0
-    when = now if now is not None else datetime.now(UTC)
+    when = clock.now() if clock is not None else datetime.now(UTC)
     with store.unit_of_work() as uow:
         rules = _Rules(uow)
         # Message vectors follow the store's index-text recipe, as the client's would.

@@ -1,0 +1,83 @@
+"""Application tests: MemoryService.refresh_ttl, the use case behind the LangGraph store's TTL refresh."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.application import MemoryService
+from palimpsest.domain import ValidationError
+from palimpsest.domain.model import MemoryRecord
+
+START = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START, tick=timedelta(0))
+
+
+@pytest.fixture
+def store() -> InMemoryStore:
+    return InMemoryStore()
+
+
+@pytest.fixture
+def service(store: InMemoryStore, clock: ManualClock) -> MemoryService:
+    return MemoryService(store, clock)
+
+
+def _stored(store: InMemoryStore, record_id: str) -> MemoryRecord | None:
+    with store.reading() as uow:
+        return uow.records.get_many([record_id]).get(record_id)
+
+
+def test_the_expiry_moves_and_nothing_else_does(
+    service: MemoryService, store: InMemoryStore, clock: ManualClock
+) -> None:
+    kept = service.add_record("Likes tea.", record_id="tea", user_id="u", ttl_days=1)
+    clock.advance(timedelta(hours=12))
+    until = START + timedelta(days=3)
+
+    refreshed = service.refresh_ttl({"tea": until})
+
+    stored = _stored(store, "tea")
+    assert stored is not None and stored.expires_at == until
+    assert refreshed == {"tea": stored}
+    assert (stored.updated_at, stored.content, stored.status) == (kept.updated_at, kept.content, kept.status)
+
+
+def test_expired_and_unknown_records_are_left_alone(
+    service: MemoryService, store: InMemoryStore, clock: ManualClock
+) -> None:
+    service.add_record("Short-lived.", record_id="gone", ttl_days=1)
+    service.add_record("Long-lived.", record_id="alive", ttl_days=10)
+    clock.advance(timedelta(days=2))
+    until = START + timedelta(days=30)
+
+    refreshed = service.refresh_ttl({"gone": until, "alive": until, "never-stored": until})
+
+    assert set(refreshed) == {"alive"}
+    gone = _stored(store, "gone")
+    assert gone is not None and gone.expires_at == START + timedelta(days=1)  # still expired, not revived
+    assert _stored(store, "never-stored") is None
+
+
+def test_a_naive_time_is_refused_before_anything_is_written(
+    service: MemoryService, store: InMemoryStore
+) -> None:
+    service.add_record("Likes tea.", record_id="tea", ttl_days=1)
+    service.add_record("Likes coffee.", record_id="coffee", ttl_days=1)
+
+    with pytest.raises(ValidationError):
+        service.refresh_ttl({"tea": START + timedelta(days=5), "coffee": datetime(2026, 4, 1)})
+
+    for record_id in ("tea", "coffee"):
+        stored = _stored(store, record_id)
+        assert stored is not None and stored.expires_at == START + timedelta(days=1)
+
+
+def test_nothing_to_refresh_is_an_empty_answer(service: MemoryService) -> None:
+    assert service.refresh_ttl({}) == {}

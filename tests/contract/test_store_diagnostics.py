@@ -1,0 +1,33 @@
+"""Contract: StoreDiagnostics — every store reports its schema state, and an open store is current."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest.domain.ports import MemoryStore, StoreDiagnostics
+
+from .conftest import StoreFactory
+
+
+def test_every_store_offers_diagnostics_and_an_open_store_is_at_the_newest_schema(store: MemoryStore) -> None:
+    assert isinstance(store, StoreDiagnostics)
+    state = store.schema_state()
+    assert state.is_current and not state.needs_migration and not state.is_newer
+    assert (state.version is None) == (state.latest is None)
+
+
+def test_a_reopened_store_reports_the_same_schema(stores: StoreFactory) -> None:
+    first = stores.new()
+    state = first.schema_state()  # type: ignore[attr-defined]
+    assert stores.reopen(first).schema_state() == state  # type: ignore[attr-defined]
+
+
+def test_the_embedded_file_is_read_without_opening_it(stores: StoreFactory) -> None:
+    if stores.adapter != "embedded":
+        pytest.skip("only the embedded store has a file to read")
+    from palimpsest.adapters.embedded import read_schema_state
+
+    store = stores.new()
+    state = store.schema_state()  # type: ignore[attr-defined]
+    assert state.version is not None and state.version >= 1
+    assert read_schema_state(store.path) == state  # type: ignore[attr-defined]
