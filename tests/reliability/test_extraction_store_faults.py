@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
@@ -26,7 +27,7 @@ from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor
+from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType, StoreBusyError
 
 BACKGROUND = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False)
