@@ -52,6 +52,12 @@ class MemoryLinkExtractionMode(str, enum.Enum):
 
 
 class MemoryExtractionImageContext(str, enum.Enum):
+    """How images in messages would reach extraction (the reference API's names).
+
+    Messages here are text only, so nothing reads this setting: every value extracts from the
+    text alone, as ``DISABLED`` does. It is accepted, validated and persisted with a thread so
+    configurations written for the reference API load unchanged."""
+
     DISABLED = "disabled"
     IMAGE = "image"
     CAPTION = "caption"
@@ -121,6 +127,10 @@ class MemoryExtractionConfig:
     DROP leaves the job in the store (it runs, in order, once the queue has room: nothing is
     lost), WAIT_THEN_DROP first waits ``background_extraction_queue_put_timeout_seconds`` for
     room, WAIT_THEN_RAISE waits, then raises ``WaitTimeoutError`` (the messages are stored).
+
+    ``memory_extraction_image_context`` is accepted, validated and persisted but read by
+    nothing: messages are text only, so every value behaves as ``DISABLED`` (see
+    :class:`MemoryExtractionImageContext`); the name is kept for the reference API.
     """
 
     memory_extraction_window: int | NotSetType = NOTSET

@@ -2,7 +2,7 @@
 
 Each operation is one unit of work: load what the domain rule needs, let the pure domain
 function decide (new link, retyped link, derived statuses), persist the outcome, commit.
-Domain events are handed to an optional sink only after the commit succeeded.
+Domain events are handed to a sink (by default the event log) only after the commit succeeded.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.search import SearchHit, SearchQuery
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .event_log import log_event
+
 __all__ = ["MemoryService"]
 
 log = logging.getLogger("palimpsest")
@@ -67,7 +69,7 @@ class MemoryService:
         self._store = store
         self._clock = clock
         self._new_id = id_factory
-        self._sink = event_sink
+        self._sink = event_sink if event_sink is not None else log_event
 
     @property
     def store(self) -> MemoryStore:

@@ -66,7 +66,9 @@ class SearchResultFormatConfig:
 
 
 OracleSearchResultFormatConfig = SearchResultFormatConfig
-"""Alias kept so code written for the reference system's naming runs unchanged."""
+"""An alias of :class:`SearchResultFormatConfig` (the same class), kept for compatibility: it is
+the reference API's name, so code written for it runs unchanged. Nothing about it is specific to
+Oracle or to any store; new code should say ``SearchResultFormatConfig``."""
 
 
 def _effective_time(record: MemoryRecord | Message) -> datetime:

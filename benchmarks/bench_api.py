@@ -24,10 +24,11 @@ import time
 import zlib
 from pathlib import Path
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, SummaryText
 from palimpsest.application.searching import SearchStrategy
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 
 TOPICS = ["pizza", "travel", "rome", "budget", "hiking", "coffee", "music", "books", "cooking", "weather"]
 

@@ -628,7 +628,7 @@ def graph_hops(config: Config, workdir: Path) -> dict[str, Any]:
 
 def api_figures(config: Config, workdir: Path) -> dict[str, Any]:
     """The two figures of bench_api.py, through its own functions."""
-    from palimpsest.application.testing import HashingEmbedder
+    from palimpsest.adapters import HashingEmbedder
 
     bench_api = _sibling("bench_api")
     rate = bench_api.add_rate(workdir, bench_api.Crc32Embedder(), config.api_messages)

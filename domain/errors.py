@@ -29,14 +29,20 @@ who do not know our names::
     │   └── LinkNotFoundError
     ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
     ├── WaitTimeoutError (TimeoutError)       background work outlasted the caller's timeout
-    └── StorageError (RuntimeError)           the backend failed; driver errors are translated here
-        ├── StoreBusyError (TimeoutError)     contention outlasted every retry
-        ├── SchemaVersionError                the store file is newer than this library
-        ├── StoreClosedError                  the store was used after close()
-        └── ReadOnlyError                     a write through a read-only unit of work
+    ├── StorageError (RuntimeError)           the backend failed; driver errors are translated here
+    │   ├── StoreBusyError (TimeoutError)     contention outlasted every retry
+    │   ├── SchemaVersionError                the store file is newer than this library
+    │   ├── StoreClosedError                  the store was used after close()
+    │   └── ReadOnlyError                     a write through a read-only unit of work
+    └── ModelError (RuntimeError)             a model request failed or its answer was unusable
+        ├── ModelOutputError                  the answer was not JSON, or broke the expected schema
+        ├── ModelUnavailableError             429 / 5xx / timeouts outlasted every retry (or asked a too long wait)
+        └── ModelRequestsDisabledError        model requests are switched off; nothing was sent
 
 Adapters translate driver exceptions (``sqlite3.Error``, ``oracledb.DatabaseError``...) into
-``StorageError`` at their boundary; none escapes the library.
+``StorageError`` and model SDK exceptions (``openai.APIError``...) into ``ModelError`` at their
+boundary; none escapes the library. Authentication failures, unknown models and similar
+misconfigurations of a model are not model errors: they are ``ConfigurationError``.
 """
 
 from __future__ import annotations
@@ -60,6 +66,10 @@ __all__ = [
     "LinkNotFoundError",
     "LinkOrientationError",
     "MessageNotFoundError",
+    "ModelError",
+    "ModelOutputError",
+    "ModelRequestsDisabledError",
+    "ModelUnavailableError",
     "NotFoundError",
     "ReadOnlyError",
     "RecordNotFoundError",
@@ -204,3 +214,30 @@ class StoreClosedError(StorageError):
 class ReadOnlyError(StorageError):
     """A write was attempted through a read-only unit of work (``MemoryStore.reading()``);
     nothing was written. Writes need ``MemoryStore.unit_of_work()``."""
+
+
+class ModelError(AgentMemoryError, RuntimeError):
+    """A model request failed or returned something unusable."""
+
+
+class ModelOutputError(ModelError):
+    """The model answered, but not with JSON matching the expected schema. ``raw`` keeps the text."""
+
+    def __init__(self, message: str, *, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class ModelUnavailableError(ModelError):
+    """Rate limits, server errors or timeouts lasted longer than the retry budget, or the
+    server asked for a longer wait than the client's ``max_retry_wait``. ``retry_after`` is the
+    wait in seconds the last response asked for (``None`` when it named none)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ModelRequestsDisabledError(ModelError):
+    """Model requests are switched off (``palimpsest.adapters.openai.ALLOW_MODEL_REQUESTS`` is
+    False), so no request was sent."""

@@ -398,7 +398,9 @@ class RecordSearch(Protocol):
         * ranking: by cosine similarity to ``query.vector`` (records without a vector are
           not candidates), by keyword relevance of ``query.text`` (terms are Unicode word
           tokens compared case-insensitively, stores may also fold diacritics; a record
-          sharing no term is not a candidate), or both fused with reciprocal rank fusion;
+          sharing no term is not a candidate), or both fused by ``domain.search.fuse`` with
+          ``query.fusion`` (default ``Fusion.ABSOLUTE``: cosine plus BM25 over the query's
+          ideal score, weighted by ``query.dense_weight``; ``RRF`` and ``SCORE`` on request);
           ties by record type name, then id. Messages and memory records are separate id
           spaces: a hit is identified by (record type, id);
         * linked records: for memory-like hits only, ``shortest_path_tree`` with the same

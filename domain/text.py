@@ -1,9 +1,16 @@
-"""Domain layer: how a search query's text becomes keyword terms (pure Python).
+"""Domain layer: the library's one tokeniser and stop-word list (pure Python).
 
 Every store's keyword search asks for the same terms: word tokens (``\\w+``), lower-cased,
 de-duplicated in order, without English stop words, unless the query has nothing else (a
 question made only of stop words still searches for them). Stores quote each term in their own
 query syntax, so no input can be an operator or a syntax error.
+
+The rule-based model adapters (``adapters/heuristic``) and the hashing embedder read text with
+the same definitions: :func:`contraction_tokens` is the variant that keeps English contractions
+whole (``don't``, ``user's``), and :data:`CONTRACTED_STOP_WORDS` spells the stop words it then
+meets; :data:`NEGATIONS` are the words a reader of polarity must keep, and :data:`TOPIC_FILLERS`
+the chat words that are no topic of a summary. Both tokenisers are Unicode-aware, so text in any
+script tokenises.
 """
 
 from __future__ import annotations
@@ -12,10 +19,25 @@ import math
 import re
 from typing import Final
 
-__all__ = ["BM25_B", "BM25_K1", "STOP_WORDS", "bm25_idf", "keyword_terms", "word_key", "word_tokens"]
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "CONTRACTED_STOP_WORDS",
+    "NEGATIONS",
+    "STOP_WORDS",
+    "TOPIC_FILLERS",
+    "bm25_idf",
+    "contraction_tokens",
+    "keyword_terms",
+    "normalise_apostrophes",
+    "word_key",
+    "word_tokens",
+]
 
 _WORD: Final = re.compile(r"\w+")
 _NON_WORD: Final = re.compile(r"\W+")
+_CONTRACTION_WORD: Final = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?")
+"""Letters and digits (no underscore), optionally followed by an apostrophe and letters."""
 
 STOP_WORDS: Final = frozenset(
     """
@@ -28,10 +50,35 @@ STOP_WORDS: Final = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     im ive dont didnt doesnt isnt wasnt arent werent
     s t d ll m re ve also ok okay please tell remind know
+    really actually usually generally mostly definitely absolutely truly totally
     """.split()
 )
-"""English function words (and a few chat fillers such as "please", "tell", "remind") that
-say nothing about which record is meant."""
+"""English function words (and a few chat fillers such as "please", "tell", "remind", and
+intensifiers such as "really", "usually") that say nothing about which record is meant. All
+are written without apostrophes: :func:`word_tokens` splits a contraction at its apostrophe."""
+
+CONTRACTED_STOP_WORDS: Final = frozenset(
+    """
+    i'm i've i'd i'll it's that's there's you're you've you'll we're we've they're they've
+    he's she's what's
+    """.split()
+)
+"""The contractions among the stop words, as :func:`contraction_tokens` returns them: each
+splits, under :func:`word_tokens`, into words of :data:`STOP_WORDS` (the negated contractions
+are :data:`NEGATIONS`)."""
+
+NEGATIONS: Final = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "can't", "cannot", "won't"})
+"""Words that flip a statement's polarity. Keyword search drops "no" and "not" with the other
+stop words; a reader that compares claims keeps every negation."""
+
+TOPIC_FILLERS: Final = frozenset(
+    """
+    like want wants need needs please thanks thank yes okay ok right sure also get got let lets let's
+    one would could should can't don't doesn't
+    """.split()
+)
+"""Chat words that are content for search ("what do I like?") but never the topic of a
+conversation; summarisers leave them out of topics, with the stop words."""
 
 
 def word_tokens(text: str) -> list[str]:
@@ -39,6 +86,19 @@ def word_tokens(text: str) -> list[str]:
     case folding, so "Straße" stays one term (as SQLite's FTS5 tokenizer, which keyword search
     used first, kept it)."""
     return [token.lower() for token in _WORD.findall(text)]
+
+
+def normalise_apostrophes(text: str) -> str:
+    """``text`` with typographic quotes made plain (\u2019 and \u2018 become ``'``, \u201c and
+    \u201d become ``"``), so "don\u2019t" and "don't" read the same."""
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+
+
+def contraction_tokens(text: str) -> list[str]:
+    """Every word token of ``text``, lower-cased, in order, with contractions and possessives
+    kept whole (``don't``, ``user's``; typographic apostrophes count). Unlike :func:`word_tokens`,
+    an underscore separates words."""
+    return [token.lower() for token in _CONTRACTION_WORD.findall(normalise_apostrophes(text))]
 
 
 def word_key(text: str) -> str:

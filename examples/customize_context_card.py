@@ -15,9 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, ExtractedMemory, MemoryExtractionConfig, MemoryExtractionMode
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedSummariser
+from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import RecordType
 
 SAMPLE_EXTRACTION = [

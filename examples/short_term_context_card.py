@@ -27,9 +27,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 
 TURNS = [
     (

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import RetrievalConfig
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain.text import keyword_terms
 
 from benchmarks.quality import longmemeval, run, synthetic

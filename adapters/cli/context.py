@@ -139,7 +139,7 @@ def _minilm(stored: str | None = None) -> Embedder:
 
 
 def _hashing(stored: str | None) -> Embedder:
-    from palimpsest.application.testing import HashingEmbedder
+    from palimpsest.adapters.hashing import HashingEmbedder
 
     match = _HASHING_ID.fullmatch(stored or "")
     return HashingEmbedder(int(match.group(1)) if match else 64)

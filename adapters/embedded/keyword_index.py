@@ -1,6 +1,7 @@
 """Embedded adapter: keyword search, BM25 over in-memory posting lists.
 
-:class:`PostingsKeywordIndex` is a cache like the vector index (ARCHITECTURE.md D5): the store
+:class:`PostingsKeywordIndex` is a private cache of ``EmbeddedStore`` like the vector index (not
+an adapter of a port; not exported from the package; ARCHITECTURE.md D5): the store
 fills it from SQLite at open and replays the change log into it after commits and before
 searches, so it only ever reflects committed rows. It replaced SQLite FTS5, whose ``bm25()``
 scores every row matching any query term (2–3 µs each), which made one keyword list cost

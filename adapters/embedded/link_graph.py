@@ -1,5 +1,6 @@
 """Embedded adapter: the in-process link graph (networkx), a cache of the ``links`` table.
 
+Private to ``EmbeddedStore`` (not an adapter of a port; not exported from the package).
 Edges are keyed by link id and carry their :class:`RecordLink` (edge attribute ``link``),
 rebuilt from trusted rows without re-validation so that loading 100k links stays cheap.
 """

@@ -1,5 +1,6 @@
 """Embedded adapter: the in-process vector index (numpy), partitioned by user scope and kind.
 
+Private to ``EmbeddedStore`` (not an adapter of a port; not exported from the package).
 A cache, never the source of truth: the store fills it from SQLite at open and from the change
 log after commits, so it only ever reflects committed rows.
 

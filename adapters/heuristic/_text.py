@@ -1,30 +1,19 @@
-"""Adapters layer (heuristic): shared English text helpers — tokens, crude stems, sentence split."""
+"""Adapters layer (heuristic): English helpers on top of the domain's tokeniser — crude stems,
+sentence split, third-person verbs. Tokens and stop words are ``palimpsest.domain.text``'s."""
 
 from __future__ import annotations
 
 import re
 from typing import Final
 
-__all__ = [
-    "NEGATIONS",
-    "STOPWORDS",
-    "content_stems",
-    "normalise_apostrophes",
-    "sentences",
-    "stem",
-    "third_person",
-    "tokens",
-]
+from palimpsest.domain.text import CONTRACTED_STOP_WORDS, NEGATIONS, STOP_WORDS, normalise_apostrophes
 
-_TOKEN: Final = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+__all__ = ["FUNCTION_WORDS", "sentences", "stem", "third_person"]
+
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 
-STOPWORDS: Final = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "i'm", "it's", "also", "really", "actually", "usually", "generally", "mostly", "definitely", "absolutely", "truly", "totally"]
-)
-"""Function words. Negations are deliberately *not* stopwords: they carry polarity."""
-
-NEGATIONS: Final = frozenset({"not", "no", "never", "don't", "doesn't", "didn't", "can't", "cannot", "won't"})
+FUNCTION_WORDS: Final = (STOP_WORDS | CONTRACTED_STOP_WORDS) - NEGATIONS
+"""The domain's stop words in both spellings, less the negations, which carry polarity."""
 
 _IRREGULAR_STEMS: Final = {
     "prefers": "prefer", "preferred": "prefer", "preference": "prefer", "preferences": "prefer",
@@ -38,15 +27,6 @@ _IRREGULAR_STEMS: Final = {
 }
 
 
-def normalise_apostrophes(text: str) -> str:
-    return text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-
-
-def tokens(text: str) -> list[str]:
-    """Lowercased word tokens, apostrophe contractions kept whole (``don't``, ``user's``)."""
-    return [t.lower() for t in _TOKEN.findall(normalise_apostrophes(text))]
-
-
 def stem(token: str) -> str:
     """A crude, consistent English stem: enough to make ``prefers``/``preferred`` meet."""
     token = token.lower()
@@ -58,15 +38,6 @@ def stem(token: str) -> str:
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
-
-
-def content_stems(text: str, *, extra_stopwords: frozenset[str] = frozenset()) -> list[str]:
-    """Stems of the non-stopword tokens, in order (negations kept)."""
-    return [
-        stem(t)
-        for t in tokens(text)
-        if t not in STOPWORDS and t not in extra_stopwords and (len(t) > 1 or t.isdigit())
-    ]
 
 
 def sentences(text: str) -> list[str]:

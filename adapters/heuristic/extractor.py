@@ -8,8 +8,9 @@ from typing import Final
 
 from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, LinkProposal
 from palimpsest.domain.model import Message, RecordType
+from palimpsest.domain.text import NEGATIONS, contraction_tokens, normalise_apostrophes
 
-from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, sentences, third_person, tokens
+from ._text import FUNCTION_WORDS, sentences, third_person
 from .linker import classify_link
 
 __all__ = ["USER_ROLES", "HeuristicExtractor"]
@@ -165,7 +166,7 @@ _MAX_PER_MESSAGE: Final = 5
 _MAX_PER_PASS: Final = 30
 _MAX_ENTITIES: Final = 8
 _CAPITALISED_SPAN: Final = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
-_ENTITY_SKIP: Final = STOPWORDS | NEGATIONS | frozenset(
+_ENTITY_SKIP: Final = FUNCTION_WORDS | NEGATIONS | frozenset(
     ["user", "the", "i", "please", "always", "never", "next", "time", "from", "now", "on", "don't", "prefer", "prefers", "like", "likes", "love", "loves", "hate", "hates", "enjoy", "enjoys", "would", "rather", "especially", "lot", "lots", "thing", "things", "stuff", "way", "much", "more", "one"]
 )
 
@@ -243,7 +244,7 @@ def _preference(sentence: str) -> _Hit | None:
     match = _P_VERB.match(sentence)
     if match:
         obj = match.group("obj")
-        if _DEICTIC_OBJECT.match(obj) or not any(t not in STOPWORDS for t in tokens(obj)):
+        if _DEICTIC_OBJECT.match(obj) or not any(t not in FUNCTION_WORDS for t in contraction_tokens(obj)):
             return None
         return _Hit(RecordType.PREFERENCE, _finish(_third_person_text(sentence, possessive="their")), obj)
     return None
@@ -267,7 +268,7 @@ def _fact(sentence: str) -> _Hit | None:
     match = _F_I_AM.match(sentence)
     if match:
         obj = match.group("obj")
-        words = tokens(_HEDGE_PREFIX.sub("", obj))
+        words = contraction_tokens(_HEDGE_PREFIX.sub("", obj))
         if not words or _TRANSIENT_TIME.search(sentence):
             return None
         head = words[1] if words[0] == "not" and len(words) > 1 else words[0]
@@ -276,14 +277,14 @@ def _fact(sentence: str) -> _Hit | None:
         return _Hit(RecordType.FACT, _finish(_third_person_text(sentence, possessive="their")), obj)
     match = _F_MY.match(sentence)
     if match:
-        subject_words = tokens(match.group("x"))
+        subject_words = contraction_tokens(match.group("x"))
         if not subject_words or subject_words[-1] in _MY_EXCLUDED or subject_words[0] in _MY_EXCLUDED:
             return None
         rest = sentence[match.start("x"):]
         text = "The user's " + _third_person_text(rest, possessive="their")
         return _Hit(RecordType.FACT, _finish(text), match.group("y"))
     match = _F_THE.match(sentence)
-    if match and set(tokens(match.group("x"))) & _STATUS_NOUNS:
+    if match and set(contraction_tokens(match.group("x"))) & _STATUS_NOUNS:
         if match.group("the").lower() == "our":
             text = "The user's " + _third_person_text(sentence[match.start("x"):], possessive="their")
         else:
@@ -306,7 +307,7 @@ def _entities(obj: str) -> tuple[str, ...]:
         words = [w for w in span.split() if w.lower() not in _ENTITY_SKIP]
         if words:
             add(" ".join(words))
-    for token in tokens(obj):
+    for token in contraction_tokens(obj):
         content = len(token) >= 3 and token not in _ENTITY_SKIP and not token.isdigit()
         if content and not any(token in e.lower().split() for e in found):
             add(token)
@@ -345,7 +346,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
             hit = _guideline(sentence) or _preference(sentence) or _fact(sentence)
             if hit is None or not hit.text:
                 continue
-            key = " ".join(tokens(hit.text))
+            key = " ".join(contraction_tokens(hit.text))
             if key in seen:
                 continue
             seen.add(key)
@@ -398,7 +399,7 @@ class HeuristicExtractor:
             if not self._is_source(message):
                 continue
             for record_type, text, entities, importance in extract_from_text(message.content):
-                key = " ".join(tokens(text))
+                key = " ".join(contraction_tokens(text))
                 if key in seen:
                     continue
                 seen.add(key)

@@ -9,8 +9,9 @@ from typing import Final
 
 from palimpsest.application.ports import LinkProposal, LinkResolution
 from palimpsest.domain.model import MemoryRecord, RecordType
+from palimpsest.domain.text import NEGATIONS, contraction_tokens, normalise_apostrophes
 
-from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, stem, tokens
+from ._text import FUNCTION_WORDS, stem
 
 __all__ = ["RuleLinkResolver", "classify_link"]
 
@@ -42,7 +43,7 @@ _SINGLE_VALUED_SUBJECT: Final = frozenset(
 
 
 def _clean(text: str) -> str:
-    return " ".join(tokens(normalise_apostrophes(text)))
+    return " ".join(contraction_tokens(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +62,12 @@ class _Claim:
 
 
 def _stems(text: str) -> list[str]:
-    return [stem(t) for t in tokens(text) if t not in STOPWORDS and t not in NEGATIONS]
+    return [stem(t) for t in contraction_tokens(text) if t not in FUNCTION_WORDS and t not in NEGATIONS]
 
 
 def _claim(text: str) -> _Claim:
     text = normalise_apostrophes(text).strip()
-    raw = tokens(text)
+    raw = contraction_tokens(text)
     stems = [s for s in _stems(text) if s not in _GENERIC]
     words = frozenset(stems)
     preference = bool(words & _PREFERENCE_STEMS)

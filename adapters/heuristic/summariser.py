@@ -12,8 +12,9 @@ import networkx as nx
 import numpy as np
 from palimpsest.application.ports import SummaryText
 from palimpsest.domain.model import Message
+from palimpsest.domain.text import TOPIC_FILLERS, contraction_tokens
 
-from ._text import STOPWORDS, sentences, stem, tokens
+from ._text import FUNCTION_WORDS, sentences, stem
 
 __all__ = ["TextRankSummariser"]
 
@@ -24,13 +25,11 @@ _DEFAULT_MAX_CHARS: Final = 600
 _MAX_TOPICS: Final = 8
 _MAX_SENTENCES: Final = 400
 _MAX_SENTENCE_CHARS: Final = 300
-_TOPIC_STOPWORDS: Final = STOPWORDS | frozenset(
-    ["like", "want", "wants", "need", "needs", "please", "thanks", "thank", "yes", "okay", "ok", "right", "sure", "also", "get", "got", "let", "lets", "one", "would", "could", "should", "can't", "don't", "doesn't", "i'd", "i've", "i'll", "you're", "it's", "that's", "there's", "user"]
-)
+_TOPIC_STOPWORDS: Final = FUNCTION_WORDS | TOPIC_FILLERS | frozenset({"user"})
 
 
 def _sentence_words(sentence: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(sentence) if t not in _TOPIC_STOPWORDS and len(t) > 1)
+    return frozenset(stem(t) for t in contraction_tokens(sentence) if t not in _TOPIC_STOPWORDS and len(t) > 1)
 
 
 def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
@@ -51,7 +50,7 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     first_seen: dict[str, int] = {}
     position = 0
     for sentence in sentences(text):
-        words = [t for t in tokens(sentence)]
+        words = [t for t in contraction_tokens(sentence)]
         for word in words:
             if word not in _TOPIC_STOPWORDS and len(word) > 2 and not word.isdigit():
                 unigrams[word] += 1
@@ -143,7 +142,7 @@ class TextRankSummariser:
         for source in sources:
             for sentence in sentences(source):
                 sentence = sentence[:_MAX_SENTENCE_CHARS].strip()
-                key = " ".join(tokens(sentence))
+                key = " ".join(contraction_tokens(sentence))
                 if key and key not in seen:
                     seen.add(key)
                     candidates.append(sentence)

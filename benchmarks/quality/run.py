@@ -109,7 +109,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def make_embedder(name: str, cache: Path | None) -> CachingEmbedder:
     if name == "hashing":
-        from palimpsest.application.testing import HashingEmbedder
+        from palimpsest.adapters import HashingEmbedder
 
         return CachingEmbedder(HashingEmbedder(dimension=256), None)
     return load_embedder(cache)

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain.ports import MemoryStore
 
 from .helpers import NO_EXTRACTION, START

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
@@ -16,7 +17,7 @@ from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedSummariser
+from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import AgentMemoryError, ConfigurationError, RecordType
 from palimpsest.domain.ports import MemoryStore
 

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Sequence
 
 import pytest
+from doubles import fact_per_message
 from palimpsest.application import (
     AgentMemory,
     BackgroundExtractionQueueFullBehavior,
@@ -21,7 +22,7 @@ from palimpsest.application import (
 )
 from palimpsest.application.extraction import THREAD_QUEUE_LIMIT
 from palimpsest.application.testing import ScriptedExtractor
-from palimpsest.domain import RecordType, WaitTimeoutError
+from palimpsest.domain import WaitTimeoutError
 
 from .conftest import ClientFactory
 
@@ -38,7 +39,7 @@ class Gate:
     def __call__(self, request: ExtractionRequest) -> Sequence[ExtractedMemory]:
         assert self.open.wait(60), "the test never opened the gate"
         self.seen.extend(m.content for m in request.target_messages)
-        return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+        return fact_per_message(request)
 
 
 def _thread(make_client: ClientFactory, gate: Gate, behavior: Behavior, timeout: float) -> tuple[AgentMemory, MemoryThread]:
@@ -120,7 +121,7 @@ def test_many_threads_with_a_flaky_model_each_get_every_memory_once_in_order(mak
         with lock:
             for m in request.target_messages:
                 order.setdefault(m.thread_id, []).append(m.content)
-        return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+        return fact_per_message(request)
 
     client = make_client(
         extractor=ScriptedExtractor(flaky),

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 
 import pytest
+from doubles import fact_per_message
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import (
     AgentMemory,
@@ -39,7 +40,7 @@ class Flaky:
         self.calls += 1
         if self.failures is None or self.calls <= self.failures:
             raise RuntimeError(f"model down (call {self.calls})")
-        return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+        return fact_per_message(request)
 
 
 def _client(make_client: ClientFactory, flaky: Flaky, config: MemoryExtractionConfig = BACKGROUND) -> AgentMemory:

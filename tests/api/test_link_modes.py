@@ -4,15 +4,16 @@ memories) and DURING_EXTRACTION (links proposed by the extractor), on both store
 from __future__ import annotations
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,
     LinkProposal,
     MemoryExtractionConfig,
-    MemoryLinkExtractionMode,
     MemoryExtractionMode,
+    MemoryLinkExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedLinkResolver
+from palimpsest.application.testing import ScriptedExtractor, ScriptedLinkResolver
 from palimpsest.domain import RecordType
 from palimpsest.domain.ports import MemoryStore
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.ports import MemoryStore
 

@@ -1,4 +1,5 @@
-"""The shipped test doubles (palimpsest.application.testing) behave as documented."""
+"""The shipped doubles behave as documented: the scripted ones (palimpsest.application.testing)
+and the model-free HashingEmbedder (palimpsest.adapters.hashing)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 from datetime import UTC, datetime
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import (
     Embedder,
     ExtractedMemory,
@@ -15,7 +17,7 @@ from palimpsest.application import (
     SummaryText,
     testing,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedSummariser
+from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import Message, RecordType
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -29,10 +31,18 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b))
 
 
-def test_the_module_exports_the_three_doubles() -> None:
-    assert {"HashingEmbedder", "ScriptedSummariser", "ScriptedExtractor"} <= set(testing.__all__)
+def test_the_module_exports_the_scripted_doubles() -> None:
+    assert {"ScriptedSummariser", "ScriptedExtractor", "ScriptedLinkResolver"} <= set(testing.__all__)
     for name in testing.__all__:
         assert hasattr(testing, name)
+
+
+def test_the_hashing_embedder_is_a_shipped_adapter_not_a_test_module_name() -> None:
+    import palimpsest.adapters as adapters
+    from palimpsest.adapters import hashing
+
+    assert "HashingEmbedder" in adapters.__all__ and adapters.HashingEmbedder is hashing.HashingEmbedder
+    assert not hasattr(testing, "HashingEmbedder")
 
 
 def test_the_doubles_implement_their_ports() -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
@@ -29,10 +30,10 @@ from palimpsest.application import (
     SearchScope,
     TimeToLiveAnchor,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import (
-    ArgumentTypeError,
     AgentMemoryError,
+    ArgumentTypeError,
     ConfigurationError,
     ConflictError,
     CrossScopeLinkError,

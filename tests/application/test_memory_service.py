@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
+from palimpsest.application.event_log import EVENT_LOGGER
 from palimpsest.domain import (
     InvalidRecordTypeError,
     LinkCreated,
@@ -176,3 +178,22 @@ def test_bad_input_raises_a_typed_error_and_writes_nothing(service: MemoryServic
     with pytest.raises(LinkNotFoundError):
         service.update_link("nope", relation_type="supports")
     assert service.list_records() == []
+
+
+def test_without_a_sink_committed_events_go_to_the_event_log(
+    clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    service = MemoryService(InMemoryStore(dimension=3), clock)
+    thin, sour, _ = _pizza(service)
+    with caplog.at_level(logging.DEBUG, logger=EVENT_LOGGER):
+        link = service.link(sour, thin, "supersedes")
+        with pytest.raises(LinkExistsError):
+            service.link(sour, thin, "supersedes")  # refused: nothing committed, nothing logged
+        service.delete_link(link.id)
+    lines = [r.getMessage() for r in caplog.records if r.name == EVENT_LOGGER]
+    assert lines == [
+        f"link {link.id} ({sour} supersedes {thin}) created",
+        f"record {thin} invalidated by link {link.id}: Superseded by another memory.",
+        f"link {link.id} ({sour} supersedes {thin}) deleted",
+        f"record {thin} valid again",
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
     AgentMemory,
@@ -20,7 +21,7 @@ from palimpsest.application import (
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedLinkResolver
+from palimpsest.application.testing import ScriptedExtractor, ScriptedLinkResolver
 from palimpsest.domain import RecordType
 
 # Measured at the start of the restructure (the facades still hold the use cases).

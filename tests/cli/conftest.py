@@ -15,11 +15,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import MemoryExtractionConfig, MemoryRetentionConfig
-from palimpsest.application.testing import HashingEmbedder
 from typer.testing import CliRunner, Result
 
 START = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)

@@ -17,8 +17,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
-from palimpsest.adapters import open_memory
-from palimpsest.application.testing import HashingEmbedder
+from palimpsest.adapters import HashingEmbedder, open_memory
 from rich.console import Console
 
 from .conftest import Invoke, Seeded

@@ -6,9 +6,8 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain.model import ExtractionJob
 
 from .conftest import START, Invoke, Seeded

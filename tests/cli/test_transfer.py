@@ -272,10 +272,10 @@ def test_import_reembed_without_an_embedder_is_refused(
 def test_an_import_that_embeds_follows_the_stores_index_text_recipe() -> None:
     from datetime import UTC, datetime
 
+    from palimpsest.adapters import HashingEmbedder
     from palimpsest.application.transfer import ImportItem, import_items
     from palimpsest.adapters.memory import InMemoryStore
     from palimpsest.application.indexing import INDEX_CONTEXT_SETTING
-    from palimpsest.application.testing import HashingEmbedder
     from palimpsest.domain.model import Message, Thread
     from palimpsest.domain.search import ScopeFilter, SearchQuery
 

@@ -8,13 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import AgentMemory
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain import MemoryRecord
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, ConflictError
 from rich.console import Console

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import timedelta
 
 import pytest
+from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain.errors import (
     CrossScopeLinkError,
@@ -185,9 +186,8 @@ def test_deleting_a_link_reports_whether_it_existed_and_keeps_the_records(linked
 # -- links stay inside one tenant (the domain rule, through the service, on every store) ----------
 
 
-class _FixedClock:
-    def now(self) -> datetime:
-        return at(10)
+def _fixed_clock() -> ManualClock:
+    return ManualClock(at(10), tick=timedelta(0))
 
 
 @pytest.fixture
@@ -216,7 +216,7 @@ def _state(store: MemoryStore) -> tuple[list[MemoryRecord], list[RecordLink]]:
 def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
     tenants: MemoryStore, source: str, target: str, relation: str
 ) -> None:
-    service = MemoryService(tenants, _FixedClock())
+    service = MemoryService(tenants, _fixed_clock())
     before = _state(tenants)
     with pytest.raises(CrossScopeLinkError):
         service.link(source, target, relation)
@@ -233,7 +233,7 @@ def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
 
 
 def test_inside_one_user_and_to_a_global_record_links_are_made_in_any_store(tenants: MemoryStore) -> None:
-    service = MemoryService(tenants, _FixedClock())
+    service = MemoryService(tenants, _fixed_clock())
     service.link("u2", "u1", "supersedes")
     service.link("u1", "g1", "supports")
     with reading(tenants) as uow:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from palimpsest.adapters.embedded import EmbeddedStore, NumpyVectorIndex
+from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.embedded.codec import NO_EXPIRY_US, TYPE_CODES
-from palimpsest.adapters.embedded.vector_index import IndexBatch, VectorFilter
+from palimpsest.adapters.embedded.vector_index import IndexBatch, NumpyVectorIndex, VectorFilter
 from palimpsest.domain.errors import StorageError
 from palimpsest.domain.model import RecordType
 from palimpsest.domain.sentinel import ANY

@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from palimpsest.adapters.embedded import NumpyVectorIndex
 from palimpsest.adapters.embedded.codec import MESSAGE_CODE
-from palimpsest.adapters.embedded.vector_index import IndexBatch
+from palimpsest.adapters.embedded.vector_index import IndexBatch, NumpyVectorIndex
 from palimpsest.domain.sentinel import ANY
 
 from .test_vector_two_pass import ALL_TYPES, FACT, GUIDELINE, NEVER, PREFERENCE, batch, flt, unit

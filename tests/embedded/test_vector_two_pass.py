@@ -13,10 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from palimpsest.adapters.embedded import EmbeddedStore, NumpyVectorIndex
+from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.embedded import vector_index as vi
 from palimpsest.adapters.embedded.codec import NO_EXPIRY_US, TYPE_CODES
-from palimpsest.adapters.embedded.vector_index import IndexBatch, VectorCandidate, VectorFilter, sign_bits
+from palimpsest.adapters.embedded.vector_index import (
+    IndexBatch,
+    NumpyVectorIndex,
+    VectorCandidate,
+    VectorFilter,
+    sign_bits,
+)
 from palimpsest.domain.errors import ConfigurationError
 from palimpsest.domain.model import RecordType
 from palimpsest.domain.sentinel import ANY

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import open_memory
 from palimpsest.adapters.heuristic import HeuristicExtractor, RuleLinkResolver, TextRankSummariser
 from palimpsest.application import MemoryExtractionConfig, MemoryExtractionMode, MemoryLinkExtractionMode
-from palimpsest.application.testing import HashingEmbedder
 
 
 def test_the_pizza_seed_builds_its_preference_graph_from_user_turns_alone() -> None:

@@ -67,3 +67,8 @@ def test_an_isolated_chit_chat_sentence_is_left_out_even_when_the_budget_has_roo
     summary = TextRankSummariser().summarise(None, _messages(*MAYA), token_limit=1000)
     assert "ledger enrichment" in summary.text
     assert "Lol" not in summary.text
+
+
+def test_topics_of_non_english_text_keep_whole_words() -> None:
+    summary = TextRankSummariser().summarise(None, _messages("Wir essen Käse aus Zürich.", "Der Käse ist gut."))
+    assert "käse" in summary.topics and "zürich" in summary.topics

@@ -33,7 +33,7 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 from lg_doubles import ScriptedChatModel, scripted
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.langgraph import (
     CARD_MESSAGE_ID,
     CARD_MESSAGE_NAME,
@@ -44,7 +44,6 @@ from palimpsest.adapters.langgraph import (
     safe_tail_start,
 )
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 from palimpsest.domain.errors import ConfigurationError, InvalidScopeError
 
 

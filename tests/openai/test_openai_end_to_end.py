@@ -7,14 +7,13 @@ import pytest
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
 from fake_openai_server import CHAT, chat_answer, json_answer
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver, OpenAIChatModel
 from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder
 
 
 def open_client(chat: OpenAIChatModel):  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.openai import (
     LlmExtractor,
     LlmLinkResolver,
@@ -22,7 +22,6 @@ from palimpsest.application import (
     MemoryLinkExtractionMode,
     TokenUsage,
 )
-from palimpsest.application.testing import HashingEmbedder
 
 THIN = "The user's preferred pizza style is thin crust."
 SOURDOUGH = "The user now prefers sourdough pizza."

@@ -18,9 +18,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 
 USER_ID = "conc-user"
 SHARED_THREAD = "shared"

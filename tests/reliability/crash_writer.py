@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 
 from crash_batches import USER_ID, batch, content
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 

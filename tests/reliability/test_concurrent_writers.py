@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from concurrency_worker import ROOT_TYPE, ROOTS, SHARED_THREAD, USER_ID, conversation
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 from reliability_audit import audit
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 from crash_batches import THREAD_IDS, USER_ID, batch, content
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 from reliability_audit import Snapshot, audit
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)

@@ -14,10 +14,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from palimpsest.adapters import open_memory
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
@@ -63,7 +62,8 @@ SLOW_MODEL = """
     import sys, time
     from palimpsest.adapters import open_memory
     from palimpsest.application import ExtractedMemory, ExtractionRetryPolicy, MemoryExtractionConfig, MemoryExtractionMode
-    from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor
+    from palimpsest.adapters import HashingEmbedder
+    from palimpsest.application.testing import ScriptedExtractor
     from palimpsest.domain import RecordType
 
     def slow(request):

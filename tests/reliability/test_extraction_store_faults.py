@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doubles import fact_per_message
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
@@ -26,15 +28,11 @@ from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor
-from palimpsest.domain import RecordType, StoreBusyError
+from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.domain import StoreBusyError
 
 BACKGROUND = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False)
 FAST = ExtractionRetryPolicy(base_delay_seconds=0.02, max_delay_seconds=0.2)
-
-
-def facts(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
-    return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
 
 
 class FaultyJobs:
@@ -83,7 +81,7 @@ def test_a_busy_job_operation_delays_the_thread_but_never_stops_its_worker(opera
         rome = "Rome" in request.target_messages[0].content
         if (operation == "postpone" and calls <= 3) or (operation == "fail" and rome):
             raise RuntimeError("model down")
-        return facts(request)
+        return fact_per_message(request)
 
     policy = FAST if operation != "fail" else ExtractionRetryPolicy(max_attempts=1, base_delay_seconds=0.02)
     memory = AgentMemory(
@@ -136,7 +134,7 @@ def test_a_write_lock_held_by_another_connection_delays_the_pass_and_stores_it_o
                 released.set()
 
             threading.Timer(1.0, release).start()
-        return facts(request)
+        return fact_per_message(request)
 
     memory = AgentMemory(
         store=EmbeddedStore(path, busy_timeout=0.1),

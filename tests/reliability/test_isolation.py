@@ -41,6 +41,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.embedded import EmbeddedStore
@@ -52,7 +53,7 @@ from palimpsest.application import (
     SearchResult,
     SearchScope,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import (
     LIFECYCLE_TYPES,
     ConflictError,

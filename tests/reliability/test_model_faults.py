@@ -35,12 +35,17 @@ _SERVER_FOLDER = str(Path(__file__).resolve().parents[1] / "openai")  # the scri
 if _SERVER_FOLDER not in sys.path:
     sys.path.insert(0, _SERVER_FOLDER)
 from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel
-from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig, MemoryExtractionMode
+from palimpsest.application import (
+    AgentMemory,
+    ExtractionRetryPolicy,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+)
 from palimpsest.application.extraction import JOB_LEASE, MAX_ATTEMPTS
-from palimpsest.application.testing import HashingEmbedder
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 GOOD = json_answer({"memories": [{"text": "The user's name is Maya.", "record_type": "fact"}]})

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from palimpsest.adapters import embedded
+from palimpsest.adapters import HashingEmbedder, embedded
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain.errors import StoreBusyError
 from palimpsest.domain.model import ExtractionJob
 from typer.testing import CliRunner

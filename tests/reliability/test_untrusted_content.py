@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.cli.graph import collect_graph, to_html, to_mermaid, to_svg
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
@@ -39,7 +40,7 @@ from palimpsest.application import (
     SearchResultFormatConfig,
     SummaryText,
 )
-from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
+from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import ConflictError, Message
 from strategies_public_api import START
 

@@ -24,6 +24,10 @@ from palimpsest.domain.errors import (
     LinkNotFoundError,
     LinkOrientationError,
     MessageNotFoundError,
+    ModelError,
+    ModelOutputError,
+    ModelRequestsDisabledError,
+    ModelUnavailableError,
     NotFoundError,
     RecordNotFoundError,
     ReadOnlyError,
@@ -68,6 +72,10 @@ TREE = [
     (SchemaVersionError, StorageError, RuntimeError),
     (StoreClosedError, StorageError, RuntimeError),
     (ReadOnlyError, StorageError, RuntimeError),
+    (ModelError, AgentMemoryError, RuntimeError),
+    (ModelOutputError, ModelError, RuntimeError),
+    (ModelUnavailableError, ModelError, RuntimeError),
+    (ModelRequestsDisabledError, ModelError, RuntimeError),
 ]
 
 
@@ -107,3 +115,4 @@ def test_a_not_found_error_without_a_message_reads_as_its_class_name() -> None:
 def test_a_not_found_error_is_caught_by_except_key_error() -> None:
     with pytest.raises(KeyError):
         raise RecordNotFoundError("No memory record 'r1'.")
+

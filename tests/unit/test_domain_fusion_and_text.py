@@ -1,4 +1,4 @@
-"""Domain: fusing a dense and a keyword ranking, and the keyword terms of a query."""
+"""Domain: fusing a dense and a keyword ranking, the keyword terms of a query, and the one tokeniser."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from palimpsest.domain.errors import InvalidSearchError
 from palimpsest.domain.search import Fusion, SearchQuery, fuse
-from palimpsest.domain.text import STOP_WORDS, keyword_terms, word_key, word_tokens
+from palimpsest.domain.text import (
+    CONTRACTED_STOP_WORDS,
+    NEGATIONS,
+    STOP_WORDS,
+    contraction_tokens,
+    keyword_terms,
+    word_key,
+    word_tokens,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -136,3 +144,27 @@ def test_stop_words_are_lower_case_words() -> None:
 )
 def test_word_key_joins_the_word_tokens(text: str) -> None:
     assert word_key(text) == " ".join(word_tokens(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("I don\u2019t like it, the user's tea", ["i", "don't", "like", "it", "the", "user's", "tea"]),
+        ("Straße und Café, Zürich 2026", ["straße", "und", "café", "zürich", "2026"]),
+        ("Привет, мир", ["привет", "мир"]),
+        ("snake_case 'quoted'", ["snake", "case", "quoted"]),
+        ("¿¡ --- !!", []),
+    ],
+)
+def test_contraction_tokens_keep_contractions_whole_and_read_any_script(text: str, tokens: list[str]) -> None:
+    assert contraction_tokens(text) == tokens
+
+
+def test_the_two_spellings_of_the_stop_words_agree() -> None:
+    """A contracted stop word is one token of the contraction-aware tokeniser, and its pieces
+    under the keyword tokeniser are stop words too; negations stay out of it."""
+    for word in CONTRACTED_STOP_WORDS:
+        assert contraction_tokens(word) == [word]
+        assert all(piece in STOP_WORDS for piece in word_tokens(word)), word
+    assert not CONTRACTED_STOP_WORDS & NEGATIONS
+    assert {"no", "not"} <= STOP_WORDS  # keyword search drops them; polarity readers keep NEGATIONS
