@@ -96,12 +96,10 @@ class RecordCommands:
         link_timestamp: Any,
         link_metadata: Any,
         require_thread: str | None = None,
-        expires_at: datetime | NotSetType = NOTSET,
         autonomous_linking: bool | NotSetType = False,
     ) -> str:
-        """Validate everything, then add the record (and its link) in one unit of work.
-
-        ``expires_at`` (extraction's inherited expiry) replaces the TTL computation."""
+        """Validate everything, then add the record (and its link) in one unit of work;
+        with ``autonomous_linking``, the link resolver then links it to its closest memories."""
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("memory content must be a non-empty string.")
         try:
@@ -118,10 +116,7 @@ class RecordCommands:
             raise ValidationError("autonomous_linking must be True or False.")
         now = self._clock.now()
         event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
-        if isinstance(expires_at, NotSetType):
-            expires = self._expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
-        else:
-            expires = expires_at
+        expires = self._expiry(now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time)
         meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
         scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
         for name, value in scope.items():
