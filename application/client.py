@@ -1,31 +1,19 @@
 """Application layer: ``AgentMemory``, the client users import (constructor-injected, ports only).
 
-It owns the shared machinery (store, clock, embedder, summariser, the record/link service,
-the searcher) in one ``MemoryCore`` that thread handles share; every public method validates
-its arguments before touching the store, so bad input writes nothing.
+Its constructor takes the ports and builds the application services once
+(:func:`~palimpsest.application.wiring.build_services`); thread handles share them. Every
+public method validates its arguments, then delegates to one service, so bad input writes nothing.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from palimpsest.domain.errors import (
-    ConfigurationError,
-    ThreadNotFoundError,
-    ValidationError,
-)
-from palimpsest.domain.model import (
-    ExtractionJob,
-    MemoryRecord,
-    Thread,
-    check_id,
-    check_metadata,
-    check_optional_id,
-)
+from palimpsest.domain.errors import ConfigurationError, ValidationError
+from palimpsest.domain.model import ExtractionJob, MemoryRecord, Thread, check_id, check_metadata, check_optional_id
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
@@ -33,26 +21,20 @@ from .asyncio_twins import with_async_twins
 from .config import (
     ExtractionRetryPolicy,
     MemoryExtractionConfig,
-    MemoryExtractionMode,
     MemoryRetentionConfig,
     RetrievalConfig,
+    ThreadSettings,
 )
-from .extraction import ExtractionRunner, ExtractionService
-from .indexing import INDEX_CONTEXT_SETTING
-from .memory_service import MemoryService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
-from .searching import Searcher, SearchScope, SearchStrategy, resolve_scope
-from .records import add_memory, delete_record_link, link_records, update_memory, update_record_link
-from .store_settings import EMBEDDING_MODEL_SETTING, sync_store_settings
-from .summaries import SummaryService
-from .wiring import MemoryCore
-from .config import ThreadSettings
+from .searching import SearchScope, SearchStrategy, resolve_scope
+from .store_settings import sync_store_settings
 from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
 from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
+from .wiring import build_services
 
-__all__ = ["AgentMemory", "MemoryCore"]
+__all__ = ["AgentMemory"]
 
 class _UtcClock:
     def now(self) -> datetime:
@@ -135,8 +117,7 @@ class AgentMemory:
             check_model=not allow_embedding_model_change,
             index_context=(retrieval or RetrievalConfig()).index_context,
         )
-        new_id = id_factory or (lambda: str(uuid.uuid4()))
-        self._core = MemoryCore(
+        self._services = build_services(
             store=store,
             clock=clock,
             embedder=embedder,
@@ -145,34 +126,31 @@ class AgentMemory:
             link_resolver=link_resolver,
             extraction_config=memory_extraction_config,
             retention=retention,
-            service=MemoryService(store, clock, id_factory=new_id),
-            searcher=Searcher(store, embedder, strategy, retrieval),
-            summaries=SummaryService(store, clock, summariser),
-            new_id=new_id,
+            strategy=strategy,
+            retrieval=retrieval,
+            new_id=id_factory or (lambda: str(uuid.uuid4())),
+            retry_policy=extraction_retry_policy,
         )
         self._closed = False
         self._close_store = close_store
-        self._core.runner = ExtractionRunner(
-            store, clock, ExtractionService(self._core).run_job, policy=extraction_retry_policy
-        )
         if extractor is not None:
-            self._core.runner.resume()  # jobs left by a crash or an earlier process
+            self._services.runner.resume()  # jobs left by a crash or an earlier process
 
     @property
     def store(self) -> MemoryStore:
-        return self._core.store
+        return self._services.store
 
     @property
     def search_strategy(self) -> SearchStrategy:
         """The strategy searches use unless a call says otherwise: "hybrid" by default with an
         embedder, "keyword" without one, or what the constructor was given."""
-        return self._core.searcher.strategy
+        return self._services.searcher.strategy
 
     @property
     def retrieval(self) -> RetrievalConfig:
         """How this client's searches rank and refine what they find (the library's defaults
         unless the constructor was given a ``RetrievalConfig``)."""
-        return self._core.searcher.retrieval
+        return self._services.searcher.retrieval
 
     @property
     def token_usage(self) -> TokenUsage:
@@ -182,10 +160,7 @@ class AgentMemory:
         OpenAI-compatible ones do; offline adapters cost nothing and report nothing). Reset the
         counts on the adapters' own ``usage`` ledgers.
         """
-        core = self._core
-        return merged_usage(
-            (core.embedder, core.extractor, core.summariser, core.link_resolver, core.searcher.retrieval.reranker)
-        )
+        return merged_usage(self._services.models)
 
     # -- threads ---------------------------------------------------------------------------
 
@@ -204,33 +179,21 @@ class AgentMemory:
     ) -> MemoryThread:
         """Create and persist a thread (ids generated when omitted) with its resolved settings."""
         reject_unknown_kwargs("create_thread", kwargs)
-        core = self._core
-        tid = core.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
+        services = self._services
+        tid = services.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
         uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
         aid = None if isinstance(agent_id, NotSetType) else check_optional_id(agent_id, "agent_id")
         settings = ThreadSettings.create(
-            client_config=core.extraction_config,
+            client_config=services.extraction_config,
             thread_config=None if isinstance(memory_extraction_config, NotSetType) else memory_extraction_config,
             max_message_token_length=max_message_token_length,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
         )
-        settings.check_capabilities(has_extractor=core.extractor is not None)
-        now = core.clock.now()
-        thread = Thread(
-            id=tid,
-            user_id=uid,
-            agent_id=aid,
-            metadata=None if isinstance(metadata, NotSetType) else check_metadata(metadata),
-            config=settings.to_json(),
-            state={"memory_extraction_state": {"last_memory_extraction_counter": 0}},
-            created_at=now,
-            updated_at=now,
-        )
-        with core.store.unit_of_work() as uow:
-            uow.threads.add(thread)
-            uow.commit()
-        return MemoryThread(core, thread, settings)
+        services.threads.check(settings)
+        meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        thread = services.threads.create(tid, uid, aid, meta, settings)
+        return MemoryThread(services, thread, settings)
 
     def get_thread(
         self,
@@ -244,15 +207,15 @@ class AgentMemory:
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
         reject_unknown_kwargs("get_thread", kwargs)
-        thread = self._core.get_thread_entity(thread_id)
+        check_id(thread_id, "thread_id")
+        thread = self._services.threads.get(thread_id)
         settings = ThreadSettings.from_json(thread.config).overridden(
             memory_extraction_config=memory_extraction_config,
             max_message_token_length=max_message_token_length,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
         )
-        settings.check_capabilities(has_extractor=self._core.extractor is not None)
-        return MemoryThread(self._core, thread, settings)
+        return MemoryThread(self._services, thread, self._services.threads.check(settings))
 
     def update_thread(
         self,
@@ -268,45 +231,23 @@ class AgentMemory:
 
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
         reject_unknown_kwargs("update_thread", kwargs)
-        core = self._core
         check_id(thread_id, "thread_id")
         new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
-        with core.store.unit_of_work() as uow:
-            thread = uow.threads.get(thread_id)
-            if thread is None:
-                raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
-            settings = ThreadSettings.from_json(thread.config).overridden(
+
+        def override(settings: ThreadSettings) -> ThreadSettings:
+            return settings.overridden(
                 memory_extraction_config=memory_extraction_config,
                 max_message_token_length=max_message_token_length,
                 context_card_token_limit=context_card_token_limit,
             )
-            settings.check_capabilities(has_extractor=core.extractor is not None)
-            changes: dict[str, Any] = {"config": settings.to_json(), "updated_at": core.clock.now()}
-            if not isinstance(new_meta, NotSetType):
-                changes["metadata"] = new_meta
-            thread = replace(thread, **changes)
-            uow.threads.update(thread)
-            uow.commit()
-        return MemoryThread(core, thread, settings)
+
+        thread, settings = self._services.threads.update(thread_id, new_meta, override)
+        return MemoryThread(self._services, thread, settings)
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete a thread with its messages, summaries and the memories scoped to it."""
         check_id(thread_id, "thread_id")
-        core = self._core
-        if core.runner is not None:
-            core.runner.wait(300.0, thread_id=thread_id)  # let its extraction finish first
-        now = core.clock.now()
-        with core.store.unit_of_work() as uow:
-            owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
-            partners: set[str] = set()
-            owned_ids = {r.id for r in owned}
-            for record in owned:
-                partners.update(l.other_end(record.id) for l in uow.links.touching(record.id))
-            if not uow.threads.delete(thread_id):
-                return 0
-            core.service.rederive_in(uow, partners - owned_ids, now)
-            uow.commit()
-        return 1
+        return self._services.maintenance.delete_thread(thread_id)
 
     def list_threads(
         self,
@@ -318,13 +259,9 @@ class AgentMemory:
         """Threads of a user (``None``: threads without a user), oldest first; ``limit`` keeps
         the newest ``limit`` (omitted or ``None``: all of them)."""
         check_optional_id(user_id, "user_id")
-        with self._core.store.reading() as uow:
-            return uow.threads.list(
-                user_id=user_id,
-                agent_id=agent_id,
-                metadata_filter=metadata_filter,
-                limit=list_limit(limit),
-            )
+        return self._services.threads.list(
+            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=list_limit(limit)
+        )
 
     # -- memories --------------------------------------------------------------------------
 
@@ -357,8 +294,7 @@ class AgentMemory:
         ``autonomous_linking`` the link resolver links it to its closest existing memories
         after it is stored; it defaults to on only when the resolver is model-backed
         (``uses_model``), so the offline rules link extracted memories but not these."""
-        return add_memory(
-            self._core,
+        return self._services.records.add_memory(
             content,
             memory_type=memory_type,
             user_id=user_id,
@@ -389,11 +325,11 @@ class AgentMemory:
     ) -> str:
         """Partial update (metadata replaced whole); scope and type are immutable."""
         reject_unknown_kwargs("update_memory", kwargs)
-        return update_memory(self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor)
+        return self._services.records.update_memory(memory_id, content, metadata, timestamp, ttl_days, ttl_anchor)
 
     def delete_memory(self, memory_id: str) -> int:
         check_id(memory_id, "memory_id")
-        return int(self._core.service.delete_record(memory_id))
+        return int(self._services.memory.delete_record(memory_id))
 
     def list_memories(
         self,
@@ -405,7 +341,7 @@ class AgentMemory:
     ) -> list[MemoryRecord]:
         """Memory-like records, oldest first. Omitted = no filter; ``None`` = unscoped only.
         ``limit`` keeps the newest ``limit`` (omitted or ``None``: all of them)."""
-        return self._core.service.list_records(
+        return self._services.memory.list_records(
             user_id=user_id,
             agent_id=agent_id,
             thread_id=thread_id,
@@ -428,8 +364,7 @@ class AgentMemory:
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> str:
         """Link two memory-like records (source → target); returns the relation id."""
-        return link_records(
-            self._core,
+        return self._services.records.link_records(
             source_record_id,
             source_record_type,
             target_record_id,
@@ -450,7 +385,7 @@ class AgentMemory:
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> int:
         """Change a link (omitted fields unchanged; ``None`` clears timestamp/metadata); 0 if absent."""
-        return update_record_link(self._core, relation_id, relation_type, opposite_relation_type, timestamp, metadata)
+        return self._services.records.update_record_link(relation_id, relation_type, opposite_relation_type, timestamp, metadata)
 
     def delete_record_link(
         self,
@@ -462,8 +397,8 @@ class AgentMemory:
         relation_id: str | NotSetType = NOTSET,
     ) -> int:
         """Delete by ``relation_id`` alone, or by the complete directed tuple."""
-        return delete_record_link(
-            self._core, source_record_id, source_record_type, target_record_id, target_record_type, relation_type, relation_id
+        return self._services.records.delete_record_link(
+            source_record_id, source_record_type, target_record_id, target_record_type, relation_type, relation_id
         )
 
     # -- search ----------------------------------------------------------------------------
@@ -503,9 +438,9 @@ class AgentMemory:
             scope=scope,
             require_user=True,
         )
-        return self._core.searcher.run(
+        return self._services.searcher.run(
             query,
-            now=self._core.clock.now(),
+            now=self._services.clock.now(),
             scope=resolved,
             max_results=max_results,
             record_types=record_types,
@@ -525,22 +460,7 @@ class AgentMemory:
 
         Summaries that covered a purged message are retired (a fence revision), so purged
         text does not live on in them; memories a purged memory had retired become valid."""
-        core = self._core
-        now = core.clock.now()
-        with core.store.unit_of_work() as uow:
-            purged = uow.messages.purge_expired(now)
-            lowest: dict[str, int] = {}
-            for thread_id, seq in purged:
-                lowest[thread_id] = min(seq, lowest.get(thread_id, seq))
-            threads = {tid: uow.threads.get(tid) for tid in lowest}
-            expired = uow.records.expired_ids(now)
-            core.service.delete_records_in(uow, expired, now)
-            uow.commit()
-        for thread_id, seq in lowest.items():
-            thread = threads[thread_id]
-            if thread is not None:
-                core.summaries.invalidate_from(thread, seq)
-        return len(purged) + len(expired)
+        return self._services.maintenance.purge_expired()
 
     def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Recompute every vector with this client's embedder from the stored text (nothing is
@@ -549,65 +469,17 @@ class AgentMemory:
 
         A model of another dimension first clears the old vectors; until this finishes, vector
         search returns only what has been re-embedded (keyword search is unaffected)."""
-        core = self._core
-        embedder = core.embedder
-        if embedder is None:
-            raise ConfigurationError("reembed() needs a client with an embedder.")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size must be a positive integer.")
         if progress is not None and not callable(progress):
             raise ValidationError("progress must be a callable progress(done, total) or None.")
-        if core.store.dimension is not None and core.store.dimension != embedder.dimension:
-            core.store.clear_vectors()
-        now = core.clock.now()
-        with core.store.reading() as uow:
-            record_ids = [r.id for r in uow.records.list(now=now, limit=None)]
-            message_keys = [
-                (t.id, m.id)
-                for t in uow.threads.list(limit=None)
-                for m in uow.messages.list_for_thread(t.id, now=now)
-            ]
-        total = len(record_ids) + len(message_keys)
-        done = 0
-        for start in range(0, len(record_ids), batch_size):
-            with core.store.reading() as uow:
-                batch = [r for r in (uow.records.get(i) for i in record_ids[start : start + batch_size]) if r]
-            vectors = core.embed_documents([r.content for r in batch])
-            with core.store.unit_of_work() as uow:
-                for record, vector in zip(batch, vectors):
-                    current = uow.records.get(record.id)
-                    if current is not None:  # deleted meanwhile: nothing to do
-                        uow.records.update(current, embedding=vector)
-                uow.commit()
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-        for start in range(0, len(message_keys), batch_size):
-            with core.store.reading() as uow:
-                found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
-                batch_m = [m for m in found if m is not None]
-            vectors = core.embed_messages([(m.content, m.role, m.timestamp) for m in batch_m])
-            with core.store.unit_of_work() as uow:
-                for message, vector in zip(batch_m, vectors):
-                    current = uow.messages.get(message.id, now=now)
-                    if current is not None:
-                        uow.messages.update(current, embedding=vector)
-                uow.commit()
-            done += len(batch_m)
-            if progress is not None:
-                progress(done, total)
-        with core.store.unit_of_work() as uow:
-            uow.settings.set(EMBEDDING_MODEL_SETTING, embedder.model_id)
-            uow.settings.set(INDEX_CONTEXT_SETTING, list(core.searcher.retrieval.index_context))
-            uow.commit()
-        return done
+        return self._services.maintenance.reembed(batch_size=batch_size, progress=progress)
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for the background extraction this client started, retries of failed attempts
         included, until each job is done or failed for good (``WaitTimeoutError`` when it
         takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
-        assert self._core.runner is not None
-        self._core.runner.wait(timeout)
+        self._services.runner.wait(timeout)
 
     def pending_extractions(
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET
@@ -618,8 +490,7 @@ class AgentMemory:
         reason, ``job.claimed_until`` the time of the next attempt). Jobs failed for good are
         listed by :meth:`failed_extractions`."""
         check_optional_id(thread_id, "thread_id")
-        with self._core.store.reading() as uow:
-            return uow.jobs.list(thread_id=thread_id, limit=list_limit(limit))
+        return self._services.maintenance.pending_extractions(thread_id, limit=list_limit(limit))
 
     def failed_extractions(
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET
@@ -629,29 +500,14 @@ class AgentMemory:
         the first ``limit``; omitted or ``None``: all). Their messages are stored and
         searchable; only the memories were not extracted."""
         check_optional_id(thread_id, "thread_id")
-        with self._core.store.reading() as uow:
-            return uow.jobs.failed(thread_id=thread_id, limit=list_limit(limit))
+        return self._services.maintenance.failed_extractions(thread_id, limit=list_limit(limit))
 
     def retry_failed_extractions(self, thread_id: str | None = None) -> int:
         """Queue the failed extraction jobs (of one thread, or all) again with a fresh budget
         of attempts; returns how many. They run like any job (inline mode: before this
         returns). ``ConfigurationError`` when this client has no extractor."""
         check_optional_id(thread_id, "thread_id")
-        core = self._core
-        if core.extractor is None or core.runner is None:
-            raise ConfigurationError("retry_failed_extractions() needs a client with an extractor.")
-        queued: list[tuple[ExtractionJob, bool]] = []  # (job, run inline)
-        with core.store.unit_of_work() as uow:
-            for failed in uow.jobs.failed(thread_id=thread_id, limit=None):
-                again = uow.jobs.retry(failed.id)
-                thread = uow.threads.get(failed.thread_id)
-                if again is not None and thread is not None:
-                    mode = ThreadSettings.from_json(thread.config).extraction.extraction_mode
-                    queued.append((again, mode is MemoryExtractionMode.INLINE))
-            uow.commit()
-        for job, inline in queued:
-            core.runner.start(job, inline=inline)
-        return len(queued)
+        return self._services.maintenance.retry_failed_extractions(thread_id)
 
     def close(self, timeout: float | None = 300.0) -> None:
         """Stop using the store; idempotent. The store is closed too when this client was
@@ -659,13 +515,9 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
-        try:
-            if self._core.runner is not None:
-                self._core.runner.close(timeout)
-        finally:
-            self._core.shutdown()
+        self._services.close(timeout)
         if self._close_store:
-            self._core.store.close()
+            self._services.store.close()
 
     def __enter__(self) -> AgentMemory:
         return self

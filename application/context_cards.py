@@ -2,19 +2,24 @@
 most relevant memories and messages, the newest messages), with its search fan-out.
 
 The facade (``MemoryThread.get_context_card``) validates the arguments into a :class:`CardPlan`
-and delegates here; a test can build the service from a ``MemoryCore`` without a facade.
+and delegates here; a test can build the service from a store, a clock, a searcher and a
+summary service, without a facade. The service owns the worker threads of its per-type search
+fan-out (created on first use, shut down by :meth:`ContextCardService.close`).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, RecordType, Thread
+from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NotSetType
 
@@ -22,36 +27,65 @@ from .config import ThreadSettings
 from .ports import SummaryText
 from .results import ContextCard, SearchResult
 from .retrieval import maximal_marginal_relevance
-from .searching import within_token_budgets
-from .wiring import MemoryCore
+from .searching import Searcher, within_token_budgets
+from .summaries import SummaryService
 
-__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "CardPlan", "ContextCardService"]
+__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "CardPlan", "ContextCardService", "MAX_SEARCH_WORKERS"]
 
 log = logging.getLogger("palimpsest")
 
 CARD_MAX_RELEVANT_DEFAULT = 5
 CARD_TYPE_KEYS = frozenset({"message", "memory", "fact", "guideline", "preference"})
+MAX_SEARCH_WORKERS = 8
 
 
 class ContextCardService:
     """Builds context cards and the summaries they start from."""
 
-    def __init__(self, core: MemoryCore) -> None:
-        self._core = core
+    def __init__(self, *, store: MemoryStore, clock: Clock, searcher: Searcher, summaries: SummaryService) -> None:
+        self._store = store
+        self._clock = clock
+        self._searcher = searcher
+        self._summaries = summaries
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def _search_pool(self) -> ThreadPoolExecutor:
+        """Worker threads for concurrent per-type card searches, created on first use.
+
+        A long-lived pool: store connections are per thread, so fresh threads per card would
+        reopen them every time."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=MAX_SEARCH_WORKERS, thread_name_prefix="palimpsest-search")
+            return self._pool
+
+    @property
+    def pool_open(self) -> bool:
+        """Whether the search worker threads exist (they are created by the first concurrent card)."""
+        with self._pool_lock:
+            return self._pool is not None
+
+    def close(self) -> None:
+        """Shut the search worker threads down (waiting for running searches); idempotent. A
+        card built afterwards starts a new pool."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def summary_text(
         self, thread: Thread, settings: ThreadSettings, except_last: int, *, fallback_message_count: int
     ) -> SummaryText:
         """The thread's summary, or (``except_last``) the summary of all but its newest messages."""
-        core = self._core
         limit = settings.context_card_token_limit
         if except_last == 0:
-            return core.summaries.current(thread, token_limit=limit, fallback_message_count=fallback_message_count)
-        with core.store.reading() as uow:
-            tail = uow.messages.list_for_thread(thread.id, now=core.clock.now(), last_n=except_last + 1)
+            return self._summaries.current(thread, token_limit=limit, fallback_message_count=fallback_message_count)
+        with self._store.reading() as uow:
+            tail = uow.messages.list_for_thread(thread.id, now=self._clock.now(), last_n=except_last + 1)
         if len(tail) <= except_last:
             return SummaryText("")
-        return core.summaries.prefix(
+        return self._summaries.prefix(
             thread, tail[0].seq, token_limit=limit, fallback_message_count=fallback_message_count
         )
 
@@ -65,10 +99,9 @@ class ContextCardService:
         soft_token_budget: Any,
     ) -> ContextCard:
         """Summary, topics, the most relevant records and (optionally) the newest messages."""
-        core = self._core
-        now = core.clock.now()
+        now = self._clock.now()
         window = max(plan.except_last, plan.recent, 1)
-        with core.store.reading() as uow:
+        with self._store.reading() as uow:
             tail = uow.messages.list_for_thread(thread.id, now=now, last_n=window + 1)
         if not tail:
             return ContextCard("")
@@ -95,19 +128,19 @@ class ContextCardService:
         excluded_ids: set[str],
         now: datetime,
     ) -> list[SearchResult]:
-        core = self._core
+        searcher = self._searcher
         memory_scope = ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id, thread_id=ANY)
         message_scope = ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id, thread_id=thread.id)
-        vector = core.searcher.query_vector(query)
+        vector = searcher.query_vector(query)
         memory_types = [t.value for t in sorted(MEMORY_RECORD_TYPES, key=lambda t: t.value)]
 
-        diversity = core.searcher.retrieval.card_diversity
+        diversity = searcher.retrieval.card_diversity
 
         def run(types: list[str], k: int) -> list[SearchResult]:
             is_message = types == ["message"]
             # With diversity on, slots are chosen from a larger pool by maximal marginal relevance.
             pool = k if diversity is None else max(3 * k, k + 10)
-            found = core.searcher.run(
+            found = searcher.run(
                 query,
                 now=now,
                 scope=message_scope if is_message else memory_scope,
@@ -132,9 +165,8 @@ class ContextCardService:
         jobs.append((["message"], plan.max_relevant))
         workers = min(settings.context_card_type_search_concurrency, len(jobs))
         if workers > 1:
-            # A long-lived pool: store connections are per thread, so fresh threads per card
-            # would reopen them every time. Jobs go in waves of at most ``workers``.
-            pool = core.search_pool()
+            # Jobs go in waves of at most ``workers``.
+            pool = self._search_pool()
             batches = []
             for wave in range(0, len(jobs), workers):
                 batches.extend(pool.map(lambda job: run(*job), jobs[wave : wave + workers]))

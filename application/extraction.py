@@ -4,8 +4,9 @@
 summary, related memories), asks the ``Extractor``, and stores the pass's memories, with the
 links proposed during extraction, in one unit of work; post-extraction linking follows.
 
-``ExtractionRunner`` owns the lifecycle of the jobs. ``add_messages`` records an
-``ExtractionJob`` in the same transaction as the messages, so no acknowledged message is ever
+``ExtractionService.plan`` decides, inside an append's own unit of work, which extraction job
+the append makes due. ``ExtractionRunner`` owns the lifecycle of the jobs. An append records
+its ``ExtractionJob`` in the same transaction as the messages, so no acknowledged message is ever
 left unextracted: a worker claims the job with a lease, runs the pass, and deletes the job. A
 failed attempt is retried in this process after a jittered, exponential backoff
 (:class:`~palimpsest.application.config.ExtractionRetryPolicy`), and the job records the reason
@@ -32,8 +33,9 @@ import uuid
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from palimpsest.domain.errors import (
     AgentMemoryError,
@@ -50,7 +52,7 @@ from palimpsest.domain.model import (
     Thread,
     failure_reason_of,
 )
-from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
@@ -58,14 +60,16 @@ from .config import (
     BackgroundExtractionQueueFullBehavior,
     ExtractionRetryPolicy,
     MemoryLinkExtractionMode,
+    MemoryRetentionConfig,
     ThreadSettings,
+    extraction_counter,
 )
-from .linking import resolve_links_after_extraction
-from .ports import ExtractedMemory, ExtractionRequest, SummaryText
-from .validation import shorten_for_prompt
-
-if TYPE_CHECKING:
-    from .wiring import MemoryCore
+from .embedding import EmbeddingHelper
+from .linking import Linker
+from .memory_service import MemoryService
+from .ports import ExtractedMemory, ExtractionRequest, Extractor, SummaryText
+from .searching import Searcher
+from .validation import resolve_expiry, shorten_for_prompt
 
 __all__ = [
     "ExtractionRunner",
@@ -97,22 +101,77 @@ def memory_ids(pass_id: str, start: int, stop: int) -> list[str]:
 class ExtractionService:
     """One extraction pass over a thread's messages: the use case behind every job."""
 
-    def __init__(self, core: MemoryCore) -> None:
-        self._core = core
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        clock: Clock,
+        extractor: Extractor | None,
+        searcher: Searcher,
+        memory: MemoryService,
+        linker: Linker,
+        embeddings: EmbeddingHelper,
+        retention: MemoryRetentionConfig,
+        new_id: Callable[[], str],
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._extractor = extractor
+        self._searcher = searcher
+        self._memory = memory
+        self._linker = linker
+        self._embeddings = embeddings
+        self._retention = retention
+        self._new_id = new_id
+
+    @property
+    def has_extractor(self) -> bool:
+        return self._extractor is not None
+
+    def plan(
+        self, uow: UnitOfWork, thread: Thread, settings: ThreadSettings, stored: Sequence[Message], now: datetime
+    ) -> ExtractionJob | None:
+        """The extraction job an append of ``stored`` makes due, recorded in the append's own
+        unit of work ``uow`` (the caller commits), or ``None``.
+
+        A negative (or zero) ``memory_extraction_frequency`` extracts every append. Otherwise
+        the thread's counter (the seq of the last message handed to extraction) advances once
+        ``frequency`` messages have accumulated, and the job covers all of them."""
+        config = settings.extraction
+        if not config.extract_memories or self._extractor is None or not stored:
+            return None
+        last = stored[-1].seq
+        first = stored[0].seq
+        frequency = config.memory_extraction_frequency
+        if isinstance(frequency, int) and frequency > 0:
+            current = uow.threads.get(thread.id)
+            if current is None:
+                return None
+            state = dict(current.state)
+            done = extraction_counter(state)
+            counters = dict(state.get("memory_extraction_state") or {})
+            if last - done < frequency:
+                return None
+            first = done + 1
+            counters["last_memory_extraction_counter"] = last
+            state["memory_extraction_state"] = counters
+            uow.threads.update(replace(current, state=state, updated_at=now))
+        job = ExtractionJob(id=self._new_id(), thread_id=thread.id, first_seq=first, last_seq=last, created_at=now)
+        uow.jobs.add(job)
+        return job
 
     def run_job(self, job: ExtractionJob) -> None:
         """Extract the messages a job covers, if the thread still wants extraction."""
-        core = self._core
-        with core.store.reading() as uow:
+        with self._store.reading() as uow:
             thread = uow.threads.get(job.thread_id)
             targets = (
                 uow.messages.list_for_thread(
-                    job.thread_id, now=core.clock.now(), start_seq=job.first_seq, end_seq=job.last_seq + 1
+                    job.thread_id, now=self._clock.now(), start_seq=job.first_seq, end_seq=job.last_seq + 1
                 )
                 if thread is not None
                 else []
             )
-        if thread is None or not targets or core.extractor is None:
+        if thread is None or not targets or self._extractor is None:
             return
         settings = ThreadSettings.from_json(thread.config)
         if settings.extraction.extract_memories:
@@ -124,20 +183,17 @@ class ExtractionService:
         """Run the pass ``pass_id`` over ``targets``; returns its memories. A pass already
         stored (by an earlier attempt) is not extracted again: only its post-extraction
         linking runs again."""
-        core = self._core
-        extractor = core.extractor
-        if extractor is None or not targets:
+        if self._extractor is None or not targets:
             return []
         config = settings.extraction
         link_mode = config.memory_link_extraction_mode
         stored = self._stored_pass(pass_id)
         if stored is None:
             stored = self._extract_and_store(thread, settings, list(targets), pass_id)
-        if stored and link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and core.link_resolver is not None:
+        if stored and link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and self._linker.resolver is not None:
             custom = config.memory_link_extraction_custom_instructions
             budget = config.memory_link_extraction_token_limit
-            resolve_links_after_extraction(
-                core,
+            self._linker.resolve_after_extraction(
                 stored,
                 custom_instructions=custom if isinstance(custom, str) else None,
                 token_limit=budget if isinstance(budget, int) else None,
@@ -148,7 +204,7 @@ class ExtractionService:
         """The memories an earlier attempt of this pass stored, or ``None`` if it stored none."""
         found: list[MemoryRecord] = []
         start = 0
-        with self._core.store.reading() as uow:
+        with self._store.reading() as uow:
             while True:
                 ids = memory_ids(pass_id, start, start + _PROBE)
                 batch = uow.records.get_many(ids)
@@ -161,12 +217,11 @@ class ExtractionService:
     def _extract_and_store(
         self, thread: Thread, settings: ThreadSettings, targets: list[Message], pass_id: str
     ) -> list[MemoryRecord]:
-        core = self._core
-        assert core.extractor is not None
+        assert self._extractor is not None
         config = settings.extraction
-        now = core.clock.now()
+        now = self._clock.now()
         window = config.memory_extraction_window
-        with core.store.reading() as uow:
+        with self._store.reading() as uow:
             history: list[Message] = []
             if isinstance(window, int) and window > len(targets):
                 history = uow.messages.list_for_thread(
@@ -178,7 +233,7 @@ class ExtractionService:
         if query:
             past = [
                 r.record
-                for r in core.searcher.run(
+                for r in self._searcher.run(
                     query,
                     now=now,
                     scope=ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id),
@@ -201,11 +256,11 @@ class ExtractionService:
             custom_instructions=custom if isinstance(custom, str) else None,
             token_limit=token_limit if isinstance(token_limit, int) else None,
         )
-        extracted = list(core.extractor.extract(request))
+        extracted = list(self._extractor.extract(request))
         records = self._records(thread, settings, targets, extracted, pass_id, now)
         if not records:
             return []
-        vectors = core.embed_documents([r.content for r, _ in records])
+        vectors = self._embeddings.documents([r.content for r, _ in records])
         allowed = {r.id for r in past} if during else set()
         links = [
             (record.id, proposal.target_id, proposal.link_type)
@@ -213,7 +268,7 @@ class ExtractionService:
             for proposal in memory.links
             if proposal.target_id in allowed and proposal.target_id != record.id
         ]
-        return core.service.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links)
+        return self._memory.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links)
 
     def _records(
         self,
@@ -225,7 +280,6 @@ class ExtractionService:
         now: datetime,
     ) -> list[tuple[MemoryRecord, ExtractedMemory]]:
         """The pass's memories as records; one the model got wrong is skipped with a warning."""
-        core = self._core
         inherited = inherited_metadata(settings, targets)
         # A memory must not outlive what it was drawn from: it expires with the first of its
         # source messages to expire (else as the store's retention policy says).
@@ -245,7 +299,13 @@ class ExtractionService:
                 expires = (
                     min(expiries)
                     if expiries
-                    else core.expiry(now=now, ttl_days=NOTSET, ttl_anchor=NOTSET, timestamp=memory.timestamp)
+                    else resolve_expiry(
+                        now=now,
+                        ttl_days=NOTSET,
+                        ttl_anchor=NOTSET,
+                        timestamp=memory.timestamp,
+                        retention=self._retention,
+                    )
                 )
                 record = MemoryRecord(
                     id=record_id,

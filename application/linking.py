@@ -12,24 +12,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
+from palimpsest.domain.ports import Clock
 from palimpsest.domain.search import ScopeFilter
 
-from .ports import LinkProposal
+from .embedding import EmbeddingHelper
+from .memory_service import MemoryService
+from .ports import LinkProposal, LinkResolver
+from .searching import Searcher
 from .validation import estimate_tokens
-
-if TYPE_CHECKING:
-    from .wiring import MemoryCore
 
 __all__ = [
     "LINK_CANDIDATES",
     "RESOLVER_BATCH",
-    "apply_proposals",
+    "Linker",
     "request_tokens",
-    "resolve_links_after_extraction",
 ]
 
 log = logging.getLogger("palimpsest")
@@ -39,98 +39,121 @@ RESOLVER_BATCH: Final = 10
 _MEMORY_TYPES: Final = sorted(t.value for t in MEMORY_RECORD_TYPES)
 
 
-def candidates_for(core: MemoryCore, record: MemoryRecord, exclude: Iterable[str]) -> list[MemoryRecord]:
-    """The bounded candidate list of one new memory (never itself or its batch siblings)."""
-    skip = set(exclude)
-    found = core.searcher.run(
-        record.content,
-        now=core.clock.now(),
-        scope=ScopeFilter(user_id=record.user_id, agent_id=record.agent_id),
-        max_results=LINK_CANDIDATES + len(skip),
-        record_types=_MEMORY_TYPES,
-        include_invalid_results=False,
-        is_question=False,
-    )
-    out = [r.record for r in found if isinstance(r.record, MemoryRecord) and r.record.id not in skip]
-    return out[:LINK_CANDIDATES]
-
-
-def apply_proposals(
-    core: MemoryCore, source: MemoryRecord, proposals: Sequence[LinkProposal], allowed: Mapping[str, MemoryRecord]
-) -> int:
-    """Create the proposed links whose targets were shown; returns how many were created."""
-    created = 0
-    for proposal in proposals:
-        if proposal.target_id not in allowed or proposal.target_id == source.id:
-            continue
-        try:
-            core.service.link(source.id, proposal.target_id, proposal.link_type)
-            created += 1
-        except AgentMemoryError as exc:
-            log.info("skipped a proposed %s link %s -> %s: %s", proposal.link_type, source.id, proposal.target_id, exc)
-    return created
-
-
 def request_tokens(source: MemoryRecord, candidates: Sequence[MemoryRecord]) -> int:
     """The estimated tokens one source (its text and its candidates') adds to a resolver request."""
     return estimate_tokens(source.content) + sum(estimate_tokens(c.content) for c in candidates)
 
 
-def resolve_links_after_extraction(
-    core: MemoryCore,
-    new_records: Sequence[MemoryRecord],
-    *,
-    custom_instructions: str | None,
-    token_limit: int | None = None,
-) -> int:
-    """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources.
+class Linker:
+    """Turns link proposals into links, and runs post-extraction linking with the resolver."""
 
-    ``token_limit`` (the thread's ``memory_link_extraction_token_limit``) bounds the estimated
-    tokens of all the pass's resolver requests together; a source that would exceed it is not
-    sent (it is stored, only unlinked: logged); below 1, no request is made."""
-    resolver = core.link_resolver
-    if resolver is None or not new_records:
-        return 0
-    if token_limit is not None and token_limit < 1:
-        return 0
-    budget = token_limit
-    batch_ids = {r.id for r in new_records}
-    created = 0
-    skipped = 0
-    for start in range(0, len(new_records), RESOLVER_BATCH):
-        sources = list(new_records[start : start + RESOLVER_BATCH])
-        candidates = {s.id: candidates_for(core, s, batch_ids) for s in sources}
-        sources = [s for s in sources if candidates[s.id]]
-        if budget is not None:
-            within = []
-            for source in sources:
-                cost = request_tokens(source, candidates[source.id])
-                if cost > budget:
-                    skipped += 1
-                    continue
-                budget -= cost
-                within.append(source)
-            sources = within
-        if not sources:
-            continue
-        resolutions = resolver.resolve(
-            sources, {s.id: candidates[s.id] for s in sources}, custom_instructions=custom_instructions
+    def __init__(
+        self,
+        *,
+        searcher: Searcher,
+        clock: Clock,
+        memory: MemoryService,
+        embeddings: EmbeddingHelper,
+        resolver: LinkResolver | None,
+    ) -> None:
+        self._searcher = searcher
+        self._clock = clock
+        self._memory = memory
+        self._embeddings = embeddings
+        self._resolver = resolver
+
+    @property
+    def resolver(self) -> LinkResolver | None:
+        return self._resolver
+
+    def candidates_for(self, record: MemoryRecord, exclude: Iterable[str]) -> list[MemoryRecord]:
+        """The bounded candidate list of one new memory (never itself or its batch siblings)."""
+        skip = set(exclude)
+        found = self._searcher.run(
+            record.content,
+            now=self._clock.now(),
+            scope=ScopeFilter(user_id=record.user_id, agent_id=record.agent_id),
+            max_results=LINK_CANDIDATES + len(skip),
+            record_types=_MEMORY_TYPES,
+            include_invalid_results=False,
+            is_question=False,
         )
-        by_id = {s.id: s for s in sources}
-        for resolution in resolutions:
-            source = by_id.get(resolution.source_id)
-            if source is None:
+        out = [r.record for r in found if isinstance(r.record, MemoryRecord) and r.record.id not in skip]
+        return out[:LINK_CANDIDATES]
+
+    def apply_proposals(
+        self, source: MemoryRecord, proposals: Sequence[LinkProposal], allowed: Mapping[str, MemoryRecord]
+    ) -> int:
+        """Create the proposed links whose targets were shown; returns how many were created."""
+        created = 0
+        for proposal in proposals:
+            if proposal.target_id not in allowed or proposal.target_id == source.id:
                 continue
-            if resolution.updated_text and resolution.updated_text.strip() and resolution.updated_text != source.content:
-                vector = core.embed_documents([resolution.updated_text])[0]
-                source = core.service.update_record(source.id, content=resolution.updated_text, embedding=vector)
-            allowed = {c.id: c for c in candidates[source.id]}
-            created += apply_proposals(core, source, resolution.links, allowed)
-    if skipped:
-        log.info(
-            "post-extraction linking: %d new memor%s left unlinked by the %d-token link budget",
-            skipped,
-            "y" if skipped == 1 else "ies",
-            token_limit,
-        )
-    return created
+            try:
+                self._memory.link(source.id, proposal.target_id, proposal.link_type)
+                created += 1
+            except AgentMemoryError as exc:
+                log.info(
+                    "skipped a proposed %s link %s -> %s: %s", proposal.link_type, source.id, proposal.target_id, exc
+                )
+        return created
+
+    def resolve_after_extraction(
+        self,
+        new_records: Sequence[MemoryRecord],
+        *,
+        custom_instructions: str | None,
+        token_limit: int | None = None,
+    ) -> int:
+        """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources.
+
+        ``token_limit`` (the thread's ``memory_link_extraction_token_limit``) bounds the estimated
+        tokens of all the pass's resolver requests together; a source that would exceed it is not
+        sent (it is stored, only unlinked: logged); below 1, no request is made."""
+        resolver = self._resolver
+        if resolver is None or not new_records:
+            return 0
+        if token_limit is not None and token_limit < 1:
+            return 0
+        budget = token_limit
+        batch_ids = {r.id for r in new_records}
+        created = 0
+        skipped = 0
+        for start in range(0, len(new_records), RESOLVER_BATCH):
+            sources = list(new_records[start : start + RESOLVER_BATCH])
+            candidates = {s.id: self.candidates_for(s, batch_ids) for s in sources}
+            sources = [s for s in sources if candidates[s.id]]
+            if budget is not None:
+                within = []
+                for source in sources:
+                    cost = request_tokens(source, candidates[source.id])
+                    if cost > budget:
+                        skipped += 1
+                        continue
+                    budget -= cost
+                    within.append(source)
+                sources = within
+            if not sources:
+                continue
+            resolutions = resolver.resolve(
+                sources, {s.id: candidates[s.id] for s in sources}, custom_instructions=custom_instructions
+            )
+            by_id = {s.id: s for s in sources}
+            for resolution in resolutions:
+                source = by_id.get(resolution.source_id)
+                if source is None:
+                    continue
+                text = resolution.updated_text
+                if text and text.strip() and text != source.content:
+                    vector = self._embeddings.documents([text])[0]
+                    source = self._memory.update_record(source.id, content=text, embedding=vector)
+                allowed = {c.id: c for c in candidates[source.id]}
+                created += self.apply_proposals(source, resolution.links, allowed)
+        if skipped:
+            log.info(
+                "post-extraction linking: %d new memor%s left unlinked by the %d-token link budget",
+                skipped,
+                "y" if skipped == 1 else "ies",
+                token_limit,
+            )
+        return created

@@ -36,7 +36,6 @@ from palimpsest.domain.model import (
     parse_record_type,
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
-from palimpsest.domain.search import SearchHit, SearchQuery
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .event_log import log_event
@@ -81,40 +80,6 @@ class MemoryService:
                 self._sink(event)
 
     # -- records ---------------------------------------------------------------------------
-
-    def add_record(
-        self,
-        content: str,
-        *,
-        record_type: RecordType | str = RecordType.MEMORY,
-        record_id: str | None = None,
-        user_id: str | None = None,
-        agent_id: str | None = None,
-        thread_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        timestamp: datetime | None = None,
-        ttl_days: float | None = None,
-        embedding: Sequence[float] | None = None,
-    ) -> MemoryRecord:
-        """Store a new memory-like record (VALID: nothing links to it yet)."""
-        now = self._clock.now()
-        record = MemoryRecord(
-            id=record_id if record_id is not None else self._new_id(),
-            record_type=parse_record_type(record_type, memory_only=True),
-            content=content,
-            created_at=now,
-            updated_at=now,
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            metadata=check_metadata(metadata),
-            timestamp=timestamp,
-            expires_at=expiry_from_ttl(now, ttl_days),
-        )
-        with self._store.unit_of_work() as uow:
-            uow.records.add(record, embedding=embedding)
-            uow.commit()
-        return record
 
     def add_record_with_link(
         self,
@@ -407,13 +372,6 @@ class MemoryService:
         self._publish(events)
         return link
 
-    def get_link(self, link_id: str) -> RecordLink:
-        with self._store.reading() as uow:
-            link = uow.links.get(link_id)
-        if link is None:
-            raise LinkNotFoundError(f"No link with id {link_id!r}.")
-        return link
-
     def update_link(
         self,
         link_id: str,
@@ -497,15 +455,6 @@ class MemoryService:
             uow.commit()
         self._publish(events)
         return True
-
-    def links_of(self, record_id: str) -> list[RecordLink]:
-        with self._store.reading() as uow:
-            return uow.links.touching(record_id)
-
-    # -- search ----------------------------------------------------------------------------
-
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        return self._store.search(query)
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from palimpsest.domain.errors import ConflictError, StoreBusyError
 from palimpsest.domain.model import Message, RecordStatus, Thread, ThreadSummary
 from palimpsest.domain.ports import Clock, MemoryStore
 
+from .config import ThreadSettings
 from .ports import Summariser, SummaryText
 from .rendering import format_time
 from .validation import shorten_for_prompt
@@ -53,6 +54,20 @@ class SummaryService:
     @property
     def has_summariser(self) -> bool:
         return self._summariser is not None
+
+    def after_append(self, thread: Thread, settings: ThreadSettings, last_seq: int) -> None:
+        """Summary upkeep after an append: refresh the durable summary once the thread's
+        ``context_summary_update_frequency`` messages are uncovered (every append when it is
+        not positive). Nothing without a summariser or with context summaries off."""
+        if self._summariser is None or not settings.extraction.enable_context_summary:
+            return
+        frequency = settings.extraction.context_summary_update_frequency
+        with self._store.reading() as uow:
+            valid = uow.summaries.latest(thread.id, valid_only=True)
+        covered = valid.covered_through_seq if valid is not None else 0
+        if isinstance(frequency, int) and frequency > 0 and last_seq - covered < frequency:
+            return
+        self.refresh(thread, token_limit=settings.context_card_token_limit)
 
     def current(
         self, thread: Thread, *, token_limit: int | None = None, fallback_message_count: int = 5

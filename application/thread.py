@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from palimpsest.domain.errors import (
-    ConfigurationError,
-    InvalidScopeError,
-    MessageNotFoundError,
-    ThreadNotFoundError,
-    ValidationError,
-)
-from palimpsest.domain.model import (
-    ExtractionJob,
-    Message,
-    Thread,
-    check_id,
-    check_metadata,
-)
+from palimpsest.domain.errors import InvalidScopeError, MessageNotFoundError, ValidationError
+from palimpsest.domain.model import Message, Thread, check_id, check_metadata
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
-from .config import (
-    MemoryExtractionMode,
-    ThreadSettings,
-    extraction_counter,
-    stored_thread_settings,
-)
-from .context_cards import CardPlan, ContextCardService
-from .extraction import ExtractionService
-from .ports import SummaryText
-from .records import add_memory, delete_record_link, link_records, update_memory, update_record_link
+from .config import ThreadSettings, extraction_counter, stored_thread_settings
+from .context_cards import CardPlan
+from .messages import NewMessage
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, SearchStrategy, resolve_scope
 from .validation import (
@@ -43,13 +23,9 @@ from .validation import (
     parse_timestamp,
     reject_unknown_kwargs,
 )
-
-if TYPE_CHECKING:
-    from .wiring import MemoryCore
+from .wiring import ApplicationServices
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
-
-log = logging.getLogger("palimpsest")
 
 DEFAULT_MESSAGE_WINDOW = 100
 DEFAULT_SUMMARY_TOKEN_BUDGET = 1000
@@ -128,8 +104,8 @@ def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] 
 class MemoryThread:
     """One conversation: its messages, durable summary, context cards, and scoped memory."""
 
-    def __init__(self, core: MemoryCore, thread: Thread, settings: ThreadSettings) -> None:
-        self._core = core
+    def __init__(self, services: ApplicationServices, thread: Thread, settings: ThreadSettings) -> None:
+        self._services = services
         self._thread = thread
         self._settings = settings
 
@@ -167,131 +143,25 @@ class MemoryThread:
         reject_unknown_kwargs("add_messages", kwargs)
         if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence):
             raise ValidationError("messages must be a list of messages.")
-        core = self._core
         parsed = [_parse_message(m) for m in messages]
         if not parsed:
             return []
         ids = [p[4] for p in parsed]
         if any(i is None for i in ids) and any(i is not None for i in ids):
             raise ValidationError("message ids must be either all set or all omitted.")
-        ids = [check_id(i, "message id") if i is not None else core.new_id() for i in ids]
+        ids = [check_id(i, "message id") if i is not None else self._services.new_id() for i in ids]
         if len(set(ids)) != len(ids):
             raise ValidationError("Duplicate message ids are not allowed.")
         shared_meta = _per_message(NOTSET if isinstance(metadata, NotSetType) else metadata, len(parsed), "metadata")
         ttls = _per_message(ttl_days, len(parsed), "ttl_days")
         anchors = _per_message(ttl_anchor, len(parsed), "ttl_anchor")
-        now = core.clock.now()
         rows = []
         for (role, text, ts, meta, _), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
             if not isinstance(extra, NotSetType) and extra is not None:
                 meta = {**check_metadata(extra), **(meta or {})}  # type: ignore[dict-item]
-            expires = core.expiry(now=now, ttl_days=ttl, ttl_anchor=anchor, timestamp=ts)
-            rows.append((mid, role, text, ts, meta, expires))
-        vectors = core.embed_messages([(text, role, ts) for _, role, text, ts, _, _ in rows])
-        stored: list[Message] = []
-        with core.store.unit_of_work() as uow:
-            seq = uow.messages.last_seq(self.thread_id)
-            if uow.threads.get(self.thread_id) is None:
-                raise ThreadNotFoundError(f"No thread found with id {self.thread_id!r}.")
-            for mid, role, text, ts, meta, expires in rows:
-                seq += 1
-                stored.append(
-                    Message(
-                        id=mid,
-                        thread_id=self.thread_id,
-                        role=role,
-                        content=text,
-                        seq=seq,
-                        created_at=now,
-                        timestamp=ts,
-                        metadata=meta,
-                        user_id=self.user_id,
-                        agent_id=self.agent_id,
-                        expires_at=expires,
-                    )
-                )
-            uow.messages.add_many(stored, vectors)
-            job = self._plan_extraction(uow, stored, now)
-            uow.commit()
-        self._after_append(stored, job)
+            rows.append(NewMessage(mid, role, text, ts, meta, ttl, anchor))
+        self._services.messages.append(self._thread, self._settings, rows)
         return ids
-
-    def _after_append(self, stored: list[Message], job: ExtractionJob | None) -> None:
-        """Extraction and summary upkeep; runs after the raw messages (and the job) are durable."""
-        config = self._settings.extraction
-        runner = self._core.runner
-        try:
-            if job is not None and runner is not None:
-                timeout = config.background_extraction_queue_put_timeout_seconds
-                runner.start(
-                    job,
-                    inline=config.extraction_mode is MemoryExtractionMode.INLINE,
-                    when_full=config.background_extraction_queue_full_behavior,  # type: ignore[arg-type]
-                    put_timeout=float(timeout) if isinstance(timeout, (int, float)) else 0.0,
-                )
-        finally:  # a full queue's WaitTimeoutError still leaves the summary up to date
-            if config.enable_context_summary and self._core.summaries.has_summariser:
-                try:
-                    self._maybe_refresh_summary(stored[-1].seq)
-                except Exception:
-                    log.exception("summary refresh failed for thread %s", self.thread_id)
-
-    def _plan_extraction(self, uow: Any, stored: list[Message], now: datetime) -> ExtractionJob | None:
-        """The extraction job this append makes due, recorded in the append's own transaction.
-
-        A negative (or zero) ``memory_extraction_frequency`` extracts every append. Otherwise
-        the thread's counter (the seq of the last message handed to extraction) advances once
-        ``frequency`` messages have accumulated, and the job covers all of them."""
-        config = self._settings.extraction
-        if not config.extract_memories or self._core.extractor is None:
-            return None
-        last = stored[-1].seq
-        first = stored[0].seq
-        frequency = config.memory_extraction_frequency
-        if isinstance(frequency, int) and frequency > 0:
-            thread = uow.threads.get(self.thread_id)
-            state = dict(thread.state)
-            done = extraction_counter(state)
-            counters = dict(state.get("memory_extraction_state") or {})
-            if last - done < frequency:
-                return None
-            first = done + 1
-            counters["last_memory_extraction_counter"] = last
-            state["memory_extraction_state"] = counters
-            self._thread = replace(thread, state=state, updated_at=now)
-            uow.threads.update(self._thread)
-        job = ExtractionJob(
-            id=self._core.new_id(), thread_id=self.thread_id, first_seq=first, last_seq=last, created_at=now
-        )
-        uow.jobs.add(job)
-        return job
-
-    def extract_now(self, targets: list[Message]) -> None:
-        """Run one extraction pass over ``targets`` (called by the job runner)."""
-        if self._core.extractor is None:
-            raise ConfigurationError("extract_now() needs a client with an extractor.")
-        if not isinstance(targets, (list, tuple)) or not all(
-            isinstance(m, Message) and m.thread_id == self.thread_id for m in targets
-        ):
-            raise ValidationError("targets must be a list of this thread's messages.")
-        if targets:
-            ExtractionService(self._core).extract(
-                self._thread, self._settings, list(targets), pass_id=self._core.new_id()
-            )
-
-    def _maybe_refresh_summary(self, last_seq: int) -> None:
-        core = self._core
-        frequency = self._settings.extraction.context_summary_update_frequency
-        with core.store.reading() as uow:
-            valid = uow.summaries.latest(self.thread_id, valid_only=True)
-        covered = valid.covered_through_seq if valid is not None else 0
-        if isinstance(frequency, int) and frequency > 0 and last_seq - covered < frequency:
-            return
-        core.summaries.refresh(self._thread, token_limit=self._settings.context_card_token_limit)
-
-    def _visible_messages(self) -> list[Message]:
-        with self._core.store.reading() as uow:
-            return uow.messages.list_for_thread(self.thread_id, now=self._core.clock.now())
 
     def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
         """Messages oldest first. Both omitted: the newest 100. ``start`` alone: 100 from it.
@@ -301,12 +171,10 @@ class MemoryThread:
                 raise ValidationError(f"{name} must be an integer.")
         if start is None:
             raise ValidationError("start must be an integer; omit it for the newest messages.")
+        messages_service = self._services.messages
         if isinstance(start, NotSetType) and isinstance(end, NotSetType):
-            with self._core.store.reading() as uow:
-                return uow.messages.list_for_thread(
-                    self.thread_id, now=self._core.clock.now(), last_n=DEFAULT_MESSAGE_WINDOW
-                )
-        messages = self._visible_messages()
+            return messages_service.visible(self._thread, last_n=DEFAULT_MESSAGE_WINDOW)
+        messages = messages_service.visible(self._thread)
         first = 0 if isinstance(start, NotSetType) else start
         if first < 0:
             first = max(0, len(messages) + first)
@@ -320,11 +188,7 @@ class MemoryThread:
 
     def get_message(self, message_id: str) -> Message:
         check_id(message_id, "message_id")
-        with self._core.store.reading() as uow:
-            message = uow.messages.get(message_id, now=self._core.clock.now())
-        if message is None or message.thread_id != self.thread_id:
-            raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
-        return message
+        return self._services.messages.get(self._thread, message_id)
 
     def update_message(
         self,
@@ -342,24 +206,9 @@ class MemoryThread:
         text = NOTSET if isinstance(content, NotSetType) else _text_of(content)
         meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
         message = self.get_message(message_id)
-        core = self._core
-        changes: dict[str, Any] = {}
-        embedding: Any = NOTSET
-        if not isinstance(text, NotSetType):
-            changes["content"] = text
-            embedding = core.embed_messages([(text, message.role, message.timestamp)])[0]
-        if not isinstance(meta, NotSetType):
-            changes["metadata"] = meta
-        if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
-            changes["expires_at"] = core.expiry(
-                now=core.clock.now(), ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=message.timestamp
-            )
-        if changes:
-            with core.store.unit_of_work() as uow:
-                uow.messages.update(replace(message, **changes), embedding=embedding)
-                uow.commit()
-            if "content" in changes:
-                core.summaries.invalidate_from(self._thread, message.seq)
+        self._services.messages.update(
+            self._thread, message, content=text, metadata=meta, ttl_days=ttl_days, ttl_anchor=ttl_anchor
+        )
         return message_id
 
     def delete_message(self, message_id: str) -> int:
@@ -368,12 +217,7 @@ class MemoryThread:
             message = self.get_message(message_id)
         except MessageNotFoundError:
             return 0
-        with self._core.store.unit_of_work() as uow:
-            deleted = uow.messages.delete(message_id)
-            uow.commit()
-        if deleted:
-            self._core.summaries.invalidate_from(self._thread, message.seq)
-        return int(deleted)
+        return int(self._services.messages.delete(self._thread, message))
 
     # -- summary and context card ------------------------------------------------------------
 
@@ -389,16 +233,11 @@ class MemoryThread:
         budget = DEFAULT_SUMMARY_TOKEN_BUDGET if isinstance(token_budget, NotSetType) else token_budget
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
             raise ValidationError("token_budget must be an integer or None.")
-        summary = self._summary_text(skip, fallback_message_count=5)
+        summary = self._services.cards.summary_text(self._thread, self._settings, skip, fallback_message_count=5)
         text = summary.text
         if budget is not None and budget > 0 and len(text) > budget * CHARS_PER_TOKEN:
             text = "(truncated)\n" + text[: int(budget * CHARS_PER_TOKEN)]
         return Summary(text, summary.topics)
-
-    def _summary_text(self, except_last: int, *, fallback_message_count: int) -> SummaryText:
-        return ContextCardService(self._core).summary_text(
-            self._thread, self._settings, except_last, fallback_message_count=fallback_message_count
-        )
 
     def get_context_card(
         self,
@@ -423,7 +262,7 @@ class MemoryThread:
             min_relevant_results_by_type,
             include_invalid_results,
         )
-        return ContextCardService(self._core).card(
+        return self._services.cards.card(
             self._thread, self._settings, plan, metadata_filter, token_budget, soft_token_budget
         )
 
@@ -480,9 +319,9 @@ class MemoryThread:
                 "A thread handle searches its own user's records only: leave user_id unset (or give "
                 "the thread's) and keep exact_user_match; search other users through AgentMemory.search."
             )
-        return self._core.searcher.run(
+        return self._services.searcher.run(
             query,
-            now=self._core.clock.now(),
+            now=self._services.clock.now(),
             scope=resolved,
             max_results=max_results,
             record_types=record_types,
@@ -514,8 +353,7 @@ class MemoryThread:
     ) -> str:
         """A memory owned by this thread (its user, agent and thread); a link target must be
         owned by this thread too."""
-        return add_memory(
-            self._core,
+        return self._services.records.add_memory(
             content,
             memory_type=memory_type,
             user_id=self.user_id,
@@ -546,14 +384,14 @@ class MemoryThread:
         **kwargs: Any,
     ) -> str:
         reject_unknown_kwargs("update_memory", kwargs)
-        return update_memory(
-            self._core, memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
+        return self._services.records.update_memory(
+            memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
         )
 
     def delete_memory(self, memory_id: str) -> int:
         """Delete one of this thread's memories (0 for any other record)."""
         check_id(memory_id, "memory_id")
-        return int(self._core.service.delete_record(memory_id, owner_thread=self.thread_id))
+        return int(self._services.memory.delete_record(memory_id, owner_thread=self.thread_id))
 
     def link_records(
         self,
@@ -567,8 +405,7 @@ class MemoryThread:
         timestamp: str | datetime | None | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> str:
-        return link_records(
-            self._core,
+        return self._services.records.link_records(
             source_record_id,
             source_record_type,
             target_record_id,
@@ -589,8 +426,8 @@ class MemoryThread:
         timestamp: str | datetime | None | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> int:
-        return update_record_link(
-            self._core, relation_id, relation_type, opposite_relation_type, timestamp, metadata, owner_thread=self.thread_id
+        return self._services.records.update_record_link(
+            relation_id, relation_type, opposite_relation_type, timestamp, metadata, owner_thread=self.thread_id
         )
 
     def delete_record_link(
@@ -602,8 +439,7 @@ class MemoryThread:
         relation_type: str | NotSetType = NOTSET,
         relation_id: str | NotSetType = NOTSET,
     ) -> int:
-        return delete_record_link(
-            self._core,
+        return self._services.records.delete_record_link(
             source_record_id,
             source_record_type,
             target_record_id,
@@ -615,5 +451,4 @@ class MemoryThread:
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for this thread's background extraction started by this client."""
-        if self._core.runner is not None:
-            self._core.runner.wait(timeout, thread_id=self.thread_id)
+        self._services.runner.wait(timeout, thread_id=self.thread_id)

@@ -1,97 +1,141 @@
-"""Application layer: ``MemoryCore``, the services and settings one client and its thread
-handles share (the client builds it; use-case modules receive it)."""
+"""Application layer: the application services of one client, built in one place.
+
+``build_services`` takes the ports (store, clock, models) and the resolved configuration and
+returns :class:`ApplicationServices`, the named services the facades delegate to. Each service
+receives only the collaborators it uses, so a test can build any of them on its own; this
+module is the only one that knows how they fit together. (The adapters' composition root,
+``open_memory``, chooses the ports; ``AgentMemory.__init__`` calls this.)
+"""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from palimpsest.domain.errors import ThreadNotFoundError
-from palimpsest.domain.model import ExtractionJob, Thread, check_id
 from palimpsest.domain.ports import Clock, MemoryStore
 
-from .config import MemoryExtractionConfig, MemoryRetentionConfig
-from .indexing import message_index_text
+from .config import ExtractionRetryPolicy, MemoryExtractionConfig, MemoryRetentionConfig, RetrievalConfig
+from .context_cards import ContextCardService
+from .embedding import EmbeddingHelper
+from .extraction import ExtractionRunner, ExtractionService
+from .linking import Linker
+from .maintenance import MaintenanceService
 from .memory_service import MemoryService
+from .messages import MessageService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
-from .searching import Searcher
+from .records import RecordCommands
+from .searching import Searcher, SearchStrategy
 from .summaries import SummaryService
-from .validation import resolve_expiry
+from .threads import ThreadService
 
-__all__ = ["JobRunner", "MAX_SEARCH_WORKERS", "MemoryCore"]
-
-MAX_SEARCH_WORKERS = 8
+__all__ = ["ApplicationServices", "build_services"]
 
 
-class JobRunner(Protocol):
-    """What the facades need of the extraction runner (``ExtractionRunner``)."""
-
-    def start(self, job: ExtractionJob, *, inline: bool, **queueing: Any) -> None: ...
-
-    def wait(self, timeout: float | None, *, thread_id: str | None = None) -> None: ...
-
-    def close(self, timeout: float | None) -> None: ...
-
-
-@dataclass
-class MemoryCore:
-    """What the client and its thread handles share."""
+@dataclass(frozen=True, slots=True)
+class ApplicationServices:
+    """What one client and its thread handles share: the ports they read directly, the
+    client-wide configuration, and the application services."""
 
     store: MemoryStore
     clock: Clock
-    embedder: Embedder | None
-    summariser: Summariser | None
-    extractor: Extractor | None
-    link_resolver: LinkResolver | None
-    extraction_config: MemoryExtractionConfig | None
-    retention: MemoryRetentionConfig
-    service: MemoryService
-    searcher: Searcher
-    summaries: SummaryService
     new_id: Callable[[], str]
-    _pool: ThreadPoolExecutor | None = None
-    _pool_lock: threading.Lock = field(default_factory=threading.Lock)
-    runner: JobRunner | None = None
+    extraction_config: MemoryExtractionConfig | None
+    models: tuple[object | None, ...]
+    """The model ports (embedder, extractor, summariser, link resolver, reranker), for usage."""
+    searcher: Searcher
+    memory: MemoryService
+    linker: Linker
+    records: RecordCommands
+    threads: ThreadService
+    messages: MessageService
+    summaries: SummaryService
+    cards: ContextCardService
+    extraction: ExtractionService
+    runner: ExtractionRunner
+    maintenance: MaintenanceService
 
-    def search_pool(self) -> ThreadPoolExecutor:
-        """Worker threads for concurrent per-type card searches, created on first use."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=MAX_SEARCH_WORKERS, thread_name_prefix="palimpsest-search")
-            return self._pool
+    def close(self, timeout: float | None) -> None:
+        """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
+        card search workers."""
+        try:
+            self.runner.close(timeout)
+        finally:
+            self.cards.close()
 
-    def shutdown(self) -> None:
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
 
-    def embed_documents(self, texts: Sequence[str]) -> list[tuple[float, ...] | None]:
-        if self.embedder is None or not texts:
-            return [None] * len(texts)
-        return [tuple(map(float, v)) for v in self.embedder.embed(list(texts), is_query=False)]
-
-    def embed_messages(self, messages: Sequence[tuple[str, str, datetime | None]]) -> list[tuple[float, ...] | None]:
-        """Vectors of messages given as (content, role, timestamp): their index text under the
-        configured ``index_context`` (the content alone by default)."""
-        context = self.searcher.retrieval.index_context
-        return self.embed_documents([message_index_text(c, r, t, context) for c, r, t in messages])
-
-    def expiry(
-        self, *, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
-    ) -> datetime | None:
-        return resolve_expiry(
-            now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self.retention
-        )
-
-    def get_thread_entity(self, thread_id: str) -> Thread:
-        check_id(thread_id, "thread_id")
-        with self.store.reading() as uow:
-            thread = uow.threads.get(thread_id)
-        if thread is None:
-            raise ThreadNotFoundError(f"No thread found with id {thread_id!r}.")
-        return thread
+def build_services(
+    *,
+    store: MemoryStore,
+    clock: Clock,
+    embedder: Embedder | None,
+    summariser: Summariser | None,
+    extractor: Extractor | None,
+    link_resolver: LinkResolver | None,
+    extraction_config: MemoryExtractionConfig | None,
+    retention: MemoryRetentionConfig,
+    strategy: SearchStrategy,
+    retrieval: RetrievalConfig | None,
+    new_id: Callable[[], str],
+    retry_policy: ExtractionRetryPolicy | None,
+) -> ApplicationServices:
+    """The services of one client, each built from the collaborators it needs."""
+    searcher = Searcher(store, embedder, strategy, retrieval)
+    embeddings = EmbeddingHelper(embedder, searcher.retrieval.index_context)
+    memory = MemoryService(store, clock, id_factory=new_id)
+    summaries = SummaryService(store, clock, summariser)
+    linker = Linker(searcher=searcher, clock=clock, memory=memory, embeddings=embeddings, resolver=link_resolver)
+    extraction = ExtractionService(
+        store=store,
+        clock=clock,
+        extractor=extractor,
+        searcher=searcher,
+        memory=memory,
+        linker=linker,
+        embeddings=embeddings,
+        retention=retention,
+        new_id=new_id,
+    )
+    runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy)
+    return ApplicationServices(
+        store=store,
+        clock=clock,
+        new_id=new_id,
+        extraction_config=extraction_config,
+        models=(embedder, extractor, summariser, link_resolver, searcher.retrieval.reranker),
+        searcher=searcher,
+        memory=memory,
+        linker=linker,
+        records=RecordCommands(
+            store=store,
+            clock=clock,
+            memory=memory,
+            embeddings=embeddings,
+            linker=linker,
+            retention=retention,
+            extraction_config=extraction_config,
+            new_id=new_id,
+        ),
+        threads=ThreadService(store=store, clock=clock, has_extractor=extractor is not None),
+        messages=MessageService(
+            store=store,
+            clock=clock,
+            embeddings=embeddings,
+            retention=retention,
+            extraction=extraction,
+            runner=runner,
+            summaries=summaries,
+        ),
+        summaries=summaries,
+        cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),
+        extraction=extraction,
+        runner=runner,
+        maintenance=MaintenanceService(
+            store=store,
+            clock=clock,
+            memory=memory,
+            summaries=summaries,
+            embeddings=embeddings,
+            runner=runner,
+            has_extractor=extractor is not None,
+        ),
+    )

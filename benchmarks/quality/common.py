@@ -192,7 +192,7 @@ def searcher_settings(options: Mapping[str, Any], embedder: Any) -> tuple[Any, .
             memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
             **options,
         ) as probe:
-            searcher = probe._core.searcher  # benchmark introspection only
+            searcher = probe._services.searcher  # benchmark introspection only
             return (str(searcher.strategy), searcher.retrieval)
     except (AttributeError, TypeError):  # pragma: no cover - depends on the library version
         return None

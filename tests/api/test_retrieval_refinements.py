@@ -426,8 +426,6 @@ def test_the_default_strategy_with_an_embedder_is_hybrid_and_a_call_may_override
 def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_client: ClientFactory) -> None:
     """A new memory saying "now" is not a question about the latest state: its link candidates
     keep their similarity order even with latest_weight on."""
-    from palimpsest.application.linking import candidates_for
-
     client = make_client(search_strategy="keyword", retrieval=RetrievalConfig(latest_weight=1.0))
     old = client.add_memory(
         "The user lives in Lisbon, Lisbon city.",
@@ -444,11 +442,11 @@ def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_clien
     new_id = client.add_memory(
         "The user now lives in Porto, not Lisbon city.", user_id="u", memory_type="fact"
     )
-    core = client._core  # noqa: SLF001 - the library's own lookup, as extraction runs it
-    with core.store.unit_of_work() as uow:
+    services = client._services  # noqa: SLF001 - the library's own lookup, as extraction runs it
+    with services.store.unit_of_work() as uow:
         new = uow.records.get(new_id)
     assert new is not None
-    assert [r.id for r in candidates_for(core, new, [new_id])] == [old, other]
+    assert [r.id for r in services.linker.candidates_for(new, [new_id])] == [old, other]
 
 
 @pytest.mark.parametrize("collapse", [False, True])

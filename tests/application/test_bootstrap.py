@@ -8,12 +8,28 @@ import pytest
 
 from palimpsest.adapters.bootstrap import Container, open_memory_service
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.domain import ConfigurationError, StoreClosedError
+from palimpsest.application import MemoryService
+from palimpsest.domain import ConfigurationError, MemoryRecord, RecordType, StoreClosedError
+
+
+def _add(service: MemoryService, content: str) -> MemoryRecord:
+    """A record added as the product adds one (``add_record_with_link``, no link)."""
+    return service.add_record_with_link(
+        content=content,
+        record_type=RecordType.MEMORY,
+        record_id="r1",
+        scope={},
+        metadata=None,
+        timestamp=None,
+        expires_at=None,
+        embedding=None,
+        link=None,
+    )
 
 
 def test_without_a_path_the_service_runs_on_the_in_memory_store() -> None:
     service, container = open_memory_service()
-    record = service.add_record("Remember the milk.")
+    record = _add(service, "Remember the milk.")
     assert isinstance(service.store, InMemoryStore)
     assert service.get_record(record.id).content == "Remember the milk."
     container.shutdown_resources()
@@ -26,7 +42,7 @@ def test_providers_can_be_overridden_with_fakes() -> None:
     container.config.from_dict({"backend": "memory", "dimension": 2})
     start = datetime(2030, 5, 5, tzinfo=UTC)
     container.clock.override(ManualClock(start))
-    record = container.memory_service().add_record("Fixed time.")
+    record = _add(container.memory_service(), "Fixed time.")
     assert record.created_at == start
 
 

@@ -1,14 +1,17 @@
-"""Application tests: MemoryService use cases on the shipped in-memory fake (state, not calls)."""
+"""Application tests: MemoryService use cases on the shipped in-memory fake (state, not calls).
+
+Records are added by ``add_record_with_link``, the path every product add takes."""
 
 from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import MemoryService
+from palimpsest.application import AgentMemory, MemoryService
 from palimpsest.application.event_log import EVENT_LOGGER
 from palimpsest.domain import (
     InvalidRecordTypeError,
@@ -16,9 +19,11 @@ from palimpsest.domain import (
     LinkExistsError,
     LinkNotFoundError,
     LinkOrientationError,
+    MemoryRecord,
     RecordInvalidated,
     RecordNotFoundError,
     RecordRevalidated,
+    RecordLink,
     RecordStatus,
     ScopeFilter,
     SearchQuery,
@@ -43,10 +48,39 @@ def service(clock: ManualClock, events: list) -> MemoryService:
     return MemoryService(InMemoryStore(dimension=3), clock, event_sink=events.append)
 
 
+def _add(
+    service: MemoryService,
+    content: str,
+    *,
+    record_id: str | None = None,
+    record_type: str = "memory",
+    user_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    expires_at: datetime | None = None,
+    embedding: list[float] | None = None,
+) -> MemoryRecord:
+    return service.add_record_with_link(
+        content=content,
+        record_type=record_type,  # type: ignore[arg-type]  # the record parses its type
+        record_id=record_id or f"r{len(service.list_records(limit=None)) + 1}",
+        scope={"user_id": user_id},
+        metadata=metadata,
+        timestamp=None,
+        expires_at=expires_at,
+        embedding=embedding,
+        link=None,
+    )
+
+
+def _links_of(service: MemoryService, record_id: str) -> list[RecordLink]:
+    with service.store.reading() as uow:
+        return uow.links.touching(record_id)
+
+
 def _pizza(service: MemoryService) -> tuple[str, str, str]:
-    thin = service.add_record("Preferred pizza: thin crust.", record_id="thin", record_type="preference", user_id="u")
-    sour = service.add_record("Now prefers sourdough pizza.", record_id="sour", record_type="preference", user_id="u")
-    neap = service.add_record("Prefers Neapolitan sourdough.", record_id="neap", record_type="preference", user_id="u")
+    thin = _add(service, "Preferred pizza: thin crust.", record_id="thin", record_type="preference", user_id="u")
+    sour = _add(service, "Now prefers sourdough pizza.", record_id="sour", record_type="preference", user_id="u")
+    neap = _add(service, "Prefers Neapolitan sourdough.", record_id="neap", record_type="preference", user_id="u")
     return thin.id, sour.id, neap.id
 
 
@@ -106,7 +140,7 @@ def test_deleting_the_superseding_record_revalidates_the_superseded_one(service:
     service.link(sour, thin, "supersedes")
     assert service.delete_record(sour) is True
     assert service.get_record(thin).is_valid
-    assert service.links_of(thin) == []
+    assert _links_of(service, thin) == []
 
 
 def test_a_pair_is_linked_in_one_orientation_only_and_a_rejected_link_writes_nothing(service: MemoryService) -> None:
@@ -117,7 +151,7 @@ def test_a_pair_is_linked_in_one_orientation_only_and_a_rejected_link_writes_not
     with pytest.raises(LinkExistsError):
         service.link(sour, thin, "supports")
     assert service.get_record(sour).is_valid
-    assert len(service.links_of(thin)) == 1
+    assert len(_links_of(service, thin)) == 1
 
 
 def test_custom_labels_read_the_same_both_ways_unless_an_opposite_is_given(service: MemoryService) -> None:
@@ -131,7 +165,7 @@ def test_custom_labels_read_the_same_both_ways_unless_an_opposite_is_given(servi
 
 def test_linking_to_a_missing_or_expired_record_is_a_not_found_error(service: MemoryService, clock: ManualClock) -> None:
     thin, _, _ = _pizza(service)
-    short = service.add_record("Short-lived note.", ttl_days=1, user_id="u")
+    short = _add(service, "Short-lived note.", expires_at=START + timedelta(days=1), user_id="u")
     with pytest.raises(RecordNotFoundError):
         service.link(thin, "missing", "supports")
     clock.advance(timedelta(days=2))
@@ -152,29 +186,29 @@ def test_events_are_published_only_for_committed_changes(service: MemoryService,
 
 
 def test_changing_content_without_a_new_vector_drops_the_stale_vector(service: MemoryService) -> None:
-    record = service.add_record("Likes tea.", user_id="u", embedding=[1, 0, 0])
+    record = _add(service, "Likes tea.", user_id="u", embedding=[1, 0, 0])
     query = SearchQuery(k=5, now=START + timedelta(days=1), vector=(1.0, 0.0, 0.0), scope=ScopeFilter(user_id="u"))
-    assert [h.id for h in service.search(query)] == [record.id]
+    assert [h.id for h in service.store.search(query)] == [record.id]
     service.update_record(record.id, content="Likes coffee.")
-    assert service.search(query) == []
+    assert service.store.search(query) == []
     service.update_record(record.id, embedding=[1, 0, 0])
-    assert [h.id for h in service.search(query)] == [record.id]
+    assert [h.id for h in service.store.search(query)] == [record.id]
 
 
 def test_update_record_changes_only_what_is_given(service: MemoryService) -> None:
-    record = service.add_record("Lives in Rome.", record_type="fact", user_id="u", metadata={"source": "chat"})
+    record = _add(service, "Lives in Rome.", record_type="fact", user_id="u", metadata={"source": "chat"})
     updated = service.update_record(record.id, metadata=None)
     assert updated.metadata is None and updated.content == "Lives in Rome." and updated.record_type.value == "fact"
     assert updated.updated_at > record.updated_at
 
 
-def test_bad_input_raises_a_typed_error_and_writes_nothing(service: MemoryService) -> None:
+def test_bad_input_raises_a_typed_error_and_writes_nothing(service: MemoryService, clock: ManualClock) -> None:
     with pytest.raises(InvalidRecordTypeError):
-        service.add_record("x", record_type="opinion")
+        _add(service, "x", record_type="opinion")
     with pytest.raises(ValidationError):
-        service.add_record("   ")
-    with pytest.raises(ValidationError):
-        service.add_record("x", ttl_days=-1)
+        _add(service, "   ")
+    with pytest.raises(ValidationError):  # a TTL is parsed on the public path, before the service
+        AgentMemory(store=service.store, clock=clock).add_memory("x", ttl_days=-1)
     with pytest.raises(LinkNotFoundError):
         service.update_link("nope", relation_type="supports")
     assert service.list_records() == []

@@ -8,7 +8,7 @@ import pytest
 
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
-from palimpsest.domain import ValidationError
+from palimpsest.domain import RecordType, ValidationError
 from palimpsest.domain.model import MemoryRecord
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
@@ -29,6 +29,23 @@ def service(store: InMemoryStore, clock: ManualClock) -> MemoryService:
     return MemoryService(store, clock)
 
 
+def _add(
+    service: MemoryService, clock: ManualClock, content: str, *, record_id: str, ttl_days: float, user_id: str | None = None
+) -> MemoryRecord:
+    """A memory that expires ``ttl_days`` after now, added through the product's add path."""
+    return service.add_record_with_link(
+        content=content,
+        record_type=RecordType.MEMORY,
+        record_id=record_id,
+        scope={"user_id": user_id},
+        metadata=None,
+        timestamp=None,
+        expires_at=clock.now() + timedelta(days=ttl_days),
+        embedding=None,
+        link=None,
+    )
+
+
 def _stored(store: InMemoryStore, record_id: str) -> MemoryRecord | None:
     with store.reading() as uow:
         return uow.records.get_many([record_id]).get(record_id)
@@ -37,7 +54,7 @@ def _stored(store: InMemoryStore, record_id: str) -> MemoryRecord | None:
 def test_the_expiry_moves_and_nothing_else_does(
     service: MemoryService, store: InMemoryStore, clock: ManualClock
 ) -> None:
-    kept = service.add_record("Likes tea.", record_id="tea", user_id="u", ttl_days=1)
+    kept = _add(service, clock, "Likes tea.", record_id="tea", user_id="u", ttl_days=1)
     clock.advance(timedelta(hours=12))
     until = START + timedelta(days=3)
 
@@ -52,8 +69,8 @@ def test_the_expiry_moves_and_nothing_else_does(
 def test_expired_and_unknown_records_are_left_alone(
     service: MemoryService, store: InMemoryStore, clock: ManualClock
 ) -> None:
-    service.add_record("Short-lived.", record_id="gone", ttl_days=1)
-    service.add_record("Long-lived.", record_id="alive", ttl_days=10)
+    _add(service, clock, "Short-lived.", record_id="gone", ttl_days=1)
+    _add(service, clock, "Long-lived.", record_id="alive", ttl_days=10)
     clock.advance(timedelta(days=2))
     until = START + timedelta(days=30)
 
@@ -66,10 +83,10 @@ def test_expired_and_unknown_records_are_left_alone(
 
 
 def test_a_naive_time_is_refused_before_anything_is_written(
-    service: MemoryService, store: InMemoryStore
+    service: MemoryService, store: InMemoryStore, clock: ManualClock
 ) -> None:
-    service.add_record("Likes tea.", record_id="tea", ttl_days=1)
-    service.add_record("Likes coffee.", record_id="coffee", ttl_days=1)
+    _add(service, clock, "Likes tea.", record_id="tea", ttl_days=1)
+    _add(service, clock, "Likes coffee.", record_id="coffee", ttl_days=1)
 
     with pytest.raises(ValidationError):
         service.refresh_ttl({"tea": START + timedelta(days=5), "coffee": datetime(2026, 4, 1)})

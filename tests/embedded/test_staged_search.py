@@ -71,7 +71,7 @@ def client(tmp_path: Path) -> Iterator[AgentMemory]:
 
 
 def _pools(client: AgentMemory) -> list[int]:
-    return client._core.store.pools  # type: ignore[attr-defined,no-any-return]
+    return client._services.store.pools  # type: ignore[attr-defined,no-any-return]
 
 
 def _answers(client: AgentMemory, query: str, k: int, **kw: Any) -> list[tuple[str, float, float]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 RELATION_TYPES = ["supersedes", "refines", "duplicates", "supports", "contradicts", "mentions"]
@@ -29,3 +31,27 @@ link_ops = st.lists(
     ),
     max_size=40,
 )
+
+
+def add_record(
+    service: Any,
+    content: str,
+    *,
+    record_id: str,
+    record_type: str = "memory",
+    user_id: str | None = None,
+    embedding: Any = None,
+) -> Any:
+    """Add a record through ``MemoryService.add_record_with_link``, the product's add path
+    (``AgentMemory.add_memory`` and thread-scoped adds end there), with no link."""
+    return service.add_record_with_link(
+        content=content,
+        record_type=record_type,
+        record_id=record_id,
+        scope={"user_id": user_id},
+        metadata=None,
+        timestamp=None,
+        expires_at=None,
+        embedding=embedding,
+        link=None,
+    )

@@ -1,5 +1,8 @@
 """Stateful property test: each store adapter, driven through the service, against a plain model.
 
+Records are added by ``MemoryService.add_record_with_link`` (the path every product add takes);
+searches ask the store port directly, as the application's searcher does.
+
 The model is a few dictionaries and list comprehensions, written independently of the
 adapters and of the domain's graph code: add / update / delete records, link / retype /
 unlink, and vector, keyword and graph-hop searches must agree with it after every step.
@@ -34,7 +37,7 @@ from palimpsest.domain import (
     SelfLinkError,
 )
 
-from strategies import LIFECYCLE, record_types, relation_types, users, vectors
+from strategies import LIFECYCLE, add_record, record_types, relation_types, users, vectors
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 LATER = datetime(2030, 1, 1, tzinfo=timezone.utc)
@@ -83,7 +86,7 @@ class StoreComparison(RuleBasedStateMachine):
         self.counter += 1
         rid = f"r{self.counter}"
         content = f"note {rid} about {word}"
-        self.service.add_record(content, record_id=rid, record_type=rtype, user_id=user, embedding=vector)
+        add_record(self.service, content, record_id=rid, record_type=rtype, user_id=user, embedding=vector)
         self.records[rid] = {"user": user, "type": rtype, "vector": tuple(map(float, vector)), "content": content}
 
     @precondition(lambda self: self.records)
@@ -176,7 +179,7 @@ class StoreComparison(RuleBasedStateMachine):
             for rid, r in self.records.items()
             if r["user"] == user and (include_invalid or rid not in invalid)
         }
-        hits = self.service.search(
+        hits = self.store.search(
             SearchQuery(k=k, now=LATER, vector=q, scope=ScopeFilter(user_id=user), include_invalid=include_invalid)
         )
         got = [h.id for h in hits]
@@ -198,13 +201,13 @@ class StoreComparison(RuleBasedStateMachine):
             for rid, r in self.records.items()
             if r["user"] == user and word in re.findall(r"\w+", r["content"].casefold())
         }
-        hits = self.service.search(SearchQuery(k=1000, now=LATER, text=word, scope=ScopeFilter(user_id=user)))
+        hits = self.store.search(SearchQuery(k=1000, now=LATER, text=word, scope=ScopeFilter(user_id=user)))
         assert {h.id for h in hits} == expected
 
     @precondition(lambda self: self.records)
     @rule(user=users, vector=vectors, hops=st.integers(0, 3))
     def graph_search(self, user: str | None, vector: list[int], hops: int) -> None:
-        hits = self.service.search(
+        hits = self.store.search(
             SearchQuery(
                 k=3,
                 now=LATER,

@@ -28,7 +28,7 @@ from palimpsest.application import (
     SearchScope,
     TimeToLiveAnchor,
 )
-from palimpsest.domain import NOTSET, Message
+from palimpsest.domain import NOTSET
 
 START: Final = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -328,8 +328,6 @@ def _per_message(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(values, st.lists(values, max_size=4))
 
 
-_STORED_MESSAGE = Message(id="msg1", thread_id="t1", role="user", content="x", seq=1, created_at=START)
-extraction_targets = anything(st.just([]), st.just([_STORED_MESSAGE]), st.lists(anything(), max_size=2))
 progress_callbacks = anything(st.just(lambda done, total: None))
 timeouts = anything(st.sampled_from([None, 0, 0.001, 1.0, -1.0, float("nan"), float("inf"), -float("inf")]))
 
@@ -397,7 +395,6 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
             max_size=3,
         )
     ),
-    "targets": extraction_targets,
 }
 
 METHOD_OVERRIDES: Final[dict[tuple[str, str], st.SearchStrategy[Any]]] = {
@@ -421,7 +418,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
         {
             "add_messages", "get_messages", "get_message", "update_message", "delete_message", "get_summary",
             "get_context_card", "search", "add_memory", "update_memory", "delete_memory", "link_records",
-            "update_record_link", "delete_record_link", "wait_for_memory_extraction", "extract_now",
+            "update_record_link", "delete_record_link", "wait_for_memory_extraction",
         }
     ),
 }

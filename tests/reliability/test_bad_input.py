@@ -36,7 +36,6 @@ from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import (
     AgentMemoryError,
     ArgumentTypeError,
-    ConfigurationError,
     InvalidMetadataError,
     InvalidMetadataFilterError,
     ValidationError,
@@ -83,7 +82,7 @@ def snapshot(store: MemoryStore) -> dict[str, Any]:
 
 def _client(store: MemoryStore, strategy: str, with_models: bool) -> AgentMemory:
     """With ``with_models``, a summariser and an extractor that finds nothing; without, neither
-    (summaries fall back to a transcript, ``extract_now`` has nothing to run)."""
+    (summaries fall back to a transcript, and no extraction pass runs)."""
     return AgentMemory(
         store=store,
         embedder=HashingEmbedder(),
@@ -278,8 +277,6 @@ REGRESSIONS: list[tuple[str, str, str, tuple[Any, ...], dict[str, Any], type[Age
     ("progress not callable", "AgentMemory", "reembed", (), {"progress": ""}, ValidationError),
     # get_messages(start=None) compared None with an int (TypeError)
     ("start=None", "MemoryThread", "get_messages", (), {"start": None}, ValidationError),
-    # extract_now: AssertionError without an extractor
-    ("extract_now without an extractor", "MemoryThread", "extract_now", ([],), {}, ConfigurationError),
     # record_types that is not iterable (TypeError)
     ("record_types=5", "AgentMemory", "search", ("pizza",), {"user_id": "u1", "record_types": 5}, ArgumentTypeError),
     # lone surrogates: the embedded store cannot encode them (UnicodeEncodeError); now refused everywhere
@@ -327,13 +324,22 @@ def test_regression_huge_counts_mean_everything(kind: str, embedded_template: _E
         assert "sourdough" in thread.get_context_card(fallback_message_count=2**63).summary
 
 
-def test_regression_extract_now_checks_its_targets() -> None:
-    with seeded("memory", None, "vector", True) as client:
-        thread = client.get_thread("t1")
-        for bad in (None, " ", [object()], [client.get_thread("t2").get_message("msg4")]):
-            with pytest.raises(ValidationError):
-                thread.extract_now(bad)  # type: ignore[arg-type]
-        thread.extract_now(thread.get_messages())  # a real pass: the scripted extractor finds nothing
+def test_regression_extraction_passes_are_not_a_thread_method() -> None:
+    """``MemoryThread.extract_now`` ran a pass over any list it was given (and needed its own
+    argument checks); a pass is the extraction service's, run by the job runner over the
+    messages a job covers. Without an extractor a pass does nothing; with one that finds
+    nothing, it stores nothing."""
+    assert not hasattr(MemoryThread, "extract_now")
+    for with_models in (False, True):
+        with seeded("memory", None, "vector", with_models) as client:
+            thread = client.get_thread("t1")
+            services = client._services  # noqa: SLF001 - the service the job runner calls
+            before = snapshot(client.store)
+            stored = services.extraction.extract(
+                services.threads.get("t1"), thread.settings, thread.get_messages(), pass_id="pass-1"
+            )
+            assert stored == []
+            assert snapshot(client.store) == before
 
 
 # -- metadata and filters holding an integer str() cannot write (ValueError before) ---------------

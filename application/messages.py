@@ -1,0 +1,192 @@
+"""Application layer: ``MessageService``, the message use cases of a thread (append, edit, delete,
+read).
+
+An append stores its messages, with their vectors, in one unit of work, and in that same unit of
+work records the extraction job the append makes due (``ExtractionService.plan``), so no
+acknowledged message is ever left unextracted. After the commit the job is started (inline or
+queued, as the thread's settings say) and the durable summary is kept up to date. An edit or a
+delete retires the summaries that covered the message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from palimpsest.domain.errors import MessageNotFoundError, ThreadNotFoundError
+from palimpsest.domain.model import ExtractionJob, Message, Thread
+from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
+from .embedding import EmbeddingHelper
+from .extraction import ExtractionRunner, ExtractionService
+from .summaries import SummaryService
+from .validation import resolve_expiry
+
+__all__ = ["MessageService", "NewMessage"]
+
+log = logging.getLogger("palimpsest")
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """One message to append, its arguments parsed: ``ttl_days``/``ttl_anchor`` as given
+    (``NOTSET`` when omitted)."""
+
+    id: str
+    role: str
+    content: str
+    timestamp: datetime | None
+    metadata: dict[str, Any] | None
+    ttl_days: Any = NOTSET
+    ttl_anchor: Any = NOTSET
+
+
+class MessageService:
+    """Appends, edits, deletes and reads the messages of a thread."""
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        clock: Clock,
+        embeddings: EmbeddingHelper,
+        retention: MemoryRetentionConfig,
+        extraction: ExtractionService,
+        runner: ExtractionRunner,
+        summaries: SummaryService,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._embeddings = embeddings
+        self._retention = retention
+        self._extraction = extraction
+        self._runner = runner
+        self._summaries = summaries
+
+    def _expiry(self, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None) -> datetime | None:
+        return resolve_expiry(
+            now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self._retention
+        )
+
+    # -- append --------------------------------------------------------------------------------
+
+    def append(self, thread: Thread, settings: ThreadSettings, messages: Sequence[NewMessage]) -> list[Message]:
+        """Store ``messages`` after the thread's last one (all committed together, with the
+        extraction job they make due, before any model call), then run the extraction and the
+        summary upkeep. ``ThreadNotFoundError`` when the thread is gone."""
+        if not messages:
+            return []
+        now = self._clock.now()
+        expiries = [self._expiry(now, m.ttl_days, m.ttl_anchor, m.timestamp) for m in messages]
+        vectors = self._embeddings.messages([(m.content, m.role, m.timestamp) for m in messages])
+        stored: list[Message] = []
+        with self._store.unit_of_work() as uow:
+            seq = uow.messages.last_seq(thread.id)
+            if uow.threads.get(thread.id) is None:
+                raise ThreadNotFoundError(f"No thread found with id {thread.id!r}.")
+            for new, expires in zip(messages, expiries):
+                seq += 1
+                stored.append(
+                    Message(
+                        id=new.id,
+                        thread_id=thread.id,
+                        role=new.role,
+                        content=new.content,
+                        seq=seq,
+                        created_at=now,
+                        timestamp=new.timestamp,
+                        metadata=new.metadata,
+                        user_id=thread.user_id,
+                        agent_id=thread.agent_id,
+                        expires_at=expires,
+                    )
+                )
+            uow.messages.add_many(stored, vectors)
+            job = self._extraction.plan(uow, thread, settings, stored, now)
+            uow.commit()
+        self._after_append(thread, settings, stored, job)
+        return stored
+
+    def _after_append(
+        self, thread: Thread, settings: ThreadSettings, stored: list[Message], job: ExtractionJob | None
+    ) -> None:
+        """Extraction and summary upkeep; runs after the raw messages (and the job) are durable."""
+        config = settings.extraction
+        try:
+            if job is not None:
+                timeout = config.background_extraction_queue_put_timeout_seconds
+                self._runner.start(
+                    job,
+                    inline=config.extraction_mode is MemoryExtractionMode.INLINE,
+                    when_full=config.background_extraction_queue_full_behavior,  # type: ignore[arg-type]
+                    put_timeout=float(timeout) if isinstance(timeout, (int, float)) else 0.0,
+                )
+        finally:  # a full queue's WaitTimeoutError still leaves the summary up to date
+            if config.enable_context_summary and self._summaries.has_summariser:
+                try:
+                    self._summaries.after_append(thread, settings, stored[-1].seq)
+                except Exception:
+                    log.exception("summary refresh failed for thread %s", thread.id)
+
+    # -- edit and delete -----------------------------------------------------------------------
+
+    def update(
+        self,
+        thread: Thread,
+        message: Message,
+        *,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        ttl_days: Any = NOTSET,
+        ttl_anchor: Any = NOTSET,
+    ) -> None:
+        """Edit a message's text (re-embedded), metadata or expiry; a new text retires the
+        summaries that covered it. Omitted fields stay."""
+        changes: dict[str, Any] = {}
+        embedding: Any = NOTSET
+        if not isinstance(content, NotSetType):
+            changes["content"] = content
+            embedding = self._embeddings.messages([(content, message.role, message.timestamp)])[0]
+        if not isinstance(metadata, NotSetType):
+            changes["metadata"] = metadata
+        if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
+            changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
+        if not changes:
+            return
+        with self._store.unit_of_work() as uow:
+            uow.messages.update(replace(message, **changes), embedding=embedding)
+            uow.commit()
+        if "content" in changes:
+            self._summaries.invalidate_from(thread, message.seq)
+
+    def delete(self, thread: Thread, message: Message) -> bool:
+        """Delete one raw message (memories derived from it stay) and retire the summaries
+        that covered it; ``False`` when it was gone already."""
+        with self._store.unit_of_work() as uow:
+            deleted = uow.messages.delete(message.id)
+            uow.commit()
+        if deleted:
+            self._summaries.invalidate_from(thread, message.seq)
+        return bool(deleted)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, thread: Thread, message_id: str) -> Message:
+        """One visible message of the thread; ``MessageNotFoundError`` otherwise."""
+        with self._store.reading() as uow:
+            message = uow.messages.get(message_id, now=self._clock.now())
+        if message is None or message.thread_id != thread.id:
+            raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
+        return message
+
+    def visible(self, thread: Thread, *, last_n: int | None = None) -> list[Message]:
+        """The thread's visible messages oldest first (``last_n``: only the newest ones)."""
+        with self._store.reading() as uow:
+            if last_n is None:
+                return uow.messages.list_for_thread(thread.id, now=self._clock.now())
+            return uow.messages.list_for_thread(thread.id, now=self._clock.now(), last_n=last_n)
