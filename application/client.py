@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import (
@@ -30,6 +30,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
+from .clock import SystemClock
 from .config import (
     ExtractionRetryPolicy,
     MemoryExtractionConfig,
@@ -53,11 +54,6 @@ from .usage import TokenUsage, merged_usage
 from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 
 __all__ = ["AgentMemory", "MemoryCore"]
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
 
 @with_async_twins(
     "create_thread",
@@ -110,6 +106,7 @@ class AgentMemory:
         close_store: bool = False,
         allow_embedding_model_change: bool = False,
         extraction_retry_policy: ExtractionRetryPolicy | None = None,
+        on_close: Callable[[], object] | None = None,
     ) -> None:
         if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
             raise ConfigurationError("extraction_retry_policy must be an ExtractionRetryPolicy.")
@@ -119,6 +116,8 @@ class AgentMemory:
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
         if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
             raise ConfigurationError("retrieval must be a RetrievalConfig.")
+        if on_close is not None and not callable(on_close):
+            raise ConfigurationError("on_close must be a callable taking no arguments.")
         # Hybrid is the default with an embedder: on both quality sets it retrieves better than
         # either list alone, and the in-memory BM25 index keeps it within the latency targets
         # (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
@@ -127,7 +126,7 @@ class AgentMemory:
             raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
         if strategy != "keyword" and embedder is None:
             raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
-        clock = clock or _UtcClock()
+        clock = clock or SystemClock()
         retention = sync_store_settings(
             store,
             embedder,
@@ -152,6 +151,7 @@ class AgentMemory:
         )
         self._closed = False
         self._close_store = close_store
+        self._on_close = on_close
         self._core.runner = ExtractionRunner(
             store, clock, ExtractionService(self._core).run_job, policy=extraction_retry_policy
         )
@@ -655,7 +655,8 @@ class AgentMemory:
 
     def close(self, timeout: float | None = 300.0) -> None:
         """Stop using the store; idempotent. The store is closed too when this client was
-        told it owns it (``close_store=True``, as ``open_memory`` does)."""
+        told it owns it (``close_store=True``); then ``on_close`` runs, once: the composition
+        root (``open_memory``) passes the shutdown of the store and pool it opened."""
         if self._closed:
             return
         self._closed = True
@@ -664,8 +665,12 @@ class AgentMemory:
                 self._core.runner.close(timeout)
         finally:
             self._core.shutdown()
-        if self._close_store:
-            self._core.store.close()
+        try:
+            if self._close_store:
+                self._core.store.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close()
 
     def __enter__(self) -> AgentMemory:
         return self
