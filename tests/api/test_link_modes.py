@@ -4,13 +4,14 @@ memories) and DURING_EXTRACTION (links proposed by the extractor), on both store
 from __future__ import annotations
 
 import pytest
+from clients import build_client
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,
     LinkProposal,
     MemoryExtractionConfig,
-    MemoryLinkExtractionMode,
     MemoryExtractionMode,
+    MemoryLinkExtractionMode,
 )
 from palimpsest.application.testing import HashingEmbedder, ScriptedExtractor, ScriptedLinkResolver
 from palimpsest.domain import RecordType
@@ -26,7 +27,7 @@ def _client(
     mode: str,
     **extraction: object,
 ) -> AgentMemory:
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=extractor,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
@@ -31,8 +32,8 @@ from palimpsest.application import (
 )
 from palimpsest.application.testing import HashingEmbedder, ScriptedSummariser
 from palimpsest.domain import (
-    ArgumentTypeError,
     AgentMemoryError,
+    ArgumentTypeError,
     ConfigurationError,
     ConflictError,
     CrossScopeLinkError,
@@ -67,7 +68,7 @@ def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     path: Path = tmp_path_factory.mktemp("catalogue") / "m.db"
     store: MemoryStore = InMemoryStore() if request.param == "memory" else EmbeddedStore(path)
     clock = ManualClock(START)
-    client = AgentMemory(
+    client = build_client(
         store=store,
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser(),
@@ -218,7 +219,7 @@ CASES = [
     Case("update_thread cannot change the user", lambda e: e.client.update_thread("t", user_id="v"), TypeError, TypeError),
     Case(
         "extraction needs an extractor",
-        lambda e: AgentMemory(store=e.store, embedder=HashingEmbedder(), clock=e.clock).create_thread(thread_id="t9"),
+        lambda e: build_client(store=e.store, embedder=HashingEmbedder(), clock=e.clock).create_thread(thread_id="t9"),
         ConfigurationError,
     ),
     Case(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clients import build_client
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
     AgentMemory,
@@ -53,7 +54,7 @@ def _client(store: CountingStore) -> AgentMemory:
         return [ExtractedMemory(RecordType.PREFERENCE, f"The user {m.content.lower()}") for m in request.target_messages]
 
     resolver = ScriptedLinkResolver(lambda source, candidates: [LinkProposal(c.id, "supersedes") for c in candidates])
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(extract),

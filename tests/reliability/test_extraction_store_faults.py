@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
-    AgentMemory,
     ExtractedMemory,
     ExtractionRequest,
     ExtractionRetryPolicy,
@@ -86,7 +86,7 @@ def test_a_busy_job_operation_delays_the_thread_but_never_stops_its_worker(opera
         return facts(request)
 
     policy = FAST if operation != "fail" else ExtractionRetryPolicy(max_attempts=1, base_delay_seconds=0.02)
-    memory = AgentMemory(
+    memory = build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(first_fails),
@@ -138,7 +138,7 @@ def test_a_write_lock_held_by_another_connection_delays_the_pass_and_stores_it_o
             threading.Timer(1.0, release).start()
         return facts(request)
 
-    memory = AgentMemory(
+    memory = build_client(
         store=EmbeddedStore(path, busy_timeout=0.1),
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(grab_the_lock_then_answer),
