@@ -1,15 +1,17 @@
 """Adapters layer: the one table of storage backends (name → how to open a store, what it needs).
 
-:data:`BACKENDS` is read by the composition root (``bootstrap.Container`` builds one store
-branch per row and :func:`choose_backend` checks a request against it), by the command line
-(``--store`` selects ``embedded``, ``--oracle-dsn`` selects ``oracle``) and by the contract
-suite, which runs every contract test once per row. A new store adapter is added here, once.
+:data:`BACKENDS` is read by the composition root (``bootstrap.Container`` has one store
+branch per row, and :func:`choose_backend` checks a request against the table), by the
+command line (``--store`` selects ``embedded``, ``--oracle-dsn`` selects ``oracle``) and by
+the contract suite, which runs every contract test once per row. A new store adapter is
+added here, once.
 
-Each backend's ``open_store`` takes keywords only: ``dimension`` always, ``path`` when its
-``location`` is ``"path"``, and ``pool`` plus ``memory_store_id`` (and the schema options of
-:class:`OracleSettings`) when it is ``pooled``. A pooled backend's pool is opened by
-:func:`open_oracle_pool` and owned by its own resource in the root, closed after its stores.
-Driver packages are imported only when a backend is opened, so reading the table is cheap.
+Each row's ``open_store`` takes keywords only: ``dimension`` always, ``path`` when its
+``location`` is ``"path"``, and ``pool`` plus the store options of :class:`OracleSettings`
+(``memory_store_id``, ``schema_policy``, ``vector_index``) when it is pooled. A pooled row
+also says how to open its pool from the connection settings and how to close it; the root
+owns that pool as a separate resource and closes it after its store. Driver packages are
+imported only when a backend is opened, so reading the table is cheap.
 """
 
 from __future__ import annotations
