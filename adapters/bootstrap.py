@@ -1,32 +1,127 @@
-"""Adapters layer: the one composition root, wiring stores, models, clock and the client.
+"""Adapters layer: the one composition root, wiring stores, pools, models, clock and the client.
 
-The dependency-injector container never leaks inward: application and domain code receive
-plain constructor arguments. Users call :func:`open_memory` (or :func:`open_memory_service`
-for the bare record/link service); tests may build the container themselves and
-``override`` any provider with a fake.
+Every client in the code base comes from here: the library's :func:`open_memory`, the
+command line (``profile="inspect"``) and the tests (which ``override`` providers with fakes).
+
+:class:`Container` is a dependency-injector container. ``config.backend`` selects one store
+branch per row of :data:`palimpsest.adapters.backends.BACKENDS`; each branch is a
+``Resource`` that opens the store and closes it at shutdown, and a pooled backend's store
+depends on the pool ``Resource`` under it, so shutdown closes the store first, then the pool.
+Only the selected branch is ever opened. The model defaults (embedder, summariser, extractor,
+link resolver) and the clock are providers too, chosen by ``config.profile``:
+
+- ``"app"``: the best offline defaults (MiniLM when installed, else none; the heuristic
+  extractor, TextRank summariser and rule link resolver);
+- ``"inspect"``: a passive client for looking at an existing store (the command line): no
+  extractor, no link resolver, extraction off, and the embedder that follows the model the
+  store records (``config.embedder_choice``, see :mod:`palimpsest.adapters.embedder_choice`).
+
+``client`` builds ``AgentMemory`` from those providers, and :func:`open_client` hands it the
+container's ``shutdown_resources`` as ``on_close``: closing the client closes what the root
+opened, once, and never a store that was passed in (an overridden provider is no resource).
+The container never leaks inward: application and domain code get plain constructor
+arguments, and users never see it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, Literal
 
 from dependency_injector import containers, providers
-
-from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryService
+from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application.clock import SystemClock
 from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.ports import MemoryStore
 
-from .clock import SystemClock
-from .memory import InMemoryStore
+from .backends import BACKENDS, Backend, OracleSettings, choose_backend
+from .embedder_choice import EmbedderChoice, embedder_for_store
 
-__all__ = ["Container", "open_memory", "open_memory_service"]
+__all__ = ["NO_EXTRACTION", "PORTS", "PROFILES", "Container", "build_container", "open_client", "open_memory"]
+
+Profile = Literal["app", "inspect"]
+PROFILES: Final = ("app", "inspect")
+
+PORTS: Final = (
+    "store",
+    "embedder",
+    "summariser",
+    "extractor",
+    "link_resolver",
+    "clock",
+    "memory_extraction_config",
+)
+"""The providers a caller may replace (``build_container(overrides=...)``, ``open_memory(...)``)."""
+
+NO_EXTRACTION: Final = MemoryExtractionConfig(extract_memories=False)
+"""The extraction defaults of a client without an extractor (and of the "inspect" profile)."""
 
 
-def _embedded_store(path: str | os.PathLike[str], dimension: int | None) -> Any:
-    # Imported lazily: choosing the in-memory backend must not load numpy/networkx/sqlite.
-    from .embedded import EmbeddedStore
+# --- resources: what the root opens, it closes ---------------------------------------------------
+# The openers are looked up in the ``backends`` provider when a resource starts, so a test can
+# override that one table (with a fake pool, say) and still exercise the real lifetime wiring.
 
-    return EmbeddedStore(path, dimension=dimension)
+
+def _opened_store(backends: Mapping[str, Backend], name: str, **options: Any) -> Iterator[MemoryStore]:
+    store = backends[name].open_store(**options)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _opened_store_on_pool(
+    backends: Mapping[str, Backend],
+    name: str,
+    *,
+    pool: Any,
+    settings: OracleSettings,
+    dimension: int | None,
+) -> Iterator[MemoryStore]:
+    yield from _opened_store(backends, name, pool=pool, dimension=dimension, **settings.store_options())
+
+
+def _opened_pool(backends: Mapping[str, Backend], name: str, settings: OracleSettings) -> Iterator[Any]:
+    backend = backends[name]
+    if backend.open_pool is None or backend.close_pool is None:
+        raise ConfigurationError(f"the {name} backend opens no pool.")
+    pool = backend.open_pool(settings)
+    try:
+        yield pool
+    finally:
+        backend.close_pool(pool)
+
+
+def _store_branch(
+    backend: Backend, config: Any, backends: providers.Provider[Any], pool: providers.Provider[Any]
+) -> providers.Provider[Any]:
+    """The resource that opens a store of ``backend`` from the container's configuration; a
+    pooled backend's store depends on the pool resource, so it is shut down before the pool."""
+    if backend.pooled:
+        return providers.Resource(
+            _opened_store_on_pool,
+            backends,
+            backend.name,
+            pool=pool,
+            settings=config.oracle,
+            dimension=config.dimension,
+        )
+    if backend.location == "path":
+        return providers.Resource(
+            _opened_store, backends, backend.name, path=config.path, dimension=config.dimension
+        )
+    return providers.Resource(_opened_store, backends, backend.name, dimension=config.dimension)
+
+
+def _store_selector(
+    config: Any, backends: providers.Provider[Any], pool: providers.Provider[Any]
+) -> providers.Selector[Any]:
+    branches = {backend.name: _store_branch(backend, config, backends, pool) for backend in BACKENDS.values()}
+    return providers.Selector(config.backend, **branches)
+
+
+# --- model defaults ----------------------------------------------------------------------------
 
 
 def _offline_embedder() -> Any:
@@ -49,69 +144,133 @@ def _heuristic(name: str) -> Any:
     return getattr(heuristic, name)()
 
 
-def _resource(store: Any) -> Any:
-    try:
-        yield store
-    finally:
-        store.close()
+def _extraction_defaults(extractor: object) -> MemoryExtractionConfig | None:
+    """The client's own defaults with an extractor; extraction off without one."""
+    return None if extractor is not None else NO_EXTRACTION
 
 
 class Container(containers.DeclarativeContainer):
-    """``config.backend`` selects ``"embedded"`` (default) or ``"memory"``."""
+    """The wiring of one client; build it with :func:`build_container` (validated), or directly
+    and ``config.from_dict({...})`` in tests, then ``override`` any provider with a fake."""
 
-    config = providers.Configuration()
+    config = providers.Configuration(
+        default={"backend": "memory", "profile": "app", "dimension": None, "embedder_choice": "auto"}
+    )
 
     clock = providers.Singleton(SystemClock)
 
-    raw_store = providers.Selector(
-        config.backend,
-        embedded=providers.Singleton(_embedded_store, path=config.path, dimension=config.dimension),
-        memory=providers.Singleton(InMemoryStore, dimension=config.dimension),
+    backends = providers.Object(BACKENDS)
+    """The backend table the store and pool resources open with (one branch per row)."""
+
+    pool = providers.Resource(_opened_pool, backends, config.backend, config.oracle)
+    """The connection pool of a pooled backend (Oracle); opened only when its store is."""
+
+    store = _store_selector(config, backends, pool)
+
+    store_embedder = providers.Singleton(embedder_for_store, config.embedder_choice, store)
+    """The "inspect" profile's choice: the embedder that fits the store's recorded model, and a note."""
+
+    embedder = providers.Selector(
+        config.profile,
+        app=providers.Singleton(_offline_embedder),
+        inspect=store_embedder.provided.embedder,
+    )
+    summariser = providers.Singleton(_heuristic, "TextRankSummariser")
+    extractor = providers.Selector(
+        config.profile,
+        app=providers.Singleton(_heuristic, "HeuristicExtractor"),
+        inspect=providers.Object(None),
+    )
+    link_resolver = providers.Selector(
+        config.profile,
+        app=providers.Singleton(_heuristic, "RuleLinkResolver"),
+        inspect=providers.Object(None),
+    )
+    memory_extraction_config = providers.Selector(
+        config.profile,
+        app=providers.Callable(_extraction_defaults, extractor),
+        inspect=providers.Object(NO_EXTRACTION),
     )
 
-    store = providers.Resource(_resource, raw_store)
-
-    memory_service = providers.Singleton(MemoryService, store=store, clock=clock)
-
-    # Model capabilities: the best offline defaults available. The local MiniLM embedder when
-    # its weights are installed (else keyword search only), and the honest heuristics for
-    # extraction, summaries and links; every one can be overridden with a model adapter.
-    embedder = providers.Singleton(_offline_embedder)
-    summariser = providers.Singleton(_heuristic, "TextRankSummariser")
-    extractor = providers.Singleton(_heuristic, "HeuristicExtractor")
-    link_resolver = providers.Singleton(_heuristic, "RuleLinkResolver")
-
-
-def _chosen_backend(path: object, backend: str | None) -> str:
-    chosen = backend or ("embedded" if path is not None else "memory")
-    if chosen not in ("embedded", "memory"):
-        raise ConfigurationError(f"backend must be 'embedded' or 'memory', got {chosen!r}.")
-    if chosen == "embedded" and path is None:
-        raise ConfigurationError("the embedded backend needs a path for its store file.")
-    return chosen
+    client = providers.Factory(
+        AgentMemory,
+        store=store,
+        embedder=embedder,
+        summariser=summariser,
+        extractor=extractor,
+        link_resolver=link_resolver,
+        clock=clock,
+        memory_extraction_config=memory_extraction_config,
+    )
 
 
-def open_memory_service(
+def build_container(
     path: str | os.PathLike[str] | None = None,
     *,
-    backend: Literal["embedded", "memory"] | None = None,
+    backend: str | None = None,
+    oracle: OracleSettings | None = None,
+    profile: Profile = "app",
     dimension: int | None = None,
-) -> tuple[MemoryService, Container]:
-    """A ready service; call ``container.shutdown_resources()`` (or ``close`` the store) when done.
+    embedder_choice: EmbedderChoice | str = EmbedderChoice.AUTO,
+    overrides: Mapping[str, Any] | None = None,
+) -> Container:
+    """A configured container; nothing is opened until a provider is called.
 
-    ``backend`` defaults to ``"embedded"`` when a ``path`` is given, else ``"memory"``.
+    ``overrides`` replaces providers by name (see :data:`PORTS`); a value of ``None`` there
+    means "none" (no extractor, say), unlike :func:`open_memory`'s keywords, where ``None``
+    means "the default". An overridden ``store`` is the caller's: the root never closes it.
+    Raises ``ConfigurationError`` for an unknown backend, profile or port, or arguments that
+    do not fit the chosen backend.
     """
-    chosen = _chosen_backend(path, backend)
+    if profile not in PROFILES:
+        raise ConfigurationError(f"profile must be one of {', '.join(map(repr, PROFILES))}, got {profile!r}.")
+    given = dict(overrides or {})
+    unknown = sorted(set(given) - set(PORTS))
+    if unknown:
+        raise ConfigurationError(f"unknown port(s) to override: {', '.join(unknown)}.")
+    try:
+        choice = EmbedderChoice(embedder_choice)
+    except ValueError:
+        names = ", ".join(repr(known.value) for known in EmbedderChoice)
+        message = f"embedder_choice must be one of {names}, got {embedder_choice!r}."
+        raise ConfigurationError(message) from None
     container = Container()
-    container.config.from_dict({"backend": chosen, "path": str(path) if path else None, "dimension": dimension})
-    container.init_resources()
-    return container.memory_service(), container
+    settings: dict[str, Any] = {"profile": profile, "embedder_choice": choice.value}
+    if "store" in given:
+        if path is not None or backend is not None or oracle is not None or dimension is not None:
+            raise ConfigurationError("pass either a store or a path/backend/oracle/dimension, not both.")
+    else:
+        chosen = choose_backend(backend, path=path, oracle=oracle)
+        settings |= {"backend": chosen.name, "path": os.fspath(path) if path is not None else None}
+        settings |= {"dimension": dimension, "oracle": oracle}
+    container.config.from_dict(settings)
+    for name, value in given.items():
+        getattr(container, name).override(providers.Object(value))
+    return container
+
+
+def open_client(container: Container, **client_options: Any) -> AgentMemory:
+    """The container's client; closing it shuts down every resource the container opened.
+
+    If the client cannot be built (a model that does not fit the store, say), whatever was
+    opened for it is closed before the error propagates.
+    """
+    if "on_close" in client_options:
+        raise ConfigurationError("on_close is the composition root's own (it closes what the root opened).")
+    try:
+        return container.client(on_close=container.shutdown_resources, **client_options)
+    except BaseException:
+        container.shutdown_resources()
+        raise
 
 
 def open_memory(
     path: str | os.PathLike[str] | None = None,
     *,
-    backend: Literal["embedded", "memory"] | None = None,
+    backend: str | None = None,
+    oracle: OracleSettings | None = None,
+    profile: Profile = "app",
+    dimension: int | None = None,
     store: Any = None,
     embedder: Any = None,
     summariser: Any = None,
@@ -123,45 +282,31 @@ def open_memory(
 ) -> AgentMemory:
     """An ``AgentMemory`` on the embedded store at ``path`` (or in memory without a path).
 
-    Defaults are offline: the MiniLM embedder when installed, and the heuristic extractor,
-    summariser and link resolver. Every port can be overridden by keyword (``store``,
-    ``embedder``, ``summariser``, ``extractor``, ``link_resolver``, ``clock``); other keywords
-    go to ``AgentMemory``. Closing the client closes a store that ``open_memory`` created (not
-    one passed in).
+    ``oracle=OracleSettings(dsn, user, password, memory_store_id=...)`` opens an Oracle store
+    on a pool instead; ``backend`` names one of ``BACKENDS`` explicitly. Defaults are offline:
+    the MiniLM embedder when installed, and the heuristic extractor, summariser and link
+    resolver; ``profile="inspect"`` gives the passive client of an existing store (no
+    extractor, no link resolver, the embedder that follows the store's recorded model).
+    Every port can be overridden by keyword (``store``, ``embedder``, ``summariser``,
+    ``extractor``, ``link_resolver``, ``clock``, ``memory_extraction_config``); other keywords
+    go to ``AgentMemory``. Closing the client closes the store (and pool) that ``open_memory``
+    opened, store first; a store passed in is left open.
     """
-    container = Container()
-    owns_store = store is None
-    if owns_store:
-        chosen = _chosen_backend(path, backend)
-        container.config.from_dict({"backend": chosen, "path": str(path) if path else None, "dimension": None})
-        store = container.raw_store()
-    elif path is not None or backend is not None:
-        raise ConfigurationError("pass either a store or a path/backend, not both.")
-    for name, override in (
-        ("embedder", embedder),
-        ("summariser", summariser),
-        ("extractor", extractor),
-        ("link_resolver", link_resolver),
-        ("clock", clock),
-    ):
-        if override is not None:
-            getattr(container, name).override(providers.Object(override))
-    chosen_extractor = container.extractor()
-    if memory_extraction_config is None and chosen_extractor is None:
-        memory_extraction_config = MemoryExtractionConfig(extract_memories=False)
-    try:
-        return AgentMemory(
-            store=store,
-            embedder=container.embedder(),
-            summariser=container.summariser(),
-            extractor=chosen_extractor,
-            link_resolver=container.link_resolver(),
-            clock=container.clock(),
-            memory_extraction_config=memory_extraction_config,
-            close_store=owns_store,
-            **client_options,
-        )
-    except BaseException:
-        if owns_store:
-            store.close()
-        raise
+    ports = {
+        "store": store,
+        "embedder": embedder,
+        "summariser": summariser,
+        "extractor": extractor,
+        "link_resolver": link_resolver,
+        "clock": clock,
+        "memory_extraction_config": memory_extraction_config,
+    }
+    container = build_container(
+        path,
+        backend=backend,
+        oracle=oracle,
+        profile=profile,
+        dimension=dimension,
+        overrides={name: value for name, value in ports.items() if value is not None},
+    )
+    return open_client(container, **client_options)

@@ -1,14 +1,12 @@
-"""Adapters layer: the system clock behind the ``Clock`` port."""
+"""Adapters layer: the system clock behind the ``Clock`` port.
+
+The class itself is :class:`palimpsest.application.clock.SystemClock` (standard library
+only), so that ``AgentMemory`` built without a clock and the composition root share one
+clock; this module keeps its adapter-side name.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from palimpsest.application.clock import SystemClock
 
 __all__ = ["SystemClock"]
-
-
-class SystemClock:
-    """UTC wall-clock time."""
-
-    def now(self) -> datetime:
-        return datetime.now(timezone.utc)

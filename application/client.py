@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
@@ -18,6 +18,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .asyncio_twins import with_async_twins
+from .clock import SystemClock
 from .config import (
     ExtractionRetryPolicy,
     MemoryExtractionConfig,
@@ -35,11 +36,6 @@ from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .wiring import build_services
 
 __all__ = ["AgentMemory"]
-
-class _UtcClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
 
 @with_async_twins(
     "create_thread",
@@ -92,6 +88,7 @@ class AgentMemory:
         close_store: bool = False,
         allow_embedding_model_change: bool = False,
         extraction_retry_policy: ExtractionRetryPolicy | None = None,
+        on_close: Callable[[], object] | None = None,
     ) -> None:
         if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
             raise ConfigurationError("extraction_retry_policy must be an ExtractionRetryPolicy.")
@@ -101,6 +98,8 @@ class AgentMemory:
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
         if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
             raise ConfigurationError("retrieval must be a RetrievalConfig.")
+        if on_close is not None and not callable(on_close):
+            raise ConfigurationError("on_close must be a callable taking no arguments.")
         # Hybrid is the default with an embedder: on both quality sets it retrieves better than
         # either list alone, and the in-memory BM25 index keeps it within the latency targets
         # (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
@@ -109,7 +108,7 @@ class AgentMemory:
             raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
         if strategy != "keyword" and embedder is None:
             raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
-        clock = clock or _UtcClock()
+        clock = clock or SystemClock()
         retention = sync_store_settings(
             store,
             embedder,
@@ -133,6 +132,7 @@ class AgentMemory:
         )
         self._closed = False
         self._close_store = close_store
+        self._on_close = on_close
         if extractor is not None:
             self._services.runner.resume()  # jobs left by a crash or an earlier process
 
@@ -511,13 +511,18 @@ class AgentMemory:
 
     def close(self, timeout: float | None = 300.0) -> None:
         """Stop using the store; idempotent. The store is closed too when this client was
-        told it owns it (``close_store=True``, as ``open_memory`` does)."""
+        told it owns it (``close_store=True``); then ``on_close`` runs, once: the composition
+        root (``open_memory``) passes the shutdown of the store and pool it opened."""
         if self._closed:
             return
         self._closed = True
-        self._services.close(timeout)
-        if self._close_store:
-            self._services.store.close()
+        try:
+            self._services.close(timeout)
+            if self._close_store:
+                self._services.store.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close()
 
     def __enter__(self) -> AgentMemory:
         return self

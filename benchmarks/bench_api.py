@@ -25,7 +25,7 @@ import zlib
 from pathlib import Path
 
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, SummaryText
 from palimpsest.application.searching import SearchStrategy
 from palimpsest.application.testing import ScriptedSummariser
@@ -51,14 +51,22 @@ class Crc32Embedder:
         return [self._basis[zlib.crc32(text.encode("utf-8")) % self.dimension] for text in texts]
 
 
+def _client(path: Path, *, embedder: object, summariser: object = None, **options: object) -> AgentMemory:
+    """A client from the composition root on the embedded store at ``path`` (closed with it):
+    only the given models, extraction and summaries off."""
+    ports = {
+        "embedder": embedder,
+        "summariser": summariser,
+        "extractor": None,
+        "link_resolver": None,
+        "memory_extraction_config": MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
+    }
+    return open_client(build_container(path, overrides=ports), **options)
+
+
 def add_rate(folder: Path, embedder: object, messages: int) -> float:
     """messages/s of add_messages in batches of 100 (extraction and summaries off)."""
-    client = AgentMemory(
-        store=EmbeddedStore(folder / f"rate-{type(embedder).__name__}.db"),
-        embedder=embedder,  # type: ignore[arg-type]
-        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
-        close_store=True,
-    )
+    client = _client(folder / f"rate-{type(embedder).__name__}.db", embedder=embedder)
     try:
         thread = client.create_thread(user_id="u1", agent_id="a1")
         batches = [
@@ -82,14 +90,7 @@ def build(
     summariser = ScriptedSummariser(
         lambda previous, new: SummaryText("The user plans a trip to Rome on a budget and loves pizza.", ("rome", "pizza"))
     )
-    client = AgentMemory(
-        store=EmbeddedStore(folder / "api.db"),
-        embedder=HashingEmbedder(),
-        summariser=summariser,
-        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),
-        search_strategy=strategy,
-        close_store=True,
-    )
+    client = _client(folder / "api.db", embedder=HashingEmbedder(), summariser=summariser, search_strategy=strategy)
     thread = client.create_thread(thread_id="bench", user_id="u1", agent_id="a1")
     started = time.perf_counter()
     for first in range(0, messages, 100):

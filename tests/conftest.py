@@ -1,4 +1,9 @@
-"""Fixtures shared by every test folder: the Oracle database of the optional Oracle-backed tests.
+"""Fixtures shared by every test folder: clients from the composition root, and the Oracle
+database of the optional Oracle-backed tests.
+
+``root_client`` builds clients the way every client is built (``clients.build_client``: the
+composition root with its providers overridden), defaulting to an in-memory store, the
+hashing embedder, a ``ManualClock`` and extraction off; each keyword replaces one default.
 
 ``oracle_pool`` gives a python-oracledb pool on ``ORACLE_DSN`` or on a container started once per
 session when a Docker engine answers; otherwise the test asking for it is skipped at once, with
@@ -7,11 +12,48 @@ one reason. Nothing connects or builds a container at import or collection time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import oracle_database
 import pytest
+from clients import build_client
+from palimpsest.adapters.bootstrap import NO_EXTRACTION
+from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.application import AgentMemory
+from palimpsest.adapters import HashingEmbedder
+
+ROOT_CLOCK_START = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def root_client() -> Iterator[Callable[..., AgentMemory]]:
+    """``root_client(**overrides)``: a client from the composition root on a fresh in-memory
+    store, with the hashing embedder, a manual clock and extraction off unless overridden;
+    every client (and the store the fixture made) is closed after the test."""
+    made: list[AgentMemory] = []
+    stores: list[InMemoryStore] = []
+
+    def build(**overrides: Any) -> AgentMemory:
+        options: dict[str, Any] = {
+            "embedder": HashingEmbedder(),
+            "clock": ManualClock(ROOT_CLOCK_START),
+            "memory_extraction_config": NO_EXTRACTION,
+        }
+        options.update(overrides)
+        if "store" not in options and "path" not in options and "backend" not in options:
+            stores.append(InMemoryStore())
+            options["store"] = stores[-1]
+        client = build_client(**options)
+        made.append(client)
+        return client
+
+    yield build
+    for client in made:
+        client.close()
+    for store in stores:
+        store.close()
 
 
 @pytest.fixture(scope="session")

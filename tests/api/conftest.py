@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory
@@ -50,8 +51,8 @@ ClientFactory = Callable[..., AgentMemory]
 
 @pytest.fixture
 def make_client(store: MemoryStore, clock: ManualClock) -> ClientFactory:
-    """``make_client(**overrides)``: a client on ``store`` with a hashing embedder, the manual
-    clock and extraction disabled, unless overridden."""
+    """``make_client(**overrides)``: a client from the composition root on ``store`` with a
+    hashing embedder, the manual clock and extraction disabled, unless overridden."""
 
     def build(**overrides: Any) -> AgentMemory:
         options: dict[str, Any] = {
@@ -61,7 +62,7 @@ def make_client(store: MemoryStore, clock: ManualClock) -> ClientFactory:
             "memory_extraction_config": NO_EXTRACTION,
         }
         options.update(overrides)
-        return AgentMemory(**options)
+        return build_client(**options)
 
     return build
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
+from clients import build_client
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
     AgentMemory,
@@ -89,9 +90,9 @@ def test_every_blocking_method_has_an_async_twin(memory: AgentMemory) -> None:
 def test_an_embedder_of_another_dimension_than_the_store_is_refused(clock: ManualClock) -> None:
     store = InMemoryStore(dimension=32)
     with pytest.raises(ConfigurationError, match="32"):
-        AgentMemory(store=store, embedder=HashingEmbedder(64), clock=clock, memory_extraction_config=NO_EXTRACTION)
+        build_client(store, embedder=HashingEmbedder(64), clock=clock, memory_extraction_config=NO_EXTRACTION)
     assert snapshot(store)["settings"] == {"memory_retention_config": None, "embedding_model": None}
-    AgentMemory(store=store, embedder=HashingEmbedder(32), clock=clock, memory_extraction_config=NO_EXTRACTION)
+    build_client(store, embedder=HashingEmbedder(32), clock=clock, memory_extraction_config=NO_EXTRACTION)
 
 
 def test_an_embedder_of_another_model_than_the_stores_vectors_is_refused(
@@ -109,19 +110,13 @@ def test_an_embedder_of_another_model_than_the_stores_vectors_is_refused(
 
 def test_a_reopened_embedded_store_remembers_its_embedding_model(tmp_path: Path, clock: ManualClock) -> None:
     path = tmp_path / "kept.db"
-    store = EmbeddedStore(path)
-    try:
-        AgentMemory(store=store, embedder=HashingEmbedder(), clock=clock, memory_extraction_config=NO_EXTRACTION).add_memory("x")
-    finally:
-        store.close()
-    reopened = EmbeddedStore(path)
-    try:
-        with pytest.raises(ConfigurationError):
-            AgentMemory(store=reopened, embedder=_OtherModel(), clock=clock, memory_extraction_config=NO_EXTRACTION)
-        client = AgentMemory(store=reopened, embedder=HashingEmbedder(), clock=clock, memory_extraction_config=NO_EXTRACTION)
+    options: dict[str, Any] = {"clock": clock, "memory_extraction_config": NO_EXTRACTION}
+    with build_client(path=path, embedder=HashingEmbedder(), **options) as first:  # the root opens the file
+        first.add_memory("x")
+    with pytest.raises(ConfigurationError):
+        build_client(path=path, embedder=_OtherModel(), **options)  # the root closes what it opened
+    with build_client(path=path, embedder=HashingEmbedder(), **options) as client:
         assert [m.content for m in client.list_memories()] == ["x"]
-    finally:
-        reopened.close()
 
 
 @ARGUMENT_CHECK

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
+from clients import build_client
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,
@@ -27,7 +28,7 @@ def _client(
     mode: str,
     **extraction: object,
 ) -> AgentMemory:
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=extractor,

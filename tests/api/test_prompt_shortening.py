@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryExtractionMode
+from clients import build_client
+from palimpsest.application import MemoryExtractionConfig, MemoryExtractionMode
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.application.validation import OMISSION_MARKER, shorten_for_prompt
 from palimpsest.domain.ports import MemoryStore
@@ -10,7 +11,7 @@ from palimpsest.domain.ports import MemoryStore
 
 def test_an_oversized_message_reaches_the_extractor_shortened_and_is_stored_whole(store: MemoryStore) -> None:
     extractor = ScriptedExtractor()
-    memory = AgentMemory(
+    memory = build_client(
         store=store,
         extractor=extractor,
         memory_extraction_config=MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.INLINE),

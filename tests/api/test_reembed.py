@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application import MemoryExtractionConfig
+from clients import build_client
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.ports import MemoryStore
 
@@ -12,15 +13,15 @@ NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
 
 def test_a_new_model_is_refused_until_allowed_and_reembed_makes_vector_search_work_again(store: MemoryStore) -> None:
-    old = AgentMemory(store=store, embedder=HashingEmbedder(16), memory_extraction_config=NO_EXTRACTION)
+    old = build_client(store=store, embedder=HashingEmbedder(16), memory_extraction_config=NO_EXTRACTION)
     rid = old.add_memory("The user loves sourdough pizza.", user_id="u1")
     thread = old.create_thread(user_id="u1")
     thread.add_messages([{"role": "user", "content": "Sourdough pizza tonight?"}, {"role": "assistant", "content": "Sure."}])
 
     with pytest.raises(ConfigurationError):
-        AgentMemory(store=store, embedder=HashingEmbedder(32), memory_extraction_config=NO_EXTRACTION)
+        build_client(store=store, embedder=HashingEmbedder(32), memory_extraction_config=NO_EXTRACTION)
 
-    new = AgentMemory(
+    new = build_client(
         store=store,
         embedder=HashingEmbedder(32),
         memory_extraction_config=NO_EXTRACTION,
@@ -33,6 +34,6 @@ def test_a_new_model_is_refused_until_allowed_and_reembed_makes_vector_search_wo
     hits = new.search("sourdough pizza", user_id="u1", record_types=["memory"])
     assert [h.id for h in hits] == [rid]
     # The store now remembers the new model: a plain client with it opens without ceremony.
-    AgentMemory(store=store, embedder=HashingEmbedder(32), memory_extraction_config=NO_EXTRACTION)
+    build_client(store=store, embedder=HashingEmbedder(32), memory_extraction_config=NO_EXTRACTION)
     with pytest.raises(ConfigurationError):
-        AgentMemory(store=store, embedder=HashingEmbedder(16), memory_extraction_config=NO_EXTRACTION)
+        build_client(store=store, embedder=HashingEmbedder(16), memory_extraction_config=NO_EXTRACTION)

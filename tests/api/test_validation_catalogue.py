@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
@@ -68,7 +69,7 @@ def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     path: Path = tmp_path_factory.mktemp("catalogue") / "m.db"
     store: MemoryStore = InMemoryStore() if request.param == "memory" else EmbeddedStore(path)
     clock = ManualClock(START)
-    client = AgentMemory(
+    client = build_client(
         store=store,
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser(),
@@ -219,7 +220,7 @@ CASES = [
     Case("update_thread cannot change the user", lambda e: e.client.update_thread("t", user_id="v"), TypeError, TypeError),
     Case(
         "extraction needs an extractor",
-        lambda e: AgentMemory(store=e.store, embedder=HashingEmbedder(), clock=e.clock).create_thread(thread_id="t9"),
+        lambda e: build_client(store=e.store, embedder=HashingEmbedder(), clock=e.clock).create_thread(thread_id="t9"),
         ConfigurationError,
     ),
     Case(

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from palimpsest.adapters import HashingEmbedder
+from clients import build_client
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
     AgentMemory,
@@ -54,7 +55,7 @@ def _client(store: CountingStore) -> AgentMemory:
         return [ExtractedMemory(RecordType.PREFERENCE, f"The user {m.content.lower()}") for m in request.target_messages]
 
     resolver = ScriptedLinkResolver(lambda source, candidates: [LinkProposal(c.id, "supersedes") for c in candidates])
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(extract),

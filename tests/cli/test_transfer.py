@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from clients import build_client
 
 from .conftest import Invoke, Seeded
 from .helpers import one_line_error, snapshot, store_dimension
@@ -509,8 +510,6 @@ def test_imported_statuses_are_derived_from_the_links_never_taken_as_given(
     invoke: Invoke, tmp_path: Path
 ) -> None:
     from palimpsest.application.transfer import read_items
-    from palimpsest.adapters.embedded import EmbeddedStore
-    from palimpsest.application import AgentMemory
 
     from .helpers import EVERYTHING
 
@@ -550,7 +549,7 @@ def test_imported_statuses_are_derived_from_the_links_never_taken_as_given(
     result = invoke("--store", str(target), "--embedder", "none", "import", str(source))
     assert result.exit_code == 0, result.output
 
-    with AgentMemory(store=EmbeddedStore(target), close_store=True) as memory, memory.store.unit_of_work() as uow:
+    with build_client(path=target) as memory, memory.store.unit_of_work() as uow:
         records = {r.id: r for r in uow.records.list(now=EVERYTHING, limit=None)}
         links = uow.links.list(limit=None)
     retired = {link.target_id for link in links if link.relation_type in ("supersedes", "refines", "duplicates")}
@@ -641,14 +640,13 @@ _HOSTILE_VALUES: list[object] = [
 
 def _check_invariants(store: object) -> None:
     """What every store written through the API holds."""
-    from palimpsest.application import AgentMemory
     from palimpsest.application.config import stored_thread_settings
     from palimpsest.domain.links import derive_status
     from palimpsest.domain.model import RecordStatus
 
     from .helpers import EVERYTHING
 
-    AgentMemory(store=store).close()  # its settings read back  # type: ignore[arg-type]
+    build_client(store=store).close()  # its settings read back  # type: ignore[arg-type]
     with store.unit_of_work() as uow:  # type: ignore[attr-defined]
         threads = {t.id: t for t in uow.threads.list(limit=None)}
         records = {r.id: r for r in uow.records.list(now=EVERYTHING, limit=None)}

@@ -7,10 +7,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from clients import build_client
 from graph_demo_support import START, make_node, make_pizza_graph
 from palimpsest.adapters.cli.graph import GraphEdge, MemoryGraph
-from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.memory import ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 
 
@@ -22,12 +22,11 @@ def clock() -> ManualClock:
 @pytest.fixture(params=["memory", "embedded"])
 def client(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[AgentMemory]:
     """A client without models on the in-memory store, then on the embedded store."""
-    store = InMemoryStore() if request.param == "memory" else EmbeddedStore(tmp_path / "graph.db")
-    memory = AgentMemory(
-        store=store,
+    memory = build_client(  # the root opens the store of the backend and closes it with the client
+        backend=request.param,
+        path=tmp_path / "graph.db" if request.param == "embedded" else None,
         clock=clock,
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
-        close_store=True,
     )
     try:
         yield memory

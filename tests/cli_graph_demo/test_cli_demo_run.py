@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from palimpsest.adapters import HashingEmbedder, open_memory
+from clients import build_client
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.memory import InMemoryStore
-from palimpsest.application import AgentMemory
 from palimpsest.domain import MemoryRecord
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, ConflictError
 from rich.console import Console
@@ -81,16 +81,16 @@ def test_the_demo_names_the_search_it_ran(demo_run: tuple[Path, int, str]) -> No
 
 
 def test_the_search_line_says_what_the_client_s_strategy_does() -> None:
-    with AgentMemory(store=InMemoryStore(), embedder=HashingEmbedder(8)) as hybrid:
+    with build_client(store=InMemoryStore(), embedder=HashingEmbedder(8)) as hybrid:
         assert demo._search_mode(hybrid) == (
             "hybrid search: embeddings computed locally and BM25 keywords, "
             "absolute fusion with a dense weight of 0.5."
         )
         hybrid.add_memory("a vector fixes the dimension", user_id="u")
         assert demo._search_mode(hybrid).startswith("hybrid search: 8-dimensional embeddings computed locally")
-    with AgentMemory(store=InMemoryStore(), embedder=HashingEmbedder(8), search_strategy="vector") as vector:
+    with build_client(store=InMemoryStore(), embedder=HashingEmbedder(8), search_strategy="vector") as vector:
         assert demo._search_mode(vector) == "vector search over embeddings computed locally."
-    with AgentMemory(store=InMemoryStore()) as keyword:
+    with build_client(store=InMemoryStore()) as keyword:
         assert demo._search_mode(keyword).startswith("keyword (BM25) search only")
 
 

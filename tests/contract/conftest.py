@@ -1,38 +1,25 @@
-"""The one store fixture of the contract suite, parametrised over every adapter.
+"""The one store fixture of the contract suite, parametrised over every backend.
 
-Every contract test takes ``store`` (an empty store of dimension 4) and so runs once per
-adapter. An adapter whose module is not written yet is skipped with a reason; once the module
-exists, any import error is a real error. The Oracle parameter runs against ``ORACLE_DSN`` or
-a container on a Docker engine, and otherwise skips at once with one reason
-(``tests/oracle_database.py``, fixtures in ``tests/conftest.py``); each Oracle store is a fresh ``memory_store_id``, dropped afterwards.
+Every contract test takes ``store`` (an empty store of dimension 4) and so runs once per row
+of the backend registry (``palimpsest.adapters.backends.BACKENDS``, the table the composition
+root opens stores with), each store opened by that row's own ``open_store``. A pooled backend
+(Oracle) is marked with its name and runs against ``ORACLE_DSN`` or a container on a Docker
+engine, and otherwise skips at once with one reason (``tests/oracle_database.py``, fixtures
+in ``tests/conftest.py``); each Oracle store is a fresh ``memory_store_id``, dropped afterwards.
 """
 
 from __future__ import annotations
 
-import importlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from palimpsest.adapters.backends import BACKENDS
 from palimpsest.domain.ports import MemoryStore
 
 from .builders import DIMENSION
-
-
-def _adapter_class(module_name: str, class_name: str) -> Any:
-    """The adapter class, or a skip when its module has not been written yet."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
-            pytest.skip(f"{module_name} does not exist yet (adapter not written)")
-        raise
-    if getattr(module, "__file__", None) is None and not hasattr(module, class_name):
-        # An empty directory imports as a namespace package: the adapter is not written yet.
-        pytest.skip(f"{module_name} is still an empty package (adapter not written)")
-    return getattr(module, class_name)  # AttributeError here is a real defect of the adapter
 
 
 class StoreFactory:
@@ -48,28 +35,24 @@ class StoreFactory:
         self._opened: list[MemoryStore] = []
         self._locations: dict[int, Any] = {}
         self._count = 0
+        backend = BACKENDS[adapter]
+        self.persistent = backend.persistent
         self._open: Callable[[Any, int | None], MemoryStore]
-        if adapter == "memory":
-            cls = _adapter_class("palimpsest.adapters.memory", "InMemoryStore")
-            self._open = lambda _location, dimension: cls(dimension=dimension)
-            self.persistent = False
-        elif adapter == "embedded":
-            cls = _adapter_class("palimpsest.adapters.embedded", "EmbeddedStore")
-            self._open = lambda location, dimension: cls(location, dimension=dimension)
-            self.persistent = True
-        elif adapter == "oracle":
+        if backend.pooled:
             assert request is not None
-            pool = request.getfixturevalue("oracle_pool")  # skips when no database answers
-            cls = _adapter_class("palimpsest.adapters.oracle", "OracleStore")
-            self._open = lambda store_id, dimension: cls(pool, memory_store_id=store_id, dimension=dimension)
-            self._oracle_pool = pool
-            self.persistent = True
-        else:  # pragma: no cover - a typo in the parameter list
-            raise AssertionError(f"unknown adapter {adapter!r}")
+            pool = request.getfixturevalue(f"{adapter}_pool")  # skips when no database answers
+            self._pool = pool
+            self._open = lambda store_id, dimension: backend.open_store(
+                pool=pool, memory_store_id=store_id, dimension=dimension
+            )
+        elif backend.location == "path":
+            self._open = lambda location, dimension: backend.open_store(path=location, dimension=dimension)
+        else:
+            self._open = lambda _location, dimension: backend.open_store(dimension=dimension)
 
     def _location(self) -> Any:
         self._count += 1
-        if self.adapter == "oracle":
+        if BACKENDS[self.adapter].location == "memory_store_id":
             return f"T{uuid.uuid4().hex[:12].upper()}"  # a fresh memory_store_id per store
         return self._tmp_path / f"store{self._count}.db"
 
@@ -104,19 +87,19 @@ class StoreFactory:
             from palimpsest.adapters.oracle.names import StoreNames
             from palimpsest.adapters.oracle.schema import SchemaManager
 
-            connection = self._oracle_pool.acquire()
+            connection = self._pool.acquire()
             try:
                 for store_id in sorted(set(self._locations.values())):
                     SchemaManager(StoreNames(store_id)).drop(connection)
             finally:
-                self._oracle_pool.release(connection)
+                self._pool.release(connection)
 
 
 ADAPTERS = [
-    pytest.param("memory", id="memory"),
-    pytest.param("embedded", id="embedded"),
-    pytest.param("oracle", id="oracle", marks=pytest.mark.oracle),
+    pytest.param(name, id=name, marks=getattr(pytest.mark, name) if backend.pooled else ())
+    for name, backend in BACKENDS.items()
 ]
+"""One parameter per registered backend; a pooled one carries its own marker (``-m oracle``)."""
 
 
 @pytest.fixture(params=ADAPTERS)

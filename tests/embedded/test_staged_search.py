@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, RetrievalConfig
 from palimpsest.application.searching import Searcher
@@ -53,7 +54,7 @@ def _open(path: Path, retrieval: RetrievalConfig) -> AgentMemory:
     """A client on a counting store, without extraction."""
     store = CountingStore(path)
     store.pools = []
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=WordsEmbedder(),  # type: ignore[arg-type]
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False, enable_context_summary=False),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from clients import build_client
 
 pytest.importorskip(
     "langgraph.store.base", reason="the LangGraph integration needs the optional extra 'langgraph'"
@@ -40,7 +41,6 @@ from palimpsest.adapters import open_memory
 from palimpsest.adapters.langgraph import LangChainEmbedder, PalimpsestStore
 from palimpsest.adapters.langgraph.store import STORE_METADATA_KEY
 from palimpsest.adapters.memory import InMemoryStore
-from palimpsest.application import AgentMemory
 from palimpsest.domain.errors import ConfigurationError
 
 DIMS = 500
@@ -611,7 +611,7 @@ def test_vector_search_edge_cases(store: PalimpsestStore) -> None:
 def test_keyword_only_clients_rank_what_matches_and_list_the_rest() -> None:
     """Without an embedder palimpsest searches keywords (BM25): items the query's words do not
     match are not ranked, but a query still never hides an item (they follow, unscored)."""
-    memory = AgentMemory(store=InMemoryStore())
+    memory = build_client(store=InMemoryStore())
     try:
         store = PalimpsestStore(memory)
         store.put(("u",), "cats", {"text": "cats purr"})

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 
 USER_ID = "conc-user"
@@ -108,11 +108,17 @@ def run_thread(memory: AgentMemory, process: int, thread: int, rounds: int, out:
 def main() -> None:
     path, process, threads, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     out: dict[str, Any] = {}
-    memory = AgentMemory(
-        store=EmbeddedStore(path),
-        embedder=HashingEmbedder(),
-        memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
-        close_store=True,
+    memory = open_client(  # the composition root opens the store file and closes it with the client
+        build_container(
+            path,
+            overrides={
+                "embedder": HashingEmbedder(),
+                "summariser": None,
+                "extractor": None,
+                "link_resolver": None,
+                "memory_extraction_config": MemoryExtractionConfig(extract_memories=False),
+            },
+        )
     )
     workers = [
         threading.Thread(target=run_thread, args=(memory, process, t, rounds, out), name=f"writer-{t}")

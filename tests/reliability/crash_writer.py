@@ -13,7 +13,7 @@ import sys
 
 from crash_batches import USER_ID, batch, content
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
@@ -61,11 +61,17 @@ def write(memory: AgentMemory, n: int) -> None:
 def main() -> None:
     path, first = sys.argv[1], int(sys.argv[2])
     last = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    memory = AgentMemory(
-        store=EmbeddedStore(path),
-        embedder=HashingEmbedder(),
-        close_store=True,
-        memory_extraction_config=NO_EXTRACTION,
+    memory = open_client(  # the composition root opens the store file and closes it with the client
+        build_container(
+            path,
+            overrides={
+                "embedder": HashingEmbedder(),
+                "summariser": None,
+                "extractor": None,
+                "link_resolver": None,
+                "memory_extraction_config": NO_EXTRACTION,
+            },
+        )
     )
     print("READY", flush=True)
     n = first

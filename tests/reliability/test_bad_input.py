@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
@@ -83,7 +84,7 @@ def snapshot(store: MemoryStore) -> dict[str, Any]:
 def _client(store: MemoryStore, strategy: str, with_models: bool) -> AgentMemory:
     """With ``with_models``, a summariser and an extractor that finds nothing; without, neither
     (summaries fall back to a transcript, and no extraction pass runs)."""
-    return AgentMemory(
+    return build_client(
         store=store,
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser() if with_models else None,

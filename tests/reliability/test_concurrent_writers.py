@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from concurrency_worker import ROOT_TYPE, ROOTS, SHARED_THREAD, USER_ID, conversation
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application import MemoryExtractionConfig
 from reliability_audit import audit
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
@@ -31,11 +31,10 @@ THREADS = 4
 
 def run_writers(tmp_path: Path, rounds: int) -> dict[str, Any]:
     path = tmp_path / "shared.db"
-    with AgentMemory(
-        store=EmbeddedStore(path),
+    with build_client(
+        path=path,
         embedder=HashingEmbedder(),
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
-        close_store=True,
     ) as memory:
         memory.create_thread(thread_id=SHARED_THREAD, user_id=USER_ID)
         for root in ROOTS:

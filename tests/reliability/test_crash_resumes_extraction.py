@@ -12,10 +12,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
-from palimpsest.adapters.embedded import EmbeddedStore
+from clients import build_client
 from palimpsest.adapters.memory import ManualClock
-from palimpsest.application import AgentMemory, ExtractedMemory
+from palimpsest.application import ExtractedMemory
 from palimpsest.application.extraction import JOB_LEASE
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType
@@ -23,15 +22,15 @@ from palimpsest.domain import RecordType
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from palimpsest.adapters.embedded import EmbeddedStore
-    from palimpsest.application import AgentMemory
+    from palimpsest.adapters.bootstrap import build_container, open_client
     from palimpsest.application.testing import ScriptedExtractor
 
     def slow(request):
         time.sleep(60)  # the model is slow; the parent kills us meanwhile
         return []
 
-    memory = AgentMemory(store=EmbeddedStore(sys.argv[1]), extractor=ScriptedExtractor(slow))
+    ports = {"embedder": None, "summariser": None, "link_resolver": None, "memory_extraction_config": None}
+    memory = open_client(build_container(sys.argv[1], overrides={**ports, "extractor": ScriptedExtractor(slow)}))
     thread = memory.create_thread(thread_id="t1", user_id="u1")
     thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
     print("ACK", flush=True)
@@ -58,7 +57,7 @@ def test_a_killed_process_leaves_its_extraction_to_the_next_client(tmp_path: Pat
     extractor = ScriptedExtractor([[ExtractedMemory(RecordType.FACT, "The user's name is Maya.")]])
     # Past the lease the dead process may have taken on the job.
     clock = ManualClock(datetime.now(UTC) + JOB_LEASE + timedelta(minutes=1))
-    memory = AgentMemory(store=EmbeddedStore(path), extractor=extractor, clock=clock, close_store=True)
+    memory = build_client(path=path, extractor=extractor, clock=clock)
     try:
         memory.wait_for_memory_extraction(timeout=30)
         assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]

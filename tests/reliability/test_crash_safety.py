@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from clients import build_client
 from crash_batches import THREAD_IDS, USER_ID, batch, content
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application import MemoryExtractionConfig
 from reliability_audit import Snapshot, audit
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
@@ -159,10 +159,9 @@ def _check_round(snapshot: Snapshot, acknowledged: set[int], confirmed: int, sta
 def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
     rng = random.Random(seed)
     path = tmp_path / "crash.db"
-    with AgentMemory(
-        store=EmbeddedStore(path),
+    with build_client(
+        path=path,
         embedder=HashingEmbedder(),
-        close_store=True,
         memory_extraction_config=NO_EXTRACTION,
     ) as memory:
         for thread_id in THREAD_IDS:
@@ -186,10 +185,9 @@ def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
     stats.acknowledged = len(acknowledged)
 
     # The store is usable afterwards: caches rebuilt, messages readable, memories found.
-    with AgentMemory(
-        store=EmbeddedStore(path),
+    with build_client(
+        path=path,
         embedder=HashingEmbedder(),
-        close_store=True,
         memory_extraction_config=NO_EXTRACTION,
     ) as memory:
         for thread_id in THREAD_IDS:

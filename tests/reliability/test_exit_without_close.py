@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application import MemoryExtractionConfig
+from clients import build_client
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
@@ -31,9 +32,9 @@ def run_script(source: str, path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def memories_in(path: Path) -> list[str]:
-    with AgentMemory(
-        store=EmbeddedStore(path), embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION,
-        allow_embedding_model_change=True, close_store=True,
+    with build_client(
+        path=path, embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION,
+        allow_embedding_model_change=True,
     ) as memory:
         return sorted(r.content for r in memory.list_memories())
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from doubles import fact_per_message
 from palimpsest.adapters import HashingEmbedder
+from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
-    AgentMemory,
     ExtractedMemory,
     ExtractionRequest,
     ExtractionRetryPolicy,
@@ -84,7 +84,7 @@ def test_a_busy_job_operation_delays_the_thread_but_never_stops_its_worker(opera
         return fact_per_message(request)
 
     policy = FAST if operation != "fail" else ExtractionRetryPolicy(max_attempts=1, base_delay_seconds=0.02)
-    memory = AgentMemory(
+    memory = build_client(
         store=store,
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(first_fails),
@@ -136,7 +136,7 @@ def test_a_write_lock_held_by_another_connection_delays_the_pass_and_stores_it_o
             threading.Timer(1.0, release).start()
         return fact_per_message(request)
 
-    memory = AgentMemory(
+    memory = build_client(
         store=EmbeddedStore(path, busy_timeout=0.1),
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(grab_the_lock_then_answer),

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
@@ -181,7 +182,7 @@ def build(memory: AgentMemory, world: World) -> None:
 
 
 def _client(store: MemoryStore, strategy: str) -> AgentMemory:
-    return AgentMemory(store=store, embedder=HashingEmbedder(), summariser=ScriptedSummariser(), clock=ManualClock(START),
+    return build_client(store=store, embedder=HashingEmbedder(), summariser=ScriptedSummariser(), clock=ManualClock(START),
                        memory_extraction_config=NO_EXTRACTION, search_strategy=strategy)  # type: ignore[arg-type]
 
 

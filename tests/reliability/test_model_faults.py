@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 
 openai = pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra")
 
@@ -36,7 +37,6 @@ if _SERVER_FOLDER not in sys.path:
     sys.path.insert(0, _SERVER_FOLDER)
 from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import ManualClock
 from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel
 from palimpsest.application import (
@@ -87,15 +87,14 @@ class Harness:
         chat = OpenAIChatModel(
             self.sdk, "test-model", max_retries=max_retries, timeout=TIMEOUT, sleep=lambda _: None
         )
-        return AgentMemory(
-            store=EmbeddedStore(self.path),
+        return build_client(
+            path=self.path,
             embedder=HashingEmbedder(),
             extractor=LlmExtractor(chat),
             clock=self.clock,
             memory_extraction_config=MemoryExtractionConfig(
                 extraction_mode=MemoryExtractionMode.INLINE, enable_context_summary=False
             ),
-            close_store=True,
             extraction_retry_policy=ExtractionRetryPolicy(base_delay_seconds=0.05, max_delay_seconds=0.2),
         )
 

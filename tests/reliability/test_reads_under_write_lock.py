@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters import HashingEmbedder, embedded
+from clients import build_client
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
@@ -42,11 +43,10 @@ def seed(tmp_path: Path) -> Path:
     """A thread with three messages and no stored summary (so reading one summarises), a memory
     superseded by another (one invalid record, one lifecycle link) and one failed extraction job."""
     path = tmp_path / "busy.db"
-    with AgentMemory(
-        store=EmbeddedStore(path),
+    with build_client(
+        path=path,
         embedder=HashingEmbedder(),
         memory_extraction_config=NO_EXTRACTION,
-        close_store=True,
     ) as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"id": mid, "role": "user", "content": text} for mid, text in MESSAGES.items()])
@@ -88,7 +88,7 @@ def write_lock_held(path: Path) -> Iterator[None]:
 
 
 def quick_client(path: Path, summariser: Any = None) -> AgentMemory:
-    return AgentMemory(
+    return build_client(
         store=EmbeddedStore(path, busy_timeout=BUSY),
         embedder=HashingEmbedder(),
         summariser=summariser,

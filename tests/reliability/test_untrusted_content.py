@@ -28,6 +28,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from clients import build_client
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
@@ -113,7 +114,7 @@ def card_words(text: str, *, split_before_escaping: bool = False) -> str:
 
 def build(world: Hostile, strategy: str) -> tuple[AgentMemory, Any, list[str]]:
     summariser = ScriptedSummariser(lambda previous, messages: SummaryText(world.summary, tuple(world.topics)))
-    memory = AgentMemory(
+    memory = build_client(
         store=InMemoryStore(), embedder=HashingEmbedder(), summariser=summariser, clock=ManualClock(START),
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False, context_summary_update_frequency=1),
         search_strategy=strategy,  # type: ignore[arg-type]
