@@ -18,15 +18,16 @@ Conventions for every method:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType, TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from .errors import ReadOnlyError
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import SearchHit, SearchQuery
-from .sentinel import NotSetType, NOTSET
+from .sentinel import NOTSET, NotSetType
 
 __all__ = [
     "READ_METHODS",
@@ -322,7 +323,8 @@ class JobRepository(Protocol):
         Raises ``ValidationError`` for a bad reason or time (and writes nothing)."""
         ...
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         """Jobs marked failed (of one thread, or all), oldest failure first, then by id."""
         ...
 
@@ -370,7 +372,7 @@ class UnitOfWork(Protocol):
     settings: SettingsRepository
     jobs: JobRepository
 
-    def __enter__(self) -> UnitOfWork: ...
+    def __enter__(self) -> Self: ...
 
     def __exit__(
         self,

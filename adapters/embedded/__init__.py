@@ -6,10 +6,10 @@
 
 from .link_graph import NetworkxLinkGraph
 from .repositories import (
+    SqliteJobRepository,
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
-    SqliteJobRepository,
     SqliteSettingsRepository,
     SqliteSummaryRepository,
     SqliteThreadRepository,
@@ -22,10 +22,10 @@ __all__ = [
     "EmbeddedStore",
     "NetworkxLinkGraph",
     "NumpyVectorIndex",
+    "SqliteJobRepository",
     "SqliteLinkRepository",
     "SqliteMessageRepository",
     "SqliteRecordRepository",
-    "SqliteJobRepository",
     "SqliteSettingsRepository",
     "SqliteSummaryRepository",
     "SqliteThreadRepository",

@@ -7,6 +7,7 @@ that errors name exactly what is missing or taken.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -262,7 +263,7 @@ class SqliteMessageRepository(_Repository):
             raise ValidationError("add_many needs one embedding (or None) per message.")
         present = [i for i, v in enumerate(vectors) if v is not None]
         checked: list[Any] = [None] * len(vectors)
-        for i, unit in zip(present, self._uow.validate_vectors([vectors[i] for i in present])):
+        for i, unit in zip(present, self._uow.validate_vectors([v for v in vectors if v is not None])):
             checked[i] = unit
         ids = [m.id for m in messages]
         if len(set(ids)) != len(ids):
@@ -816,7 +817,8 @@ class SqliteJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(failed=False, thread_id=thread_id, limit=limit)
 
-    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         limit = _check_limit(limit)
         sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS {'NOT NULL' if failed else 'NULL'}"
@@ -870,7 +872,8 @@ class SqliteJobRepository(_Repository):
                 > 0
             )
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:

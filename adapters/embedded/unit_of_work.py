@@ -17,10 +17,10 @@ from . import schema
 from .codec import encode_embedding, normalise, normalise_many
 from .errors import translate
 from .repositories import (
+    SqliteJobRepository,
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
-    SqliteJobRepository,
     SqliteSettingsRepository,
     SqliteSummaryRepository,
     SqliteThreadRepository,

@@ -221,8 +221,7 @@ def _third_person_text(text: str, *, possessive: str) -> str:
     text = re.sub(r"\b(?:mine|ours)\b", "the user's", text, flags=re.IGNORECASE)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.IGNORECASE)
     text = re.sub(r"\bme\b", "the user", text)
-    text = re.sub(r"^the user\b", "The user", text)
-    return text
+    return re.sub(r"^the user\b", "The user", text)
 
 
 def _guideline(sentence: str) -> _Hit | None:
@@ -338,7 +337,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
             continue  # a question, or a conditional/hedged sentence: none of its clauses is asserted
         for raw in _clauses(raw_sentence):
             sentence = _expand(_strip_fillers(raw))
-            if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE):
+            if not sentence or (_QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE)):
                 continue
             if _HYPOTHETICAL.search(sentence):
                 continue

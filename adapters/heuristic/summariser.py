@@ -51,7 +51,7 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     first_seen: dict[str, int] = {}
     position = 0
     for sentence in sentences(text):
-        words = [t for t in tokens(sentence)]
+        words = list(tokens(sentence))
         for word in words:
             if word not in _TOPIC_STOPWORDS and len(word) > 2 and not word.isdigit():
                 unigrams[word] += 1
@@ -87,7 +87,7 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     return tuple(chosen[:limit])
 
 
-def _pagerank(graph: nx.Graph) -> dict[int, float]:
+def _pagerank(graph: nx.Graph[int]) -> dict[int, float]:
     """``networkx.pagerank`` (weighted, damping 0.85); networkx needs SciPy for it, so without SciPy
     the same power iteration runs on networkx's dense adjacency matrix with NumPy."""
     try:
@@ -159,7 +159,7 @@ class TextRankSummariser:
     @staticmethod
     def _select(candidates: list[str], budget: int) -> list[int]:
         words = [_sentence_words(s) for s in candidates]
-        graph = nx.Graph()
+        graph: nx.Graph[int] = nx.Graph()
         graph.add_nodes_from(range(len(candidates)))
         for i, j in combinations(range(len(candidates)), 2):
             weight = _similarity(words[i], words[j])
@@ -168,7 +168,7 @@ class TextRankSummariser:
         if graph.number_of_edges():
             scores = _pagerank(graph)
         else:
-            scores = {i: 1.0 for i in range(len(candidates))}
+            scores = dict.fromkeys(range(len(candidates)), 1.0)
         # Ties (and isolated sentences) favour the newest sentence, then the longer one.
         order = sorted(range(len(candidates)), key=lambda i: (-round(scores[i], 12), -i))
         chosen: list[int] = []

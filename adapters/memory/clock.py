@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from palimpsest.domain.model import check_time
 
@@ -14,7 +14,7 @@ class ManualClock:
 
     def __init__(
         self,
-        start: datetime = datetime(2026, 1, 1, tzinfo=timezone.utc),
+        start: datetime = datetime(2026, 1, 1, tzinfo=UTC),
         *,
         tick: timedelta = timedelta(microseconds=1),
     ) -> None:

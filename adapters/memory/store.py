@@ -9,6 +9,7 @@ one committed snapshot without waiting for the lock.
 
 from __future__ import annotations
 
+import builtins
 import math
 import threading
 from collections import Counter
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from palimpsest.domain.errors import (
     ConflictError,
@@ -34,10 +35,10 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.metadata_filter import matches, validate_filter
 from palimpsest.domain.model import (
+    ExtractionJob,
     MemoryRecord,
     Message,
     RecordLink,
-    ExtractionJob,
     RecordStatus,
     RecordType,
     Thread,
@@ -500,7 +501,8 @@ class InMemoryJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(failed=False, thread_id=thread_id, limit=limit)
 
-    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         found = sorted(
             (j for j in self._s.jobs.values() if j.failed is failed and (thread_id is None or j.thread_id == thread_id)),
@@ -543,7 +545,8 @@ class InMemoryJobRepository(_Repository):
         )
         return True
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
@@ -600,7 +603,7 @@ class InMemoryUnitOfWork:
             raise StorageError("This unit of work is not active (use it inside `with`, before commit/rollback).")
         return self._work
 
-    def __enter__(self) -> InMemoryUnitOfWork:
+    def __enter__(self) -> Self:
         if self._work is not None or self._done:
             raise StorageError("A unit of work can be entered only once.")
         self._store._check_open()
@@ -674,7 +677,7 @@ class InMemoryStore:
     def close(self) -> None:
         self._closed = True
 
-    def __enter__(self) -> InMemoryStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

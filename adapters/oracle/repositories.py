@@ -17,6 +17,7 @@ them are found or the rows run out: one filter semantics, defined once (D7).
 from __future__ import annotations
 
 import array
+import builtins
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -686,7 +687,8 @@ class OracleJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(st.job_list, thread_id, limit)
 
-    def _listing(self, build: Any, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, build: Any, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """Run a job listing (:func:`~.statements.job_list` or ``job_failed``) with checked arguments."""
         limit = _check_limit(limit)
         if thread_id is not None:
@@ -721,7 +723,8 @@ class OracleJobRepository(_Repository):
         at = check_time(at, "at")
         return self._uow.run(st.job_fail(self._names, job_id, reason=reason, at=at)) > 0
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(st.job_failed, thread_id, limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
