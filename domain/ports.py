@@ -64,6 +64,8 @@ class Clock(Protocol):
 
 
 class ThreadRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, thread: Thread) -> None:
         """Store a new thread. Raises ``DuplicateIdError`` if the id exists."""
         ...
@@ -100,6 +102,8 @@ class ThreadRepository(Protocol):
 
 
 class MessageRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
         """Store a message of an existing thread, optionally with its embedding.
 
@@ -154,6 +158,8 @@ class MessageRepository(Protocol):
 
 
 class RecordRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
         """Store a new memory record, optionally with its embedding.
 
@@ -210,6 +216,8 @@ class RecordRepository(Protocol):
 
 
 class LinkRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, link: RecordLink) -> None:
         """Store a link whose endpoints exist.
 
@@ -257,6 +265,8 @@ class LinkRepository(Protocol):
 class SummaryRepository(Protocol):
     """Versioned thread summaries (deleted with their thread)."""
 
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, summary: ThreadSummary) -> None:
         """Store a new revision. Raises ``ThreadNotFoundError``, ``DuplicateIdError`` for a
         taken id, and ``ConflictError`` when the thread already has this revision number
@@ -283,6 +293,8 @@ class SummaryRepository(Protocol):
 
 class JobRepository(Protocol):
     """Durable pending-extraction jobs (deleted with their thread)."""
+
+    __slots__ = ()  # adapters declaring the port keep their slots
 
     def add(self, job: ExtractionJob) -> None:
         """Record a job. Raises ``ThreadNotFoundError`` or ``DuplicateIdError``."""
@@ -341,6 +353,8 @@ class JobRepository(Protocol):
 class SettingsRepository(Protocol):
     """Store-wide settings (JSON values) that every client of the store must share, such as
     the retention policy or the embedding model the vectors were made with."""
+
+    __slots__ = ()  # adapters declaring the port keep their slots
 
     def get(self, key: str) -> Any:
         """The stored JSON value, or ``None`` when unset."""

@@ -43,7 +43,16 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import UNBOUNDED_LIMIT
+from palimpsest.domain.ports import (
+    UNBOUNDED_LIMIT,
+    JobRepository,
+    LinkRepository,
+    MessageRepository,
+    RecordRepository,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+)
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (
@@ -162,7 +171,7 @@ class _Repository:
         return self._conn.execute(sql, (value,)).fetchone() is not None
 
 
-class SqliteThreadRepository(_Repository):
+class SqliteThreadRepository(_Repository, ThreadRepository):
     __slots__ = ()
 
     def add(self, thread: Thread) -> None:
@@ -229,7 +238,7 @@ class SqliteThreadRepository(_Repository):
         return [thread_from_row(row) for row in rows]
 
 
-class SqliteMessageRepository(_Repository):
+class SqliteMessageRepository(_Repository, MessageRepository):
     __slots__ = ()
 
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
@@ -408,7 +417,7 @@ class SqliteMessageRepository(_Repository):
         return sorted((thread_id, seq) for thread_id, seq in purged)
 
 
-class SqliteRecordRepository(_Repository):
+class SqliteRecordRepository(_Repository, RecordRepository):
     __slots__ = ()
 
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
@@ -546,7 +555,7 @@ class SqliteRecordRepository(_Repository):
         return [record_from_row(row) for row in rows]
 
 
-class SqliteLinkRepository(_Repository):
+class SqliteLinkRepository(_Repository, LinkRepository):
     __slots__ = ()
 
     def add(self, link: RecordLink) -> None:
@@ -683,7 +692,7 @@ class SqliteLinkRepository(_Repository):
         return [link_from_row(row) for row in rows]
 
 
-class SqliteSummaryRepository(_Repository):
+class SqliteSummaryRepository(_Repository, SummaryRepository):
     __slots__ = ()
 
     def add(self, summary: ThreadSummary) -> None:
@@ -775,7 +784,7 @@ def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
     )
 
 
-class SqliteJobRepository(_Repository):
+class SqliteJobRepository(_Repository, JobRepository):
     __slots__ = ()
 
     def add(self, job: ExtractionJob) -> None:
@@ -890,7 +899,7 @@ class SqliteJobRepository(_Repository):
             return self._conn.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,)).rowcount > 0
 
 
-class SqliteSettingsRepository(_Repository):
+class SqliteSettingsRepository(_Repository, SettingsRepository):
     __slots__ = ()
 
     def get(self, key: str) -> Any:

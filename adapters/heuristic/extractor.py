@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, LinkProposal
+from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, Extractor, LinkProposal
 from palimpsest.domain.model import Message, RecordType
 
 from ._text import NEGATIONS, STOPWORDS, normalise_apostrophes, sentences, third_person, tokens
@@ -354,7 +354,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
     return found
 
 
-class HeuristicExtractor:
+class HeuristicExtractor(Extractor):
     """Implements the ``Extractor`` port with English regular-expression patterns, offline.
 
     It reads the *user* turns of ``request.target_messages`` (roles ``user``/``human``; other

@@ -10,7 +10,7 @@ from typing import Final
 
 import networkx as nx
 import numpy as np
-from palimpsest.application.ports import SummaryText
+from palimpsest.application.ports import Summariser, SummaryText
 from palimpsest.domain.model import Message
 
 from ._text import STOPWORDS, sentences, stem, tokens
@@ -109,7 +109,7 @@ def _pagerank(graph: nx.Graph[int]) -> dict[int, float]:
     return {node: float(score) for node, score in zip(nodes, rank, strict=True)}
 
 
-class TextRankSummariser:
+class TextRankSummariser(Summariser):
     """Implements the ``Summariser`` port by extractive TextRank, offline and deterministic.
 
     The sentences of the previous summary and of the new messages (oldest first) form a graph

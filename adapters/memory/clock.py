@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from palimpsest.domain.model import check_time
+from palimpsest.domain.ports import Clock
 
 __all__ = ["ManualClock"]
 
 
-class ManualClock:
+class ManualClock(Clock):
     """Implements the ``Clock`` port; starts at ``start`` and advances by ``tick`` per call."""
 
     def __init__(

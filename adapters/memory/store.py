@@ -47,7 +47,18 @@ from palimpsest.domain.model import (
     check_metadata,
     check_time,
 )
-from palimpsest.domain.ports import restrict_to_reads
+from palimpsest.domain.ports import (
+    JobRepository,
+    LinkRepository,
+    MemoryStore,
+    MessageRepository,
+    RecordRepository,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+    UnitOfWork,
+    restrict_to_reads,
+)
 from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
@@ -149,7 +160,7 @@ class _Repository:
         state.vectors[key] = unit
 
 
-class InMemoryThreadRepository(_Repository):
+class InMemoryThreadRepository(_Repository, ThreadRepository):
     def add(self, thread: Thread) -> None:
         if thread.id in self._s.threads:
             raise DuplicateIdError(f"A thread with id {thread.id!r} already exists.")
@@ -200,7 +211,7 @@ class InMemoryThreadRepository(_Repository):
         return _newest(found, limit)
 
 
-class InMemoryMessageRepository(_Repository):
+class InMemoryMessageRepository(_Repository, MessageRepository):
     def add(self, message: Message, *, embedding: Sequence[float] | None = None) -> None:
         s = self._s
         if message.thread_id not in s.threads:
@@ -284,7 +295,7 @@ class InMemoryMessageRepository(_Repository):
         return sorted((m.thread_id, m.seq) for m in expired)
 
 
-class InMemoryRecordRepository(_Repository):
+class InMemoryRecordRepository(_Repository, RecordRepository):
     def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> None:
         s = self._s
         if record.id in s.records:
@@ -362,7 +373,7 @@ def _link_order(link: RecordLink) -> tuple[datetime, str]:
     return (link.created_at, link.id)
 
 
-class InMemoryLinkRepository(_Repository):
+class InMemoryLinkRepository(_Repository, LinkRepository):
     def _check_unique(self, link: RecordLink) -> None:
         for other in self._s.links.values():
             if (
@@ -438,7 +449,7 @@ class InMemoryLinkRepository(_Repository):
         return _first(found, limit)
 
 
-class InMemorySummaryRepository(_Repository):
+class InMemorySummaryRepository(_Repository, SummaryRepository):
     def add(self, summary: ThreadSummary) -> None:
         s = self._s
         if summary.thread_id not in s.threads:
@@ -478,7 +489,7 @@ class InMemorySummaryRepository(_Repository):
         return len(doomed)
 
 
-class InMemoryJobRepository(_Repository):
+class InMemoryJobRepository(_Repository, JobRepository):
     def add(self, job: ExtractionJob) -> None:
         s = self._s
         if job.thread_id not in s.threads:
@@ -561,7 +572,7 @@ class InMemoryJobRepository(_Repository):
         return self._s.jobs.pop(job_id, None) is not None
 
 
-class InMemorySettingsRepository(_Repository):
+class InMemorySettingsRepository(_Repository, SettingsRepository):
     def get(self, key: str) -> Any:
         return self._s.settings.get(key)
 
@@ -574,7 +585,7 @@ class InMemorySettingsRepository(_Repository):
             self._s.settings[key] = check_metadata({"value": value})["value"]  # type: ignore[index]
 
 
-class InMemoryUnitOfWork:
+class InMemoryUnitOfWork(UnitOfWork):
     """A transaction over copies of the committed state; see the module docstring.
 
     A read-only one (``read_only=True``) reads the committed state itself, without the store
@@ -640,7 +651,7 @@ class InMemoryUnitOfWork:
         self._done = True
 
 
-class InMemoryStore:
+class InMemoryStore(MemoryStore):
     """Every storage port in process memory. ``dimension`` may be fixed up front or by the first vector."""
 
     def __init__(self, dimension: int | None = None) -> None:

@@ -52,7 +52,16 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import UNBOUNDED_LIMIT
+from palimpsest.domain.ports import (
+    UNBOUNDED_LIMIT,
+    JobRepository,
+    LinkRepository,
+    MessageRepository,
+    RecordRepository,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+)
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
@@ -186,7 +195,7 @@ class _Repository:
 # --- threads ---------------------------------------------------------------------------------------
 
 
-class OracleThreadRepository(_Repository):
+class OracleThreadRepository(_Repository, ThreadRepository):
     __slots__ = ()
 
     def add(self, thread: Thread) -> None:
@@ -248,7 +257,7 @@ def _message_chunk(names: Any, message: Message, vector: array.array[float] | No
     )
 
 
-class OracleMessageRepository(_Repository):
+class OracleMessageRepository(_Repository, MessageRepository):
     __slots__ = ()
 
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
@@ -419,7 +428,7 @@ def _record_chunk(names: Any, record: MemoryRecord, vector: array.array[float] |
     )
 
 
-class OracleRecordRepository(_Repository):
+class OracleRecordRepository(_Repository, RecordRepository):
     __slots__ = ()
 
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
@@ -547,7 +556,7 @@ class OracleRecordRepository(_Repository):
 # --- links -----------------------------------------------------------------------------------------
 
 
-class OracleLinkRepository(_Repository):
+class OracleLinkRepository(_Repository, LinkRepository):
     __slots__ = ()
 
     def add(self, link: RecordLink) -> None:
@@ -629,7 +638,7 @@ class OracleLinkRepository(_Repository):
 # --- summaries -------------------------------------------------------------------------------------
 
 
-class OracleSummaryRepository(_Repository):
+class OracleSummaryRepository(_Repository, SummaryRepository):
     __slots__ = ()
 
     def add(self, summary: ThreadSummary) -> None:
@@ -668,7 +677,7 @@ class OracleSummaryRepository(_Repository):
 # --- extraction jobs -------------------------------------------------------------------------------
 
 
-class OracleJobRepository(_Repository):
+class OracleJobRepository(_Repository, JobRepository):
     __slots__ = ()
 
     def add(self, job: ExtractionJob) -> None:
@@ -742,7 +751,7 @@ class OracleJobRepository(_Repository):
 # --- settings --------------------------------------------------------------------------------------
 
 
-class OracleSettingsRepository(_Repository):
+class OracleSettingsRepository(_Repository, SettingsRepository):
     __slots__ = ()
 
     def get(self, key: str) -> Any:
