@@ -51,7 +51,7 @@ lint: install-dev
 # in pyproject.toml ([tool.mypy]).
 MYPY_PATH := $(VENV)/mypy-path
 typecheck: install-dev
-	@mkdir -p $(MYPY_PATH)/palimpsest
+	@mkdir -p "$(MYPY_PATH)/palimpsest"
 	@for layer in domain application adapters; do ln -sfn "$(CURDIR)/$$layer" "$(MYPY_PATH)/palimpsest/$$layer"; done
 	MYPYPATH="$(MYPY_PATH)" $(VENV)/bin/mypy
 
