@@ -598,7 +598,7 @@ def graph_hops(config: Config, workdir: Path) -> dict[str, Any]:
                 store.search(per_hops[h][j])
         gc.collect()
         samples: dict[int, list[float]] = {h: [] for h in range(6)}
-        linked: dict[int, int] = {h: 0 for h in range(6)}
+        linked: dict[int, int] = dict.fromkeys(range(6), 0)
         # Interleaved, so that every depth sees the same machine state.
         for j in range(base.warmup, len(flat)):
             for h in range(6):
@@ -949,7 +949,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.graph_links:
         overrides["graph_records"] = overrides["graph_links"] = args.graph_links
     config = replace(config, **overrides)
-    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
     with tempfile.TemporaryDirectory(prefix="palimpsest-peers-") as folder:
         report = run(config, Path(folder), log, in_process=args.no_children)
     print(render(report))

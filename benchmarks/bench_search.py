@@ -472,7 +472,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("note: fewer than 200 measured queries; p95 is noisy", file=sys.stderr)
 
     started = time.perf_counter()
-    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
     if args.dir is not None and args.reuse:
         result = run(config, args.dir, log, reuse=True)
     elif args.dir is not None:

@@ -16,7 +16,7 @@ from .sentinel import *  # noqa: F403
 from .subjects import *  # noqa: F403
 from .text import *  # noqa: F403
 
-__all__ = sorted(
+__all__ = sorted(  # noqa: PLE0605 - a list at run time: the submodules' names, sorted once here
     {
         *errors.__all__,
         *events.__all__,

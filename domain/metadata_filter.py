@@ -126,7 +126,8 @@ def validate_metadata_filter(flt: object) -> dict[str, Any] | None:
     if not isinstance(flt, Mapping):
         raise InvalidMetadataFilterError("metadata_filter must be a dict or None.")
     _validate_object(flt, 0)
-    return _plain(flt)
+    plain: dict[str, Any] = _plain(flt)
+    return plain
 
 
 def _plain(value: Any) -> Any:

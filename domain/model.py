@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from .errors import (
@@ -28,31 +28,31 @@ __all__ = [
     "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
     "MAX_JSON_INT_DIGITS",
-    "ExtractionJob",
-    "JobState",
     "MEMORY_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
-    "Message",
+    "UTC",
+    "ZERO_TTL_MESSAGE",
+    "ExtractionJob",
+    "JobState",
     "MemoryRecord",
+    "Message",
     "RecordLink",
     "RecordStatus",
     "RecordType",
     "Scope",
     "Thread",
     "ThreadSummary",
-    "UTC",
+    "check_counter",
+    "check_failure_reason",
     "check_id",
+    "check_json_int",
     "check_metadata",
     "check_optional_id",
     "check_text",
     "check_time",
     "expiry_from_ttl",
-    "ZERO_TTL_MESSAGE",
-    "parse_record_type",
-    "check_counter",
-    "check_failure_reason",
-    "check_json_int",
     "failure_reason_of",
+    "parse_record_type",
 ]
 
 _CONTROL: Final = re.compile("[\x00-\x1f]")
@@ -576,9 +576,6 @@ def failure_reason_of(error: BaseException) -> str:
     if len(text) > MAX_FAILURE_REASON_LENGTH:
         text = text[: MAX_FAILURE_REASON_LENGTH - 1] + "\u2026"
     return text
-
-
-UTC: Final = timezone.utc
 
 
 ZERO_TTL_MESSAGE: Final = (

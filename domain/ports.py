@@ -18,16 +18,17 @@ Conventions for every method:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType, TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from .errors import ReadOnlyError
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import SearchHit, SearchQuery
-from .sentinel import NotSetType, NOTSET
+from .sentinel import NOTSET, NotSetType
 
 __all__ = [
     "READ_METHODS",
@@ -66,6 +67,8 @@ class Clock(Protocol):
 
 
 class ThreadRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, thread: Thread) -> None:
         """Store a new thread. Raises ``DuplicateIdError`` if the id exists."""
         ...
@@ -102,6 +105,8 @@ class ThreadRepository(Protocol):
 
 
 class MessageRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
         """Store a message of an existing thread, optionally with its embedding.
 
@@ -156,6 +161,8 @@ class MessageRepository(Protocol):
 
 
 class RecordRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
         """Store a new memory record, optionally with its embedding.
 
@@ -212,6 +219,8 @@ class RecordRepository(Protocol):
 
 
 class LinkRepository(Protocol):
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, link: RecordLink) -> None:
         """Store a link whose endpoints exist.
 
@@ -259,6 +268,8 @@ class LinkRepository(Protocol):
 class SummaryRepository(Protocol):
     """Versioned thread summaries (deleted with their thread)."""
 
+    __slots__ = ()  # adapters declaring the port keep their slots
+
     def add(self, summary: ThreadSummary) -> None:
         """Store a new revision. Raises ``ThreadNotFoundError``, ``DuplicateIdError`` for a
         taken id, and ``ConflictError`` when the thread already has this revision number
@@ -285,6 +296,8 @@ class SummaryRepository(Protocol):
 
 class JobRepository(Protocol):
     """Durable pending-extraction jobs (deleted with their thread)."""
+
+    __slots__ = ()  # adapters declaring the port keep their slots
 
     def add(self, job: ExtractionJob) -> None:
         """Record a job. Raises ``ThreadNotFoundError`` or ``DuplicateIdError``."""
@@ -325,7 +338,8 @@ class JobRepository(Protocol):
         Raises ``ValidationError`` for a bad reason or time (and writes nothing)."""
         ...
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         """Jobs marked failed (of one thread, or all), oldest failure first, then by id."""
         ...
 
@@ -342,6 +356,8 @@ class JobRepository(Protocol):
 class SettingsRepository(Protocol):
     """Store-wide settings (JSON values) that every client of the store must share, such as
     the retention policy or the embedding model the vectors were made with."""
+
+    __slots__ = ()  # adapters declaring the port keep their slots
 
     def get(self, key: str) -> Any:
         """The stored JSON value, or ``None`` when unset."""
@@ -373,7 +389,7 @@ class UnitOfWork(Protocol):
     settings: SettingsRepository
     jobs: JobRepository
 
-    def __enter__(self) -> UnitOfWork: ...
+    def __enter__(self) -> Self: ...
 
     def __exit__(
         self,

@@ -30,6 +30,7 @@ from .model import (
 from .sentinel import ANY, AnyType
 
 __all__ = [
+    "DEFAULT_DENSE_WEIGHT",
     "DEFAULT_MAX_LINKED_RESULTS",
     "MAX_NUM_HOPS",
     "MAX_SEARCH_K",
@@ -40,7 +41,6 @@ __all__ = [
     "SearchHit",
     "SearchQuery",
     "TreeEdge",
-    "DEFAULT_DENSE_WEIGHT",
     "build_tree",
     "check_vector",
     "fuse",

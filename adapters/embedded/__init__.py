@@ -12,10 +12,10 @@ their modules.
 """
 
 from .repositories import (
+    SqliteJobRepository,
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
-    SqliteJobRepository,
     SqliteSettingsRepository,
     SqliteSummaryRepository,
     SqliteThreadRepository,
@@ -26,10 +26,10 @@ from .unit_of_work import SqliteUnitOfWork
 
 __all__ = [
     "EmbeddedStore",
+    "SqliteJobRepository",
     "SqliteLinkRepository",
     "SqliteMessageRepository",
     "SqliteRecordRepository",
-    "SqliteJobRepository",
     "SqliteSettingsRepository",
     "SqliteSummaryRepository",
     "SqliteThreadRepository",

@@ -581,7 +581,7 @@ class PostingsKeywordIndex:
                 tokens[i] = document_terms(batch.contents[i])
                 if found[0] == scope:
                     terms, freqs = partitions[scope].forward(found[1])
-                    counts = Counter(tokens[i])
+                    counts: Counter[str | None] = Counter(tokens[i])  # a free term id's name is None
                     if len(terms) == len(counts) and all(
                         counts.get(names[t]) == f for t, f in zip(terms, freqs)
                     ):
@@ -897,11 +897,11 @@ class PostingsKeywordIndex:
         avgdl = self.average_length
         partitions, allowed = select_partitions(self._partitions, self._where, flt)
         if len(partitions) > _TOGETHER_MIN_PARTITIONS:
-            best = self._search_together(
+            together = self._search_together(
                 partitions, weights, avgdl, flt, limit, None if flt.allowed is None else allowed
             )
-            best.sort()
-            return best[:limit]
+            together.sort()
+            return together[:limit]
         best: list[KeywordCandidate] = []
         for scope, partition in partitions:
             allowed_rows = None

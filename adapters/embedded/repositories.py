@@ -7,6 +7,7 @@ that errors name exactly what is missing or taken.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -42,7 +43,16 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import UNBOUNDED_LIMIT
+from palimpsest.domain.ports import (
+    UNBOUNDED_LIMIT,
+    JobRepository,
+    LinkRepository,
+    MessageRepository,
+    RecordRepository,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+)
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (
@@ -161,7 +171,7 @@ class _Repository:
         return self._conn.execute(sql, (value,)).fetchone() is not None
 
 
-class SqliteThreadRepository(_Repository):
+class SqliteThreadRepository(_Repository, ThreadRepository):
     __slots__ = ()
 
     def add(self, thread: Thread) -> None:
@@ -228,7 +238,7 @@ class SqliteThreadRepository(_Repository):
         return [thread_from_row(row) for row in rows]
 
 
-class SqliteMessageRepository(_Repository):
+class SqliteMessageRepository(_Repository, MessageRepository):
     __slots__ = ()
 
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
@@ -262,7 +272,7 @@ class SqliteMessageRepository(_Repository):
             raise ValidationError("add_many needs one embedding (or None) per message.")
         present = [i for i, v in enumerate(vectors) if v is not None]
         checked: list[Any] = [None] * len(vectors)
-        for i, unit in zip(present, self._uow.validate_vectors([vectors[i] for i in present])):
+        for i, unit in zip(present, self._uow.validate_vectors([v for v in vectors if v is not None])):
             checked[i] = unit
         ids = [m.id for m in messages]
         if len(set(ids)) != len(ids):
@@ -407,7 +417,7 @@ class SqliteMessageRepository(_Repository):
         return sorted((thread_id, seq) for thread_id, seq in purged)
 
 
-class SqliteRecordRepository(_Repository):
+class SqliteRecordRepository(_Repository, RecordRepository):
     __slots__ = ()
 
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
@@ -545,7 +555,7 @@ class SqliteRecordRepository(_Repository):
         return [record_from_row(row) for row in rows]
 
 
-class SqliteLinkRepository(_Repository):
+class SqliteLinkRepository(_Repository, LinkRepository):
     __slots__ = ()
 
     def add(self, link: RecordLink) -> None:
@@ -682,7 +692,7 @@ class SqliteLinkRepository(_Repository):
         return [link_from_row(row) for row in rows]
 
 
-class SqliteSummaryRepository(_Repository):
+class SqliteSummaryRepository(_Repository, SummaryRepository):
     __slots__ = ()
 
     def add(self, summary: ThreadSummary) -> None:
@@ -774,7 +784,7 @@ def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
     )
 
 
-class SqliteJobRepository(_Repository):
+class SqliteJobRepository(_Repository, JobRepository):
     __slots__ = ()
 
     def add(self, job: ExtractionJob) -> None:
@@ -816,7 +826,8 @@ class SqliteJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(failed=False, thread_id=thread_id, limit=limit)
 
-    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         limit = _check_limit(limit)
         sql = f"SELECT {_JOB_COLUMNS} FROM extraction_jobs WHERE failed_at IS {'NOT NULL' if failed else 'NULL'}"
@@ -870,7 +881,8 @@ class SqliteJobRepository(_Repository):
                 > 0
             )
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
@@ -887,7 +899,7 @@ class SqliteJobRepository(_Repository):
             return self._conn.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,)).rowcount > 0
 
 
-class SqliteSettingsRepository(_Repository):
+class SqliteSettingsRepository(_Repository, SettingsRepository):
     __slots__ = ()
 
     def get(self, key: str) -> Any:

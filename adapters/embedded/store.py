@@ -29,6 +29,7 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.model import MemoryRecord, Message, RecordType
 from palimpsest.domain.ports import SchemaState
+from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.search import (
     LinkedRecord,
     SearchHit,
@@ -195,7 +196,7 @@ def _close_connections(
     _close_all(conns)
 
 
-class EmbeddedStore:
+class EmbeddedStore(MemoryStore):
     """A :class:`~palimpsest.domain.ports.MemoryStore` in one SQLite file, shared by processes.
 
     A missing folder of ``path`` is created; a path that cannot hold the file (a file in the

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 from palimpsest.domain.errors import StorageError
-from palimpsest.domain.ports import restrict_to_reads
+from palimpsest.domain.ports import UnitOfWork, restrict_to_reads
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import schema
 from .codec import encode_embedding, normalise, normalise_many
 from .errors import translate
 from .repositories import (
+    SqliteJobRepository,
     SqliteLinkRepository,
     SqliteMessageRepository,
     SqliteRecordRepository,
-    SqliteJobRepository,
     SqliteSettingsRepository,
     SqliteSummaryRepository,
     SqliteThreadRepository,
@@ -34,7 +34,7 @@ __all__ = ["SqliteUnitOfWork"]
 _NEW, _ACTIVE, _DONE = "new", "active", "done"
 
 
-class SqliteUnitOfWork:
+class SqliteUnitOfWork(UnitOfWork):
     """One write transaction on the calling thread's writer connection.
 
     ``BEGIN IMMEDIATE`` takes SQLite's single write lock on enter, so two units of work never

@@ -76,7 +76,8 @@ _POPCOUNT8: Final = np.array([i.bit_count() for i in range(256)], dtype=np.uint8
 
 def _popcount_table(words: np.ndarray) -> np.ndarray:
     """Bits set per uint64 through a byte table (numpy < 2 has no ``bitwise_count``)."""
-    return _POPCOUNT8[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
+    counts: np.ndarray = _POPCOUNT8[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
+    return counts
 
 
 _popcount = getattr(np, "bitwise_count", None) or _popcount_table
@@ -401,7 +402,7 @@ class _Partition:
         bits = self.bits
         words = bits.shape[0]
         sentinel = words * _WORD_BITS + 1  # beyond any real distance: marks refused rows
-        dist = _popcount(bits[0, :n] ^ query_bits[0]).astype(np.uint16 if sentinel < 65_535 else np.uint32)
+        dist: np.ndarray = _popcount(bits[0, :n] ^ query_bits[0]).astype(np.uint16 if sentinel < 65_535 else np.uint32)
         scratch = np.empty(n, dtype=np.uint64)
         for word in range(1, words):
             np.bitwise_xor(bits[word, :n], query_bits[word], out=scratch)

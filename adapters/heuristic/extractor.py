@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, LinkProposal
+from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, Extractor, LinkProposal
 from palimpsest.domain.model import Message, RecordType
 from palimpsest.domain.text import NEGATIONS, contraction_tokens, normalise_apostrophes
 
@@ -222,8 +222,7 @@ def _third_person_text(text: str, *, possessive: str) -> str:
     text = re.sub(r"\b(?:mine|ours)\b", "the user's", text, flags=re.IGNORECASE)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.IGNORECASE)
     text = re.sub(r"\bme\b", "the user", text)
-    text = re.sub(r"^the user\b", "The user", text)
-    return text
+    return re.sub(r"^the user\b", "The user", text)
 
 
 def _guideline(sentence: str) -> _Hit | None:
@@ -339,7 +338,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
             continue  # a question, or a conditional/hedged sentence: none of its clauses is asserted
         for raw in _clauses(raw_sentence):
             sentence = _expand(_strip_fillers(raw))
-            if not sentence or _QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE):
+            if not sentence or (_QUESTION_START.match(sentence) and not re.match(r"^do not\b", sentence, re.IGNORECASE)):
                 continue
             if _HYPOTHETICAL.search(sentence):
                 continue
@@ -356,7 +355,7 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
     return found
 
 
-class HeuristicExtractor:
+class HeuristicExtractor(Extractor):
     """Implements the ``Extractor`` port with English regular-expression patterns, offline.
 
     It reads the *user* turns of ``request.target_messages`` (roles ``user``/``human``; other

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from palimpsest.application.ports import LinkProposal, LinkResolution
+from palimpsest.application.ports import LinkProposal, LinkResolution, LinkResolver
 from palimpsest.domain.model import MemoryRecord, RecordType
 from palimpsest.domain.text import NEGATIONS, contraction_tokens, normalise_apostrophes
 
@@ -145,7 +145,7 @@ def _supersedes(new: _Claim, old: _Claim) -> bool:
     return changed_marker and new.negative != old.negative and _topic(old.words) <= _topic(new.words)
 
 
-class RuleLinkResolver:
+class RuleLinkResolver(LinkResolver):
     """Implements the ``LinkResolver`` port with a few conservative English rules (no model).
 
     For each source memory and each of its candidates (new → candidate), the first rule that

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Final
 
-from palimpsest.application.ports import RerankCandidate
+from palimpsest.application.ports import RerankCandidate, Reranker
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 from palimpsest.domain.text import keyword_terms, word_tokens
 
@@ -99,7 +99,7 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-class LexicalReranker:
+class LexicalReranker(Reranker):
     """Implements the ``Reranker`` port offline: lexical relevance to the query plus a recency bonus.
 
     Relevance is BM25 computed over the candidate set itself (its own document frequencies and

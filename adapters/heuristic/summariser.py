@@ -10,7 +10,7 @@ from typing import Final
 
 import networkx as nx
 import numpy as np
-from palimpsest.application.ports import SummaryText
+from palimpsest.application.ports import Summariser, SummaryText
 from palimpsest.domain.model import Message
 from palimpsest.domain.text import TOPIC_FILLERS, contraction_tokens
 
@@ -50,7 +50,7 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     first_seen: dict[str, int] = {}
     position = 0
     for sentence in sentences(text):
-        words = [t for t in contraction_tokens(sentence)]
+        words = list(contraction_tokens(sentence))
         for word in words:
             if word not in _TOPIC_STOPWORDS and len(word) > 2 and not word.isdigit():
                 unigrams[word] += 1
@@ -86,7 +86,7 @@ def keyphrases(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     return tuple(chosen[:limit])
 
 
-def _pagerank(graph: nx.Graph) -> dict[int, float]:
+def _pagerank(graph: nx.Graph[int]) -> dict[int, float]:
     """``networkx.pagerank`` (weighted, damping 0.85); networkx needs SciPy for it, so without SciPy
     the same power iteration runs on networkx's dense adjacency matrix with NumPy."""
     try:
@@ -108,7 +108,7 @@ def _pagerank(graph: nx.Graph) -> dict[int, float]:
     return {node: float(score) for node, score in zip(nodes, rank, strict=True)}
 
 
-class TextRankSummariser:
+class TextRankSummariser(Summariser):
     """Implements the ``Summariser`` port by extractive TextRank, offline and deterministic.
 
     The sentences of the previous summary and of the new messages (oldest first) form a graph
@@ -158,7 +158,7 @@ class TextRankSummariser:
     @staticmethod
     def _select(candidates: list[str], budget: int) -> list[int]:
         words = [_sentence_words(s) for s in candidates]
-        graph = nx.Graph()
+        graph: nx.Graph[int] = nx.Graph()
         graph.add_nodes_from(range(len(candidates)))
         for i, j in combinations(range(len(candidates)), 2):
             weight = _similarity(words[i], words[j])
@@ -167,7 +167,7 @@ class TextRankSummariser:
         if graph.number_of_edges():
             scores = _pagerank(graph)
         else:
-            scores = {i: 1.0 for i in range(len(candidates))}
+            scores = dict.fromkeys(range(len(candidates)), 1.0)
         # Ties (and isolated sentences) favour the newest sentence, then the longer one.
         order = sorted(range(len(candidates)), key=lambda i: (-round(scores[i], 12), -i))
         chosen: list[int] = []

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from palimpsest.domain.model import check_time
+from palimpsest.domain.ports import Clock
 
 __all__ = ["ManualClock"]
 
 
-class ManualClock:
+class ManualClock(Clock):
     """Implements the ``Clock`` port; starts at ``start`` and advances by ``tick`` per call."""
 
     def __init__(
         self,
-        start: datetime = datetime(2026, 1, 1, tzinfo=timezone.utc),
+        start: datetime = datetime(2026, 1, 1, tzinfo=UTC),
         *,
         tick: timedelta = timedelta(microseconds=1),
     ) -> None:

@@ -9,6 +9,7 @@ one committed snapshot without waiting for the lock.
 
 from __future__ import annotations
 
+import builtins
 import math
 import threading
 from collections import Counter
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from palimpsest.domain.errors import (
     ConflictError,
@@ -34,10 +35,10 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.metadata_filter import matches, validate_filter
 from palimpsest.domain.model import (
+    ExtractionJob,
     MemoryRecord,
     Message,
     RecordLink,
-    ExtractionJob,
     RecordStatus,
     RecordType,
     Thread,
@@ -46,7 +47,19 @@ from palimpsest.domain.model import (
     check_metadata,
     check_time,
 )
-from palimpsest.domain.ports import SchemaState, restrict_to_reads
+from palimpsest.domain.ports import (
+    JobRepository,
+    LinkRepository,
+    MemoryStore,
+    MessageRepository,
+    RecordRepository,
+    SchemaState,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+    UnitOfWork,
+    restrict_to_reads,
+)
 from palimpsest.domain.search import (
     SearchHit,
     SearchQuery,
@@ -148,7 +161,7 @@ class _Repository:
         state.vectors[key] = unit
 
 
-class InMemoryThreadRepository(_Repository):
+class InMemoryThreadRepository(_Repository, ThreadRepository):
     def add(self, thread: Thread) -> None:
         if thread.id in self._s.threads:
             raise DuplicateIdError(f"A thread with id {thread.id!r} already exists.")
@@ -199,7 +212,7 @@ class InMemoryThreadRepository(_Repository):
         return _newest(found, limit)
 
 
-class InMemoryMessageRepository(_Repository):
+class InMemoryMessageRepository(_Repository, MessageRepository):
     def add(self, message: Message, *, embedding: Sequence[float] | None = None) -> None:
         s = self._s
         if message.thread_id not in s.threads:
@@ -283,7 +296,7 @@ class InMemoryMessageRepository(_Repository):
         return sorted((m.thread_id, m.seq) for m in expired)
 
 
-class InMemoryRecordRepository(_Repository):
+class InMemoryRecordRepository(_Repository, RecordRepository):
     def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> None:
         s = self._s
         if record.id in s.records:
@@ -361,7 +374,7 @@ def _link_order(link: RecordLink) -> tuple[datetime, str]:
     return (link.created_at, link.id)
 
 
-class InMemoryLinkRepository(_Repository):
+class InMemoryLinkRepository(_Repository, LinkRepository):
     def _check_unique(self, link: RecordLink) -> None:
         for other in self._s.links.values():
             if (
@@ -437,7 +450,7 @@ class InMemoryLinkRepository(_Repository):
         return _first(found, limit)
 
 
-class InMemorySummaryRepository(_Repository):
+class InMemorySummaryRepository(_Repository, SummaryRepository):
     def add(self, summary: ThreadSummary) -> None:
         s = self._s
         if summary.thread_id not in s.threads:
@@ -477,7 +490,7 @@ class InMemorySummaryRepository(_Repository):
         return len(doomed)
 
 
-class InMemoryJobRepository(_Repository):
+class InMemoryJobRepository(_Repository, JobRepository):
     def add(self, job: ExtractionJob) -> None:
         s = self._s
         if job.thread_id not in s.threads:
@@ -500,7 +513,8 @@ class InMemoryJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(failed=False, thread_id=thread_id, limit=limit)
 
-    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, *, failed: bool, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """The jobs not failed (by creation) or the failed ones (by failure time), then by id."""
         found = sorted(
             (j for j in self._s.jobs.values() if j.failed is failed and (thread_id is None or j.thread_id == thread_id)),
@@ -543,7 +557,8 @@ class InMemoryJobRepository(_Repository):
         )
         return True
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(failed=True, thread_id=thread_id, limit=limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
@@ -558,7 +573,7 @@ class InMemoryJobRepository(_Repository):
         return self._s.jobs.pop(job_id, None) is not None
 
 
-class InMemorySettingsRepository(_Repository):
+class InMemorySettingsRepository(_Repository, SettingsRepository):
     def get(self, key: str) -> Any:
         return self._s.settings.get(key)
 
@@ -571,7 +586,7 @@ class InMemorySettingsRepository(_Repository):
             self._s.settings[key] = check_metadata({"value": value})["value"]  # type: ignore[index]
 
 
-class InMemoryUnitOfWork:
+class InMemoryUnitOfWork(UnitOfWork):
     """A transaction over copies of the committed state; see the module docstring.
 
     A read-only one (``read_only=True``) reads the committed state itself, without the store
@@ -600,7 +615,7 @@ class InMemoryUnitOfWork:
             raise StorageError("This unit of work is not active (use it inside `with`, before commit/rollback).")
         return self._work
 
-    def __enter__(self) -> InMemoryUnitOfWork:
+    def __enter__(self) -> Self:
         if self._work is not None or self._done:
             raise StorageError("A unit of work can be entered only once.")
         self._store._check_open()
@@ -637,7 +652,7 @@ class InMemoryUnitOfWork:
         self._done = True
 
 
-class InMemoryStore:
+class InMemoryStore(MemoryStore):
     """Every storage port in process memory. ``dimension`` may be fixed up front or by the first vector."""
 
     def __init__(self, dimension: int | None = None) -> None:
@@ -678,7 +693,7 @@ class InMemoryStore:
     def close(self) -> None:
         self._closed = True
 
-    def __enter__(self) -> InMemoryStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

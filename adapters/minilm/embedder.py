@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ConfigurationError
 
 from .bert import BertConfig, BertWeights, encode, mean_pool_normalise
@@ -37,7 +38,7 @@ class _Loaded:
     executor: ThreadPoolExecutor | None  # threads for the element-wise GELU
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(Embedder):
     """Implements the ``Embedder`` port with sentence-transformers/all-MiniLM-L6-v2, computed in numpy.
 
     BERT (6 layers, 384 hidden, 12 heads), mean pooling over the tokens, L2 normalisation: the

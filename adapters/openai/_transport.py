@@ -107,7 +107,8 @@ class RetryPolicy:
             raise ConfigurationError("max_retry_wait must be a non-negative number of seconds.")
 
     def delay(self, attempt: int) -> float:
-        return min(self.backoff_cap, self.backoff_base * (2**attempt)) * (0.5 + 0.5 * self.jitter())
+        grown: float = self.backoff_base * (2**attempt)  # int ** int is typed Any (a negative power is a float)
+        return min(self.backoff_cap, grown) * (0.5 + 0.5 * self.jitter())
 
     def run(self, operation: str, call: Callable[[], T]) -> T:
         """Run ``call`` with retries on 429/5xx/timeouts/connection errors; translate SDK errors."""
@@ -128,7 +129,7 @@ class RetryPolicy:
                     ) from exc
                 if attempt >= self.max_retries:
                     raise translate(exc, operation, attempts=attempt + 1, retry_after=asked) from exc
-                wait = asked if asked else self.delay(attempt)
+                wait = asked or self.delay(attempt)
                 log.warning("%s: %s; retry %d/%d in %.2fs%s", operation, _describe(exc), attempt + 1,
                             self.max_retries, wait, " (as the server asked)" if asked else "")
                 attempt += 1

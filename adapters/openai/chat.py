@@ -14,6 +14,7 @@ from palimpsest.domain.errors import ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed, log
 from .errors import ModelOutputError
+from .llm import JsonModel
 from .usage import TokenUsage
 
 __all__ = ["OpenAIChatModel", "parse_json_object"]
@@ -64,7 +65,7 @@ def _rejects_response_format(exc: openai.APIStatusError) -> bool:
     return any(word in text for word in _FORMAT_WORDS)
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(JsonModel):
     """JSON answers from an OpenAI-compatible chat-completions endpoint.
 
     ``complete_json`` sends ``response_format={"type": "json_schema", ...}``. When the server

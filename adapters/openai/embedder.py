@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
+from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed
@@ -19,7 +20,7 @@ __all__ = ["OpenAIEmbedder"]
 _MAX_BATCH = 2048
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(Embedder):
     """Implements the ``Embedder`` port with ``client.embeddings.create``.
 
     Texts are sent in batches of ``batch_size``; each vector is checked (finite, expected

@@ -10,8 +10,11 @@ from typing import Any, Final, Protocol
 from palimpsest.application.ports import (
     ExtractedMemory,
     ExtractionRequest,
+    Extractor,
     LinkProposal,
     LinkResolution,
+    LinkResolver,
+    Summariser,
     SummaryText,
 )
 from palimpsest.domain.links import BUILTIN_OPPOSITES
@@ -70,7 +73,7 @@ def _link_type(value: str) -> str | None:
     return cleaned if cleaned in LINK_TYPES else None
 
 
-class LlmExtractor(_UsesModel):
+class LlmExtractor(_UsesModel, Extractor):
     """Implements the ``Extractor`` port with one JSON-schema chat request per extraction pass.
 
     Link candidates are shown numbered from 1; proposals naming any other index, or an unknown
@@ -154,7 +157,7 @@ class LlmExtractor(_UsesModel):
         return f"LlmExtractor({self._model!r})"
 
 
-class LlmSummariser(_UsesModel):
+class LlmSummariser(_UsesModel, Summariser):
     """Implements the ``Summariser`` port: the previous summary plus new messages → a new summary.
 
     Topics are trimmed, de-duplicated (case-insensitively) and capped at 8. An unusable answer
@@ -188,7 +191,7 @@ class LlmSummariser(_UsesModel):
         return f"LlmSummariser({self._model!r})"
 
 
-class LlmLinkResolver(_UsesModel):
+class LlmLinkResolver(_UsesModel, LinkResolver):
     """Implements the ``LinkResolver`` port in batches of at most 10 sources with 7 candidates each.
 
     Links may only point at candidates shown for that source (never at the source itself);

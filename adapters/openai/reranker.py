@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
-from palimpsest.application.ports import RerankCandidate
+from palimpsest.application.ports import RerankCandidate, Reranker
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 
 from . import prompts
@@ -35,7 +35,7 @@ def _positive_int(name: str, value: object) -> int:
     return value
 
 
-class LlmReranker(_UsesModel):
+class LlmReranker(_UsesModel, Reranker):
     """Implements the ``Reranker`` port with one JSON-schema chat request (operation ``"rerank"``).
 
     The first ``max_candidates`` candidates (the caller's fused order is the best guess of which

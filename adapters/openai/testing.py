@@ -23,6 +23,7 @@ import pydantic
 
 from .chat import parse_json_object
 from .errors import ModelOutputError, ModelUnavailableError
+from .llm import JsonModel
 from .usage import TokenUsage
 
 __all__ = ["Answer", "ChatRequest", "FunctionChatModel", "ScriptedChatModel"]
@@ -52,7 +53,7 @@ def _estimate(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-class FunctionChatModel:
+class FunctionChatModel(JsonModel):
     """A ``JsonModel`` whose answers come from ``function(request)``.
 
     Every request is kept in :attr:`requests` (so a test can read the prompts the adapters built)

@@ -72,11 +72,10 @@ def decode_time(value: Any) -> datetime | None:
     """A fetched timestamp as an aware UTC datetime (naive values are UTC by convention)."""
     if value is None:
         return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def encode_json(value: Mapping[str, Any] | Sequence[Any] | None) -> str | None:

@@ -17,6 +17,7 @@ them are found or the rows run out: one filter semantics, defined once (D7).
 from __future__ import annotations
 
 import array
+import builtins
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -51,7 +52,16 @@ from palimpsest.domain.model import (
     check_time,
     parse_record_type,
 )
-from palimpsest.domain.ports import UNBOUNDED_LIMIT
+from palimpsest.domain.ports import (
+    UNBOUNDED_LIMIT,
+    JobRepository,
+    LinkRepository,
+    MessageRepository,
+    RecordRepository,
+    SettingsRepository,
+    SummaryRepository,
+    ThreadRepository,
+)
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
@@ -185,7 +195,7 @@ class _Repository:
 # --- threads ---------------------------------------------------------------------------------------
 
 
-class OracleThreadRepository(_Repository):
+class OracleThreadRepository(_Repository, ThreadRepository):
     __slots__ = ()
 
     def add(self, thread: Thread) -> None:
@@ -247,7 +257,7 @@ def _message_chunk(names: Any, message: Message, vector: array.array[float] | No
     )
 
 
-class OracleMessageRepository(_Repository):
+class OracleMessageRepository(_Repository, MessageRepository):
     __slots__ = ()
 
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
@@ -418,7 +428,7 @@ def _record_chunk(names: Any, record: MemoryRecord, vector: array.array[float] |
     )
 
 
-class OracleRecordRepository(_Repository):
+class OracleRecordRepository(_Repository, RecordRepository):
     __slots__ = ()
 
     def add(self, record: MemoryRecord, *, embedding: Vector | None = None) -> None:
@@ -546,7 +556,7 @@ class OracleRecordRepository(_Repository):
 # --- links -----------------------------------------------------------------------------------------
 
 
-class OracleLinkRepository(_Repository):
+class OracleLinkRepository(_Repository, LinkRepository):
     __slots__ = ()
 
     def add(self, link: RecordLink) -> None:
@@ -628,7 +638,7 @@ class OracleLinkRepository(_Repository):
 # --- summaries -------------------------------------------------------------------------------------
 
 
-class OracleSummaryRepository(_Repository):
+class OracleSummaryRepository(_Repository, SummaryRepository):
     __slots__ = ()
 
     def add(self, summary: ThreadSummary) -> None:
@@ -667,7 +677,7 @@ class OracleSummaryRepository(_Repository):
 # --- extraction jobs -------------------------------------------------------------------------------
 
 
-class OracleJobRepository(_Repository):
+class OracleJobRepository(_Repository, JobRepository):
     __slots__ = ()
 
     def add(self, job: ExtractionJob) -> None:
@@ -686,7 +696,8 @@ class OracleJobRepository(_Repository):
     def list(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
         return self._listing(st.job_list, thread_id, limit)
 
-    def _listing(self, build: Any, thread_id: str | None, limit: int | None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def _listing(self, build: Any, thread_id: str | None, limit: int | None) -> builtins.list[ExtractionJob]:
         """Run a job listing (:func:`~.statements.job_list` or ``job_failed``) with checked arguments."""
         limit = _check_limit(limit)
         if thread_id is not None:
@@ -721,7 +732,8 @@ class OracleJobRepository(_Repository):
         at = check_time(at, "at")
         return self._uow.run(st.job_fail(self._names, job_id, reason=reason, at=at)) > 0
 
-    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> list[ExtractionJob]:
+    # builtins.list: in this class body, `list` names the list() method.
+    def failed(self, *, thread_id: str | None = None, limit: int | None = None) -> builtins.list[ExtractionJob]:
         return self._listing(st.job_failed, thread_id, limit)
 
     def retry(self, job_id: str) -> ExtractionJob | None:
@@ -739,7 +751,7 @@ class OracleJobRepository(_Repository):
 # --- settings --------------------------------------------------------------------------------------
 
 
-class OracleSettingsRepository(_Repository):
+class OracleSettingsRepository(_Repository, SettingsRepository):
     __slots__ = ()
 
     def get(self, key: str) -> Any:

@@ -183,7 +183,7 @@ def _as_int(value: Any, what: str) -> int:
     ``Decimal``, or digits); anything else is a ``SchemaVersionError`` (a corrupt registry)."""
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
         return int(value)
-    if not isinstance(value, bool) and isinstance(value, (int, float)) or type(value).__name__ == "Decimal":
+    if (not isinstance(value, bool) and isinstance(value, (int, float))) or type(value).__name__ == "Decimal":
         try:
             number = int(value)
         except (OverflowError, ValueError):
@@ -217,7 +217,8 @@ def _split_columns(body: str, number: int) -> tuple[str, ...]:
     """The column names of an ``ADD (...)`` list: the first word of each top-level item (commas
     inside a type's brackets, as in ``NUMBER(10, 2)``, do not split)."""
     items: list[str] = []
-    depth, current = 0, []
+    depth = 0
+    current: list[str] = []
     for char in body:
         if char == "(":
             depth += 1

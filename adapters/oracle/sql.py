@@ -84,7 +84,7 @@ def input_sizes(bind_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``{bind name: DB_TYPE_TIMESTAMP}`` for every bind holding a ``datetime`` in any of
     ``bind_sets`` (``None`` in the other sets is fine: a NULL of that type)."""
     names = {name for binds in bind_sets for name, value in binds.items() if isinstance(value, datetime)}
-    return {name: oracledb.DB_TYPE_TIMESTAMP for name in sorted(names)}
+    return dict.fromkeys(sorted(names), oracledb.DB_TYPE_TIMESTAMP)
 
 
 def execute(connection: Any, statement: Statement) -> Any:

@@ -25,6 +25,7 @@ from palimpsest.domain.errors import (
     VectorDimensionError,
 )
 from palimpsest.domain.ports import SchemaState
+from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.search import SearchHit, SearchQuery
 
 from .connection import ConnectionSource
@@ -53,7 +54,7 @@ def _policy(value: SchemaPolicy | str) -> SchemaPolicy:
     raise ConfigurationError(f"Invalid schema policy: {value!r} (expected one of {allowed}).")
 
 
-class OracleStore:
+class OracleStore(MemoryStore):
     """A :class:`~palimpsest.domain.ports.MemoryStore` in an Oracle schema, shared by processes.
 
     * ``pool`` (an ``oracledb`` connection pool) or ``connection`` (one connection, whose units

@@ -29,7 +29,7 @@ from typing import Any, Protocol, Self
 
 import oracledb
 from palimpsest.domain.errors import NotFoundError, StorageError, VectorDimensionError
-from palimpsest.domain.ports import restrict_to_reads
+from palimpsest.domain.ports import UnitOfWork, restrict_to_reads
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import sql
@@ -84,7 +84,7 @@ class StoreContext:
     committed: Callable[[int | None], None] = field(default=_ignore)
 
 
-class OracleUnitOfWork:
+class OracleUnitOfWork(UnitOfWork):
     """One Oracle transaction; see the module docstring."""
 
     def __init__(self, context: StoreContext, *, read_only: bool = False) -> None:

@@ -110,7 +110,7 @@ class Dataset:
         categories: dict[str, int] = {}
         for q in self.questions:
             categories[q.category] = categories.get(q.category, 0) + 1
-        users = {s for s in self._raw_users}
+        users = set(self._raw_users)
         return {
             "package": f"{DISTRIBUTION} {self.version}",
             "license": self.license,
