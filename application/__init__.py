@@ -28,7 +28,13 @@ from .ports import (
     Summariser,
     SummaryText,
 )
-from .results import ContextCard, OracleSearchResultFormatConfig, SearchResult, SearchResultFormatConfig, Summary
+from .results import (
+    ContextCard,
+    OracleSearchResultFormatConfig,
+    SearchResult,
+    SearchResultFormatConfig,
+    Summary,
+)
 from .searching import SearchScope
 from .thread import ChatMessage, MemoryThread
 from .usage import TokenCounts, TokenUsage
@@ -41,8 +47,8 @@ __all__ = [
     "ContextCard",
     "Embedder",
     "ExtractedMemory",
-    "ExtractionRetryPolicy",
     "ExtractionRequest",
+    "ExtractionRetryPolicy",
     "Extractor",
     "LinkProposal",
     "LinkResolution",

@@ -13,7 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
-from palimpsest.domain.model import ExtractionJob, MemoryRecord, Thread, check_id, check_metadata, check_optional_id
+from palimpsest.domain.model import (
+    ExtractionJob,
+    MemoryRecord,
+    Thread,
+    check_id,
+    check_metadata,
+    check_optional_id,
+)
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 

@@ -16,10 +16,10 @@ from typing import Any
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import MAX_COUNTER, Thread
 from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
+from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .indexing import check_index_context
 from .ports import Reranker
-from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 __all__ = [
     "BackgroundExtractionQueueFullBehavior",

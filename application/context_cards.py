@@ -30,7 +30,7 @@ from .retrieval import maximal_marginal_relevance
 from .searching import Searcher, within_token_budgets
 from .summaries import SummaryService
 
-__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "CardPlan", "ContextCardService", "MAX_SEARCH_WORKERS"]
+__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "MAX_SEARCH_WORKERS", "CardPlan", "ContextCardService"]
 
 log = logging.getLogger("palimpsest")
 

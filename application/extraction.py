@@ -72,11 +72,11 @@ from .searching import Searcher
 from .validation import resolve_expiry, shorten_for_prompt
 
 __all__ = [
-    "ExtractionRunner",
-    "ExtractionService",
     "JOB_LEASE",
     "MAX_ATTEMPTS",
     "PAST_MEMORY_LIMIT",
+    "ExtractionRunner",
+    "ExtractionService",
     "inherited_metadata",
     "memory_ids",
 ]

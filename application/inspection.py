@@ -21,8 +21,8 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 __all__ = [
     "ThreadOverview",
     "get_record",
-    "list_records",
     "links_among",
+    "list_records",
     "list_threads",
     "records_by_id",
 ]

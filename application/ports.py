@@ -26,8 +26,8 @@ __all__ = [
     "LinkResolver",
     "RerankCandidate",
     "Reranker",
-    "SummaryText",
     "Summariser",
+    "SummaryText",
 ]
 
 

@@ -20,9 +20,9 @@ from palimpsest.domain.search import (
     MAX_SEARCH_K,
     LinkedRecord,
     ScopeFilter,
+    ScopeValue,
     SearchHit,
     SearchQuery,
-    ScopeValue,
     build_tree,
     shortest_path_tree,
 )

@@ -5,8 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import warnings
-from collections.abc import Sequence
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -19,15 +18,15 @@ from .config import MemoryRetentionConfig
 
 __all__ = [
     "CHARS_PER_TOKEN",
-    "reject_unknown_kwargs",
     "OMISSION_MARKER",
-    "shorten_for_prompt",
     "TimeToLiveAnchor",
     "apply_token_budgets",
     "estimate_tokens",
     "list_limit",
     "parse_timestamp",
+    "reject_unknown_kwargs",
     "resolve_expiry",
+    "shorten_for_prompt",
 ]
 
 CHARS_PER_TOKEN: Final = 3.5

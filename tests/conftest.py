@@ -19,10 +19,10 @@ from typing import Any
 import oracle_database
 import pytest
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import NO_EXTRACTION
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory
-from palimpsest.adapters import HashingEmbedder
 
 ROOT_CLOCK_START = datetime(2030, 1, 1, tzinfo=UTC)
 

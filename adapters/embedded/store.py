@@ -28,8 +28,7 @@ from palimpsest.domain.errors import (
     VectorDimensionError,
 )
 from palimpsest.domain.model import MemoryRecord, Message, RecordType
-from palimpsest.domain.ports import SchemaState
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.ports import MemoryStore, SchemaState
 from palimpsest.domain.search import (
     LinkedRecord,
     SearchHit,

@@ -24,8 +24,7 @@ from palimpsest.domain.errors import (
     StorageError,
     VectorDimensionError,
 )
-from palimpsest.domain.ports import SchemaState
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.ports import MemoryStore, SchemaState
 from palimpsest.domain.search import SearchHit, SearchQuery
 
 from .connection import ConnectionSource

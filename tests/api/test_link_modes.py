@@ -4,8 +4,8 @@ memories) and DURING_EXTRACTION (links proposed by the extractor), on both store
 from __future__ import annotations
 
 import pytest
-from palimpsest.adapters import HashingEmbedder
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,

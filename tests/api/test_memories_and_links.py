@@ -9,8 +9,8 @@ from palimpsest.application import AgentMemory, MemoryThread
 from palimpsest.domain import (
     ConflictError,
     CrossScopeLinkError,
-    InvalidScopeError,
     DuplicateIdError,
+    InvalidScopeError,
     LinkExistsError,
     LinkOrientationError,
     RecordLink,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from clients import build_client
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import MemoryExtractionConfig
-from clients import build_client
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.ports import MemoryStore
 

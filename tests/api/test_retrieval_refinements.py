@@ -13,7 +13,11 @@ from palimpsest.application import (
     MemoryExtractionMode,
     RetrievalConfig,
 )
-from palimpsest.application.retrieval import asks_across_versions, asks_for_history, maximal_marginal_relevance
+from palimpsest.application.retrieval import (
+    asks_across_versions,
+    asks_for_history,
+    maximal_marginal_relevance,
+)
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import ConfigurationError, RecordType, ValidationError
 from palimpsest.domain.search import Fusion
@@ -442,7 +446,7 @@ def test_link_candidates_are_not_reordered_by_words_of_the_new_memory(make_clien
     new_id = client.add_memory(
         "The user now lives in Porto, not Lisbon city.", user_id="u", memory_type="fact"
     )
-    services = client._services  # noqa: SLF001 - the library's own lookup, as extraction runs it
+    services = client._services
     with services.store.unit_of_work() as uow:
         new = uow.records.get(new_id)
     assert new is not None

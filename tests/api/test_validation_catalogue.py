@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from palimpsest.adapters import HashingEmbedder
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (

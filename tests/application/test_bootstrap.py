@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 from dependency_injector import providers
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters import clock as adapter_clock
-from palimpsest.adapters import open_memory
 from palimpsest.adapters.backends import BACKENDS, OracleSettings, choose_backend
 from palimpsest.adapters.bootstrap import PORTS, Container, build_container, open_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.application.clock import SystemClock
-from palimpsest.adapters import HashingEmbedder
 from palimpsest.domain import ConfigurationError, StoreClosedError
 
 START = datetime(2030, 5, 5, tzinfo=UTC)

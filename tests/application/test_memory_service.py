@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory, MemoryService
 from palimpsest.application.event_log import EVENT_LOGGER
@@ -21,9 +20,9 @@ from palimpsest.domain import (
     LinkOrientationError,
     MemoryRecord,
     RecordInvalidated,
+    RecordLink,
     RecordNotFoundError,
     RecordRevalidated,
-    RecordLink,
     RecordStatus,
     ScopeFilter,
     SearchQuery,

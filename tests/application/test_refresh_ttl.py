@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain import RecordType, ValidationError

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
-
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import (
     ExtractedMemory,
@@ -30,7 +30,6 @@ from palimpsest.application.linking import Linker
 from palimpsest.application.messages import MessageService, NewMessage
 from palimpsest.application.searching import Searcher
 from palimpsest.application.summaries import SummaryService
-from palimpsest.adapters import HashingEmbedder
 from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import NOTSET, MemoryRecord, Message, RecordLink, RecordType, Thread
 
@@ -271,7 +270,7 @@ def test_the_card_service_owns_its_search_pool_and_close_shuts_it() -> None:
     assert not cards.pool_open  # created on first use only
     cards.card(world.thread, _settings(), _plan(), None, NOTSET, NOTSET)  # concurrency 5: the pool runs
     assert cards.pool_open
-    pool = cards._search_pool()  # noqa: SLF001 - the same pool, to see that it is shut
+    pool = cards._search_pool()
     cards.close()
     assert not cards.pool_open
     with pytest.raises(RuntimeError):

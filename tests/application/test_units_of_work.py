@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from palimpsest.adapters import HashingEmbedder
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (
     AgentMemory,

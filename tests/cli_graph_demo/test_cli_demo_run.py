@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from palimpsest.adapters import HashingEmbedder, open_memory
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph

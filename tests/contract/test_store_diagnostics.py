@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from palimpsest.domain.ports import MemoryStore, StoreDiagnostics
 
 from .conftest import StoreFactory

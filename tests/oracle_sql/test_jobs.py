@@ -215,9 +215,8 @@ def test_postpone_records_the_reason_and_keeps_the_lease_for_its_holder() -> Non
 
 def test_postpone_refuses_a_bad_reason_before_any_statement() -> None:
     h = harness(Database())
-    with h.uow() as uow:
-        with pytest.raises(ValidationError):
-            uow.jobs.postpone("j1", owner="w1", until=at(10), reason="")
+    with h.uow() as uow, pytest.raises(ValidationError):
+        uow.jobs.postpone("j1", owner="w1", until=at(10), reason="")
     assert not h.calls("UPDATE")
 
 

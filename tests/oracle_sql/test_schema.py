@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from palimpsest.adapters.oracle import codec
+from palimpsest.adapters.oracle import SchemaPolicy, codec
 from palimpsest.adapters.oracle import schema as schema_module
 from palimpsest.adapters.oracle.names import BASE_NAMES, REGISTRY_TABLE, StoreNames
 from palimpsest.adapters.oracle.schema import (
@@ -20,7 +20,6 @@ from palimpsest.adapters.oracle.schema import (
     statements_from_ddl,
 )
 from palimpsest.adapters.oracle.sql import Statement, placeholders
-from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 
 from .fakes import FakeConnection

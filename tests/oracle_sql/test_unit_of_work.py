@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import oracledb
 import pytest
 from oracledb.errors import _Error
+from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.adapters.oracle import store as store_module
 from palimpsest.adapters.oracle.codec import MEMORY_COLUMNS
 from palimpsest.adapters.oracle.connection import ConnectionSource
@@ -22,7 +23,6 @@ from palimpsest.adapters.oracle.names import StoreNames
 from palimpsest.adapters.oracle.schema import SchemaManager, StoreConfig
 from palimpsest.adapters.oracle.store import OracleStore
 from palimpsest.adapters.oracle.unit_of_work import OracleUnitOfWork, StoreContext
-from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain.errors import (
     ConfigurationError,
     ConflictError,

@@ -7,12 +7,11 @@ pair of records is linked in one orientation only, and (source, target, type) is
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain import (
@@ -26,10 +25,9 @@ from palimpsest.domain import (
     derive_status,
     new_link,
 )
-
 from strategies import LIFECYCLE, add_record, link_ops, relation_types
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _service() -> MemoryService:

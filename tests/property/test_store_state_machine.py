@@ -15,14 +15,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
 from palimpsest.adapters.memory import InMemoryStore, ManualClock
 from palimpsest.application import MemoryService
 from palimpsest.domain import (
@@ -36,11 +35,10 @@ from palimpsest.domain import (
     SearchQuery,
     SelfLinkError,
 )
-
 from strategies import LIFECYCLE, add_record, record_types, relation_types, users, vectors
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
-LATER = datetime(2030, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+LATER = datetime(2030, 1, 1, tzinfo=UTC)
 WORDS = ["pizza", "coffee", "hiking", "rome", "tea"]
 EPS = 1e-4
 

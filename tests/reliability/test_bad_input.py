@@ -334,7 +334,7 @@ def test_regression_extraction_passes_are_not_a_thread_method() -> None:
     for with_models in (False, True):
         with seeded("memory", None, "vector", with_models) as client:
             thread = client.get_thread("t1")
-            services = client._services  # noqa: SLF001 - the service the job runner calls
+            services = client._services
             before = snapshot(client.store)
             stored = services.extraction.extract(
                 services.threads.get("t1"), thread.settings, thread.get_messages(), pass_id="pass-1"

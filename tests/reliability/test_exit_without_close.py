@@ -14,10 +14,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from clients import build_client
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import MemoryExtractionConfig
-from clients import build_client
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import build_client
 from doubles import fact_per_message
 from palimpsest.adapters import HashingEmbedder
-from clients import build_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.application import (

@@ -469,11 +469,7 @@ def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_embedded
 
 # -- the command line's JSON Lines listings -----------------------------------------------------
 
-_CLEAN_ENVIRONMENT: dict[str, str | None] = {
-    name: None
-    for name in ("PALIMPSEST_STORE", "PALIMPSEST_EMBEDDER", "PALIMPSEST_MEMORY_STORE_ID", "ORACLE_DSN", "ORACLE_USER",
-                 "ORACLE_PASSWORD", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_EMBEDDING_MODEL")
-} | {"COLUMNS": "200", "NO_COLOR": "1"}
+_CLEAN_ENVIRONMENT: dict[str, str | None] = dict.fromkeys(("PALIMPSEST_STORE", "PALIMPSEST_EMBEDDER", "PALIMPSEST_MEMORY_STORE_ID", "ORACLE_DSN", "ORACLE_USER", "ORACLE_PASSWORD", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_EMBEDDING_MODEL")) | {"COLUMNS": "200", "NO_COLOR": "1"}
 
 
 def _json_lines(runner: CliRunner, *args: str) -> list[dict[str, Any]]:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from palimpsest.adapters import HashingEmbedder, embedded
 from clients import build_client
+from palimpsest.adapters import HashingEmbedder, embedded
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import AgentMemory, MemoryExtractionConfig

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 from palimpsest.domain import errors
 from palimpsest.domain.errors import (
-    ArgumentTypeError,
-    WaitTimeoutError,
     AgentMemoryError,
+    ArgumentTypeError,
     ConfigurationError,
     ConflictError,
     CrossScopeLinkError,
@@ -29,8 +28,8 @@ from palimpsest.domain.errors import (
     ModelRequestsDisabledError,
     ModelUnavailableError,
     NotFoundError,
-    RecordNotFoundError,
     ReadOnlyError,
+    RecordNotFoundError,
     SchemaVersionError,
     SelfLinkError,
     StorageError,
@@ -39,6 +38,7 @@ from palimpsest.domain.errors import (
     ThreadNotFoundError,
     ValidationError,
     VectorDimensionError,
+    WaitTimeoutError,
 )
 
 # (error, its documented parent in the tree, the builtin it also derives from)
