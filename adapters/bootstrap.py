@@ -133,7 +133,7 @@ def _offline_embedder() -> Any:
         from .minilm import MiniLMEmbedder, find_model_folder
 
         find_model_folder(None)
-    except Exception:  # not installed: keyword search still works
+    except Exception:  # noqa: BLE001 - not installed or unusable: keyword search still works
         return None
     return MiniLMEmbedder()
 

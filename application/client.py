@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
 from palimpsest.domain.model import (
@@ -531,7 +531,7 @@ class AgentMemory:
             if self._on_close is not None:
                 self._on_close()
 
-    def __enter__(self) -> AgentMemory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -167,7 +167,7 @@ class ContextCardService:
         if workers > 1:
             # Jobs go in waves of at most ``workers``.
             pool = self._search_pool()
-            batches = []
+            batches: list[list[SearchResult]] = []
             for wave in range(0, len(jobs), workers):
                 batches.extend(pool.map(lambda job: run(*job), jobs[wave : wave + workers]))
         else:

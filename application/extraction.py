@@ -335,7 +335,7 @@ def inherited_metadata(settings: ThreadSettings, targets: Sequence[Message]) -> 
     merged: dict[str, Any] = {}
     for message in targets:
         for key, value in (message.metadata or {}).items():
-            if key.startswith("$") or (rule is not True and key not in rule):  # type: ignore[operator]
+            if key.startswith("$") or (rule is not True and key not in rule):
                 continue
             merged.setdefault(key, value)
     return merged
@@ -677,7 +677,7 @@ class ExtractionRunner:
             self._execute(job)
         except StoreClosedError:
             return None  # the client's store was closed under it: the job stays in the store
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of a pass is retried or recorded
             return self._after_failure(job, exc)
         try:
             with self._store.unit_of_work() as uow:

@@ -140,9 +140,10 @@ class Linker:
             )
             by_id = {s.id: s for s in sources}
             for resolution in resolutions:
-                source = by_id.get(resolution.source_id)
-                if source is None:
+                found = by_id.get(resolution.source_id)
+                if found is None:
                     continue
+                source = found
                 text = resolution.updated_text
                 if text and text.strip() and text != source.content:
                     vector = self._embeddings.documents([text])[0]

@@ -128,9 +128,9 @@ class MaintenanceService:
             vectors = self._embeddings.messages([(m.content, m.role, m.timestamp) for m in batch_m])
             with store.unit_of_work() as uow:
                 for message, vector in zip(batch_m, vectors):
-                    current = uow.messages.get(message.id, now=now)
-                    if current is not None:
-                        uow.messages.update(current, embedding=vector)
+                    stored_message = uow.messages.get(message.id, now=now)
+                    if stored_message is not None:
+                        uow.messages.update(stored_message, embedding=vector)
                 uow.commit()
             done += len(batch_m)
             if progress is not None:

@@ -118,7 +118,7 @@ class MemoryService:
             owner = uow.threads.get(thread_id) if isinstance(thread_id, str) else None
             if isinstance(user, NotSetType) and owner is not None:
                 user = owner.user_id
-            values = {"user_id": None if isinstance(user, NotSetType) else user}
+            values: dict[str, str | None] = {"user_id": None if isinstance(user, NotSetType) else user}
             inherit = target is not None and target.user_id == values["user_id"]
             for name in ("agent_id", "thread_id"):
                 value = scope.get(name, NOTSET)
@@ -138,7 +138,9 @@ class MemoryService:
                 metadata=metadata,
                 timestamp=timestamp,
                 expires_at=expires_at,
-                **values,
+                user_id=values["user_id"],
+                agent_id=values["agent_id"],
+                thread_id=values["thread_id"],
             )
             created = None
             if link is not None and target is not None:

@@ -70,6 +70,7 @@ def _per_message(value: Any, count: int, name: str) -> list[Any]:
 
 
 def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None]:
+    role: Any  # checked below, whatever the input was
     if isinstance(raw, (ChatMessage, Message)):
         role, content, ts, meta, mid = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id
     elif isinstance(raw, Mapping):
@@ -146,10 +147,10 @@ class MemoryThread:
         parsed = [_parse_message(m) for m in messages]
         if not parsed:
             return []
-        ids = [p[4] for p in parsed]
-        if any(i is None for i in ids) and any(i is not None for i in ids):
+        given = [p[4] for p in parsed]
+        if any(i is None for i in given) and any(i is not None for i in given):
             raise ValidationError("message ids must be either all set or all omitted.")
-        ids = [check_id(i, "message id") if i is not None else self._services.new_id() for i in ids]
+        ids = [check_id(i, "message id") if i is not None else self._services.new_id() for i in given]
         if len(set(ids)) != len(ids):
             raise ValidationError("Duplicate message ids are not allowed.")
         shared_meta = _per_message(NOTSET if isinstance(metadata, NotSetType) else metadata, len(parsed), "metadata")

@@ -177,7 +177,7 @@ def test_the_application_layer_has_no_import_cycle() -> None:
         path.append(name)
         for target in sorted(graph[name]):
             if state.get(target) == 1:
-                return path[path.index(target):] + [target]
+                return [*path[path.index(target):], target]
             if target not in state and (cycle := visit(target)) is not None:
                 return cycle
         path.pop()

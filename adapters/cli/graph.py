@@ -404,7 +404,7 @@ class _Block:
 def _layers(members: Sequence[str], edges: Iterable[GraphEdge]) -> dict[str, int]:
     """Layer of each member: 0 for records nothing retires (current ones), else one below the
     deepest record that retires them (longest path along lifecycle links, cycles collapsed)."""
-    lifecycle = nx.DiGraph()
+    lifecycle: nx.DiGraph[str] = nx.DiGraph()
     lifecycle.add_nodes_from(members)
     lifecycle.add_edges_from((e.source, e.target) for e in edges if e.is_lifecycle)
     condensed = nx.condensation(lifecycle)
@@ -488,7 +488,7 @@ def _layout(graph: MemoryGraph) -> tuple[dict[str, _Box], float, float]:
     the graph's order and structure decide."""
     lines = {node.id: _wrap(node.label) for node in graph.nodes}
     order = {node.id: index for index, node in enumerate(graph.nodes)}
-    undirected = nx.Graph()
+    undirected: nx.Graph[str] = nx.Graph()
     undirected.add_nodes_from(order)
     undirected.add_edges_from((e.source, e.target) for e in graph.edges)
     groups = [sorted(component, key=order.__getitem__) for component in nx.connected_components(undirected)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from palimpsest.application import AgentMemory, MemoryThread
@@ -83,7 +84,9 @@ def test_list_memories_filters_by_scope_where_none_means_unscoped(memory: AgentM
     memory.add_memory("u and a", memory_id="2", user_id="u", agent_id="a")
     memory.add_memory("unscoped", memory_id="3")
     memory.add_memory("in thread", memory_id="4", user_id="u", thread_id="t", metadata={"k": 1})
-    ids = lambda records: [r.id for r in records]
+    def ids(records: list[Any]) -> list[str]:
+        return [r.id for r in records]
+
     assert ids(memory.list_memories()) == ["1", "2", "3", "4"]
     assert ids(memory.list_memories(user_id="u")) == ["1", "2", "4"]
     assert ids(memory.list_memories(user_id=None)) == ["3"]

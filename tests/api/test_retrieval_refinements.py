@@ -87,7 +87,7 @@ def test_a_superseded_memory_gives_its_rank_to_its_successor_by_default(
     assert [r.id for r in found] == [porto, lisbon]
     assert found[0].record.is_valid and not found[1].record.is_valid
     # Asked about the past, the history keeps its own rank.
-    assert [r.id for r in client.search("Where did I live previously, Lisbon?", user_id="u")][0] == lisbon
+    assert next(r.id for r in client.search("Where did I live previously, Lisbon?", user_id="u")) == lisbon
     # Without invalid results, nothing changes: the old memory is simply absent.
     assert [r.id for r in client.search("Lisbon", user_id="u", include_invalid_results=False)] == []
 

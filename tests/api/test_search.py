@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from palimpsest.application import (
@@ -382,7 +383,9 @@ def budgeted(memory: AgentMemory) -> tuple[AgentMemory, list[int]]:
 
 def test_a_hard_budget_keeps_whole_results_while_they_fit(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, costs = budgeted
-    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)
+    def search(**kw: Any) -> list[Any]:
+        return memory.search("budget item", user_id="u", record_types=["memory"], **kw)
+
     assert len(search(token_budget=costs[0] - 1)) == 0, "the first result does not fit: nothing"
     assert len(search(token_budget=costs[0])) == 1
     assert len(search(token_budget=costs[0] + costs[1] - 1)) == 1
@@ -393,7 +396,9 @@ def test_a_hard_budget_keeps_whole_results_while_they_fit(budgeted: tuple[AgentM
 
 def test_a_soft_budget_includes_the_result_that_reaches_it(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, costs = budgeted
-    search = lambda **kw: memory.search("budget item", user_id="u", record_types=["memory"], **kw)
+    def search(**kw: Any) -> list[Any]:
+        return memory.search("budget item", user_id="u", record_types=["memory"], **kw)
+
     assert len(search(soft_token_budget=1)) == 1
     assert len(search(soft_token_budget=costs[0])) == 1
     assert len(search(soft_token_budget=costs[0] + 1)) == 2

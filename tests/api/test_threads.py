@@ -250,6 +250,6 @@ def test_a_stored_extraction_counter_that_does_not_parse_is_a_configuration_erro
     thread = client.create_thread(thread_id="t1", user_id="u1")
     _overwrite(store, "t1", state={"memory_extraction_state": {"last_memory_extraction_counter": "abc"}})
     before = snapshot(store)
-    with pytest.raises(ConfigurationError, match="^thread state: last_memory_extraction_counter must be"):
+    with pytest.raises(ConfigurationError, match=r"^thread state: last_memory_extraction_counter must be"):
         thread.add_messages([{"role": "user", "content": "one"}, {"role": "user", "content": "two"}])
     assert snapshot(store) == before

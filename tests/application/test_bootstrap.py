@@ -281,7 +281,7 @@ def test_open_memory_creates_the_folder_of_a_relative_store_path(
 def test_open_memory_on_a_path_that_cannot_hold_a_store_names_it(tmp_path: Path) -> None:
     in_the_way = tmp_path / "store"
     in_the_way.write_text("a file, not a folder")
-    with pytest.raises(ConfigurationError, match="cannot create the folder .*store"):
+    with pytest.raises(ConfigurationError, match=r"cannot create the folder .*store"):
         open_memory(in_the_way / "memory.db")
     assert in_the_way.read_text() == "a file, not a folder"
 

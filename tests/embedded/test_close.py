@@ -42,7 +42,7 @@ def test_close_leaves_a_statement_in_progress_on_another_thread_to_finish(
                     uow.connection()
                 except StoreClosedError as exc:
                     outcome["after"] = exc
-        except BaseException as exc:  # pragma: no cover - reported by the assertions
+        except BaseException as exc:  # noqa: BLE001  # pragma: no cover - reported by the assertions
             outcome["error"] = exc
 
     thread = threading.Thread(target=worker)
@@ -97,7 +97,7 @@ def test_searches_racing_close_end_with_store_closed_and_nothing_else(
                     uow.records.list(now=NOW, limit=5)
         except StoreClosedError:
             return
-        except BaseException as exc:  # pragma: no cover - reported by the assertion
+        except BaseException as exc:  # noqa: BLE001  # pragma: no cover - reported by the assertion
             errors.append(exc)
 
     threads = [threading.Thread(target=searcher) for _ in range(4)]

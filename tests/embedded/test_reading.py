@@ -75,7 +75,7 @@ def test_close_leaves_an_open_read_only_unit_of_work_of_another_thread_to_finish
                     uow.records.get("a")
                 except StorageError as exc:
                     outcome["after"] = exc
-        except BaseException as exc:  # pragma: no cover - reported by the assertions
+        except BaseException as exc:  # noqa: BLE001  # pragma: no cover - reported by the assertions
             outcome["error"] = exc
 
     thread = threading.Thread(target=worker)

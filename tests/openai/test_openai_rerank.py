@@ -84,7 +84,7 @@ def test_scores_come_back_in_the_candidates_order_scaled_to_one() -> None:
 def test_unknown_and_repeated_indexes_are_ignored_and_scores_clamped() -> None:
     model = answering(scores((2, 8), (0, 10), (5, 10), (-1, 10), (2, 1), (1, 12.5), (3, -4)))
 
-    result = LlmReranker(model).rerank("Where does Alice live?", CANDIDATES + [candidate("x", "rec-x")], now=NOW)
+    result = LlmReranker(model).rerank("Where does Alice live?", [*CANDIDATES, candidate("x", "rec-x")], now=NOW)
 
     # 0, 5 and -1 were never shown; the second entry for 2 is ignored; 12.5 and -4 are clamped;
     # 4 was left out, so it gets the lowest score.

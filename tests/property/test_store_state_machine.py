@@ -10,6 +10,7 @@ unlink, and vector, keyword and graph-hop searches must agree with it after ever
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import shutil
@@ -186,7 +187,7 @@ class StoreComparison(RuleBasedStateMachine):
         for hit in hits:
             assert abs(hit.score - candidates[hit.id]) < EPS
         scores = [candidates[i] for i in got]
-        assert all(a >= b - EPS for a, b in zip(scores, scores[1:]))
+        assert all(a >= b - EPS for a, b in itertools.pairwise(scores))
         if got:
             floor = min(scores)
             assert not any(s > floor + EPS for rid, s in candidates.items() if rid not in got)
@@ -216,7 +217,7 @@ class StoreComparison(RuleBasedStateMachine):
             )
         )
         for hit in hits:
-            assert {n for n in _flatten(hit.linked)} == self._reachable(hit.id, user, hops)
+            assert set(_flatten(hit.linked)) == self._reachable(hit.id, user, hops)
 
     def _reachable(self, root: str, user: str | None, hops: int) -> set[str]:
         seen, frontier = {root}, {root}

@@ -35,17 +35,17 @@ openai = pytest.importorskip("openai", reason="the OpenAI-compatible adapters ne
 _SERVER_FOLDER = str(Path(__file__).resolve().parents[1] / "openai")  # the scripted server lives there
 if _SERVER_FOLDER not in sys.path:
     sys.path.insert(0, _SERVER_FOLDER)
-from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer
-from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.memory import ManualClock
-from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel
-from palimpsest.application import (
+from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer  # noqa: E402
+from palimpsest.adapters import HashingEmbedder  # noqa: E402
+from palimpsest.adapters.memory import ManualClock  # noqa: E402
+from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel  # noqa: E402
+from palimpsest.application import (  # noqa: E402
     AgentMemory,
     ExtractionRetryPolicy,
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
-from palimpsest.application.extraction import JOB_LEASE, MAX_ATTEMPTS
+from palimpsest.application.extraction import JOB_LEASE, MAX_ATTEMPTS  # noqa: E402
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 GOOD = json_answer({"memories": [{"text": "The user's name is Maya.", "record_type": "fact"}]})

@@ -318,9 +318,9 @@ def test_the_shorter_path_wins_over_older_links() -> None:
 
 def test_equal_depth_parents_are_chosen_by_link_time_then_link_id() -> None:
     base = [lnk("l-ra", "r", "a", 1), lnk("l-rb", "r", "b", 1)]
-    by_time = base + [lnk("l-ac", "a", "c", 5), lnk("l-bc", "b", "c", 3)]
+    by_time = [*base, lnk("l-ac", "a", "c", 5), lnk("l-bc", "b", "c", 3)]
     assert ("c", "b", "l-bc", 2) in tree("r", by_time)
-    by_id = base + [lnk("l-2", "a", "c", 4), lnk("l-1", "b", "c", 4)]
+    by_id = [*base, lnk("l-2", "a", "c", 4), lnk("l-1", "b", "c", 4)]
     assert ("c", "b", "l-1", 2) in tree("r", by_id)
 
 
