@@ -33,7 +33,7 @@ import uuid
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -50,6 +50,7 @@ from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     Thread,
+    ThreadSummary,
     failure_reason_of,
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
@@ -96,6 +97,16 @@ _PASS_IDS: Final = uuid.UUID("5d1f0c3e-8a47-4b8e-9a55-6a3c1b7e2f90")  # namespac
 def memory_ids(pass_id: str, start: int, stop: int) -> list[str]:
     """The ids of memories ``start..stop-1`` of one extraction pass (the same on every run)."""
     return [str(uuid.uuid5(_PASS_IDS, f"{pass_id}/{i}")) for i in range(start, stop)]
+
+
+@dataclass(frozen=True)
+class _PassInputs:
+    """What one pass read before calling the model: an earlier attempt's memories (``None``
+    when it stored none), the history window and the thread's valid summary."""
+
+    stored: list[MemoryRecord] | None
+    history: list[Message]
+    summary: ThreadSummary | None
 
 
 class ExtractionService:
@@ -161,21 +172,24 @@ class ExtractionService:
         return job
 
     def run_job(self, job: ExtractionJob) -> None:
-        """Extract the messages a job covers, if the thread still wants extraction."""
+        """Extract the messages a job covers, if the thread still wants extraction. What the
+        pass reads first (the thread, its messages, an earlier attempt's memories, the history
+        window and the summary) is read in one read-only unit of work."""
+        now = self._clock.now()
         with self._store.reading() as uow:
             thread = uow.threads.get(job.thread_id)
-            targets = (
-                uow.messages.list_for_thread(
-                    job.thread_id, now=self._clock.now(), start_seq=job.first_seq, end_seq=job.last_seq + 1
-                )
-                if thread is not None
-                else []
+            if thread is None or self._extractor is None:
+                return
+            settings = ThreadSettings.from_json(thread.config)
+            if not settings.extraction.extract_memories:
+                return
+            targets = uow.messages.list_for_thread(
+                job.thread_id, now=now, start_seq=job.first_seq, end_seq=job.last_seq + 1
             )
-        if thread is None or not targets or self._extractor is None:
-            return
-        settings = ThreadSettings.from_json(thread.config)
-        if settings.extraction.extract_memories:
-            self.extract(thread, settings, targets, pass_id=job.id)
+            if not targets:
+                return
+            inputs = self._inputs(uow, thread, settings, targets, job.id, now)
+        self._run(thread, settings, targets, job.id, inputs, now)
 
     def extract(
         self, thread: Thread, settings: ThreadSettings, targets: Sequence[Message], *, pass_id: str
@@ -185,12 +199,50 @@ class ExtractionService:
         linking runs again."""
         if self._extractor is None or not targets:
             return []
+        now = self._clock.now()
+        with self._store.reading() as uow:
+            inputs = self._inputs(uow, thread, settings, targets, pass_id, now)
+        return self._run(thread, settings, list(targets), pass_id, inputs, now)
+
+    def _inputs(
+        self,
+        uow: UnitOfWork,
+        thread: Thread,
+        settings: ThreadSettings,
+        targets: Sequence[Message],
+        pass_id: str,
+        now: datetime,
+    ) -> _PassInputs:
+        """What a pass reads before calling the model, inside the caller's read."""
+        stored = self._stored_pass(uow, pass_id)
+        if stored is not None:  # an earlier attempt stored the pass: nothing more to read
+            return _PassInputs(stored, [], None)
+        window = settings.extraction.memory_extraction_window
+        history: list[Message] = []
+        if isinstance(window, int) and window > len(targets):
+            history = uow.messages.list_for_thread(
+                thread.id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
+            )
+        return _PassInputs(None, history, uow.summaries.latest(thread.id, valid_only=True))
+
+    def _run(
+        self,
+        thread: Thread,
+        settings: ThreadSettings,
+        targets: Sequence[Message],
+        pass_id: str,
+        inputs: _PassInputs,
+        now: datetime,
+    ) -> list[MemoryRecord]:
         config = settings.extraction
-        link_mode = config.memory_link_extraction_mode
-        stored = self._stored_pass(pass_id)
+        stored = inputs.stored
         if stored is None:
-            stored = self._extract_and_store(thread, settings, list(targets), pass_id)
-        if stored and link_mode is MemoryLinkExtractionMode.POST_EXTRACTION and self._linker.resolver is not None:
+            stored = self._extract_and_store(thread, settings, list(targets), pass_id, inputs, now)
+        if (
+            stored
+            and config.memory_link_extraction_mode is MemoryLinkExtractionMode.POST_EXTRACTION
+            and self._linker.resolver is not None
+        ):
             custom = config.memory_link_extraction_custom_instructions
             budget = config.memory_link_extraction_token_limit
             self._linker.resolve_after_extraction(
@@ -200,34 +252,32 @@ class ExtractionService:
             )
         return stored
 
-    def _stored_pass(self, pass_id: str) -> list[MemoryRecord] | None:
+    @staticmethod
+    def _stored_pass(uow: UnitOfWork, pass_id: str) -> list[MemoryRecord] | None:
         """The memories an earlier attempt of this pass stored, or ``None`` if it stored none."""
         found: list[MemoryRecord] = []
         start = 0
-        with self._store.reading() as uow:
-            while True:
-                ids = memory_ids(pass_id, start, start + _PROBE)
-                batch = uow.records.get_many(ids)
-                found.extend(batch[i] for i in ids if i in batch)
-                if not batch:
-                    break
-                start += _PROBE
+        while True:
+            ids = memory_ids(pass_id, start, start + _PROBE)
+            batch = uow.records.get_many(ids)
+            found.extend(batch[i] for i in ids if i in batch)
+            if not batch:
+                break
+            start += _PROBE
         return found or None
 
     def _extract_and_store(
-        self, thread: Thread, settings: ThreadSettings, targets: list[Message], pass_id: str
+        self,
+        thread: Thread,
+        settings: ThreadSettings,
+        targets: list[Message],
+        pass_id: str,
+        inputs: _PassInputs,
+        now: datetime,
     ) -> list[MemoryRecord]:
         assert self._extractor is not None
         config = settings.extraction
-        now = self._clock.now()
-        window = config.memory_extraction_window
-        with self._store.reading() as uow:
-            history: list[Message] = []
-            if isinstance(window, int) and window > len(targets):
-                history = uow.messages.list_for_thread(
-                    thread.id, now=now, end_seq=targets[0].seq, last_n=window - len(targets)
-                )
-            summary = uow.summaries.latest(thread.id, valid_only=True)
+        history, summary = inputs.history, inputs.summary
         query = "\n".join(m.content for m in targets).strip()
         past: list[Any] = []
         if query:
