@@ -106,7 +106,7 @@ class Backend:
 
 
 def _open_in_memory(*, dimension: int | None = None) -> MemoryStore:
-    from .memory import InMemoryStore
+    from .inmemory import InMemoryStore
 
     return InMemoryStore(dimension=dimension)
 

@@ -3,6 +3,7 @@ objects, configuration, and the ports for model capabilities (embedding, extract
 link resolution, reranking). Everything here depends on domain ports only; adapters are injected.
 """
 
+from .arguments import TimeToLiveAnchor
 from .client import AgentMemory
 from .config import (
     BackgroundExtractionQueueFullBehavior,
@@ -14,7 +15,6 @@ from .config import (
     MemoryRetentionConfig,
     RetrievalConfig,
 )
-from .memory_service import MemoryService
 from .ports import (
     Embedder,
     ExtractedMemory,
@@ -28,6 +28,7 @@ from .ports import (
     Summariser,
     SummaryText,
 )
+from .record_service import RecordService
 from .results import (
     ContextCard,
     OracleSearchResultFormatConfig,
@@ -38,7 +39,6 @@ from .results import (
 from .searching import SearchScope
 from .thread import ChatMessage, MemoryThread
 from .usage import TokenCounts, TokenUsage
-from .validation import TimeToLiveAnchor
 
 __all__ = [
     "AgentMemory",
@@ -58,9 +58,9 @@ __all__ = [
     "MemoryExtractionMode",
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
-    "MemoryService",
     "MemoryThread",
     "OracleSearchResultFormatConfig",
+    "RecordService",
     "RerankCandidate",
     "Reranker",
     "RetrievalConfig",

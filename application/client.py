@@ -24,6 +24,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
@@ -39,7 +40,6 @@ from .searching import SearchScope, SearchStrategy, resolve_scope
 from .store_settings import sync_store_settings
 from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
-from .validation import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .wiring import build_services
 
 __all__ = ["AgentMemory"]

@@ -1,6 +1,6 @@
 """Application layer: the default sink of domain events, a readable log of link and lifecycle changes.
 
-``MemoryService`` hands every committed event (a link created, retyped or deleted; a record
+``RecordService`` hands every committed event (a link created, retyped or deleted; a record
 invalidated or revalidated by a lifecycle link) to its sink. Unless a caller passes its own,
 the sink is :func:`log_event`, which writes one DEBUG line per event to the
 ``palimpsest.events`` logger: turn that logger on to watch why a memory became history.

@@ -57,6 +57,8 @@ from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .arguments import resolve_expiry
+from .budgets import shorten_for_prompt
 from .config import (
     BackgroundExtractionQueueFullBehavior,
     ExtractionRetryPolicy,
@@ -67,10 +69,9 @@ from .config import (
 )
 from .embedding import EmbeddingHelper
 from .linking import Linker
-from .memory_service import MemoryService
 from .ports import ExtractedMemory, ExtractionRequest, Extractor, SummaryText
+from .record_service import RecordService
 from .searching import Searcher
-from .validation import resolve_expiry, shorten_for_prompt
 
 __all__ = [
     "JOB_LEASE",
@@ -119,7 +120,7 @@ class ExtractionService:
         clock: Clock,
         extractor: Extractor | None,
         searcher: Searcher,
-        memory: MemoryService,
+        memory: RecordService,
         linker: Linker,
         embeddings: EmbeddingHelper,
         retention: MemoryRetentionConfig,

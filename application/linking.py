@@ -19,11 +19,11 @@ from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
 from palimpsest.domain.ports import Clock
 from palimpsest.domain.search import ScopeFilter
 
+from .budgets import estimate_tokens
 from .embedding import EmbeddingHelper
-from .memory_service import MemoryService
 from .ports import LinkProposal, LinkResolver
+from .record_service import RecordService
 from .searching import Searcher
-from .validation import estimate_tokens
 
 __all__ = [
     "LINK_CANDIDATES",
@@ -52,7 +52,7 @@ class Linker:
         *,
         searcher: Searcher,
         clock: Clock,
-        memory: MemoryService,
+        memory: RecordService,
         embeddings: EmbeddingHelper,
         resolver: LinkResolver | None,
     ) -> None:

@@ -15,7 +15,7 @@ from .config import MemoryExtractionMode, ThreadSettings
 from .embedding import EmbeddingHelper
 from .extraction import ExtractionRunner
 from .indexing import INDEX_CONTEXT_SETTING
-from .memory_service import MemoryService
+from .record_service import RecordService
 from .store_settings import EMBEDDING_MODEL_SETTING
 from .summaries import SummaryService
 
@@ -33,7 +33,7 @@ class MaintenanceService:
         *,
         store: MemoryStore,
         clock: Clock,
-        memory: MemoryService,
+        memory: RecordService,
         summaries: SummaryService,
         embeddings: EmbeddingHelper,
         runner: ExtractionRunner,

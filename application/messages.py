@@ -21,11 +21,11 @@ from palimpsest.domain.model import ExtractionJob, Message, Thread
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .arguments import resolve_expiry
 from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
 from .embedding import EmbeddingHelper
 from .extraction import ExtractionRunner, ExtractionService
 from .summaries import SummaryService
-from .validation import resolve_expiry
 
 __all__ = ["MessageService", "NewMessage"]
 

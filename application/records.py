@@ -3,7 +3,7 @@ both facades call (``AgentMemory`` for any scope, ``MemoryThread`` with ``owner_
 own records).
 
 Each takes the public arguments (``NOTSET`` for omitted ones), validates them, and makes one call
-to :class:`~palimpsest.application.memory_service.MemoryService`, which decides and persists in
+to :class:`~palimpsest.application.record_service.RecordService`, which decides and persists in
 one unit of work; bad input writes nothing.
 """
 
@@ -26,11 +26,11 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .arguments import parse_timestamp, resolve_expiry
 from .config import MemoryExtractionConfig, MemoryRetentionConfig
 from .embedding import EmbeddingHelper
 from .linking import Linker
-from .memory_service import MemoryService
-from .validation import parse_timestamp, resolve_expiry
+from .record_service import RecordService
 
 __all__ = ["RecordCommands"]
 
@@ -56,7 +56,7 @@ class RecordCommands:
         *,
         store: MemoryStore,
         clock: Clock,
-        memory: MemoryService,
+        memory: RecordService,
         embeddings: EmbeddingHelper,
         linker: Linker,
         retention: MemoryRetentionConfig,

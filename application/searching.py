@@ -28,6 +28,7 @@ from palimpsest.domain.search import (
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
+from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
@@ -45,7 +46,6 @@ from .retrieval import (
     third_party_test,
     with_version_history,
 )
-from .validation import apply_token_budgets
 
 __all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope", "within_token_budgets"]
 
@@ -126,7 +126,7 @@ def resolve_scope(
 def within_token_budgets(
     results: Sequence[SearchResult], token_budget: object, soft_token_budget: object
 ) -> list[SearchResult]:
-    """:func:`~.validation.apply_token_budgets` over the results' formatted content, which is
+    """:func:`~.budgets.apply_token_budgets` over the results' formatted content, which is
     rendered only when there is a budget to apply (rendering is most of a result's cost)."""
     if all(b is None or isinstance(b, NotSetType) for b in (token_budget, soft_token_budget)):
         return list(results)

@@ -23,10 +23,10 @@ from palimpsest.domain.errors import ConflictError, StoreBusyError
 from palimpsest.domain.model import Message, RecordStatus, Thread, ThreadSummary
 from palimpsest.domain.ports import Clock, MemoryStore
 
+from .budgets import shorten_for_prompt
 from .config import ThreadSettings
 from .ports import Summariser, SummaryText
 from .rendering import format_time
-from .validation import shorten_for_prompt
 
 __all__ = ["SummaryService", "transcript"]
 

@@ -11,18 +11,14 @@ from palimpsest.domain.errors import InvalidScopeError, MessageNotFoundError, Va
 from palimpsest.domain.model import Message, Thread, check_id, check_metadata
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
+from .arguments import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
+from .budgets import CHARS_PER_TOKEN
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
 from .context_cards import CardPlan
 from .messages import NewMessage
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, SearchStrategy, resolve_scope
-from .validation import (
-    CHARS_PER_TOKEN,
-    TimeToLiveAnchor,
-    parse_timestamp,
-    reject_unknown_kwargs,
-)
 from .wiring import ApplicationServices
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]

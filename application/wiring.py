@@ -20,9 +20,9 @@ from .embedding import EmbeddingHelper
 from .extraction import ExtractionRunner, ExtractionService
 from .linking import Linker
 from .maintenance import MaintenanceService
-from .memory_service import MemoryService
 from .messages import MessageService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .record_service import RecordService
 from .records import RecordCommands
 from .searching import Searcher, SearchStrategy
 from .summaries import SummaryService
@@ -43,7 +43,7 @@ class ApplicationServices:
     models: tuple[object | None, ...]
     """The model ports (embedder, extractor, summariser, link resolver, reranker), for usage."""
     searcher: Searcher
-    memory: MemoryService
+    memory: RecordService
     linker: Linker
     records: RecordCommands
     threads: ThreadService
@@ -81,7 +81,7 @@ def build_services(
     """The services of one client, each built from the collaborators it needs."""
     searcher = Searcher(store, embedder, strategy, retrieval)
     embeddings = EmbeddingHelper(embedder, searcher.retrieval.index_context)
-    memory = MemoryService(store, clock, id_factory=new_id)
+    memory = RecordService(store, clock, id_factory=new_id)
     summaries = SummaryService(store, clock, summariser)
     linker = Linker(searcher=searcher, clock=clock, memory=memory, embeddings=embeddings, resolver=link_resolver)
     extraction = ExtractionService(

@@ -21,7 +21,7 @@ import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import NO_EXTRACTION
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory
 
 ROOT_CLOCK_START = datetime(2030, 1, 1, tzinfo=UTC)

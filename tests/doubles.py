@@ -5,7 +5,7 @@ Where the doubles live:
 * ``palimpsest.application.testing`` — the shipped scripted doubles of the model ports
   (``ScriptedExtractor``, ``ScriptedSummariser``, ``ScriptedLinkResolver``);
 * ``palimpsest.adapters.HashingEmbedder`` — the shipped model-free embedder;
-* ``palimpsest.adapters.memory`` — ``InMemoryStore`` and ``ManualClock``;
+* ``palimpsest.adapters.inmemory`` — ``InMemoryStore`` and ``ManualClock``;
 * this module — small scripts for those doubles that more than one test module uses;
 * next to their tests, the fakes of one technology: ``tests/oracle_sql/fakes.py`` (a DB-API
   connection), ``tests/openai/fake_openai_server.py`` (an HTTP server),

@@ -132,7 +132,7 @@ def test_importing_the_embedded_adapter_touches_nothing(tmp_path: Path) -> None:
         """
         import threading
         import palimpsest.domain, palimpsest.application, palimpsest.adapters
-        import palimpsest.adapters.memory, palimpsest.adapters.embedded
+        import palimpsest.adapters.inmemory, palimpsest.adapters.embedded
         print(threading.active_count())
         """,
         cwd=cwd,
@@ -201,7 +201,7 @@ def test_the_driving_adapters_are_held_to_the_store_packages_entry_points() -> N
         c for c in contracts if c["type"] == "forbidden" and "palimpsest.adapters.cli" in c["source_modules"]
     ]
     internals = {m for c in forbidden for m in c["forbidden_modules"]}
-    stores = {f"palimpsest.adapters.{name}.**" for name in ("embedded", "memory", "oracle")}
+    stores = {f"palimpsest.adapters.{name}.**" for name in ("embedded", "inmemory", "oracle")}
     assert stores <= internals
     assert {"palimpsest.application.client", "palimpsest.application.thread"} <= internals
     assert all("palimpsest.adapters.langgraph" in c["source_modules"] for c in forbidden)

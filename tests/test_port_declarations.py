@@ -15,9 +15,9 @@ _REPOSITORIES = ("Thread", "Message", "Record", "Link", "Summary", "Job", "Setti
 # (module, optional third-party package it needs, {adapter class: port})
 _DECLARATIONS: list[tuple[str, str | None, dict[str, type]]] = [
     ("palimpsest.adapters.clock", None, {"SystemClock": domain_ports.Clock}),
-    ("palimpsest.adapters.memory.clock", None, {"ManualClock": domain_ports.Clock}),
+    ("palimpsest.adapters.inmemory.clock", None, {"ManualClock": domain_ports.Clock}),
     (
-        "palimpsest.adapters.memory.store",
+        "palimpsest.adapters.inmemory.store",
         None,
         {
             "InMemoryStore": domain_ports.MemoryStore,
@@ -113,7 +113,7 @@ def test_declared_ports_keep_plain_construction() -> None:
     """A class inheriting a Protocol gets the Protocol's placeholder ``__init__`` when it defines
     none: construction must still work and read the adapter's own state."""
     from palimpsest.adapters.clock import SystemClock
-    from palimpsest.adapters.memory import InMemoryStore, ManualClock
+    from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 
     assert SystemClock().now().tzinfo is not None
     clock = ManualClock()

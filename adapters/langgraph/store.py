@@ -66,7 +66,7 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from palimpsest.application import AgentMemory, MemoryService
+from palimpsest.application import AgentMemory, RecordService
 from palimpsest.application.inspection import records_by_id
 from palimpsest.domain.errors import (
     ConfigurationError,
@@ -344,13 +344,13 @@ class PalimpsestStore(BaseStore):
 
     def _refresh(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
         """Restart the TTL of the records that have one (``updated_at`` is left alone), through
-        the application's :meth:`MemoryService.refresh_ttl`."""
+        the application's :meth:`RecordService.refresh_ttl`."""
         due = [r for r in records if _payload(r).get("ttl_minutes") is not None]
         if not due:
             return records
         now = _now()
         until = {r.id: now + timedelta(minutes=float(_payload(r)["ttl_minutes"])) for r in due}
-        refreshed = MemoryService(self._memory.store, _FixedClock(now)).refresh_ttl(until)
+        refreshed = RecordService(self._memory.store, _FixedClock(now)).refresh_ttl(until)
         return [refreshed.get(r.id, r) for r in records]
 
     def _texts(self, value: dict[str, Any], fields: list[str] | None) -> list[str]:

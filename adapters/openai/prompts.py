@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
 
+from palimpsest.application.budgets import OMISSION_MARKER
 from palimpsest.application.ports import RerankCandidate, SummaryText
-from palimpsest.application.validation import OMISSION_MARKER
 from palimpsest.domain.model import MemoryRecord, Message
 
 __all__ = [

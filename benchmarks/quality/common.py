@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from palimpsest.adapters import open_memory
 from palimpsest.adapters.heuristic import LexicalReranker
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import (
     AgentMemory,
     MemoryExtractionConfig,
@@ -37,7 +37,7 @@ from palimpsest.application import (
     RetrievalConfig,
     SearchResult,
 )
-from palimpsest.application.validation import estimate_tokens
+from palimpsest.application.budgets import estimate_tokens
 from palimpsest.domain.model import MemoryRecord, Message
 
 QUIET_THREAD = MemoryExtractionConfig(context_summary_update_frequency=1_000_000)

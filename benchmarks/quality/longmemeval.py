@@ -33,7 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import AgentMemory
 
 from .common import (

@@ -17,7 +17,7 @@ import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory
 from palimpsest.domain.ports import MemoryStore
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,

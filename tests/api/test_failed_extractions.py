@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 from doubles import fact_per_message
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from palimpsest.adapters.bootstrap import open_memory
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,

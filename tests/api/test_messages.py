@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import AgentMemory, ChatMessage, MemoryThread
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import MessageNotFoundError, RecordStatus, ThreadNotFoundError, ValidationError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from clients import build_client
 from palimpsest.application import MemoryExtractionConfig, MemoryExtractionMode
+from palimpsest.application.budgets import OMISSION_MARKER, shorten_for_prompt
 from palimpsest.application.testing import ScriptedExtractor
-from palimpsest.application.validation import OMISSION_MARKER, shorten_for_prompt
 from palimpsest.domain.ports import MemoryStore
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import AgentMemory, MemoryRetentionConfig, MemoryThread, TimeToLiveAnchor
 from palimpsest.domain import (
     ConfigurationError,

@@ -3,7 +3,7 @@ summaries retired by the purge, and the extraction frequency."""
 
 from __future__ import annotations
 
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import ExtractedMemory, MemoryExtractionConfig
 from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import RecordType

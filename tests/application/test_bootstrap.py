@@ -16,7 +16,7 @@ from palimpsest.adapters import clock as adapter_clock
 from palimpsest.adapters.backends import BACKENDS, OracleSettings, choose_backend
 from palimpsest.adapters.bootstrap import PORTS, Container, build_container, open_client
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.application.clock import SystemClock
 from palimpsest.domain import ConfigurationError, StoreClosedError

@@ -1,4 +1,4 @@
-"""Application tests: MemoryService use cases on the shipped in-memory fake (state, not calls).
+"""Application tests: RecordService use cases on the shipped in-memory fake (state, not calls).
 
 Records are added by ``add_record_with_link``, the path every product add takes."""
 
@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import AgentMemory, MemoryService
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
+from palimpsest.application import AgentMemory, RecordService
 from palimpsest.application.event_log import EVENT_LOGGER
 from palimpsest.domain import (
     InvalidRecordTypeError,
@@ -43,12 +43,12 @@ def events() -> list:
 
 
 @pytest.fixture
-def service(clock: ManualClock, events: list) -> MemoryService:
-    return MemoryService(InMemoryStore(dimension=3), clock, event_sink=events.append)
+def service(clock: ManualClock, events: list) -> RecordService:
+    return RecordService(InMemoryStore(dimension=3), clock, event_sink=events.append)
 
 
 def _add(
-    service: MemoryService,
+    service: RecordService,
     content: str,
     *,
     record_id: str | None = None,
@@ -71,19 +71,19 @@ def _add(
     )
 
 
-def _links_of(service: MemoryService, record_id: str) -> list[RecordLink]:
+def _links_of(service: RecordService, record_id: str) -> list[RecordLink]:
     with service.store.reading() as uow:
         return uow.links.touching(record_id)
 
 
-def _pizza(service: MemoryService) -> tuple[str, str, str]:
+def _pizza(service: RecordService) -> tuple[str, str, str]:
     thin = _add(service, "Preferred pizza: thin crust.", record_id="thin", record_type="preference", user_id="u")
     sour = _add(service, "Now prefers sourdough pizza.", record_id="sour", record_type="preference", user_id="u")
     neap = _add(service, "Prefers Neapolitan sourdough.", record_id="neap", record_type="preference", user_id="u")
     return thin.id, sour.id, neap.id
 
 
-def test_superseding_a_memory_invalidates_it_and_keeps_it_as_history(service: MemoryService) -> None:
+def test_superseding_a_memory_invalidates_it_and_keeps_it_as_history(service: RecordService) -> None:
     thin, sour, _ = _pizza(service)
     link = service.link(sour, thin, "supersedes")
     old = service.get_record(thin)
@@ -95,14 +95,14 @@ def test_superseding_a_memory_invalidates_it_and_keeps_it_as_history(service: Me
     assert link.opposite_relation_type == "is_superseded_by"
 
 
-def test_supports_and_contradicts_leave_both_memories_valid(service: MemoryService) -> None:
+def test_supports_and_contradicts_leave_both_memories_valid(service: RecordService) -> None:
     thin, sour, neap = _pizza(service)
     service.link(sour, thin, "contradicts")
     service.link(neap, sour, "supports")
     assert all(r.is_valid for r in service.list_records())
 
 
-def test_retyping_a_lifecycle_link_to_supports_revalidates_the_target(service: MemoryService, events: list) -> None:
+def test_retyping_a_lifecycle_link_to_supports_revalidates_the_target(service: RecordService, events: list) -> None:
     thin, sour, _ = _pizza(service)
     link = service.link(sour, thin, "supersedes")
     updated = service.update_link(link.id, relation_type="supports", metadata={"reviewed_by": "svc"})
@@ -113,7 +113,7 @@ def test_retyping_a_lifecycle_link_to_supports_revalidates_the_target(service: M
     assert any(isinstance(e, RecordRevalidated) and e.record_id == thin for e in events)
 
 
-def test_deleting_a_link_by_its_directed_tuple_revalidates_the_target(service: MemoryService) -> None:
+def test_deleting_a_link_by_its_directed_tuple_revalidates_the_target(service: RecordService) -> None:
     _, sour, neap = _pizza(service)
     service.link(neap, sour, "refines")
     assert not service.get_record(sour).is_valid
@@ -122,7 +122,7 @@ def test_deleting_a_link_by_its_directed_tuple_revalidates_the_target(service: M
     assert service.get_record(sour).is_valid
 
 
-def test_a_record_stays_invalid_while_another_lifecycle_link_still_targets_it(service: MemoryService) -> None:
+def test_a_record_stays_invalid_while_another_lifecycle_link_still_targets_it(service: RecordService) -> None:
     thin, sour, neap = _pizza(service)
     first = service.link(sour, thin, "supersedes")
     service.link(neap, thin, "duplicates")
@@ -134,7 +134,7 @@ def test_a_record_stays_invalid_while_another_lifecycle_link_still_targets_it(se
     assert record.invalidated_at == invalidated_at
 
 
-def test_deleting_the_superseding_record_revalidates_the_superseded_one(service: MemoryService) -> None:
+def test_deleting_the_superseding_record_revalidates_the_superseded_one(service: RecordService) -> None:
     thin, sour, _ = _pizza(service)
     service.link(sour, thin, "supersedes")
     assert service.delete_record(sour) is True
@@ -142,7 +142,7 @@ def test_deleting_the_superseding_record_revalidates_the_superseded_one(service:
     assert _links_of(service, thin) == []
 
 
-def test_a_pair_is_linked_in_one_orientation_only_and_a_rejected_link_writes_nothing(service: MemoryService) -> None:
+def test_a_pair_is_linked_in_one_orientation_only_and_a_rejected_link_writes_nothing(service: RecordService) -> None:
     thin, sour, _ = _pizza(service)
     service.link(sour, thin, "supports")
     with pytest.raises(LinkOrientationError):
@@ -153,7 +153,7 @@ def test_a_pair_is_linked_in_one_orientation_only_and_a_rejected_link_writes_not
     assert len(_links_of(service, thin)) == 1
 
 
-def test_custom_labels_read_the_same_both_ways_unless_an_opposite_is_given(service: MemoryService) -> None:
+def test_custom_labels_read_the_same_both_ways_unless_an_opposite_is_given(service: RecordService) -> None:
     thin, sour, neap = _pizza(service)
     same = service.link(sour, thin, "mentions")
     given = service.link(neap, thin, "cites", opposite_relation_type="is_cited_by")
@@ -162,7 +162,7 @@ def test_custom_labels_read_the_same_both_ways_unless_an_opposite_is_given(servi
     assert service.update_link(given.id, relation_type="supersedes").opposite_relation_type == "is_superseded_by"
 
 
-def test_linking_to_a_missing_or_expired_record_is_a_not_found_error(service: MemoryService, clock: ManualClock) -> None:
+def test_linking_to_a_missing_or_expired_record_is_a_not_found_error(service: RecordService, clock: ManualClock) -> None:
     thin, _, _ = _pizza(service)
     short = _add(service, "Short-lived note.", expires_at=START + timedelta(days=1), user_id="u")
     with pytest.raises(RecordNotFoundError):
@@ -174,7 +174,7 @@ def test_linking_to_a_missing_or_expired_record_is_a_not_found_error(service: Me
         service.get_record(short.id)
 
 
-def test_events_are_published_only_for_committed_changes(service: MemoryService, events: list) -> None:
+def test_events_are_published_only_for_committed_changes(service: RecordService, events: list) -> None:
     thin, sour, _ = _pizza(service)
     link = service.link(sour, thin, "supersedes")
     assert [type(e) for e in events] == [LinkCreated, RecordInvalidated]
@@ -184,7 +184,7 @@ def test_events_are_published_only_for_committed_changes(service: MemoryService,
     assert len(events) == 2
 
 
-def test_changing_content_without_a_new_vector_drops_the_stale_vector(service: MemoryService) -> None:
+def test_changing_content_without_a_new_vector_drops_the_stale_vector(service: RecordService) -> None:
     record = _add(service, "Likes tea.", user_id="u", embedding=[1, 0, 0])
     query = SearchQuery(k=5, now=START + timedelta(days=1), vector=(1.0, 0.0, 0.0), scope=ScopeFilter(user_id="u"))
     assert [h.id for h in service.store.search(query)] == [record.id]
@@ -194,14 +194,14 @@ def test_changing_content_without_a_new_vector_drops_the_stale_vector(service: M
     assert [h.id for h in service.store.search(query)] == [record.id]
 
 
-def test_update_record_changes_only_what_is_given(service: MemoryService) -> None:
+def test_update_record_changes_only_what_is_given(service: RecordService) -> None:
     record = _add(service, "Lives in Rome.", record_type="fact", user_id="u", metadata={"source": "chat"})
     updated = service.update_record(record.id, metadata=None)
     assert updated.metadata is None and updated.content == "Lives in Rome." and updated.record_type.value == "fact"
     assert updated.updated_at > record.updated_at
 
 
-def test_bad_input_raises_a_typed_error_and_writes_nothing(service: MemoryService, clock: ManualClock) -> None:
+def test_bad_input_raises_a_typed_error_and_writes_nothing(service: RecordService, clock: ManualClock) -> None:
     with pytest.raises(InvalidRecordTypeError):
         _add(service, "x", record_type="opinion")
     with pytest.raises(ValidationError):
@@ -216,7 +216,7 @@ def test_bad_input_raises_a_typed_error_and_writes_nothing(service: MemoryServic
 def test_without_a_sink_committed_events_go_to_the_event_log(
     clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    service = MemoryService(InMemoryStore(dimension=3), clock)
+    service = RecordService(InMemoryStore(dimension=3), clock)
     thin, sour, _ = _pizza(service)
     with caplog.at_level(logging.DEBUG, logger=EVENT_LOGGER):
         link = service.link(sour, thin, "supersedes")

@@ -1,12 +1,12 @@
-"""Application tests: MemoryService.refresh_ttl, the use case behind the LangGraph store's TTL refresh."""
+"""Application tests: RecordService.refresh_ttl, the use case behind the LangGraph store's TTL refresh."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import MemoryService
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
+from palimpsest.application import RecordService
 from palimpsest.domain import RecordType, ValidationError
 from palimpsest.domain.model import MemoryRecord
 
@@ -24,12 +24,12 @@ def store() -> InMemoryStore:
 
 
 @pytest.fixture
-def service(store: InMemoryStore, clock: ManualClock) -> MemoryService:
-    return MemoryService(store, clock)
+def service(store: InMemoryStore, clock: ManualClock) -> RecordService:
+    return RecordService(store, clock)
 
 
 def _add(
-    service: MemoryService, clock: ManualClock, content: str, *, record_id: str, ttl_days: float, user_id: str | None = None
+    service: RecordService, clock: ManualClock, content: str, *, record_id: str, ttl_days: float, user_id: str | None = None
 ) -> MemoryRecord:
     """A memory that expires ``ttl_days`` after now, added through the product's add path."""
     return service.add_record_with_link(
@@ -51,7 +51,7 @@ def _stored(store: InMemoryStore, record_id: str) -> MemoryRecord | None:
 
 
 def test_the_expiry_moves_and_nothing_else_does(
-    service: MemoryService, store: InMemoryStore, clock: ManualClock
+    service: RecordService, store: InMemoryStore, clock: ManualClock
 ) -> None:
     kept = _add(service, clock, "Likes tea.", record_id="tea", user_id="u", ttl_days=1)
     clock.advance(timedelta(hours=12))
@@ -66,7 +66,7 @@ def test_the_expiry_moves_and_nothing_else_does(
 
 
 def test_expired_and_unknown_records_are_left_alone(
-    service: MemoryService, store: InMemoryStore, clock: ManualClock
+    service: RecordService, store: InMemoryStore, clock: ManualClock
 ) -> None:
     _add(service, clock, "Short-lived.", record_id="gone", ttl_days=1)
     _add(service, clock, "Long-lived.", record_id="alive", ttl_days=10)
@@ -82,7 +82,7 @@ def test_expired_and_unknown_records_are_left_alone(
 
 
 def test_a_naive_time_is_refused_before_anything_is_written(
-    service: MemoryService, store: InMemoryStore, clock: ManualClock
+    service: RecordService, store: InMemoryStore, clock: ManualClock
 ) -> None:
     _add(service, clock, "Likes tea.", record_id="tea", ttl_days=1)
     _add(service, clock, "Likes coffee.", record_id="coffee", ttl_days=1)
@@ -95,5 +95,5 @@ def test_a_naive_time_is_refused_before_anything_is_written(
         assert stored is not None and stored.expires_at == START + timedelta(days=1)
 
 
-def test_nothing_to_refresh_is_an_empty_answer(service: MemoryService) -> None:
+def test_nothing_to_refresh_is_an_empty_answer(service: RecordService) -> None:
     assert service.refresh_ttl({}) == {}

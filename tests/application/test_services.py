@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import (
     ExtractedMemory,
     ExtractionRequest,
@@ -20,7 +20,7 @@ from palimpsest.application import (
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
-    MemoryService,
+    RecordService,
 )
 from palimpsest.application.config import ThreadSettings
 from palimpsest.application.context_cards import CardPlan, ContextCardService
@@ -48,7 +48,7 @@ class _World:
         embedder = HashingEmbedder()
         self.embeddings = EmbeddingHelper(embedder)
         self.searcher = Searcher(self.store, embedder, "hybrid")
-        self.memory = MemoryService(self.store, self.clock, id_factory=self._ids())
+        self.memory = RecordService(self.store, self.clock, id_factory=self._ids())
         self.summaries = SummaryService(self.store, self.clock, ScriptedSummariser())
         self.extractor = extractor
         self.extraction = ExtractionService(

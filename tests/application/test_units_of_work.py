@@ -12,7 +12,7 @@ from typing import Any
 
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,

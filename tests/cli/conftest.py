@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.cli import app
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import MemoryExtractionConfig, MemoryRetentionConfig
 from typer.testing import CliRunner, Result
 

@@ -274,7 +274,7 @@ def test_an_import_that_embeds_follows_the_stores_index_text_recipe() -> None:
     from datetime import UTC, datetime
 
     from palimpsest.adapters import HashingEmbedder
-    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.adapters.inmemory import InMemoryStore
     from palimpsest.application.indexing import INDEX_CONTEXT_SETTING
     from palimpsest.application.transfer import ImportItem, import_items
     from palimpsest.domain.model import Message, Thread
@@ -487,7 +487,7 @@ def test_a_line_the_api_would_refuse_is_a_one_line_error_and_writes_nothing(
 
 
 def test_an_import_error_is_typed_and_names_its_line() -> None:
-    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.adapters.inmemory import InMemoryStore
     from palimpsest.application.transfer import import_items, read_items
     from palimpsest.domain.errors import InvalidImportError, ValidationError
 
@@ -566,7 +566,7 @@ def test_imported_statuses_are_derived_from_the_links_never_taken_as_given(
 def test_an_imported_link_is_checked_against_the_links_already_stored() -> None:
     from datetime import UTC, datetime
 
-    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.adapters.inmemory import InMemoryStore
     from palimpsest.application.transfer import import_items, read_items
     from palimpsest.domain.errors import InvalidImportError
     from palimpsest.domain.model import MemoryRecord, RecordLink
@@ -605,7 +605,7 @@ def test_an_imported_link_is_checked_against_the_links_already_stored() -> None:
 def test_an_imported_lifecycle_link_retires_a_record_already_stored() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from palimpsest.adapters.memory import InMemoryStore, ManualClock
+    from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
     from palimpsest.application.transfer import import_items, read_items
     from palimpsest.domain.model import MemoryRecord
 
@@ -676,7 +676,7 @@ def test_an_import_of_a_damaged_export_keeps_every_invariant_or_writes_nothing(
 ) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
-    from palimpsest.adapters.memory import InMemoryStore
+    from palimpsest.adapters.inmemory import InMemoryStore
     from palimpsest.application.transfer import import_items, read_items
     from palimpsest.domain.errors import InvalidImportError
 

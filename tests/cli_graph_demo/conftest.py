@@ -10,7 +10,7 @@ import pytest
 from clients import build_client
 from graph_demo_support import START, make_node, make_pizza_graph
 from palimpsest.adapters.cli.graph import GraphEdge, MemoryGraph
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 
 

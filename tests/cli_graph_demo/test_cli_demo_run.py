@@ -13,7 +13,7 @@ from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph
-from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.domain import MemoryRecord
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, ConflictError
 from rich.console import Console

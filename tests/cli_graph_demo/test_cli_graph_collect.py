@@ -16,7 +16,7 @@ from palimpsest.adapters.cli.graph import (
     to_mermaid,
     to_svg,
 )
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import AgentMemory
 from palimpsest.domain import ValidationError
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from palimpsest.adapters.memory import ManualClock
-from palimpsest.application import MemoryService
+from palimpsest.adapters.inmemory import ManualClock
+from palimpsest.application import RecordService
 from palimpsest.domain.errors import (
     CrossScopeLinkError,
     DuplicateIdError,
@@ -216,7 +216,7 @@ def _state(store: MemoryStore) -> tuple[list[MemoryRecord], list[RecordLink]]:
 def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
     tenants: MemoryStore, source: str, target: str, relation: str
 ) -> None:
-    service = MemoryService(tenants, _fixed_clock())
+    service = RecordService(tenants, _fixed_clock())
     before = _state(tenants)
     with pytest.raises(CrossScopeLinkError):
         service.link(source, target, relation)
@@ -233,7 +233,7 @@ def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
 
 
 def test_inside_one_user_and_to_a_global_record_links_are_made_in_any_store(tenants: MemoryStore) -> None:
-    service = MemoryService(tenants, _fixed_clock())
+    service = RecordService(tenants, _fixed_clock())
     service.link("u2", "u1", "supersedes")
     service.link("u1", "g1", "supports")
     with reading(tenants) as uow:

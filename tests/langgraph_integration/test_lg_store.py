@@ -38,9 +38,9 @@ from langgraph.store.base import (
 )
 from lg_doubles import CharacterEmbeddings
 from palimpsest.adapters import open_memory
+from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.adapters.langgraph import LangChainEmbedder, PalimpsestStore
 from palimpsest.adapters.langgraph.store import STORE_METADATA_KEY
-from palimpsest.adapters.memory import InMemoryStore
 from palimpsest.domain.errors import ConfigurationError
 
 DIMS = 500

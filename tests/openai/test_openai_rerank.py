@@ -25,7 +25,7 @@ from palimpsest.adapters.openai import (
 )
 from palimpsest.adapters.openai.testing import ChatRequest, FunctionChatModel, ScriptedChatModel
 from palimpsest.application import RerankCandidate, Reranker
-from palimpsest.application.validation import OMISSION_MARKER
+from palimpsest.application.budgets import OMISSION_MARKER
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 from palimpsest.domain.model import RecordType
 

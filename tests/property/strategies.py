@@ -42,7 +42,7 @@ def add_record(
     user_id: str | None = None,
     embedding: Any = None,
 ) -> Any:
-    """Add a record through ``MemoryService.add_record_with_link``, the product's add path
+    """Add a record through ``RecordService.add_record_with_link``, the product's add path
     (``AgentMemory.add_memory`` and thread-scoped adds end there), with no link."""
     return service.add_record_with_link(
         content=content,

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import MemoryService
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
+from palimpsest.application import RecordService
 from palimpsest.domain import (
     BUILTIN_OPPOSITES,
     AgentMemoryError,
@@ -30,16 +30,16 @@ from strategies import LIFECYCLE, add_record, link_ops, relation_types
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def _service() -> MemoryService:
-    return MemoryService(InMemoryStore(), ManualClock(NOW))
+def _service() -> RecordService:
+    return RecordService(InMemoryStore(), ManualClock(NOW))
 
 
-def _links_of(service: MemoryService, record_id: str) -> list:
+def _links_of(service: RecordService, record_id: str) -> list:
     with service.store.reading() as uow:
         return uow.links.touching(record_id)
 
 
-def _assert_invariants(service: MemoryService) -> None:
+def _assert_invariants(service: RecordService) -> None:
     records = {r.id: r for r in service.list_records(limit=None)}
     with service.store.unit_of_work() as uow:
         links = uow.links.list(limit=None)

@@ -1,6 +1,6 @@
 """Stateful property test: each store adapter, driven through the service, against a plain model.
 
-Records are added by ``MemoryService.add_record_with_link`` (the path every product add takes);
+Records are added by ``RecordService.add_record_with_link`` (the path every product add takes);
 searches ask the store port directly, as the application's searcher does.
 
 The model is a few dictionaries and list comprehensions, written independently of the
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
-from palimpsest.application import MemoryService
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
+from palimpsest.application import RecordService
 from palimpsest.domain import (
     LIFECYCLE_TYPES,
     CrossScopeLinkError,
@@ -59,7 +59,7 @@ class StoreComparison(RuleBasedStateMachine):
         super().__init__()
         self.tmp = Path(tempfile.mkdtemp(prefix="palimpsest-sm-"))
         self.store = self.make_store(self.tmp)
-        self.service = MemoryService(self.store, ManualClock(NOW))
+        self.service = RecordService(self.store, ManualClock(NOW))
         self.records: dict[str, dict[str, Any]] = {}
         self.links: dict[str, tuple[str, str, str]] = {}
         self.counter = 0

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread
 from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
 from palimpsest.domain import (

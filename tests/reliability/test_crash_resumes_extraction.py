@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from clients import build_client
-from palimpsest.adapters.memory import ManualClock
+from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import ExtractedMemory
 from palimpsest.application.extraction import JOB_LEASE
 from palimpsest.application.testing import ScriptedExtractor

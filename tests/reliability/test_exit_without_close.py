@@ -118,7 +118,7 @@ def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(tmp_path
     # the lease of the one job under way).
     from datetime import UTC, datetime
 
-    from palimpsest.adapters.memory import ManualClock
+    from palimpsest.adapters.inmemory import ManualClock
     from palimpsest.application.extraction import JOB_LEASE
 
     with open_memory(

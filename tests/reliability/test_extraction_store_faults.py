@@ -20,7 +20,7 @@ from clients import build_client
 from doubles import fact_per_message
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore
+from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.application import (
     ExtractedMemory,
     ExtractionRequest,

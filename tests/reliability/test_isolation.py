@@ -46,11 +46,11 @@ from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import (
     AgentMemory,
     MemoryExtractionConfig,
-    MemoryService,
+    RecordService,
     SearchResult,
     SearchScope,
 )
@@ -137,7 +137,7 @@ def store_legacy_link(store: MemoryStore, source: str, target: str, types: dict[
         uow.links.add(RecordLink(id=f"legacy-{source}-{target}", source_id=source, source_type=RecordType(types[source]),
                                  target_id=target, target_type=RecordType(types[target]), relation_type=relation,
                                  opposite_relation_type=opposite_label(relation), created_at=START))
-        MemoryService(store, ManualClock(START)).rederive_in(uow, [target], START)
+        RecordService(store, ManualClock(START)).rederive_in(uow, [target], START)
         uow.commit()
 
 

@@ -37,7 +37,7 @@ if _SERVER_FOLDER not in sys.path:
     sys.path.insert(0, _SERVER_FOLDER)
 from fake_openai_server import FakeOpenAIServer, Scripted, chat_answer, error, json_answer  # noqa: E402
 from palimpsest.adapters import HashingEmbedder  # noqa: E402
-from palimpsest.adapters.memory import ManualClock  # noqa: E402
+from palimpsest.adapters.inmemory import ManualClock  # noqa: E402
 from palimpsest.adapters.openai import LlmExtractor, OpenAIChatModel  # noqa: E402
 from palimpsest.application import (  # noqa: E402
     AgentMemory,

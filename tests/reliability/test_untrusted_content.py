@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.cli.graph import collect_graph, to_html, to_mermaid, to_svg
-from palimpsest.adapters.memory import InMemoryStore, ManualClock
+from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import (
     AgentMemory,
     MemoryExtractionConfig,

@@ -1,14 +1,14 @@
-"""Application layer: argument parsing shared by the client and thread APIs (times, TTLs, budgets)."""
+"""Application layer: argument parsing shared by the client and thread APIs (times, TTLs,
+listing limits, unknown keywords)."""
 
 from __future__ import annotations
 
 import enum
 import math
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
 from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.model import ZERO_TTL_MESSAGE
@@ -17,20 +17,12 @@ from palimpsest.domain.sentinel import NotSetType
 from .config import MemoryRetentionConfig
 
 __all__ = [
-    "CHARS_PER_TOKEN",
-    "OMISSION_MARKER",
     "TimeToLiveAnchor",
-    "apply_token_budgets",
-    "estimate_tokens",
     "list_limit",
     "parse_timestamp",
     "reject_unknown_kwargs",
     "resolve_expiry",
-    "shorten_for_prompt",
 ]
-
-CHARS_PER_TOKEN: Final = 3.5
-
 
 class TimeToLiveAnchor(str, enum.Enum):
     """What a TTL counts from: the record's creation, or its event ``timestamp``."""
@@ -116,62 +108,6 @@ def _anchor(value: object) -> TimeToLiveAnchor:
         return TimeToLiveAnchor(value)
     except ValueError:
         raise ValidationError("ttl_anchor must be TimeToLiveAnchor.CREATED_AT or TimeToLiveAnchor.TIMESTAMP.") from None
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def _budget(value: object, name: str) -> int | None:
-    if value is None or isinstance(value, NotSetType):
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{name} must be an integer or None.")
-    return value if value > 0 else None
-
-
-def apply_token_budgets(items: Sequence[Any], texts: Sequence[str], token_budget: object, soft_token_budget: object) -> list[Any]:
-    """Keep results in rank order within the budgets (never splitting one).
-
-    Hard budget: keep while the running total fits (the first one too large → none). Soft
-    budget: keep up to and including the result that reaches the target. ≤0 disables.
-    """
-    hard = _budget(token_budget, "token_budget")
-    soft = _budget(soft_token_budget, "soft_token_budget")
-    kept: list[Any] = []
-    total = 0
-    for item, text in zip(items, texts):
-        cost = estimate_tokens(text)
-        if hard is not None and total + cost > hard:
-            break
-        kept.append(item)
-        total += cost
-        if soft is not None and total >= soft:
-            break
-    return kept
-
-
-
-
-OMISSION_MARKER: Final = "[... omitted to enforce size limit ...]"
-
-
-def shorten_for_prompt(messages: Sequence[Any], max_tokens: int | None) -> list[Any]:
-    """Copies of ``messages`` whose text fits ``max_tokens`` (3.5 characters a token) for a
-    model prompt: an oversized text keeps its beginning and end around an omission marker.
-    The stored messages are untouched; ``None`` or a non-positive limit changes nothing."""
-    if max_tokens is None or max_tokens <= 0:
-        return list(messages)
-    limit = int(max_tokens * CHARS_PER_TOKEN)
-    out = []
-    for message in messages:
-        text = message.content
-        if len(text) > limit:
-            keep = max(0, limit - len(OMISSION_MARKER) - 2)
-            head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :] if keep // 3 else ""
-            message = replace(message, content=f"{head}\n{OMISSION_MARKER}\n{tail}")
-        out.append(message)
-    return out
 
 
 def list_limit(limit: object) -> Any:

@@ -40,7 +40,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .event_log import log_event
 
-__all__ = ["MemoryService"]
+__all__ = ["RecordService"]
 
 log = logging.getLogger("palimpsest")
 
@@ -51,7 +51,7 @@ def _new_id() -> str:
     return str(uuid.uuid4())
 
 
-class MemoryService:
+class RecordService:
     """Add, update, delete and link memory records while keeping the lifecycle invariant:
 
     a record is INVALID exactly when a supersedes/refines/duplicates link targets it.
