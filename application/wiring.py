@@ -26,7 +26,7 @@ from .record_service import RecordService
 from .records import RecordCommands
 from .searching import Searcher, SearchStrategy
 from .summaries import SummaryService
-from .threads import ThreadService
+from .thread_service import ThreadService
 
 __all__ = ["ApplicationServices", "build_services"]
 
