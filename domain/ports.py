@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType, TracebackType
@@ -27,7 +28,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from .errors import ReadOnlyError
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
-from .search import SearchHit, SearchQuery
+from .search import CandidateKey, KeywordCandidates, SearchHit, SearchQuery, run_search
 from .sentinel import NOTSET, NotSetType
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "RecordRepository",
     "RecordSearch",
     "SchemaState",
+    "SearchSession",
     "SettingsRepository",
     "StoreDiagnostics",
     "SummaryRepository",
@@ -403,29 +405,69 @@ class UnitOfWork(Protocol):
     def rollback(self) -> None: ...
 
 
-class RecordSearch(Protocol):
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        """Up to ``query.k`` direct hits, best first, each with its linked-record tree.
+class SearchSession(Protocol):
+    """One read of a store for one search: the four things only a store can answer.
 
-        * candidates: messages and memory records passing ``query.admits_record(direct=True)``
-          (scope per dimension, record types, expiry at ``query.now``, metadata filter,
-          status when ``include_invalid`` is False, and only the named memory records when
-          ``record_ids`` is given, scored against the whole collection as without it);
-        * ranking: by cosine similarity to ``query.vector`` (records without a vector are
-          not candidates), by keyword relevance of ``query.text`` (terms are Unicode word
-          tokens compared case-insensitively, stores may also fold diacritics; a record
-          sharing no term is not a candidate), or both fused by ``domain.search.fuse`` with
-          ``query.fusion`` (default ``Fusion.ABSOLUTE``: cosine plus BM25 over the query's
-          ideal score, weighted by ``query.dense_weight``; ``RRF`` and ``SCORE`` on request);
-          ties by record type name, then id. Messages and memory records are separate id
-          spaces: a hit is identified by (record type, id);
-        * linked records: for memory-like hits only, ``shortest_path_tree`` with the same
-          scope/type/expiry/metadata filters (status is not filtered), hydrated into
-          ``SearchHit.linked``.
+    Everything else a search does (fusion, the score convention, the linked-record trees,
+    hydration and the final filter check) is :func:`palimpsest.domain.search.run_search`,
+    written once. A session reads the committed state (open units of work are never seen) and
+    never waits for a writer; a store whose indexes are caches may answer the candidate and link
+    primitives from a cache slightly newer than the rows ``load`` returns, which is why the
+    pipeline re-checks every loaded row with the query's filters.
 
-        Raises ``VectorDimensionError`` if the query vector does not fit the store.
-        """
+    Keys are :data:`~palimpsest.domain.search.CandidateKey`: (is a message, id).
+    """
+
+    def dense_candidates(self, query: SearchQuery, depth: int) -> Sequence[tuple[CandidateKey, float]]:
+        """Up to ``depth`` direct candidates with a vector, by cosine similarity of their vector to
+        ``query.vector``, best first (ties: record type name, then id), as (key, cosine).
+
+        Direct candidates are the messages and memory records ``query.admits_record(direct=True)``
+        admits: scope per dimension, record types, expiry at ``query.now``, metadata filter,
+        status unless ``include_invalid``, and only the named memory records when
+        ``query.record_ids`` is given. Raises ``VectorDimensionError`` if the query vector does
+        not fit the store."""
         ...
+
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
+        """Up to ``depth`` direct candidates (as for :meth:`dense_candidates`) sharing a term with
+        ``query.text``, by raw keyword relevance (Unicode word tokens compared case-insensitively;
+        a store may also fold diacritics), best first (ties: record type name, then id), and the
+        query's ideal relevance (see :class:`~palimpsest.domain.search.KeywordCandidates`).
+
+        Term statistics come from every admitted candidate: ``query.record_ids`` narrows the
+        candidates returned, not the collection they are scored against."""
+        ...
+
+    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> Mapping[str, Sequence[RecordLink]]:
+        """For each memory record id of ``frontier``, the links touching it (either direction)
+        whose other end is a memory record ``query.admits_record(direct=False)`` admits (scope,
+        types, expiry and metadata; status is not filtered). Ids with no such link may be left
+        out; the order of the links does not matter."""
+        ...
+
+    def load(self, keys: Sequence[CandidateKey]) -> Mapping[CandidateKey, MemoryRecord | Message]:
+        """The messages and memory records stored under ``keys``, as this read sees them (a key
+        with no visible row is left out; expired rows may be returned: the pipeline filters)."""
+        ...
+
+
+class RecordSearch(Protocol):
+    def searching(self) -> AbstractContextManager[SearchSession]:
+        """A :class:`SearchSession` over one read of the store, as a context manager."""
+        ...
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Up to ``query.k`` direct hits, best first, each with its linked-record tree: what
+        :func:`~palimpsest.domain.search.run_search` answers from one :meth:`searching` session
+        (candidates, the one score convention, trees, hydration: see there).
+
+        A store may answer faster in its own way only if it returns exactly what this does (the
+        contract suite compares the two). Raises ``VectorDimensionError`` if the query vector
+        does not fit the store.
+        """
+        with self.searching() as session:
+            return run_search(session, query)
 
 
 class MemoryStore(RecordSearch, Protocol):

@@ -34,8 +34,11 @@ __all__ = [
     "DEFAULT_MAX_LINKED_RESULTS",
     "MAX_NUM_HOPS",
     "MAX_SEARCH_K",
+    "NO_KEYWORD_CANDIDATES",
     "RRF_K",
+    "CandidateKey",
     "Fusion",
+    "KeywordCandidates",
     "LinkedRecord",
     "ScopeFilter",
     "SearchHit",
@@ -44,8 +47,12 @@ __all__ = [
     "build_tree",
     "check_vector",
     "fuse",
+    "hydrate",
+    "keyword_score",
     "reciprocal_rank_fusion",
+    "run_search",
     "shortest_path_tree",
+    "shortest_path_trees",
 ]
 
 MAX_NUM_HOPS: Final = 5
@@ -442,3 +449,176 @@ def reciprocal_rank_fusion(
     order = {key: i for i, key in enumerate(scores)}
     fused = sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
     return [(key, score / total) for key, score in fused]
+
+
+# --- the search pipeline, written once over a store's primitives ------------------------------
+
+CandidateKey = tuple[bool, str]
+"""A direct candidate's identity: (is it a message, id). Messages and memory records are separate
+id spaces, so the same id may name one of each."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCandidates:
+    """A store's keyword candidates: ``ranked`` holds (key, raw relevance), best first (raw
+    relevance is higher-is-better and non-negative, BM25 or the store's engine's own score);
+    ``ideal`` is the raw relevance a text holding every query term once would get (BM25: the sum
+    of the query terms' idf; Oracle Text: 100), the scale that makes a keyword score comparable
+    across queries (:func:`keyword_score`)."""
+
+    ranked: Sequence[tuple[CandidateKey, float]]
+    ideal: float
+
+
+NO_KEYWORD_CANDIDATES: Final = KeywordCandidates((), 1.0)
+
+
+def keyword_score(raw: float, ideal: float) -> float:
+    """A keyword hit's score on the one scale every store reports: its raw relevance over the
+    query's ideal relevance, clipped to [0, 1] (how much of the query the text covers, rare terms
+    counting more). 1.0 for a text at least as relevant as the ideal one."""
+    if ideal <= 0:
+        return 1.0 if raw > 0 else 0.0
+    return min(1.0, max(0.0, raw / ideal))
+
+
+def _fused(
+    query: SearchQuery, dense: Sequence[tuple[CandidateKey, float]], keyword: KeywordCandidates
+) -> list[tuple[CandidateKey, float]]:
+    """The direct candidates ranked under the one score convention (see :func:`run_search`)."""
+    if query.vector is not None and query.text is not None:
+        return fuse(
+            dense,
+            keyword.ranked,
+            fusion=query.fusion,
+            dense_weight=query.dense_weight,
+            rrf_k=query.rrf_k,
+            keyword_scale=keyword.ideal,
+        )[: query.k]
+    if query.vector is not None:
+        return list(dense[: query.k])
+    return [(key, keyword_score(raw, keyword.ideal)) for key, raw in keyword.ranked[: query.k]]
+
+
+def shortest_path_trees(
+    roots: Sequence[str],
+    *,
+    num_hops: int,
+    max_linked_results: int,
+    links_around: Callable[[Sequence[str]], Mapping[str, Sequence[RecordLink]]],
+) -> dict[str, list[TreeEdge]]:
+    """:func:`shortest_path_tree` for several roots at once, one depth at a time.
+
+    ``links_around(frontier)`` maps each record id of a frontier (the union over every root
+    still growing, sorted) to the links touching it whose other end is admitted; it is called
+    once per depth. Each root's tree is exactly the one :func:`shortest_path_tree` builds with
+    the same links and an ``admits`` that accepts the admitted other ends.
+    """
+    if num_hops <= 0 or max_linked_results <= 0 or not roots:
+        return {}
+    ranked: dict[str, list[TreeEdge]] = {root: [] for root in roots}
+    seen: dict[str, set[str]] = {root: {root} for root in roots}
+    frontier: dict[str, list[str]] = {root: [root] for root in roots}
+    growing = list(dict.fromkeys(roots))
+    for depth in range(1, num_hops + 1):
+        if not growing:
+            break
+        links = links_around(sorted({node for root in growing for node in frontier[root]}))
+        still: list[str] = []
+        for root in growing:
+            level: dict[str, tuple[tuple[Any, str, str], RecordLink]] = {}
+            known = seen[root]
+            for parent in frontier[root]:
+                for link in links.get(parent, ()):
+                    other = link.target_id if parent == link.source_id else link.source_id
+                    if other in known:
+                        continue
+                    key = (link.created_at, link.id, parent)
+                    current = level.get(other)
+                    if current is None or key < current[0]:
+                        level[other] = (key, link)
+            if not level:
+                continue
+            edges = ranked[root]
+            for record_id, ((_created_at, _link_id, parent), link) in sorted(
+                level.items(), key=lambda item: (item[1][0][0], item[1][0][1], item[0])
+            ):
+                edges.append(TreeEdge(record_id, parent, link, depth))
+            if len(edges) >= max_linked_results:
+                continue  # deeper records rank after every record found so far
+            known.update(level)
+            frontier[root] = sorted(level)
+            still.append(root)
+        growing = still
+    return {root: edges[:max_linked_results] for root, edges in ranked.items()}
+
+
+def run_search(session: Any, query: SearchQuery) -> list[SearchHit]:
+    """Answer ``query`` from a store's search primitives (``session``: a
+    :class:`~palimpsest.domain.ports.SearchSession`): the one pipeline every store runs.
+
+    1. candidates: the dense list (``query.vector``) and the keyword list (``query.text``), each
+       ``query.fusion_depth`` deep for a hybrid search, else ``query.k``;
+    2. ranking, under **one score convention** (``SearchHit.score`` higher-is-better,
+       ``distance = 1 - score``):
+
+       * dense only: the cosine similarity of the record's vector to the query vector, in
+         [-1, 1]; comparable across queries of one embedding model;
+       * keyword only: :func:`keyword_score`, the raw relevance over the query's ideal
+         relevance, in [0, 1]; comparable across queries and stores;
+       * hybrid: the :func:`fuse` score. ``Fusion.ABSOLUTE`` (the default) is
+         ``w · clip(cosine) + (1 - w) · keyword_score`` in [0, 1] and comparable across
+         queries; ``RRF`` and ``SCORE`` normalise within one query's lists, so their scores
+         rank one query's hits and mean nothing across queries;
+
+    3. linked records: for memory hits, :func:`shortest_path_trees` over
+       ``session.links_around`` (status is not filtered);
+    4. hydration: ``session.load`` of the hits and their trees, each row re-checked with
+       :meth:`SearchQuery.admits_record` (a row the read no longer admits is left out).
+    """
+    dense: Sequence[tuple[CandidateKey, float]] = ()
+    keyword = NO_KEYWORD_CANDIDATES
+    depth = query.fusion_depth if query.vector is not None and query.text is not None else query.k
+    if query.vector is not None:
+        dense = session.dense_candidates(query, depth)
+    if query.text is not None:
+        keyword = session.keyword_candidates(query, depth)
+    scored = _fused(query, dense, keyword)
+    trees = shortest_path_trees(
+        [key[1] for key, _score in scored if not key[0]],
+        num_hops=query.num_hops,
+        max_linked_results=query.max_linked_results,
+        links_around=lambda frontier: session.links_around(frontier, query),
+    )
+    return hydrate(session, query, scored, trees)
+
+
+def hydrate(
+    session: Any,
+    query: SearchQuery,
+    scored: Sequence[tuple[CandidateKey, float]],
+    trees: Mapping[str, Sequence[TreeEdge]],
+) -> list[SearchHit]:
+    """The hits of ``scored`` (in order) with their linked trees, loaded in one ``session.load``
+    and re-checked with the query's filters (see :func:`run_search`, step 4)."""
+    if not scored:
+        return []
+    keys: dict[CandidateKey, None] = dict.fromkeys(key for key, _score in scored)
+    for edges in trees.values():
+        keys.update(dict.fromkeys((False, edge.record_id) for edge in edges))
+    loaded = session.load(list(keys))
+    linked_records: dict[str, MemoryRecord] = {}
+    for edges in trees.values():
+        for edge in edges:
+            record = loaded.get((False, edge.record_id))
+            if isinstance(record, MemoryRecord) and query.admits_record(record, direct=False):
+                linked_records[edge.record_id] = record
+    hits: list[SearchHit] = []
+    for key, score in scored:
+        item = loaded.get(key)
+        if item is None or not query.admits_record(item, direct=True):
+            continue
+        tree = None if key[0] else trees.get(key[1])
+        linked = build_tree(key[1], tree, linked_records) if tree else ()
+        hits.append(SearchHit(record=item, score=score, distance=1.0 - score, linked=linked))
+    return hits

@@ -13,7 +13,8 @@ import builtins
 import math
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
@@ -54,6 +55,7 @@ from palimpsest.domain.ports import (
     MessageRepository,
     RecordRepository,
     SchemaState,
+    SearchSession,
     SettingsRepository,
     SummaryRepository,
     ThreadRepository,
@@ -61,12 +63,11 @@ from palimpsest.domain.ports import (
     restrict_to_reads,
 )
 from palimpsest.domain.search import (
-    SearchHit,
+    NO_KEYWORD_CANDIDATES,
+    CandidateKey,
+    KeywordCandidates,
     SearchQuery,
-    build_tree,
     check_vector,
-    fuse,
-    shortest_path_tree,
 )
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
@@ -701,98 +702,99 @@ class InMemoryStore(MemoryStore):
 
     # -- search ---------------------------------------------------------------------------
 
-    def search(self, query: SearchQuery) -> list[SearchHit]:
+    @contextmanager
+    def searching(self) -> Iterator[_Search]:
+        """A :class:`~palimpsest.domain.ports.SearchSession` over one committed snapshot."""
         self._check_open()
-        state = self._committed  # one committed snapshot; never mutated in place
-        if query.vector is not None and state.dimension is not None and len(query.vector) != state.dimension:
+        yield _Search(self._committed)
+
+
+class _Search(SearchSession):
+    """The search primitives over one committed state (never mutated in place)."""
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def _admitted(self, query: SearchQuery) -> dict[CandidateKey, MemoryRecord | Message]:
+        """Every direct candidate the query admits, ``record_ids`` aside (the collection)."""
+        state = self._state
+        collection = query if query.record_ids is None else replace(query, record_ids=None)
+        found: dict[CandidateKey, MemoryRecord | Message] = {}
+        for message in state.messages.values():
+            if collection.admits_record(message, direct=True):
+                found[(True, message.id)] = message
+        for record in state.records.values():
+            if collection.admits_record(record, direct=True):
+                found[(False, record.id)] = record
+        return found
+
+    @staticmethod
+    def _named(query: SearchQuery, key: CandidateKey) -> bool:
+        return query.record_ids is None or (not key[0] and key[1] in query.record_ids)
+
+    @staticmethod
+    def _ranked(
+        scores: list[tuple[CandidateKey, float]], candidates: Mapping[CandidateKey, MemoryRecord | Message]
+    ) -> list[tuple[CandidateKey, float]]:
+        scores.sort(key=lambda kv: (-kv[1], candidates[kv[0]].record_type.value, kv[0][1]))
+        return scores
+
+    def dense_candidates(self, query: SearchQuery, depth: int) -> list[tuple[CandidateKey, float]]:
+        state = self._state
+        if query.vector is None:
+            return []
+        if state.dimension is not None and len(query.vector) != state.dimension:
             raise VectorDimensionError(
                 f"query vector has {len(query.vector)} dimensions but this store holds "
                 f"{state.dimension}-dimensional vectors."
             )
-        # BM25 statistics come from every admitted candidate: ``record_ids`` narrows the hits, not
-        # the collection they are scored against.
-        named = query.record_ids
-        admitted = query if named is None else replace(query, record_ids=None)
-        candidates: dict[Key, MemoryRecord | Message] = {}
-        for message in state.messages.values():
-            if admitted.admits_record(message, direct=True):
-                candidates[("message", message.id)] = message
-        for record in state.records.values():
-            if admitted.admits_record(record, direct=True):
-                candidates[("record", record.id)] = record
+        q = _unit(query.vector, None)
+        candidates = self._admitted(query)
+        scores: list[tuple[CandidateKey, float]] = []
+        for key in candidates:
+            if not self._named(query, key):
+                continue
+            v = state.vectors.get(("message" if key[0] else "record", key[1]))
+            if v is not None:
+                scores.append((key, sum(a * b for a, b in zip(q, v))))
+        return self._ranked(scores, candidates)[:depth]
 
-        def tie(key: Key) -> tuple[str, str]:
-            return (candidates[key].record_type.value, key[1])
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
+        if query.text is None:
+            return NO_KEYWORD_CANDIDATES
+        candidates = self._admitted(query)
+        ranked, ideal = _bm25(query.text, {key: c.content for key, c in candidates.items()})
+        named = [kv for kv in ranked if self._named(query, kv[0])]
+        return KeywordCandidates(self._ranked(named, candidates)[:depth], ideal)
 
-        pool = query.fusion_depth
-        vector_ranked: list[tuple[Key, float]] = []
-        if query.vector is not None:
-            q = _unit(query.vector, None)
-            for key in candidates:
-                v = state.vectors.get(key)
-                if v is not None:
-                    vector_ranked.append((key, sum(a * b for a, b in zip(q, v))))
-            vector_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
-        keyword_ranked: list[tuple[Key, float]] = []
-        keyword_ideal = 1.0
-        if query.text is not None:
-            keyword_ranked, keyword_ideal = _bm25(query.text, {k: c.content for k, c in candidates.items()})
-            keyword_ranked.sort(key=lambda kv: (-kv[1], tie(kv[0])))
+    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> dict[str, list[RecordLink]]:
+        state = self._state
+        wanted = set(frontier)
+        out: dict[str, list[RecordLink]] = {}
 
-        top = keyword_ranked[0][1] if keyword_ranked else 1.0
-        if named is not None:
-            vector_ranked = [kv for kv in vector_ranked if kv[0][0] == "record" and kv[0][1] in named]
-            keyword_ranked = [kv for kv in keyword_ranked if kv[0][0] == "record" and kv[0][1] in named]
-
-        scored: list[tuple[Key, float, float]]
-        if query.vector is not None and query.text is not None:
-            fused = fuse(
-                vector_ranked[:pool],
-                keyword_ranked[:pool],
-                fusion=query.fusion,
-                dense_weight=query.dense_weight,
-                rrf_k=query.rrf_k,
-                keyword_scale=keyword_ideal,
-            )
-            scored = [(key, score, 1.0 - score) for key, score in fused]
-        elif query.vector is not None:
-            scored = [(key, cos, 1.0 - cos) for key, cos in vector_ranked]
-        else:
-            scored = [(key, s, 1.0 - s / top) for key, s in keyword_ranked]
-
-        hits: list[SearchHit] = []
-        for key, score, distance in scored[: query.k]:
-            item = candidates[key]
-            linked: tuple[Any, ...] = ()
-            if isinstance(item, MemoryRecord) and query.num_hops > 0:
-                linked = self._expand(state, item.id, query)
-            hits.append(SearchHit(record=item, score=score, distance=distance, linked=linked))
-        return hits
-
-    @staticmethod
-    def _expand(state: _State, root_id: str, query: SearchQuery) -> tuple[Any, ...]:
-        adjacency: dict[str, list[RecordLink]] = {}
-        for link in state.links.values():
-            adjacency.setdefault(link.source_id, []).append(link)
-            adjacency.setdefault(link.target_id, []).append(link)
-
-        def admits(record_id: str) -> bool:
+        def admitted(record_id: str) -> bool:
             record = state.records.get(record_id)
             return record is not None and query.admits_record(record, direct=False)
 
-        edges = shortest_path_tree(
-            root_id,
-            num_hops=query.num_hops,
-            max_linked_results=query.max_linked_results,
-            links_of=lambda rid: adjacency.get(rid, ()),
-            admits=admits,
-        )
-        return build_tree(root_id, edges, {e.record_id: state.records[e.record_id] for e in edges})
+        for link in state.links.values():
+            for end, other in ((link.source_id, link.target_id), (link.target_id, link.source_id)):
+                if end in wanted and admitted(other):
+                    out.setdefault(end, []).append(link)
+        return out
+
+    def load(self, keys: Sequence[CandidateKey]) -> dict[CandidateKey, MemoryRecord | Message]:
+        state = self._state
+        out: dict[CandidateKey, MemoryRecord | Message] = {}
+        for key in keys:
+            item = state.messages.get(key[1]) if key[0] else state.records.get(key[1])
+            if item is not None:
+                out[key] = item
+        return out
 
 
 def _bm25(
-    text: str, documents: Mapping[Key, str], k1: float = BM25_K1, b: float = BM25_B
-) -> tuple[list[tuple[Key, float]], float]:
+    text: str, documents: Mapping[CandidateKey, str], k1: float = BM25_K1, b: float = BM25_B
+) -> tuple[list[tuple[CandidateKey, float]], float]:
     """Okapi BM25 over the candidate documents; only documents sharing a term are returned.
 
     Also the query's ideal score (the sum of its terms' idf, :func:`bm25_idf`), the scale of
@@ -805,7 +807,7 @@ def _bm25(
     avg_len = sum(sum(c.values()) for c in tokenised.values()) / n or 1.0
     df = {t: sum(1 for c in tokenised.values() if t in c) for t in terms}
     idf = {t: bm25_idf(n, df[t]) for t in terms}
-    scores: list[tuple[Key, float]] = []
+    scores: list[tuple[CandidateKey, float]] = []
     for key, counts in tokenised.items():
         length = sum(counts.values())
         score = 0.0
