@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 from palimpsest.domain.text import word_tokens
 
@@ -37,7 +38,7 @@ def _features(text: str) -> list[str]:
     return tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
 
 
-class HashingEmbedder:
+class HashingEmbedder(Embedder):
     """Implements the ``Embedder`` port by hashing word unigrams and bigrams into a signed vector.
 
     Each feature (a word token of :func:`palimpsest.domain.text.word_tokens`, or two adjacent

@@ -29,7 +29,16 @@ from palimpsest.domain.errors import ArgumentTypeError
 from palimpsest.domain.model import MemoryRecord, Message
 from palimpsest.domain.text import STOP_WORDS, TOPIC_FILLERS, word_tokens
 
-from .ports import ExtractedMemory, ExtractionRequest, LinkProposal, LinkResolution, SummaryText
+from .ports import (
+    ExtractedMemory,
+    ExtractionRequest,
+    Extractor,
+    LinkProposal,
+    LinkResolution,
+    LinkResolver,
+    Summariser,
+    SummaryText,
+)
 
 __all__ = [
     "ScriptedExtractor",
@@ -73,7 +82,7 @@ def extractive_topics(text: str, limit: int = _MAX_TOPICS) -> tuple[str, ...]:
     return tuple(ranked[:limit])
 
 
-class ScriptedSummariser:
+class ScriptedSummariser(Summariser):
     """Implements the ``Summariser`` port without a model.
 
     With ``function``, each call returns ``function(previous, messages)`` (a ``SummaryText``
@@ -108,7 +117,7 @@ class ScriptedSummariser:
 ExtractFunction = Callable[[ExtractionRequest], Iterable[ExtractedMemory]]
 
 
-class ScriptedExtractor:
+class ScriptedExtractor(Extractor):
     """Implements the ``Extractor`` port without a model.
 
     Pass either a function ``request -> memories`` or a list of batches (each a sequence of
@@ -145,7 +154,7 @@ class ScriptedExtractor:
 LinkFunction = Callable[[MemoryRecord, Sequence[MemoryRecord]], Sequence[LinkProposal]]
 
 
-class ScriptedLinkResolver:
+class ScriptedLinkResolver(LinkResolver):
     """Implements the ``LinkResolver`` port without a model.
 
     ``decide(source, candidates) -> proposals`` is called once per source memory; every call

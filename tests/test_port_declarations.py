@@ -50,6 +50,17 @@ _DECLARATIONS: list[tuple[str, str | None, dict[str, type]]] = [
         },
     ),
     ("palimpsest.adapters.minilm", None, {"MiniLMEmbedder": app_ports.Embedder}),
+    ("palimpsest.adapters.hashing", None, {"HashingEmbedder": app_ports.Embedder}),
+    ("palimpsest.adapters.langgraph.embeddings", "langchain_core", {"LangChainEmbedder": app_ports.Embedder}),
+    (
+        "palimpsest.application.testing",
+        None,
+        {
+            "ScriptedExtractor": app_ports.Extractor,
+            "ScriptedLinkResolver": app_ports.LinkResolver,
+            "ScriptedSummariser": app_ports.Summariser,
+        },
+    ),
     (
         "palimpsest.adapters.openai",
         "openai",

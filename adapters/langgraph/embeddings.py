@@ -12,12 +12,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ConfigurationError, VectorDimensionError
 
 __all__ = ["LangChainEmbedder"]
 
 
-class LangChainEmbedder:
+class LangChainEmbedder(Embedder):
     """Implements the ``Embedder`` port with a LangChain ``Embeddings`` object.
 
     ``model_id`` is stored with the vectors, so name the model (and its settings) honestly:

@@ -75,6 +75,7 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, check_id, check_metadata
+from palimpsest.domain.ports import Clock
 from palimpsest.domain.sentinel import NOTSET
 
 __all__ = ["STORE_METADATA_KEY", "PalimpsestStore"]
@@ -368,7 +369,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class _FixedClock:
+class _FixedClock(Clock):
     """The ``Clock`` of one refresh: the instant its new expiries were computed from."""
 
     def __init__(self, now: datetime) -> None:
