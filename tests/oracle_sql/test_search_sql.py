@@ -1,6 +1,7 @@
 """Offline tests of the Oracle search: every statement rendered against golden files, bind hygiene,
-keyword escaping, soundness of the metadata pre-filter, and ``OracleSearch`` run on the recording
-fake connection with a responder that plays a tiny database.
+keyword escaping, soundness of the metadata pre-filter, and ``OracleSearchSession`` (each
+primitive, and the domain's pipeline over it) run on the recording fake connection with a
+responder that plays a tiny database.
 
 Nothing here runs Oracle. The tiny database interprets exactly the predicate shapes the builders
 emit (and fails on any other), and the metadata pre-filter is evaluated with a model of the
@@ -22,7 +23,7 @@ import pytest
 from palimpsest.adapters.oracle import search_sql
 from palimpsest.adapters.oracle.codec import encode_vector
 from palimpsest.adapters.oracle.names import StoreNames
-from palimpsest.adapters.oracle.search import OracleSearch
+from palimpsest.adapters.oracle.search import MAX_CANDIDATE_LIMIT, OracleSearchSession
 from palimpsest.adapters.oracle.sql import Statement, placeholders
 from palimpsest.domain import metadata_matches
 from palimpsest.domain.errors import VectorDimensionError
@@ -34,6 +35,7 @@ from palimpsest.domain.search import (
     SearchQuery,
     build_tree,
     reciprocal_rank_fusion,
+    run_search,
     shortest_path_tree,
 )
 from palimpsest.domain.sentinel import ANY
@@ -747,13 +749,37 @@ def ids(hits: Sequence[Any]) -> list[str]:
     return [h.id for h in hits]
 
 
+def session(
+    db: TinyDatabase,
+    *,
+    approximate: bool = False,
+    dimension: int | None = 4,
+    max_candidates: int = MAX_CANDIDATE_LIMIT,
+) -> OracleSearchSession:
+    """A search session on the tiny database's connection, for a store of ``dimension``."""
+    return OracleSearchSession(
+        db.connection,
+        DEFAULT,
+        dimension=lambda: dimension,
+        approximate=approximate,
+        max_candidates=max_candidates,
+    )
+
+
 def run(
-    db: TinyDatabase, query: SearchQuery, *, approximate: bool = False, dimension: int | None = 4
+    db: TinyDatabase,
+    query: SearchQuery,
+    *,
+    approximate: bool = False,
+    dimension: int | None = 4,
+    max_candidates: int = MAX_CANDIDATE_LIMIT,
 ) -> list[Any]:
-    return OracleSearch(DEFAULT, approximate=approximate).search(db.connection, query, dimension=dimension)
+    """The domain's pipeline over the Oracle session, as ``OracleStore.search`` runs it."""
+    search = session(db, approximate=approximate, dimension=dimension, max_candidates=max_candidates)
+    return run_search(search, query)
 
 
-# --- OracleSearch: ranking --------------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: ranking --------------------------------------------------------------------
 
 
 def test_vector_hits_rank_by_cosine_with_score_and_distance() -> None:
@@ -839,7 +865,7 @@ def test_a_search_narrowed_to_named_records_scores_them_as_the_whole_search_does
             )
 
 
-# --- OracleSearch: re-check and refetch -------------------------------------------------------
+# --- the pipeline over OracleSearchSession: re-check and refetch -------------------------------------------------------
 
 
 def _crowd(prefilter: bool) -> TinyDatabase:
@@ -873,9 +899,7 @@ def test_the_refetch_stops_when_candidates_run_out_or_at_the_cap() -> None:
     assert run(db, q(k=2, user_id="A", metadata_filter={"k": "nope"})) == []
     assert db.limits("VECTOR_DISTANCE") == [50, 200]  # 122 rows < 200: exhausted
     db = _crowd(prefilter=False)
-    hits = OracleSearch(DEFAULT, max_candidates=60).search(
-        db.connection, q(k=2, user_id="A", metadata_filter={"k": "y"}), dimension=4
-    )
+    hits = run(db, q(k=2, user_id="A", metadata_filter={"k": "y"}), max_candidates=60)
     assert db.limits("VECTOR_DISTANCE") == [50, 60]
     assert hits == []  # the cap is a documented limit: a page of 60 holds no passing row
 
@@ -889,7 +913,7 @@ def test_keyword_search_refetches_as_well() -> None:
     assert db.limits("CONTAINS") == [50, 200]
 
 
-# --- OracleSearch: hybrid ---------------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: hybrid ---------------------------------------------------------------------
 
 
 def test_hybrid_fuses_both_lists_with_rrf_and_keeps_the_domains_tie_order() -> None:
@@ -944,7 +968,7 @@ def test_vector_dimension_is_checked_before_any_sql() -> None:
     assert ids(run(db, q(vector=(1.0, 0.0, 0.0), text="tea"), dimension=None)) == ["r"]
 
 
-# --- OracleSearch: graph expansion ------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: graph expansion ------------------------------------------------------------
 
 
 def domain_trees(
