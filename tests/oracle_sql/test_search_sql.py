@@ -1136,3 +1136,124 @@ def test_graph_expansion_builds_the_trees_the_domain_builds(seed: int) -> None:
     assert {h.id: h.linked for h in hits} == expected
     depths = sum("GRAPH_TABLE" in sql for sql, _ in db.executed())
     assert depths <= query.num_hops
+
+
+# --- OracleSearchSession: each primitive on its own ----------------------------------------------
+
+
+def test_dense_candidates_are_admitted_keys_with_cosine_best_first() -> None:
+    db = TinyDatabase().add(
+        (rec("b-near"), NEAR_E1),
+        (rec("a-same"), (3.0, 0.0, 0.0, 0.0)),
+        (msg("a-same"), E1),  # the same id as a record: a separate key
+        (rec("stale", status=RecordStatus.INVALID), E1),
+        (rec("opposite"), MINUS_E1),
+        rec("no-vector"),
+    )
+    found = session(db).dense_candidates(q(include_invalid=False), 3)
+    assert [key for key, _ in found] == [(False, "a-same"), (True, "a-same"), (False, "b-near")]
+    assert [round(cosine, 6) for _, cosine in found] == [1.0, 1.0, 0.993884]  # 1 - cosine distance
+    assert db.limits("VECTOR_DISTANCE") == [3]
+    assert session(db).dense_candidates(q(text="tea", vector=None), 3) == []  # no vector: nothing
+
+
+def test_dense_candidates_page_until_depth_admitted_candidates_pass_the_recheck() -> None:
+    db = _crowd(prefilter=False)
+    found = session(db).dense_candidates(q(k=2, user_id="A", metadata_filter={"k": "y"}), 2)
+    assert [(key, round(cosine, 6)) for key, cosine in found] == [((False, "wanted"), 0.993884), ((False, "also"), 0.0)]
+    assert db.limits("VECTOR_DISTANCE") == [50, 200]
+    db = _crowd(prefilter=False)
+    capped = session(db, max_candidates=60).dense_candidates(q(user_id="A", metadata_filter={"k": "y"}), 2)
+    assert capped == [] and db.limits("VECTOR_DISTANCE") == [50, 60]
+
+
+def test_dense_candidates_read_the_dimension_once_and_check_it_before_any_sql() -> None:
+    db = TinyDatabase().add((rec("r"), E1))
+    reads: list[int] = []
+
+    def dimension() -> int:
+        reads.append(1)
+        return 4
+
+    search = OracleSearchSession(db.connection, DEFAULT, dimension=dimension)
+    search.dense_candidates(q(), 1)
+    search.dense_candidates(q(vector=E2), 1)
+    assert len(reads) == 1
+    with pytest.raises(VectorDimensionError):
+        session(db).dense_candidates(q(vector=(1.0, 0.0, 0.0)), 1)
+    assert session(db, dimension=None).dense_candidates(q(vector=(1.0, 0.0, 0.0)), 1) == []
+    assert db.limits("VECTOR_DISTANCE") == [1, 1]  # the two searches of the first session only
+
+
+def test_keyword_candidates_carry_the_raw_score_and_the_ideal_of_100() -> None:
+    db = TinyDatabase().add(
+        rec("both", "green tea"), rec("one", "tea time"), rec("none", "coffee"), msg("m", "Tea?")
+    )
+    found = session(db).keyword_candidates(q(text="green tea"), 10)
+    assert found.ideal == 100.0
+    assert list(found.ranked) == [((False, "both"), 100.0), ((False, "one"), 50.0), ((True, "m"), 50.0)]
+    assert list(session(db).keyword_candidates(q(text="green tea"), 1).ranked) == [((False, "both"), 100.0)]
+    assert db.limits("CONTAINS") == [10, 1]
+    empty = session(db).keyword_candidates(q(text="_ !!!"), 10)
+    assert (list(empty.ranked), empty.ideal) == ([], 100.0)
+    assert db.limits("CONTAINS") == [10, 1]  # no word token: no SQL
+
+
+def test_named_records_narrow_keyword_candidates_but_not_their_scores() -> None:
+    db = TinyDatabase().add(rec("a", "tea and tea"), rec("b", "green tea"), msg("b", "tea for two"))
+    whole = dict(session(db).keyword_candidates(q(text="green tea"), 10).ranked)
+    narrowed = session(db).keyword_candidates(q(text="green tea", record_ids=frozenset({"b"})), 10)
+    assert list(narrowed.ranked) == [((False, "b"), whole[(False, "b")])]
+    assert narrowed.ideal == 100.0
+
+
+def test_links_around_filters_the_other_end_but_not_its_status() -> None:
+    db = TinyDatabase().add(
+        rec("r", user_id="A", metadata={"topic": "tea"}),
+        rec("s", user_id="A", metadata={"topic": "tea"}),
+        rec("ok", user_id="A", metadata={"topic": "tea"}, status=RecordStatus.INVALID),
+        rec("bad-meta", user_id="A", metadata={"topic": "coffee"}),
+        rec("bad-user", user_id="B", metadata={"topic": "tea"}),
+        lnk("l1", "r", "ok"),
+        lnk("l2", "bad-meta", "r"),
+        lnk("l3", "r", "bad-user"),
+        lnk("l4", "s", "r"),
+    )
+    query = q(user_id="A", metadata_filter={"topic": "tea"}, include_invalid=False)
+    around = session(db).links_around(["r", "s"], query)
+    assert {record_id: sorted(link.id for link in links) for record_id, links in around.items()} == {
+        "r": ["l1", "l4"],  # both directions; bad-meta dropped here, bad-user in SQL
+        "s": ["l4"],
+    }
+    (graph,) = [binds for sql, binds in db.executed() if "GRAPH_TABLE" in sql]
+    assert sorted(v for k, v in graph.items() if k.startswith("frontier_")) == ["r", "s"]
+    assert session(db).links_around(["r"], q(record_types=frozenset({RecordType.MESSAGE}))) == {}
+    assert session(db).links_around([], query) == {}
+    assert sum("GRAPH_TABLE" in sql for sql, _ in db.executed()) == 1  # neither sent SQL
+
+
+def test_load_batches_ids_and_keeps_messages_and_records_apart() -> None:
+    db = TinyDatabase().add(msg("same", "a message"), rec("same", "a memory"), rec("other"))
+    for i in range(1200):
+        db.add(rec(f"r{i:04}"))
+    keys = [(True, "same"), (False, "same"), (False, "gone"), *((False, f"r{i:04}") for i in range(1200))]
+    loaded = session(db).load(keys)
+    assert isinstance(loaded[(True, "same")], Message) and loaded[(True, "same")].content == "a message"
+    assert isinstance(loaded[(False, "same")], MemoryRecord) and loaded[(False, "same")].content == "a memory"
+    assert (False, "gone") not in loaded and len(loaded) == 1202
+    memory = [binds for sql, binds in db.executed() if '"MEMORY" t' in sql]
+    assert [len(binds) for binds in memory] == [500, 500, 202]
+    assert [binds for sql, binds in db.executed() if '"MESSAGE" t' in sql] == [{"id_0": "same"}]
+
+
+def test_a_session_never_fetches_a_row_twice() -> None:
+    db = TinyDatabase().add((rec("r"), E1), rec("x"), lnk("l1", "r", "x"))
+    search = session(db)
+    search.dense_candidates(q(), 1)  # loads r to re-check it
+    search.links_around(["r"], q())  # the graph step returns x with the link
+    sent = len(db.executed())
+    loaded = search.load([(False, "r"), (False, "x")])
+    assert set(loaded) == {(False, "r"), (False, "x")}
+    assert len(db.executed()) == sent  # both rows came from earlier statements of this read
+    assert search.load([(False, "missing")]) == {} and search.load([(False, "missing")]) == {}
+    assert len(db.executed()) == sent + 1  # a missing row is remembered as missing

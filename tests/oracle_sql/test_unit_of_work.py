@@ -951,6 +951,24 @@ def test_search_runs_on_a_lent_connection_and_rolls_back(recording: type[Recordi
     assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # no candidate SQL
 
 
+def test_a_search_session_is_one_lent_connection_rolled_back_after_it(
+    recording: type[RecordingSchema],
+) -> None:
+    pool = FakePool(Database(dimension=4))
+    store = OracleStore(pool, memory_store_id="acme", dimension=4)
+    pool.log.clear()
+    with store.searching() as session:
+        assert session.load([(False, "r1"), (True, "m1")]) == {}
+        assert session.links_around(["r1"], query()) == {}
+        assert list(session.keyword_candidates(query(None), 5).ranked) == []
+        assert pool.kinds() == ["acquire", "execute", "execute", "execute", "execute"]
+    assert pool.kinds()[-2:] == ["rollback", "release"]
+    assert {c.connection for c in pool.log} == {pool.connections[-1].number}
+    store.close()
+    with pytest.raises(StoreClosedError), store.searching():
+        pass
+
+
 def test_search_of_a_store_without_dimension_asks_the_registry(recording: type[RecordingSchema]) -> None:
     db = Database(dimension=None)
     store = OracleStore(FakePool(db), memory_store_id="acme")
