@@ -9,8 +9,9 @@ module only answers what SQL can answer (statements in :mod:`.search_sql`):
   :meth:`SearchQuery.admits_record`, a larger page fetched when the re-check drops rows of a full
   page. Cosine similarity is ``1 - distance`` (Oracle's cosine distance is one minus the cosine).
 * ``keyword_candidates``: Oracle Text (``CONTAINS`` / ``SCORE``), paged and re-checked alike; the
-  raw relevance is ``SCORE`` (1..100) and the ideal is 100, the score of a text that matches every
-  term of the ``ACCUM`` query as strongly as Oracle Text scores at all.
+  raw relevance is ``SCORE`` and the ideal is 100, the top of its 1..100 scale (with ``ACCUM`` of
+  ``n`` terms, a text matching all of them scores in the top ``1/n`` of that scale, one matching
+  fewer terms always lower: Oracle Text Reference, "ACCUMulate").
 * ``links_around``: one ``GRAPH_TABLE`` statement per depth (per 500 frontier ids), the other end
   filtered by scope, types and expiry in SQL and by the metadata filter here.
 * ``load``: records and messages by id, 500 ids a statement.
