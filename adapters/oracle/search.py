@@ -1,17 +1,24 @@
-"""Adapters layer (Oracle): ``OracleSearch``, the RecordSearch contract over the chunk table and graph.
+"""Adapters layer (Oracle): ``OracleSearchSession``, the four search primitives over one connection.
 
-Candidates come from SQL (:mod:`.search_sql`) with the query's scope, type, status and expiry
-as predicates and a sound metadata pre-filter; every candidate is then loaded and re-checked
-with the domain's own filter (:meth:`SearchQuery.admits_record`), fetching a larger page when
-the re-check drops rows of a full page. Ranking ties, reciprocal rank fusion and the linked-record
-trees are the domain's (decisions D8, D11, D17): the graph is walked one depth per statement for
-the frontier of every hit at once, and ``shortest_path_tree`` builds each hit's tree from the
-collected links.
+The pipeline itself (fusion, the one score convention, the linked-record trees, hydration and
+the final filter check) is the domain's :func:`~palimpsest.domain.search.run_search`; this
+module only answers what SQL can answer (statements in :mod:`.search_sql`):
 
-Scores, as the embedded store reports them: vector hits carry the cosine similarity
-``1 - distance`` and Oracle's cosine distance; keyword hits ``SCORE / 100`` (Oracle Text's
-1..100 relevance) and ``1 - score``; hybrid hits the normalised reciprocal-rank-fusion score and
-``1 - score``.
+* ``dense_candidates``: ``VECTOR_DISTANCE(..., COSINE)`` with the query's scope, type, status and
+  expiry as predicates and a sound metadata pre-filter; every row is loaded and re-checked with
+  :meth:`SearchQuery.admits_record`, a larger page fetched when the re-check drops rows of a full
+  page. Cosine similarity is ``1 - distance`` (Oracle's cosine distance is one minus the cosine).
+* ``keyword_candidates``: Oracle Text (``CONTAINS`` / ``SCORE``), paged and re-checked alike; the
+  raw relevance is ``SCORE`` and the ideal is 100, the top of its 1..100 scale (with ``ACCUM`` of
+  ``n`` terms, a text matching all of them scores in the top ``1/n`` of that scale, one matching
+  fewer terms always lower: Oracle Text Reference, "ACCUMulate").
+* ``links_around``: one ``GRAPH_TABLE`` statement per depth (per 500 frontier ids), the other end
+  filtered by scope, types and expiry in SQL and by the metadata filter here.
+* ``load``: records and messages by id, 500 ids a statement.
+
+Every row a session reads is kept for the session, so the pipeline's ``load`` of the hits and of
+their linked records sends no statement for a row a candidate page or a graph step already
+returned.
 """
 
 from __future__ import annotations
@@ -19,16 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from palimpsest.domain.errors import InvalidSearchError
-from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordType
-from palimpsest.domain.search import (
-    LinkedRecord,
-    SearchHit,
-    SearchQuery,
-    build_tree,
-    fuse,
-    shortest_path_tree,
-)
+from palimpsest.domain.errors import VectorDimensionError
+from palimpsest.domain.model import MemoryRecord, Message, RecordLink
+from palimpsest.domain.ports import SearchSession
+from palimpsest.domain.search import CandidateKey, KeywordCandidates, SearchQuery
 
 from .codec import encode_vector, message_from_row, record_from_row
 from .names import StoreNames
@@ -44,227 +45,166 @@ from .search_sql import (
 )
 from .sql import Statement, fetch_all
 
-__all__ = ["MAX_CANDIDATE_LIMIT", "OracleSearch"]
+__all__ = ["KEYWORD_IDEAL", "MAX_CANDIDATE_LIMIT", "OracleSearchSession"]
 
 MAX_CANDIDATE_LIMIT: Final = 100_000
 """The largest candidate page fetched while the Python re-check keeps rejecting rows. Only a
-metadata filter that SQL cannot pre-filter can make a page this large fall short of ``k`` hits."""
+metadata filter that SQL cannot pre-filter can make a page this large fall short of ``depth``."""
+
+KEYWORD_IDEAL: Final = 100.0
+"""The ideal raw keyword relevance: Oracle Text's ``SCORE`` tops out at 100."""
 
 _GROWTH: Final = 4
-_MESSAGE: Final = RecordType.MESSAGE.value
-
-Key = tuple[str, str]
-"""A hit's identity: (record type name, id). Messages and memory records are separate id spaces."""
+_MESSAGE: Final = "message"
 
 Entity = MemoryRecord | Message
 
 
-class OracleSearch:
-    """Runs a :class:`SearchQuery` on an open python-oracledb connection of one store.
+class OracleSearchSession(SearchSession):
+    """The :class:`~palimpsest.domain.ports.SearchSession` of one search on an open
+    python-oracledb connection (the caller lends it and rolls it back afterwards).
 
+    ``dimension`` reads the store's embedding dimension (``None``: no vector stored, so vector
+    search finds nothing); it is called once, by the first vector search of the session.
     ``approximate=True`` lets vector candidates come from the vector index
     (``FETCH APPROX FIRST``); by default the search is exact.
     """
 
     def __init__(
-        self, names: StoreNames, *, approximate: bool = False, max_candidates: int = MAX_CANDIDATE_LIMIT
+        self,
+        connection: Any,
+        names: StoreNames,
+        *,
+        dimension: Callable[[], int | None],
+        approximate: bool = False,
+        max_candidates: int = MAX_CANDIDATE_LIMIT,
     ) -> None:
-        self.names = names
+        self._connection = connection
+        self._names = names
+        self._read_dimension = dimension
+        self._dimension: tuple[int | None] | None = None
         self.approximate = approximate
         self.max_candidates = max_candidates
+        self._loaded: dict[CandidateKey, Entity | None] = {}
 
-    def search(self, connection: Any, query: SearchQuery, *, dimension: int | None) -> list[SearchHit]:
-        """See :class:`~palimpsest.domain.ports.RecordSearch`. ``dimension`` is the store's
-        embedding dimension (``None``: no vector stored, so vector search finds nothing).
+    # --- the four primitives ------------------------------------------------------------------
 
-        Raises ``VectorDimensionError`` if the query vector does not fit ``dimension``.
+    def dense_candidates(self, query: SearchQuery, depth: int) -> list[tuple[CandidateKey, float]]:
+        if query.vector is None:
+            return []
+        if self._dimension is None:
+            # The registry row is the truth, not a process's cache: another process may have
+            # fixed the dimension, or cleared the vectors and fixed another one since.
+            self._dimension = (self._read_dimension(),)
+        (dimension,) = self._dimension
+        if dimension is None:
+            return []  # no vector stored yet: nothing is near anything
+        if len(query.vector) != dimension:
+            raise VectorDimensionError(
+                f"query vector has {len(query.vector)} dimensions but this store holds "
+                f"{dimension}-dimensional vectors."
+            )
+        vector = encode_vector(query.vector, dimension)
+        return self._candidates(
+            query,
+            depth,
+            lambda limit: vector_candidates(self._names, query, vector, limit, approximate=self.approximate),
+            score=lambda distance: 1.0 - distance,
+        )
+
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
+        """Oracle Text candidates: raw relevance ``SCORE`` (1..100), ideal 100.
+
+        ``query.record_ids`` narrows the rows returned (a predicate beside ``CONTAINS``) and
+        leaves the scores alone, as the port asks. Unlike the port's other stores, Oracle Text
+        cannot score against the admitted candidates only: ``SCORE`` weighs a term by its
+        frequency in the whole text index (every row of the chunk table: other scopes, expired
+        and invalid rows, and deleted rows until the index is optimised), and none of the
+        query's other filters changes that either.
         """
-        if not isinstance(query, SearchQuery):
-            raise InvalidSearchError("search() takes a SearchQuery.")
-        vector = encode_vector(query.vector, dimension) if query.vector is not None else None
-        text_query = keyword_query(query.text) if query.text is not None else None
-        hybrid = query.vector is not None and query.text is not None
-        want = query.fusion_depth if hybrid else query.k
-        loaded: dict[Key, Entity | None] = {}
+        text = keyword_query(query.text) if query.text is not None else None
+        if text is None:
+            return KeywordCandidates((), KEYWORD_IDEAL)  # no word token: no SQL
+        ranked = self._candidates(
+            query,
+            depth,
+            lambda limit: keyword_candidates(self._names, query, text, limit),
+            score=float,
+        )
+        return KeywordCandidates(ranked, KEYWORD_IDEAL)
 
-        by_vector: list[tuple[Key, Entity, float]] = []
-        if vector is not None and dimension is not None:
-            by_vector = self._candidates(
-                connection,
-                query,
-                want,
-                loaded,
-                lambda limit: vector_candidates(
-                    self.names, query, vector, limit, approximate=self.approximate
-                ),
-                best_first=lambda key, distance: (distance, key),
-            )
-        by_keyword: list[tuple[Key, Entity, float]] = []
-        if text_query is not None:
-            by_keyword = self._candidates(
-                connection,
-                query,
-                want,
-                loaded,
-                lambda limit: keyword_candidates(self.names, query, text_query, limit),
-                best_first=lambda key, score: (-score, key),
-            )
+    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> dict[str, list[RecordLink]]:
+        """One graph step: every link of every ``frontier`` record whose other end passes scope,
+        types and expiry (SQL) and the metadata filter (here). Status is not filtered."""
+        found: dict[str, dict[str, RecordLink]] = {}
+        for statement in graph_steps(self._names, query, list(frontier)):
+            for row in fetch_all(self._connection, statement):
+                from_id, link, neighbour = graph_row(row)
+                self._loaded.setdefault((False, neighbour.id), neighbour)
+                if query.admits_record(neighbour, direct=False):
+                    found.setdefault(from_id, {})[link.id] = link
+        return {record_id: list(links.values()) for record_id, links in found.items()}
 
-        ranked: list[tuple[Entity, float, float]]
-        if hybrid:
-            entities = {key: entity for key, entity, _ in (*by_vector, *by_keyword)}
-            fused = fuse(
-                [(key, 1.0 - distance) for key, _, distance in by_vector],
-                [(key, raw) for key, _, raw in by_keyword],
-                fusion=query.fusion,
-                dense_weight=query.dense_weight,
-                rrf_k=query.rrf_k,
-                keyword_scale=100.0,  # Oracle Text's SCORE is 0-100 (D20)
-            )
-            # Equal fused scores keep the domain's order (first appearance, vector list first), as in
-            # every other store: fusion is defined once (D20).
-            ranked = [(entities[key], score, 1.0 - score) for key, score in fused[: query.k]]
-        elif query.vector is not None:
-            ranked = [(entity, 1.0 - distance, distance) for _, entity, distance in by_vector[: query.k]]
-        else:
-            ranked = []
-            for _, entity, raw in by_keyword[: query.k]:
-                score = raw / 100.0
-                ranked.append((entity, score, 1.0 - score))
+    def load(self, keys: Sequence[CandidateKey]) -> dict[CandidateKey, Entity]:
+        self._fetch([key for key in dict.fromkeys(keys) if key not in self._loaded])
+        return {key: entity for key in keys if (entity := self._loaded.get(key)) is not None}
 
-        roots = [entity.id for entity, _, _ in ranked if isinstance(entity, MemoryRecord)]
-        trees = self._linked(connection, query, roots)
-        return [
-            SearchHit(
-                record=entity,
-                score=score,
-                distance=distance,
-                linked=trees.get(entity.id, ()) if isinstance(entity, MemoryRecord) else (),
-            )
-            for entity, score, distance in ranked
-        ]
-
-    # --- candidates ---------------------------------------------------------------------------
+    # --- internals ----------------------------------------------------------------------------
 
     def _candidates(
         self,
-        connection: Any,
         query: SearchQuery,
-        want: int,
-        loaded: dict[Key, Entity | None],
+        depth: int,
         statement: Callable[[int], Statement],
-        best_first: Callable[[Key, float], tuple[Any, ...]],
-    ) -> list[tuple[Key, Entity, float]]:
-        """The best ``want`` candidates that pass the domain's filter, as (key, entity, value).
+        *,
+        score: Callable[[float], float],
+    ) -> list[tuple[CandidateKey, float]]:
+        """The best ``depth`` candidates that pass the domain's filter, as (key, score), best
+        first (ties: record type name, then id).
 
-        A page of ``limit`` rows is fetched, loaded and re-checked; if fewer than ``want`` pass
+        A page of ``limit`` rows is fetched, loaded and re-checked; if fewer than ``depth`` pass
         and the page was full, a page ``_GROWTH`` times larger is fetched, up to
-        ``max_candidates``. ``value`` is the distance or the score the SQL returned.
+        ``max_candidates``. ``score`` turns the value the SQL returned (distance or ``SCORE``)
+        into a higher-is-better score.
         """
-        limit = min(want if query.metadata_filter is None else max(2 * want, 50), self.max_candidates)
+        limit = min(depth if query.metadata_filter is None else max(2 * depth, 50), self.max_candidates)
         while True:
-            rows = fetch_all(connection, statement(limit))
-            order: dict[Key, float] = {}
+            rows = fetch_all(self._connection, statement(limit))
+            order: dict[CandidateKey, float] = {}
             for record_type, record_id, value in rows:
-                order.setdefault((str(record_type), str(record_id)), float(value))  # best chunk first
-            passing: dict[Key, tuple[Entity, float]] = {}
+                order.setdefault(
+                    (str(record_type) == _MESSAGE, str(record_id)), float(value)
+                )  # best chunk first
+            passing: dict[CandidateKey, tuple[Entity, float]] = {}
             keys = list(order)
-            for start in range(0, len(keys), MAX_IDS_PER_STATEMENT):
-                part = keys[start : start + MAX_IDS_PER_STATEMENT]
-                self._load(connection, [key for key in part if key not in loaded], loaded)
+            for part in _parts(keys):
+                self._fetch([key for key in part if key not in self._loaded])
                 for key in part:
-                    entity = loaded.get(key)
+                    entity = self._loaded.get(key)
                     if entity is not None and query.admits_record(entity, direct=True):
-                        passing.setdefault((entity.record_type.value, entity.id), (entity, order[key]))
-                if len(passing) >= want:
+                        passing[key] = (entity, score(order[key]))
+                if len(passing) >= depth:
                     break
-            if len(passing) >= want or len(rows) < limit or limit >= self.max_candidates:
+            if len(passing) >= depth or len(rows) < limit or limit >= self.max_candidates:
                 break
             limit = min(limit * _GROWTH, self.max_candidates)
-        result = sorted(
-            ((key, entity, value) for key, (entity, value) in passing.items()),
-            key=lambda item: best_first(item[0], item[2]),
-        )
-        return result[:want]
+        ranked = sorted(passing.items(), key=lambda kv: (-kv[1][1], kv[1][0].record_type.value, kv[0][1]))
+        return [(key, value) for key, (_entity, value) in ranked[:depth]]
 
-    def _load(self, connection: Any, keys: Sequence[Key], loaded: dict[Key, Entity | None]) -> None:
-        """Load the entities behind candidate keys into ``loaded`` (``None``: gone meanwhile)."""
-        message_ids = [record_id for record_type, record_id in keys if record_type == _MESSAGE]
-        memory_ids = [record_id for record_type, record_id in keys if record_type != _MESSAGE]
-        found: dict[Key, Entity] = {}
-        for statement in messages_by_ids(self.names, message_ids):
-            for row in fetch_all(connection, statement):
+    def _fetch(self, keys: Sequence[CandidateKey]) -> None:
+        """Load the rows behind ``keys`` into the session's rows (``None``: no such row)."""
+        for statement in messages_by_ids(self._names, [key[1] for key in keys if key[0]]):
+            for row in fetch_all(self._connection, statement):
                 message = message_from_row(row)
-                found[(_MESSAGE, message.id)] = message
-        records: dict[str, MemoryRecord] = {}
-        for statement in memory_records_by_ids(self.names, memory_ids):
-            for row in fetch_all(connection, statement):
+                self._loaded[(True, message.id)] = message
+        for statement in memory_records_by_ids(self._names, [key[1] for key in keys if not key[0]]):
+            for row in fetch_all(self._connection, statement):
                 record = record_from_row(row)
-                records[record.id] = record
+                self._loaded[(False, record.id)] = record
         for key in keys:
-            if key[0] == _MESSAGE:
-                loaded[key] = found.get(key)
-            else:
-                # Keyed by the chunk's type; the record's own type names the hit.
-                loaded[key] = records.get(key[1])
+            self._loaded.setdefault(key, None)
 
-    # --- linked records -----------------------------------------------------------------------
 
-    def _linked(
-        self, connection: Any, query: SearchQuery, roots: Sequence[str]
-    ) -> dict[str, tuple[LinkedRecord, ...]]:
-        """Each root's linked-record tree (``shortest_path_tree`` + ``build_tree``).
-
-        Breadth first over every root at once: depth ``d`` loads all links of the records first
-        reached at depth ``d - 1`` from any root, with each neighbour that passes scope, type and
-        expiry in SQL; a neighbour is walked on only if it passes the domain's filter. A record
-        within ``num_hops - 1`` of some root is therefore fully linked, which is every record the
-        domain function may ask ``links_of`` about (its distance from that root is no smaller).
-        """
-        if query.num_hops <= 0 or query.max_linked_results <= 0 or not roots:
-            return {}
-        records: dict[str, MemoryRecord] = {}
-        links: dict[str, dict[str, RecordLink]] = {}
-        verdicts: dict[str, bool] = {}
-
-        def admits(record_id: str) -> bool:
-            verdict = verdicts.get(record_id)
-            if verdict is None:
-                record = records.get(record_id)
-                verdict = record is not None and query.admits_record(record, direct=False)
-                verdicts[record_id] = verdict
-            return verdict
-
-        frontier = sorted(set(roots))
-        walked: set[str] = set()
-        for _depth in range(query.num_hops):
-            if not frontier:
-                break
-            for statement in graph_steps(self.names, query, frontier):
-                for row in fetch_all(connection, statement):
-                    from_id, link, neighbour = graph_row(row)
-                    links.setdefault(from_id, {})[link.id] = link
-                    records[neighbour.id] = neighbour
-            walked.update(frontier)
-            reached: set[str] = set()
-            for record_id in frontier:
-                for link in links.get(record_id, {}).values():
-                    other = link.target_id if link.source_id == record_id else link.source_id
-                    if other not in walked and admits(other):
-                        reached.add(other)
-            frontier = sorted(reached)
-
-        def links_of(record_id: str) -> list[RecordLink]:
-            return sorted(links.get(record_id, {}).values(), key=lambda link: link.id)
-
-        trees: dict[str, tuple[LinkedRecord, ...]] = {}
-        for root in dict.fromkeys(roots):
-            edges = shortest_path_tree(
-                root,
-                num_hops=query.num_hops,
-                max_linked_results=query.max_linked_results,
-                links_of=links_of,
-                admits=admits,
-            )
-            trees[root] = build_tree(root, edges, {edge.record_id: records[edge.record_id] for edge in edges})
-        return trees
+def _parts(keys: list[CandidateKey]) -> list[list[CandidateKey]]:
+    """``keys`` in slices of as many ids as one statement binds."""
+    return [keys[i : i + MAX_IDS_PER_STATEMENT] for i in range(0, len(keys), MAX_IDS_PER_STATEMENT)]

@@ -2,10 +2,11 @@
 
 The store owns nothing but names and policies: connections come from the caller's python-oracledb
 pool (or one connection, serialised), the schema from :class:`SchemaManager` (applied once, when
-the store is opened), searches from :class:`OracleSearch`, transactions from
-:class:`OracleUnitOfWork`. What every process must agree on lives in the database: the data, and
-the embedding dimension in the store's registry row (decision D17). This process keeps the
-dimension only as a cache, refreshed whenever a unit of work reads the registry.
+the store is opened), the search primitives from :class:`OracleSearchSession` (the pipeline
+is the domain's ``run_search``), transactions from :class:`OracleUnitOfWork`. What every process
+must agree on lives in the database: the data, and the embedding dimension in the store's
+registry row (decision D17). This process keeps the dimension only as a cache, refreshed
+whenever a unit of work (or a vector search) reads the registry.
 """
 
 from __future__ import annotations
@@ -20,19 +21,16 @@ import oracledb
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ConfigurationError,
-    InvalidSearchError,
     StorageError,
-    VectorDimensionError,
 )
 from palimpsest.domain.ports import MemoryStore, SchemaState
-from palimpsest.domain.search import SearchHit, SearchQuery
 
 from .connection import ConnectionSource
 from .errors import is_connection_lost, translate
 from .names import StoreNames
 from .policy import SchemaPolicy
 from .schema import SCHEMA_VERSION, SchemaManager
-from .search import OracleSearch
+from .search import OracleSearchSession
 from .sql import fetch_one
 from .statements import chunks_clear_vectors
 from .unit_of_work import OracleUnitOfWork, StoreContext
@@ -87,7 +85,7 @@ class OracleStore(MemoryStore):
         policy = _policy(schema_policy)
         self._names = StoreNames(memory_store_id)
         self._schema = SchemaManager(self._names, vector_index=vector_index)
-        self._searcher = OracleSearch(self._names, approximate=approximate)
+        self._approximate = approximate
         self._source = ConnectionSource(pool, connection=connection)
         self._lock = threading.Lock()
         self._dimension: int | None = dimension
@@ -132,24 +130,19 @@ class OracleStore(MemoryStore):
         self._source.check_open()
         return OracleUnitOfWork(self._context, read_only=True)
 
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        """See :class:`~palimpsest.domain.ports.RecordSearch`; runs on a lent connection and
-        rolls back afterwards (it only reads)."""
+    @contextmanager
+    def searching(self) -> Iterator[OracleSearchSession]:
+        """See :class:`~palimpsest.domain.ports.RecordSearch`: a session on a lent connection,
+        rolled back and released afterwards (it only reads). ``search`` is the domain's
+        pipeline over it; a vector search first reads the dimension from the registry."""
         self._source.check_open()
-        if not isinstance(query, SearchQuery):
-            raise InvalidSearchError("search() takes a SearchQuery.")
         with self._lease() as conn, translate(self._names):
-            dimension = self._dimension
-            if query.vector is not None:
-                # The registry row is the truth, not this process's cache: another process may
-                # have fixed the dimension, or cleared the vectors and fixed another one since.
-                dimension = self._read_dimension(conn)
-            if query.vector is not None and dimension is not None and len(query.vector) != dimension:
-                raise VectorDimensionError(
-                    f"query vector has {len(query.vector)} dimensions but this store holds "
-                    f"{dimension}-dimensional vectors."
-                )
-            return self._searcher.search(conn, query, dimension=dimension)
+            yield OracleSearchSession(
+                conn,
+                self._names,
+                dimension=lambda: self._read_dimension(conn),
+                approximate=self._approximate,
+            )
 
     def clear_vectors(self) -> None:
         """See :class:`~palimpsest.domain.ports.MemoryStore`: one transaction sets every chunk's

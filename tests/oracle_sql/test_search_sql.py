@@ -1,6 +1,7 @@
 """Offline tests of the Oracle search: every statement rendered against golden files, bind hygiene,
-keyword escaping, soundness of the metadata pre-filter, and ``OracleSearch`` run on the recording
-fake connection with a responder that plays a tiny database.
+keyword escaping, soundness of the metadata pre-filter, and ``OracleSearchSession`` (each
+primitive, and the domain's pipeline over it) run on the recording fake connection with a
+responder that plays a tiny database.
 
 Nothing here runs Oracle. The tiny database interprets exactly the predicate shapes the builders
 emit (and fails on any other), and the metadata pre-filter is evaluated with a model of the
@@ -22,7 +23,7 @@ import pytest
 from palimpsest.adapters.oracle import search_sql
 from palimpsest.adapters.oracle.codec import encode_vector
 from palimpsest.adapters.oracle.names import StoreNames
-from palimpsest.adapters.oracle.search import OracleSearch
+from palimpsest.adapters.oracle.search import MAX_CANDIDATE_LIMIT, OracleSearchSession
 from palimpsest.adapters.oracle.sql import Statement, placeholders
 from palimpsest.domain import metadata_matches
 from palimpsest.domain.errors import VectorDimensionError
@@ -34,6 +35,7 @@ from palimpsest.domain.search import (
     SearchQuery,
     build_tree,
     reciprocal_rank_fusion,
+    run_search,
     shortest_path_tree,
 )
 from palimpsest.domain.sentinel import ANY
@@ -747,13 +749,37 @@ def ids(hits: Sequence[Any]) -> list[str]:
     return [h.id for h in hits]
 
 
+def session(
+    db: TinyDatabase,
+    *,
+    approximate: bool = False,
+    dimension: int | None = 4,
+    max_candidates: int = MAX_CANDIDATE_LIMIT,
+) -> OracleSearchSession:
+    """A search session on the tiny database's connection, for a store of ``dimension``."""
+    return OracleSearchSession(
+        db.connection,
+        DEFAULT,
+        dimension=lambda: dimension,
+        approximate=approximate,
+        max_candidates=max_candidates,
+    )
+
+
 def run(
-    db: TinyDatabase, query: SearchQuery, *, approximate: bool = False, dimension: int | None = 4
+    db: TinyDatabase,
+    query: SearchQuery,
+    *,
+    approximate: bool = False,
+    dimension: int | None = 4,
+    max_candidates: int = MAX_CANDIDATE_LIMIT,
 ) -> list[Any]:
-    return OracleSearch(DEFAULT, approximate=approximate).search(db.connection, query, dimension=dimension)
+    """The domain's pipeline over the Oracle session, as ``OracleStore.search`` runs it."""
+    search = session(db, approximate=approximate, dimension=dimension, max_candidates=max_candidates)
+    return run_search(search, query)
 
 
-# --- OracleSearch: ranking --------------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: ranking --------------------------------------------------------------------
 
 
 def test_vector_hits_rank_by_cosine_with_score_and_distance() -> None:
@@ -839,7 +865,7 @@ def test_a_search_narrowed_to_named_records_scores_them_as_the_whole_search_does
             )
 
 
-# --- OracleSearch: re-check and refetch -------------------------------------------------------
+# --- the pipeline over OracleSearchSession: re-check and refetch -------------------------------------------------------
 
 
 def _crowd(prefilter: bool) -> TinyDatabase:
@@ -873,9 +899,7 @@ def test_the_refetch_stops_when_candidates_run_out_or_at_the_cap() -> None:
     assert run(db, q(k=2, user_id="A", metadata_filter={"k": "nope"})) == []
     assert db.limits("VECTOR_DISTANCE") == [50, 200]  # 122 rows < 200: exhausted
     db = _crowd(prefilter=False)
-    hits = OracleSearch(DEFAULT, max_candidates=60).search(
-        db.connection, q(k=2, user_id="A", metadata_filter={"k": "y"}), dimension=4
-    )
+    hits = run(db, q(k=2, user_id="A", metadata_filter={"k": "y"}), max_candidates=60)
     assert db.limits("VECTOR_DISTANCE") == [50, 60]
     assert hits == []  # the cap is a documented limit: a page of 60 holds no passing row
 
@@ -889,7 +913,7 @@ def test_keyword_search_refetches_as_well() -> None:
     assert db.limits("CONTAINS") == [50, 200]
 
 
-# --- OracleSearch: hybrid ---------------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: hybrid ---------------------------------------------------------------------
 
 
 def test_hybrid_fuses_both_lists_with_rrf_and_keeps_the_domains_tie_order() -> None:
@@ -944,7 +968,7 @@ def test_vector_dimension_is_checked_before_any_sql() -> None:
     assert ids(run(db, q(vector=(1.0, 0.0, 0.0), text="tea"), dimension=None)) == ["r"]
 
 
-# --- OracleSearch: graph expansion ------------------------------------------------------------
+# --- the pipeline over OracleSearchSession: graph expansion ------------------------------------------------------------
 
 
 def domain_trees(
@@ -1112,3 +1136,124 @@ def test_graph_expansion_builds_the_trees_the_domain_builds(seed: int) -> None:
     assert {h.id: h.linked for h in hits} == expected
     depths = sum("GRAPH_TABLE" in sql for sql, _ in db.executed())
     assert depths <= query.num_hops
+
+
+# --- OracleSearchSession: each primitive on its own ----------------------------------------------
+
+
+def test_dense_candidates_are_admitted_keys_with_cosine_best_first() -> None:
+    db = TinyDatabase().add(
+        (rec("b-near"), NEAR_E1),
+        (rec("a-same"), (3.0, 0.0, 0.0, 0.0)),
+        (msg("a-same"), E1),  # the same id as a record: a separate key
+        (rec("stale", status=RecordStatus.INVALID), E1),
+        (rec("opposite"), MINUS_E1),
+        rec("no-vector"),
+    )
+    found = session(db).dense_candidates(q(include_invalid=False), 3)
+    assert [key for key, _ in found] == [(False, "a-same"), (True, "a-same"), (False, "b-near")]
+    assert [round(cosine, 6) for _, cosine in found] == [1.0, 1.0, 0.993884]  # 1 - cosine distance
+    assert db.limits("VECTOR_DISTANCE") == [3]
+    assert session(db).dense_candidates(q(text="tea", vector=None), 3) == []  # no vector: nothing
+
+
+def test_dense_candidates_page_until_depth_admitted_candidates_pass_the_recheck() -> None:
+    db = _crowd(prefilter=False)
+    found = session(db).dense_candidates(q(k=2, user_id="A", metadata_filter={"k": "y"}), 2)
+    assert [(key, round(cosine, 6)) for key, cosine in found] == [((False, "wanted"), 0.993884), ((False, "also"), 0.0)]
+    assert db.limits("VECTOR_DISTANCE") == [50, 200]
+    db = _crowd(prefilter=False)
+    capped = session(db, max_candidates=60).dense_candidates(q(user_id="A", metadata_filter={"k": "y"}), 2)
+    assert capped == [] and db.limits("VECTOR_DISTANCE") == [50, 60]
+
+
+def test_dense_candidates_read_the_dimension_once_and_check_it_before_any_sql() -> None:
+    db = TinyDatabase().add((rec("r"), E1))
+    reads: list[int] = []
+
+    def dimension() -> int:
+        reads.append(1)
+        return 4
+
+    search = OracleSearchSession(db.connection, DEFAULT, dimension=dimension)
+    search.dense_candidates(q(), 1)
+    search.dense_candidates(q(vector=E2), 1)
+    assert len(reads) == 1
+    with pytest.raises(VectorDimensionError):
+        session(db).dense_candidates(q(vector=(1.0, 0.0, 0.0)), 1)
+    assert session(db, dimension=None).dense_candidates(q(vector=(1.0, 0.0, 0.0)), 1) == []
+    assert db.limits("VECTOR_DISTANCE") == [1, 1]  # the two searches of the first session only
+
+
+def test_keyword_candidates_carry_the_raw_score_and_the_ideal_of_100() -> None:
+    db = TinyDatabase().add(
+        rec("both", "green tea"), rec("one", "tea time"), rec("none", "coffee"), msg("m", "Tea?")
+    )
+    found = session(db).keyword_candidates(q(text="green tea"), 10)
+    assert found.ideal == 100.0
+    assert list(found.ranked) == [((False, "both"), 100.0), ((False, "one"), 50.0), ((True, "m"), 50.0)]
+    assert list(session(db).keyword_candidates(q(text="green tea"), 1).ranked) == [((False, "both"), 100.0)]
+    assert db.limits("CONTAINS") == [10, 1]
+    empty = session(db).keyword_candidates(q(text="_ !!!"), 10)
+    assert (list(empty.ranked), empty.ideal) == ([], 100.0)
+    assert db.limits("CONTAINS") == [10, 1]  # no word token: no SQL
+
+
+def test_named_records_narrow_keyword_candidates_but_not_their_scores() -> None:
+    db = TinyDatabase().add(rec("a", "tea and tea"), rec("b", "green tea"), msg("b", "tea for two"))
+    whole = dict(session(db).keyword_candidates(q(text="green tea"), 10).ranked)
+    narrowed = session(db).keyword_candidates(q(text="green tea", record_ids=frozenset({"b"})), 10)
+    assert list(narrowed.ranked) == [((False, "b"), whole[(False, "b")])]
+    assert narrowed.ideal == 100.0
+
+
+def test_links_around_filters_the_other_end_but_not_its_status() -> None:
+    db = TinyDatabase().add(
+        rec("r", user_id="A", metadata={"topic": "tea"}),
+        rec("s", user_id="A", metadata={"topic": "tea"}),
+        rec("ok", user_id="A", metadata={"topic": "tea"}, status=RecordStatus.INVALID),
+        rec("bad-meta", user_id="A", metadata={"topic": "coffee"}),
+        rec("bad-user", user_id="B", metadata={"topic": "tea"}),
+        lnk("l1", "r", "ok"),
+        lnk("l2", "bad-meta", "r"),
+        lnk("l3", "r", "bad-user"),
+        lnk("l4", "s", "r"),
+    )
+    query = q(user_id="A", metadata_filter={"topic": "tea"}, include_invalid=False)
+    around = session(db).links_around(["r", "s"], query)
+    assert {record_id: sorted(link.id for link in links) for record_id, links in around.items()} == {
+        "r": ["l1", "l4"],  # both directions; bad-meta dropped here, bad-user in SQL
+        "s": ["l4"],
+    }
+    (graph,) = [binds for sql, binds in db.executed() if "GRAPH_TABLE" in sql]
+    assert sorted(v for k, v in graph.items() if k.startswith("frontier_")) == ["r", "s"]
+    assert session(db).links_around(["r"], q(record_types=frozenset({RecordType.MESSAGE}))) == {}
+    assert session(db).links_around([], query) == {}
+    assert sum("GRAPH_TABLE" in sql for sql, _ in db.executed()) == 1  # neither sent SQL
+
+
+def test_load_batches_ids_and_keeps_messages_and_records_apart() -> None:
+    db = TinyDatabase().add(msg("same", "a message"), rec("same", "a memory"), rec("other"))
+    for i in range(1200):
+        db.add(rec(f"r{i:04}"))
+    keys = [(True, "same"), (False, "same"), (False, "gone"), *((False, f"r{i:04}") for i in range(1200))]
+    loaded = session(db).load(keys)
+    assert isinstance(loaded[(True, "same")], Message) and loaded[(True, "same")].content == "a message"
+    assert isinstance(loaded[(False, "same")], MemoryRecord) and loaded[(False, "same")].content == "a memory"
+    assert (False, "gone") not in loaded and len(loaded) == 1202
+    memory = [binds for sql, binds in db.executed() if '"MEMORY" t' in sql]
+    assert [len(binds) for binds in memory] == [500, 500, 202]
+    assert [binds for sql, binds in db.executed() if '"MESSAGE" t' in sql] == [{"id_0": "same"}]
+
+
+def test_a_session_never_fetches_a_row_twice() -> None:
+    db = TinyDatabase().add((rec("r"), E1), rec("x"), lnk("l1", "r", "x"))
+    search = session(db)
+    search.dense_candidates(q(), 1)  # loads r to re-check it
+    search.links_around(["r"], q())  # the graph step returns x with the link
+    sent = len(db.executed())
+    loaded = search.load([(False, "r"), (False, "x")])
+    assert set(loaded) == {(False, "r"), (False, "x")}
+    assert len(db.executed()) == sent  # both rows came from earlier statements of this read
+    assert search.load([(False, "missing")]) == {} and search.load([(False, "missing")]) == {}
+    assert len(db.executed()) == sent + 1  # a missing row is remembered as missing

@@ -843,23 +843,12 @@ class RecordingSchema(SchemaManager):
         self.calls.append(("drop_vector_index", None))
 
 
-class RecordingSearch:
-    def __init__(self, names: StoreNames, *, approximate: bool = False) -> None:
-        self.approximate = approximate
-        self.calls: list[tuple[Any, int | None]] = []
-
-    def search(self, connection: Any, query: SearchQuery, *, dimension: int | None) -> list[Any]:
-        self.calls.append((query, dimension))
-        return []
-
-
 @pytest.fixture
 def recording(monkeypatch: pytest.MonkeyPatch) -> type[RecordingSchema]:
     RecordingSchema.instances = []
     RecordingSchema.stored_dimension = None
     RecordingSchema.fail_index = False
     monkeypatch.setattr(store_module, "SchemaManager", RecordingSchema)
-    monkeypatch.setattr(store_module, "OracleSearch", RecordingSearch)
     return RecordingSchema
 
 
@@ -937,19 +926,47 @@ def test_clearing_vectors_is_one_transaction_then_the_index_goes(recording: type
     assert store.dimension is None
 
 
+def executed(pool: FakePool, fragment: str) -> list[Call]:
+    return [c for c in pool.log if c.kind == "execute" and c.sql is not None and fragment in c.sql]
+
+
 def test_search_runs_on_a_lent_connection_and_rolls_back(recording: type[RecordingSchema]) -> None:
     pool = FakePool(Database(dimension=4))
     store = OracleStore(pool, memory_store_id="acme", dimension=4, approximate=True)
     pool.log.clear()
     assert store.search(query()) == []
-    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # the registry's dimension
+    # the registry's dimension, then the vector candidates, on one lent connection
+    assert pool.kinds() == ["acquire", "execute", "execute", "rollback", "release"]
+    assert len(executed(pool, "PALIMPSEST_STORES")) == 1
+    (candidates,) = executed(pool, "VECTOR_DISTANCE")
+    assert "FETCH APPROX FIRST" in candidates.sql  # type: ignore[operator]
+    assert len(candidates.binds["query_vector"]) == 4
     pool.log.clear()
     assert store.search(query(None)) == []
-    assert pool.kinds() == ["acquire", "rollback", "release"]  # a keyword search needs no dimension
-    searcher = store._searcher  # type: ignore[attr-defined]
-    assert searcher.approximate is True and searcher.calls[0][1] == 4
+    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # no registry read: no dimension needed
+    assert len(executed(pool, "CONTAINS")) == 1
+    pool.log.clear()
     with pytest.raises(VectorDimensionError):
         store.search(query((1.0, 0.0)))
+    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # no candidate SQL
+
+
+def test_a_search_session_is_one_lent_connection_rolled_back_after_it(
+    recording: type[RecordingSchema],
+) -> None:
+    pool = FakePool(Database(dimension=4))
+    store = OracleStore(pool, memory_store_id="acme", dimension=4)
+    pool.log.clear()
+    with store.searching() as session:
+        assert session.load([(False, "r1"), (True, "m1")]) == {}
+        assert session.links_around(["r1"], query()) == {}
+        assert list(session.keyword_candidates(query(None), 5).ranked) == []
+        assert pool.kinds() == ["acquire", "execute", "execute", "execute", "execute"]
+    assert pool.kinds()[-2:] == ["rollback", "release"]
+    assert {c.connection for c in pool.log} == {pool.connections[-1].number}
+    store.close()
+    with pytest.raises(StoreClosedError), store.searching():
+        pass
 
 
 def test_search_of_a_store_without_dimension_asks_the_registry(recording: type[RecordingSchema]) -> None:
@@ -965,14 +982,15 @@ def test_a_vector_search_follows_a_dimension_changed_by_another_process(
     recording: type[RecordingSchema],
 ) -> None:
     db = Database(dimension=4)
-    store = OracleStore(FakePool(db), memory_store_id="acme", dimension=4)
+    pool = FakePool(db)
+    store = OracleStore(pool, memory_store_id="acme", dimension=4)
     db.dimension = None  # another process cleared the vectors
     assert store.search(query((1.0, 0.0))) == []
     assert store.dimension is None
     db.dimension = 2  # ... and stored 2-dimensional ones
     store.search(query((1.0, 0.0)))
     assert store.dimension == 2
-    assert store._searcher.calls[-1][1] == 2  # type: ignore[attr-defined]
+    assert len(executed(pool, "VECTOR_DISTANCE")[-1].binds["query_vector"]) == 2
     with pytest.raises(VectorDimensionError):
         store.search(query(E1))
 
