@@ -435,8 +435,11 @@ class SearchSession(Protocol):
         a store may also fold diacritics), best first (ties: record type name, then id), and the
         query's ideal relevance (see :class:`~palimpsest.domain.search.KeywordCandidates`).
 
-        Term statistics come from every admitted candidate: ``query.record_ids`` narrows the
-        candidates returned, not the collection they are scored against."""
+        Term statistics (document count and frequencies, average length) come from the store's
+        whole collection of stored messages and memory records (every scope, status and expiry,
+        until purged; Oracle Text: its whole index): the query's filters and ``record_ids``
+        narrow the candidates returned, never a candidate's raw relevance, so a text scores the
+        same in every search that finds it with the same words."""
         ...
 
     def links_around(self, frontier: Sequence[str], query: SearchQuery) -> Mapping[str, Sequence[RecordLink]]:

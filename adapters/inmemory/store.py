@@ -762,9 +762,12 @@ class _Search(SearchSession):
     def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
         if query.text is None:
             return NO_KEYWORD_CANDIDATES
+        state = self._state
+        collection: dict[CandidateKey, str] = {(True, m.id): m.content for m in state.messages.values()}
+        collection.update(((False, r.id), r.content) for r in state.records.values())
+        ranked, ideal = _bm25(query.text, collection)  # statistics of the whole collection
         candidates = self._admitted(query)
-        ranked, ideal = _bm25(query.text, {key: c.content for key, c in candidates.items()})
-        named = [kv for kv in ranked if self._named(query, kv[0])]
+        named = [kv for kv in ranked if kv[0] in candidates and self._named(query, kv[0])]
         return KeywordCandidates(self._ranked(named, candidates)[:depth], ideal)
 
     def links_around(self, frontier: Sequence[str], query: SearchQuery) -> dict[str, list[RecordLink]]:
