@@ -77,7 +77,28 @@ def _effective_time(record: MemoryRecord | Message) -> datetime:
 
 
 class SearchResult:
-    """One direct search hit with its linked-record tree; renders itself for prompts."""
+    """One direct search hit with its linked-record tree; renders itself for prompts.
+
+    Scores follow **one convention**, the same on every store (it is
+    :func:`~palimpsest.domain.search.run_search`'s): :attr:`relevance` is higher-is-better and
+    :attr:`distance` is ``1 - relevance``.
+
+    * dense only (``search_strategy="vector"``): the cosine similarity of the record's vector to
+      the query vector, in [-1, 1]; comparable across queries of one embedding model;
+    * keyword only: the raw relevance over the query's ideal relevance
+      (:func:`~palimpsest.domain.search.keyword_score`), in [0, 1]; comparable across queries and
+      stores;
+    * hybrid: the fused score. ``Fusion.ABSOLUTE`` (the default) is
+      ``w · clip(cosine) + (1 - w) · keyword_score`` in [0, 1] and comparable across queries;
+      ``RRF`` and ``SCORE`` normalise within one query's lists, so their scores rank one query's
+      hits and mean nothing across queries.
+
+    A record a refinement brings in (a successor, another version) has the score the same search
+    gives it, or 0 (distance 1) when it matches neither the query's vector nor its words. The
+    refinements may reorder results (third parties demoted, a reranker, versions after what they
+    precede), so results are best first but not always sorted by score. A linked result's
+    distance is NaN: it was reached through links, not scored.
+    """
 
     __slots__ = ("_config", "_distance", "_linked", "_record", "_score")
 
@@ -131,12 +152,13 @@ class SearchResult:
 
     @property
     def distance(self) -> float:
-        """Lower is better (cosine distance for vector search)."""
+        """Lower is better: ``1 - relevance`` (see the class docstring)."""
         return self._distance
 
     @property
     def relevance(self) -> float:
-        """Higher is better: the search score (cosine similarity, or fused score)."""
+        """Higher is better: the search score (cosine similarity, keyword score or fused score,
+        see the class docstring)."""
         return self._score
 
     @property

@@ -1,23 +1,31 @@
-"""Application layer: the refinements a search applies after the store's fused ranking (D20).
+"""Application layer: the refinements a search applies after the fused ranking (D20).
 
-Each step takes the store's hits best first (a candidate pool larger than the caller's
-``max_results``) and returns them re-ordered or thinned; the searcher cuts the result to
-``max_results`` afterwards. Every step is pure except :func:`current_before_history` and
-:func:`with_version_history`, which read the links of the memories they see; a memory they
-bring in that the search did not return is scored by the searcher afterwards (:func:`brought_in`).
+Each refinement is a :class:`Stage` with a declared :class:`Effect`: it takes the search's hits
+best first (a candidate pool larger than the caller's ``max_results``) and returns them
+re-ordered (``REORDER``), thinned (``DROP``) or with records brought in (``ADD``); the searcher
+runs the stages in order, checks each keeps to its effect (:func:`run_stage`) and cuts the
+result to ``max_results``. Every stage is pure except :data:`CURRENT_FIRST` and
+:data:`VERSION_HISTORY`, which walk the link graph of the search's own read (a
+:class:`LinkGraph`); a record they bring in is scored by the searcher afterwards, by the same
+search in the same read.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import pairwise
+from typing import Protocol
 
+from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
-from palimpsest.domain.search import SearchHit, SearchQuery
+from palimpsest.domain.search import CandidateKey, ScopeFilter, SearchHit, SearchQuery
 from palimpsest.domain.subjects import asked_relations, names_in, third_party_of
 from palimpsest.domain.text import keyword_terms, word_key, word_tokens
 
@@ -29,22 +37,37 @@ NAME_CHARS = 3000
 """How much of a hit's text is searched for a name the question asks about."""
 
 __all__ = [
+    "COLLAPSE_DUPLICATES",
+    "CURRENT_FIRST",
     "HISTORY_WORDS",
     "LATEST_WORDS",
+    "MERGE_PROVENANCE",
+    "VERSION_HISTORY",
+    "Effect",
+    "LinkGraph",
+    "Stage",
+    "StageContext",
+    "StageEffectError",
     "asks_across_versions",
     "asks_for_history",
     "asks_for_latest",
-    "brought_in",
     "collapse_duplicates",
     "current_before_history",
     "demote_third_parties",
     "demoted_score",
+    "follow_versions",
     "latest_first",
+    "latest_stage",
     "maximal_marginal_relevance",
     "merge_provenance",
+    "record_by_record",
     "rerank",
+    "rerank_stage",
+    "run_stage",
     "source_message_ids",
+    "third_party_stage",
     "third_party_test",
+    "walk_query",
     "with_version_history",
 ]
 
@@ -217,37 +240,86 @@ def demote_third_parties(
     return [hits[i] for i in order]
 
 
+class LinkGraph(Protocol):
+    """The link graph as one search's read sees it, for the refinements' walks: the same two
+    primitives the linked-record trees are built from (:class:`~palimpsest.domain.ports.SearchSession`
+    ``links_around`` and ``load``, over :func:`walk_query`)."""
+
+    def links_around(self, frontier: Sequence[str]) -> Mapping[str, Sequence[RecordLink]]:
+        """For each memory record id of ``frontier``, the links touching it (either direction)
+        whose other end is a memory record the walk may pass through."""
+        ...
+
+    def load(self, record_ids: Sequence[str]) -> Mapping[str, MemoryRecord]:
+        """The memory records stored under ``record_ids`` (an id with no record is left out)."""
+        ...
+
+
+def walk_query(query: SearchQuery) -> SearchQuery:
+    """The query the refinements read the link graph with: the search's own, without its scope,
+    record types, metadata filter and ``record_ids``. A version chain is followed past a memory
+    the search's filters reject (another type, scope or metadata), which :func:`follow_versions`
+    then leaves out by the search's own filter, as :func:`current_before_history` leaves out a
+    successor it may not show. Expiry stays: an expired memory is gone for the walk, as it is for
+    every read after ``query.now`` (and for good once purged)."""
+    return replace(query, scope=ScopeFilter(), record_types=None, metadata_filter=None, record_ids=None)
+
+
+@dataclass(frozen=True, slots=True)
+class _RecordByRecord:
+    links_of: Callable[[str], Sequence[RecordLink]]
+    get: Callable[[str], MemoryRecord | None]
+
+    def links_around(self, frontier: Sequence[str]) -> Mapping[str, Sequence[RecordLink]]:
+        return {record_id: self.links_of(record_id) for record_id in frontier}
+
+    def load(self, record_ids: Sequence[str]) -> Mapping[str, MemoryRecord]:
+        return {record_id: record for record_id in record_ids if (record := self.get(record_id)) is not None}
+
+
+def record_by_record(
+    links_of: Callable[[str], Sequence[RecordLink]], get: Callable[[str], MemoryRecord | None]
+) -> LinkGraph:
+    """A :class:`LinkGraph` over per-record lookups (the links touching one record, one record
+    by id), for callers that hold such a view rather than a search's read."""
+    return _RecordByRecord(links_of, get)
+
+
 def current_before_history(
     hits: Sequence[SearchHit],
     query: SearchQuery,
-    links_of: Callable[[str], Sequence[RecordLink]],
-    load: Callable[[str], MemoryRecord | None],
+    graph: LinkGraph,
     *,
     pool: Sequence[SearchHit] = (),
+    limit: int | None = None,
 ) -> list[SearchHit]:
     """Superseded memories rank below the memories that retired them.
 
     A direct hit that is an invalid memory retired by a lifecycle link (supersedes, refines,
     duplicates) gives its rank to its newest valid successor: the successor takes the hit's
-    place (with its own hit when the search's ``pool`` has one, else loaded, see
-    :func:`brought_in`, and only if the query's filters admit it) and the retired memory
-    follows it. A retired memory whose successors are all out of reach keeps its rank.
+    place (with its own hit when the search's ``pool`` has one, else loaded as a placeholder the
+    searcher scores, and only if the query's filters admit it) and the retired memory follows
+    it. A retired memory whose successors are all out of reach keeps its rank. Only the hits
+    among the first ``limit`` are followed (all by default); the rest keep their order after
+    them. Every hit given is returned, each once.
     """
-    order: list[SearchHit] = []
-    placed: set[str] = set()
+    followed = list(hits) if limit is None else list(hits[:limit])
     present = {hit.id: hit for hit in pool}
     present.update((hit.id, hit) for hit in hits)
-    for hit in hits:
+    retired = [hit.id for hit in followed if isinstance(hit.record, MemoryRecord) and not hit.record.is_valid]
+    successors = _newest_valid_successors(retired, query, graph, present)
+    order: list[SearchHit] = []
+    placed: set[str] = set()
+    for hit in followed:
         if hit.id in placed:
             continue
-        record = hit.record
-        if isinstance(record, MemoryRecord) and not record.is_valid:
-            successor = _newest_valid_successor(record.id, query, links_of, load, present)
-            if successor is not None and successor.id not in placed:
-                order.append(successor)
-                placed.add(successor.id)
+        successor = successors.get(hit.id)
+        if successor is not None and successor.id not in placed:
+            order.append(successor)
+            placed.add(successor.id)
         order.append(hit)
         placed.add(hit.id)
+    order.extend(hit for hit in hits[len(followed) :] if hit.id not in placed)
     return order
 
 
@@ -261,6 +333,19 @@ def with_version_history(
     limit: int,
     max_versions: int = 8,
 ) -> list[SearchHit]:
+    """:func:`follow_versions` over per-record lookups (:func:`record_by_record`)."""
+    return follow_versions(hits, pool, query, record_by_record(links_of, load), limit=limit, max_versions=max_versions)
+
+
+def follow_versions(
+    hits: Sequence[SearchHit],
+    pool: Sequence[SearchHit],
+    query: SearchQuery,
+    graph: LinkGraph,
+    *,
+    limit: int,
+    max_versions: int = 8,
+) -> list[SearchHit]:
     """For a question across versions (:func:`asks_across_versions`): the other versions of
     each memory follow the hit that stands for it, newest first.
 
@@ -269,11 +354,12 @@ def with_version_history(
     ``max_versions``, the nearest first; refined and duplicated memories are the same fact, not
     another value). A message hit stands for the memories drawn from it alone that the search's
     ``pool`` (its hits before thinning) holds. A version keeps its own hit when the pool has
-    one, else it is loaded (:func:`brought_in`); one the query's filters do not admit as a
-    direct result (an invalid memory under ``include_invalid_results=False``, another type,
-    scope or an expired one) is left out, and the chain is followed past it; one already placed
-    stays where it is. The other hits keep their order after them. Only the hits among the
-    first ``limit`` places are followed (the rest cannot reach a cut to ``limit``).
+    one, else it is loaded as a placeholder the searcher scores; one the query's filters do not
+    admit as a direct result (an invalid memory under ``include_invalid_results=False``, another
+    type, scope or metadata) is left out, and the chain is followed past it (``graph`` reads
+    with :func:`walk_query`); one already placed stays where it is. The other hits keep their
+    order after them. Only the hits among the first ``limit`` places are followed (the rest
+    cannot reach a cut to ``limit``).
     """
     present = {hit.id: hit for hit in pool}
     present.update((hit.id, hit) for hit in hits)
@@ -294,7 +380,7 @@ def with_version_history(
         record = hit.record
         heads = [record] if isinstance(record, MemoryRecord) else drawn_from.get(record.id, [])
         for head in heads:
-            for version in _versions(head.id, query, links_of, load, present, max_versions):
+            for version in _versions(head.id, query, graph, present, max_versions):
                 if version.id not in placed:
                     order.append(version)
                     placed.add(version.id)
@@ -304,31 +390,32 @@ def with_version_history(
 def _versions(
     record_id: str,
     query: SearchQuery,
-    links_of: Callable[[str], Sequence[RecordLink]],
-    load: Callable[[str], MemoryRecord | None],
+    graph: LinkGraph,
     present: dict[str, SearchHit],
     max_versions: int,
 ) -> list[SearchHit]:
-    """The admitted memories joined to ``record_id`` by ``supersedes`` links (breadth first,
-    at most ``max_versions``, looking at no more than ``VERSION_VISITS`` memories), newest
-    first: event time, else creation time."""
+    """The admitted memories joined to ``record_id`` by ``supersedes`` links (breadth first, one
+    read of the graph per depth, at most ``max_versions``, looking at no more than
+    ``VERSION_VISITS`` memories), newest first: event time, else creation time."""
     found: list[SearchHit] = []
     seen = {record_id}
     frontier = [record_id]
     while frontier and len(found) < max_versions and len(seen) < VERSION_VISITS:
+        links = graph.links_around(frontier)
         reached: list[str] = []
         for current in frontier:
-            for link in sorted(links_of(current), key=lambda l: (l.created_at, l.id)):
+            for link in sorted(links.get(current, ()), key=lambda l: (l.created_at, l.id)):
                 if link.relation_type != "supersedes" or current not in (link.source_id, link.target_id):
                     continue
                 other = link.target_id if link.source_id == current else link.source_id
                 if other not in seen and len(seen) < VERSION_VISITS:
                     seen.add(other)
                     reached.append(other)
+        loaded = graph.load([version_id for version_id in reached if version_id not in present])
         for version_id in reached:
             if len(found) >= max_versions:
                 break
-            hit = _hit_for(version_id, present, load)
+            hit = _hit_for(version_id, present, loaded)
             if hit is not None and query.admits_record(hit.record, direct=True):
                 found.append(hit)
         frontier = reached
@@ -336,54 +423,58 @@ def _versions(
     return found
 
 
-def brought_in(hits: Sequence[SearchHit], pool: Sequence[SearchHit]) -> list[MemoryRecord]:
-    """The memories among ``hits`` that the search did not return (not in its ``pool``): a
-    refinement loaded them as placeholders (score 0, distance 1, no linked tree), which the
-    searcher replaces by the hits the store gives them for the same query."""
-    found = {hit.id for hit in pool}
-    return [hit.record for hit in hits if hit.id not in found and isinstance(hit.record, MemoryRecord)]
-
-
-def _hit_for(
-    record_id: str, present: dict[str, SearchHit], load: Callable[[str], MemoryRecord | None]
-) -> SearchHit | None:
-    """The search's own hit for a record, else the record loaded as a placeholder hit (see
-    :func:`brought_in`), else ``None`` (it is gone)."""
+def _hit_for(record_id: str, present: dict[str, SearchHit], loaded: Mapping[str, MemoryRecord]) -> SearchHit | None:
+    """The search's own hit for a record, else the record loaded as a placeholder hit (score 0,
+    distance 1, no linked tree: the searcher replaces it by the hit the search gives it), else
+    ``None`` (it is gone)."""
     hit = present.get(record_id)
     if hit is not None:
         return hit
-    record = load(record_id)
+    record = loaded.get(record_id)
     return None if record is None else SearchHit(record=record, score=0.0, distance=1.0)
 
 
-def _newest_valid_successor(
-    record_id: str,
+def _newest_valid_successors(
+    record_ids: Sequence[str],
     query: SearchQuery,
-    links_of: Callable[[str], Sequence[RecordLink]],
-    load: Callable[[str], MemoryRecord | None],
+    graph: LinkGraph,
     present: dict[str, SearchHit],
     max_steps: int = 8,
-) -> SearchHit | None:
-    """Follow lifecycle links forwards (older target → newer source) to a valid memory."""
-    current = record_id
-    seen = {record_id}
+) -> dict[str, SearchHit]:
+    """For each of ``record_ids``, the valid memory reached by following lifecycle links
+    forwards (older target → newer source, the newest link first), when there is one within
+    ``max_steps``: every walk takes its next step in one read of the graph. A walk stops at a
+    step the query's filters do not admit (as linked context)."""
+    walks: dict[str, tuple[str, set[str]]] = {record_id: (record_id, {record_id}) for record_id in record_ids}
+    found: dict[str, SearchHit] = {}
     for _ in range(max_steps):
-        newer = sorted(
-            (l for l in links_of(current) if is_lifecycle(l.relation_type) and l.target_id == current),
-            key=lambda l: (l.created_at, l.id),
-            reverse=True,
-        )
-        step = next((l.source_id for l in newer if l.source_id not in seen), None)
-        if step is None:
-            return None
-        seen.add(step)
-        hit = _hit_for(step, present, load)
-        if hit is None or (step not in present and not query.admits_record(hit.record, direct=False)):
-            return None
-        if isinstance(hit.record, MemoryRecord) and hit.record.is_valid:
-            return hit
-        current = step
-    return None
+        if not walks:
+            break
+        links = graph.links_around(sorted({current for current, _seen in walks.values()}))
+        steps: dict[str, str] = {}
+        for root, (current, seen) in walks.items():
+            newer = sorted(
+                (l for l in links.get(current, ()) if is_lifecycle(l.relation_type) and l.target_id == current),
+                key=lambda l: (l.created_at, l.id),
+                reverse=True,
+            )
+            step = next((l.source_id for l in newer if l.source_id not in seen), None)
+            if step is not None:
+                steps[root] = step
+        loaded = graph.load(sorted({step for step in steps.values() if step not in present}))
+        going: dict[str, tuple[str, set[str]]] = {}
+        for root, step in steps.items():
+            hit = _hit_for(step, present, loaded)
+            if hit is None or (step not in present and not query.admits_record(hit.record, direct=False)):
+                continue
+            if isinstance(hit.record, MemoryRecord) and hit.record.is_valid:
+                found[root] = hit
+                continue
+            seen = walks[root][1]
+            seen.add(step)
+            going[root] = (step, seen)
+        walks = going
+    return found
 
 
 def rerank(
@@ -457,3 +548,157 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+# --- the refinements as pipeline stages --------------------------------------------------------
+
+
+class Effect(enum.Enum):
+    """What a :class:`Stage` may do to the hits it is given (checked by :func:`run_stage`)."""
+
+    REORDER = "reorder"
+    """Returns a permutation of its hits: nothing dropped, nothing brought in."""
+    DROP = "drop"
+    """Returns some of its hits, each once, nothing brought in. Not always a subsequence:
+    :func:`collapse_duplicates` moves a valid copy up into its retired twin's slot."""
+    ADD = "add"
+    """Returns every hit it is given, each once, in any order, and may bring in records the
+    search did not return (placeholders the searcher scores: real score and linked tree)."""
+
+
+class StageEffectError(AgentMemoryError, RuntimeError):
+    """A refinement stage returned hits its declared :class:`Effect` does not allow (a fault in
+    the stage, never in the caller's arguments)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageContext:
+    """What a stage may read besides the hits: the question's ``text``, the store ``query``,
+    the caller's ``k``, the search's ``pool`` (its hits before any stage) and the link ``graph``
+    of the search's own read."""
+
+    text: str
+    query: SearchQuery
+    k: int
+    pool: Sequence[SearchHit]
+    graph: LinkGraph
+
+
+Settles = Callable[[Sequence[SearchHit], int, float], bool]
+"""``settles(hits, k, bound)``: given the hits a shorter candidate pool leaves after the thinning
+stages, and ``bound``, the best score any hit after that pool can have, whether this stage's first
+``k`` are the first ``k`` the whole pool would give."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One refinement of a search's hits, best first (D20).
+
+    ``apply(hits, context)`` returns the refined hits and must keep to ``effect``. The pool
+    logic of the searcher reads the rest: ``settles`` (see :data:`Settles`; ``None`` when the
+    stage reads the whole pool, a reranker or a recency blend, and then no shorter pool is
+    tried) and ``counts`` (which hits count towards the ``k`` worth returning, for which a
+    search that fell short looks deeper; ``None``: every hit).
+    """
+
+    name: str
+    effect: Effect
+    apply: Callable[[list[SearchHit], StageContext], list[SearchHit]]
+    settles: Settles | None = None
+    counts: Callable[[SearchHit], bool] | None = None
+
+
+def _key(hit: SearchHit) -> CandidateKey:
+    return (isinstance(hit.record, Message), hit.id)
+
+
+def run_stage(stage: Stage, hits: Sequence[SearchHit], context: StageContext) -> list[SearchHit]:
+    """``stage`` applied to ``hits``, checked against its declared effect (:class:`Effect`);
+    raises :class:`StageEffectError` when it does not keep to it."""
+    out = stage.apply(list(hits), context)
+    before, after = Counter(map(_key, hits)), Counter(map(_key, out))
+    if any(n > 1 for n in after.values()):
+        raise StageEffectError(f"the {stage.name} stage returned a hit twice.")
+    if stage.effect is Effect.REORDER and after != before:
+        raise StageEffectError(f"the {stage.name} stage may only reorder its hits.")
+    if stage.effect is Effect.DROP and not after.keys() <= before.keys():
+        raise StageEffectError(f"the {stage.name} stage may only drop hits, not bring any in.")
+    if stage.effect is Effect.ADD and not before.keys() <= after.keys():
+        raise StageEffectError(f"the {stage.name} stage may bring records in but not drop any.")
+    return out
+
+
+def _always(hits: Sequence[SearchHit], k: int, bound: float) -> bool:
+    return True
+
+
+def _no_retired_first(hits: Sequence[SearchHit], k: int, bound: float) -> bool:
+    """A retired memory among the first ``k`` may give its slot to a later valid copy, which
+    only the whole pool can hold."""
+    return not any(_is_retired(hit.record) for hit in hits[:k])
+
+
+MERGE_PROVENANCE = Stage(
+    "merge_provenance", Effect.DROP, lambda hits, context: merge_provenance(hits), settles=_always
+)
+""":func:`merge_provenance`, decided hit by hit in the fused order."""
+
+COLLAPSE_DUPLICATES = Stage(
+    "collapse_duplicates", Effect.DROP, lambda hits, context: collapse_duplicates(hits), settles=_no_retired_first
+)
+""":func:`collapse_duplicates`, decided hit by hit but for a retired copy's slot."""
+
+
+def third_party_stage(penalty: float, demoted: Callable[[SearchHit], bool]) -> Stage:
+    """:func:`demote_third_parties` for a first-person question (``demoted``: its
+    :func:`third_party_test`); a demoted hit does not count towards the ``k`` worth returning."""
+
+    def settles(hits: Sequence[SearchHit], k: int, bound: float) -> bool:
+        # Every hit after the shorter pool scores at most ``bound``, so the k-th best demoted
+        # score must reach it for the first k to stay the first k.
+        if not any(demoted(hit) for hit in hits):
+            return True
+        scores = sorted((demoted_score(hit, penalty, demoted) for hit in hits), reverse=True)
+        return len(scores) >= k and scores[k - 1] >= bound
+
+    return Stage(
+        "third_party_penalty",
+        Effect.REORDER,
+        lambda hits, context: demote_third_parties(hits, penalty, demoted),
+        settles=settles,
+        counts=lambda hit: not demoted(hit),
+    )
+
+
+def rerank_stage(reranker: Reranker, count: int) -> Stage:
+    """:func:`rerank` of the best ``count`` hits; it reads the whole pool."""
+    return Stage(
+        "reranker",
+        Effect.REORDER,
+        lambda hits, context: rerank(reranker, context.text, hits, count, now=context.query.now),
+    )
+
+
+def latest_stage(weight: float) -> Stage:
+    """:func:`latest_first` for a question about the latest state; the blend reads every hit's
+    rank and time, so the whole pool."""
+    return Stage("latest_weight", Effect.REORDER, lambda hits, context: latest_first(hits, weight))
+
+
+def _current_first(hits: list[SearchHit], context: StageContext) -> list[SearchHit]:
+    if not any(_is_retired(hit.record) for hit in hits[: context.k]):
+        return hits
+    return current_before_history(hits, context.query, context.graph, pool=context.pool, limit=context.k)
+
+
+CURRENT_FIRST = Stage("current_first", Effect.ADD, _current_first, settles=_always)
+""":func:`current_before_history` over the first ``k`` hits (it reads only those, and brings in
+the successors it needs, so a shorter pool settles it)."""
+
+VERSION_HISTORY = Stage(
+    "version_history",
+    Effect.ADD,
+    lambda hits, context: follow_versions(hits, context.pool, context.query, context.graph, limit=context.k),
+)
+""":func:`follow_versions` over the first ``k`` places; a message's memories may rank anywhere in
+the pool, so it reads the whole pool."""

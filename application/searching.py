@@ -7,24 +7,32 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
-from palimpsest.domain.model import MemoryRecord, RecordType, check_optional_id, parse_record_type
-from palimpsest.domain.ports import MemoryStore, UnitOfWork
+from palimpsest.domain.model import (
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+    check_optional_id,
+    parse_record_type,
+)
+from palimpsest.domain.ports import MemoryStore, SearchSession
 from palimpsest.domain.search import (
     DEFAULT_MAX_LINKED_RESULTS,
     MAX_SEARCH_K,
-    LinkedRecord,
+    CandidateKey,
     ScopeFilter,
     ScopeValue,
     SearchHit,
     SearchQuery,
-    build_tree,
-    shortest_path_tree,
+    hydrate,
+    run_search,
+    shortest_path_trees,
 )
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
@@ -33,18 +41,21 @@ from .config import RetrievalConfig
 from .ports import Embedder
 from .results import SearchResult
 from .retrieval import (
+    COLLAPSE_DUPLICATES,
+    CURRENT_FIRST,
+    MERGE_PROVENANCE,
+    VERSION_HISTORY,
+    Effect,
+    Stage,
+    StageContext,
     asks_across_versions,
     asks_for_latest,
-    brought_in,
-    collapse_duplicates,
-    current_before_history,
-    demote_third_parties,
-    demoted_score,
-    latest_first,
-    merge_provenance,
-    rerank,
+    latest_stage,
+    rerank_stage,
+    run_stage,
+    third_party_stage,
     third_party_test,
-    with_version_history,
+    walk_query,
 )
 
 __all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope", "within_token_budgets"]
@@ -154,32 +165,34 @@ DEEPER_FACTOR = 4
 """How much deeper each time (pool and fusion lists, up to 1,000)."""
 
 
-def _linked_tree(uow: UnitOfWork, record_id: str, query: SearchQuery) -> tuple[LinkedRecord, ...]:
-    """The linked-record tree a store builds for a memory hit (``shortest_path_tree`` under the
-    query's filters but status), read through the ports."""
-    if query.num_hops <= 0 or query.max_linked_results <= 0:
-        return ()
-    loaded: dict[str, MemoryRecord | None] = {}
+@dataclass(frozen=True, slots=True)
+class _SessionGraph:
+    """The link graph of one search session (:class:`~.retrieval.LinkGraph`), read with the
+    refinements' :func:`~.retrieval.walk_query`."""
 
-    def admits(other: str) -> bool:
-        if other not in loaded:
-            loaded[other] = uow.records.get(other)
-        record = loaded[other]
-        return record is not None and query.admits_record(record, direct=False)
+    session: SearchSession
+    query: SearchQuery
 
-    edges = shortest_path_tree(
-        record_id,
-        num_hops=query.num_hops,
-        max_linked_results=query.max_linked_results,
-        links_of=uow.links.touching,
-        admits=admits,
-    )
-    records = {e.record_id: r for e in edges if (r := loaded.get(e.record_id)) is not None}
-    return build_tree(record_id, edges, records)
+    def links_around(self, frontier: Sequence[str]) -> Mapping[str, Sequence[RecordLink]]:
+        return self.session.links_around(frontier, self.query)
+
+    def load(self, record_ids: Sequence[str]) -> Mapping[str, MemoryRecord]:
+        loaded = self.session.load([(False, record_id) for record_id in record_ids])
+        return {key[1]: record for key, record in loaded.items() if isinstance(record, MemoryRecord)}
+
+
+def _thinning(stages: Sequence[Stage]) -> tuple[Sequence[Stage], Sequence[Stage]]:
+    """The leading ``DROP`` stages (run on every candidate pool tried, to count what is left)
+    and the rest (run once, on the pool chosen)."""
+    n = 0
+    while n < len(stages) and stages[n].effect is Effect.DROP:
+        n += 1
+    return stages[:n], stages[n:]
 
 
 class Searcher:
-    """Runs public searches: embeds the query, queries the store, wraps and budgets results."""
+    """Runs public searches: embeds the query, runs the search pipeline and the refinements in
+    one read of the store, wraps and budgets results."""
 
     def __init__(
         self,
@@ -218,29 +231,46 @@ class Searcher:
     def _pool(self, k: int) -> int:
         return min(MAX_SEARCH_K, max(k, self._retrieval.candidates)) if self.refines else k
 
-    def _thin(self, hits: list[SearchHit]) -> list[SearchHit]:
-        """The refinements that only drop hits (provenance, duplicates), in the fused order."""
+    def stages(self, text: str, *, is_question: bool, include_invalid: bool) -> list[Stage]:
+        """The refinements a search for ``text`` runs, in order (D20): thinning (provenance,
+        duplicates), third parties demoted (D21), the reranker, the recency blend for a question
+        about the latest state, then either current memories before their history or, for a
+        question across versions, the version histories (D22) and the thinning again (a version
+        placed early retires its message's later hit). ``is_question=False`` (the library's own
+        lookups by a record's text) leaves out those that read the query's intent."""
         r = self._retrieval
-        if r.merge_provenance:
-            hits = merge_provenance(hits)
-        if r.collapse_duplicates:
-            hits = collapse_duplicates(hits)
-        return hits
+        thinning = [
+            stage
+            for stage, on in ((MERGE_PROVENANCE, r.merge_provenance), (COLLAPSE_DUPLICATES, r.collapse_duplicates))
+            if on
+        ]
+        stages = list(thinning)
+        demoted = third_party_test(text) if r.third_party_penalty > 0 and is_question else None
+        if demoted is not None:
+            stages.append(third_party_stage(r.third_party_penalty, demoted))
+        if r.reranker is not None:
+            stages.append(rerank_stage(r.reranker, r.rerank_candidates))
+        if r.latest_weight > 0 and is_question and asks_for_latest(text):
+            stages.append(latest_stage(r.latest_weight))
+        across = is_question and asks_across_versions(text)
+        if r.current_first and include_invalid and not across:
+            stages.append(CURRENT_FIRST)
+        if r.version_history and include_invalid and across:
+            stages.append(VERSION_HISTORY)
+            stages.extend(thinning)
+        return stages
 
-    def _first_pool(self, query: SearchQuery, k: int, latest: bool, versions: bool) -> SearchQuery | None:
+    def _first_pool(self, query: SearchQuery, k: int, stages: Sequence[Stage]) -> SearchQuery | None:
         """A shorter candidate pool that usually settles the best ``k``, or ``None``.
 
         A hybrid search's fused order does not depend on ``k`` as long as the fusion depth stays
         (D20), so the first ``j`` hits of a pool of ``j`` are the first ``j`` of the full pool.
-        Thinning is decided hit by hit in that order, except that a retired memory kept for its
-        text gives its slot to a later valid copy; reordering (a reranker, a blend with
-        recency) reads the whole pool, and so does following version histories (a message's
-        memories may rank anywhere), and then nothing is shortened. So, when the first hits
-        thinned leave ``k`` of which none is retired, they are exactly the full pool's first
-        ``k``, without loading and thinning the rest (:meth:`_candidates`).
+        A stage that reads the whole pool (its ``settles`` is ``None``: a reranker, the recency
+        blend, the version histories) rules a shorter pool out; the others say, from the hits
+        the shorter pool leaves after thinning, whether those are the full pool's first ``k``
+        (:meth:`_candidates`), without loading and thinning the rest.
         """
-        r = self._retrieval
-        if query.vector is None or query.text is None or r.reranker is not None or latest or versions:
+        if query.vector is None or query.text is None or any(stage.settles is None for stage in stages):
             return None
         first = k + max(k, 10)
         if first >= query.k:
@@ -249,117 +279,80 @@ class Searcher:
         return shorter if shorter.fusion_depth == query.fusion_depth else None
 
     def _candidates(
-        self,
-        query: SearchQuery,
-        k: int,
-        latest: bool,
-        demoted: Callable[[SearchHit], bool] | None = None,
-        versions: bool = False,
+        self, session: SearchSession, query: SearchQuery, context: StageContext, stages: Sequence[Stage]
     ) -> tuple[list[SearchHit], list[SearchHit]]:
-        """The store's hits for ``query`` and the same thinned: from a shorter pool when that
-        settles the best ``k`` (see :meth:`_first_pool`), else from the whole pool. ``demoted``:
-        for a first-person question, which hits will be demoted as third parties' (a shorter
-        pool that holds one is settled only if no later hit can overtake it); ``versions``:
-        whether version histories will be followed."""
-        shorter = self._first_pool(query, k, latest, versions)
+        """The search's hits for ``query`` and the same thinned (the leading ``DROP`` stages):
+        from a shorter pool when that settles the best ``k`` (see :meth:`_first_pool`), else
+        from the whole pool, searched deeper while the hits that count (a stage's ``counts``:
+        not a demoted third party's) fall short of ``k``."""
+        k = context.k
+        thinning, _rest = _thinning(stages)
+        counted = [stage.counts for stage in stages if stage.counts is not None]
+
+        def thinned(hits: list[SearchHit]) -> list[SearchHit]:
+            pool_context = replace(context, query=query, pool=hits)
+            out = hits
+            for stage in thinning:
+                out = run_stage(stage, out, pool_context)
+            return out
+
+        shorter = self._first_pool(query, k, stages)
         if shorter is not None:
-            hits = self._store.search(shorter)
-            thinned = self._thin(hits)
+            hits = run_search(session, shorter)
+            thin = thinned(hits)
             if len(hits) < shorter.k:  # the store had no more candidates
-                return hits, thinned
-            if (
-                len(thinned) >= k
-                and not (
-                    self._retrieval.collapse_duplicates
-                    and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in thinned[:k])
-                )
-                and self._settled_after_demotion(thinned, k, demoted, hits[-1].score)
-            ):
-                return hits, thinned
+                return hits, thin
+            bound = hits[-1].score
+            if len(thin) >= k and all(stage.settles is not None and stage.settles(thin, k, bound) for stage in stages):
+                return hits, thin
         for _ in range(DEEPER_SEARCHES + 1):
-            hits = self._store.search(query)
-            thinned = self._thin(hits)
-            usable = len(thinned) if demoted is None else sum(1 for h in thinned if not demoted(h))
+            hits = run_search(session, query)
+            thin = thinned(hits)
+            usable = sum(1 for hit in thin if all(count(hit) for count in counted))
             if usable >= k or len(hits) < query.k or query.k >= MAX_SEARCH_K:
                 break
             # The refinements left fewer than k hits worth returning (repeats collapsed, third
             # parties demoted) and the store may hold more: look deeper.
             query = replace(query, k=min(MAX_SEARCH_K, query.k * DEEPER_FACTOR))
-        return hits, thinned
-
-    def _settled_after_demotion(
-        self, thinned: Sequence[SearchHit], k: int, demoted: Callable[[SearchHit], bool] | None, bound: float
-    ) -> bool:
-        """Whether the best ``k`` of a shorter pool's ``thinned`` hits stay the best ``k`` once
-        third-party hits are demoted: every hit after the pool scores at most ``bound`` (the
-        pool's last fused score), so the ``k``-th best demoted score must reach it."""
-        if demoted is None or not any(demoted(h) for h in thinned):
-            return True
-        penalty = self._retrieval.third_party_penalty
-        scores = sorted((demoted_score(h, penalty, demoted) for h in thinned), reverse=True)
-        return len(scores) >= k and scores[k - 1] >= bound
+        return hits, thin
 
     def _refine(
-        self,
-        text: str,
-        query: SearchQuery,
-        k: int,
-        hits: list[SearchHit],
-        *,
-        latest: bool,
-        is_question: bool,
-        demoted: Callable[[SearchHit], bool] | None = None,
-        versions: bool = False,
-        pool: Sequence[SearchHit] = (),
+        self, session: SearchSession, hits: list[SearchHit], context: StageContext, stages: Sequence[Stage]
     ) -> list[SearchHit]:
-        """The configured refinements after thinning (:meth:`_thin`), cut to ``k``; ``latest``:
-        whether the query asks for the latest state (and the recency blend applies);
-        ``demoted``: the third-party test of a first-person question (:func:`third_party_test`);
-        ``versions``: whether the other versions follow the memories (:func:`with_version_history`),
-        ``pool`` the hits before thinning."""
-        r = self._retrieval
-        if demoted is not None:
-            hits = demote_third_parties(hits, r.third_party_penalty, demoted)
-        if r.reranker is not None:
-            hits = rerank(r.reranker, text, hits, r.rerank_candidates, now=query.now)
-        if latest:
-            hits = latest_first(hits, r.latest_weight)
-        if (
-            r.current_first
-            and query.include_invalid
-            and any(isinstance(h.record, MemoryRecord) and not h.record.is_valid for h in hits[:k])
-            and not (is_question and asks_across_versions(text))
-        ):
-            with self._store.reading() as uow:
-                hits = current_before_history(hits[:k], query, uow.links.touching, uow.records.get, pool=pool)
-        if versions:
-            with self._store.reading() as uow:
-                hits = with_version_history(hits, pool, query, uow.links.touching, uow.records.get, limit=k)
-            hits = self._thin(hits)  # a version placed early retires its message's later hit
-        return self._scored(query, hits[:k], pool)
+        """The stages after thinning (:meth:`_candidates` ran those), cut to ``k``, and every
+        record an ``ADD`` stage brought in scored (:meth:`_scored`)."""
+        _thinning_stages, rest = _thinning(stages)
+        added: set[CandidateKey] = set()
+        for stage in rest:
+            before = {(isinstance(h.record, Message), h.id) for h in hits}
+            hits = run_stage(stage, hits, context)
+            if stage.effect is Effect.ADD:
+                added.update(key for h in hits if (key := (isinstance(h.record, Message), h.id)) not in before)
+        return self._scored(session, context.query, hits[: context.k], added)
 
-    def _scored(self, query: SearchQuery, hits: list[SearchHit], pool: Sequence[SearchHit]) -> list[SearchHit]:
-        """``hits`` with every memory a refinement brought in (:func:`brought_in`) replaced by
-        the hit the store gives it for ``query``: its real score and its linked tree, as if the
-        search had found it (one search narrowed to those records). A memory that matches
-        neither the query's vector nor its words scores 0, with the same linked tree."""
-        records = brought_in(hits, pool)
-        if not records:
+    @staticmethod
+    def _scored(
+        session: SearchSession, query: SearchQuery, hits: list[SearchHit], added: set[CandidateKey]
+    ) -> list[SearchHit]:
+        """``hits`` with every memory a stage brought in (``added``: placeholders) replaced by
+        the hit the same search gives it in the same read: its real score and its linked tree,
+        as if the search had found it (one search narrowed to those records). A memory that
+        matches neither the query's vector nor its words scores 0, with its real linked tree."""
+        ids = [hit.id for hit in hits if (False, hit.id) in added and isinstance(hit.record, MemoryRecord)]
+        if not ids:
             return hits
-        found = {
-            hit.id: hit
-            for hit in self._store.search(
-                replace(query, k=len(records), record_ids=frozenset(r.id for r in records))
-            )
-        }
-        missing = [r for r in records if r.id not in found]
+        found = {hit.id: hit for hit in run_search(session, replace(query, k=len(ids), record_ids=frozenset(ids)))}
+        missing = [record_id for record_id in ids if record_id not in found]
         if missing:
-            with self._store.reading() as uow:
-                for record in missing:
-                    found[record.id] = SearchHit(
-                        record=record, score=0.0, distance=1.0, linked=_linked_tree(uow, record.id, query)
-                    )
-        return [found.get(hit.id, hit) for hit in hits]
+            trees = shortest_path_trees(
+                missing,
+                num_hops=query.num_hops,
+                max_linked_results=query.max_linked_results,
+                links_around=lambda frontier: session.links_around(frontier, query),
+            )
+            unmatched = hydrate(session, query, [((False, record_id), 0.0) for record_id in missing], trees)
+            found.update((hit.id, hit) for hit in unmatched)
+        return [found.get(hit.id, hit) if (False, hit.id) in added else hit for hit in hits]
 
     def strategy_for(self, strategy: SearchStrategy | NotSetType) -> SearchStrategy:
         """The client's strategy, or a valid per-call one."""
@@ -435,22 +428,12 @@ class Searcher:
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,
         )
-        latest = self._retrieval.latest_weight > 0 and is_question and asks_for_latest(query)
-        demoted = third_party_test(query) if self._retrieval.third_party_penalty > 0 and is_question else None
-        versions = (
-            self._retrieval.version_history and is_question and include_invalid and asks_across_versions(query)
-        )
-        pool, thinned = self._candidates(search_query, k, latest, demoted, versions)
-        hits = self._refine(
-            query,
-            search_query,
-            k,
-            thinned,
-            latest=latest,
-            is_question=is_question,
-            demoted=demoted,
-            versions=versions,
-            pool=pool,
-        )
+        stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
+        with self._store.searching() as session:
+            context = StageContext(
+                text=query, query=search_query, k=k, pool=(), graph=_SessionGraph(session, walk_query(search_query))
+            )
+            pool, thinned = self._candidates(session, search_query, context, stages)
+            hits = self._refine(session, thinned, replace(context, pool=pool), stages)
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return within_token_budgets(results, token_budget, soft_token_budget)

@@ -80,7 +80,7 @@ def _answers(client: AgentMemory, query: str, k: int, **kw: Any) -> list[tuple[s
 
 
 def _whole_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Searcher, "_first_pool", lambda self, query, k, latest, versions: None)
+    monkeypatch.setattr(Searcher, "_first_pool", lambda self, query, k, stages: None)
 
 
 def test_a_retired_memory_among_the_first_hits_sends_the_search_to_the_whole_pool(
