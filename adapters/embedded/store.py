@@ -700,9 +700,10 @@ class EmbeddedStore(MemoryStore):
             try:
                 yield _Search(self, conn)
             finally:
-                if not joined and conn.in_transaction:
+                if not joined:
                     try:
-                        conn.execute("ROLLBACK")
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass  # a store closed meanwhile has closed the connection
 
@@ -830,6 +831,8 @@ class _Search(SearchSession):
         """The metadata prefilter's keys for ``query`` (``None`` without a metadata filter),
         read once per query and session: every primitive of one search asks for it."""
         self._store._check_open()
+        if query.metadata_filter is None:
+            return None
         found = self._prefilter
         if found is not None and found[0] is query:
             return found[1]
