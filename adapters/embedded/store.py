@@ -68,6 +68,9 @@ filters need, plus the rowid that hydration looks rows up by (one B-tree instead
 _CODE_BY_NAME: Final = {t.value: code for t, code in TYPE_CODES.items()}
 _MEMORY_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t.is_memory_like)
 _NEVER: Final = int(NO_EXPIRY_US)
+_BOUND_VALUES_MAX: Final = 32
+"""Up to this many keys, a search loads rows with ``IN (?, ...)``: a few microseconds cheaper than
+``json_each`` per query, and few enough lengths for the connection's statement cache."""
 
 # What the caches are loaded from (unpacked column-wise by `_load_records` / `_load_messages`).
 _INDEX_COLUMNS: Final = (
@@ -918,27 +921,34 @@ class _Search(SearchSession):
         store = self._store
         store._check_open()
         record_ids = {row_id for is_message, row_id in keys if not is_message}
-        message_ids = [row_id for is_message, row_id in keys if is_message]
         with store._lock:
             attrs = store._attrs
             pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
         loaded: dict[CandidateKey, MemoryRecord | Message] = {}
-        select = "SELECT {} FROM {} WHERE {} IN (SELECT value FROM json_each(?))"
-        conn = self._conn
         with translate():
             known = [pk for pk in pks.values() if pk is not None]
             by_id = [rid for rid, pk in pks.items() if pk is None]
             if known:
-                for row in conn.execute(select.format(RECORD_COLUMNS, "records", "pk"), (json.dumps(known),)):
+                for row in self._rows(RECORD_COLUMNS, "records", "pk", known):
                     if row[0] in record_ids:
                         loaded[(False, row[0])] = stored_record(row)
                 by_id.extend(rid for rid, pk in pks.items() if pk is not None and (False, rid) not in loaded)
             if by_id:
-                for row in conn.execute(select.format(RECORD_COLUMNS, "records", "id"), (json.dumps(by_id),)):
+                for row in self._rows(RECORD_COLUMNS, "records", "id", by_id):
                     loaded[(False, row[0])] = stored_record(row)
+            message_ids = [row_id for is_message, row_id in keys if is_message]
             if message_ids:
-                for row in conn.execute(
-                    select.format(MESSAGE_COLUMNS, "messages", "id"), (json.dumps(message_ids),)
-                ):
+                for row in self._rows(MESSAGE_COLUMNS, "messages", "id", message_ids):
                     loaded[(True, row[0])] = stored_message(row)
         return loaded
+
+    def _rows(self, columns: str, table: str, column: str, values: Sequence[Any]) -> sqlite3.Cursor:
+        """The rows of ``table`` whose ``column`` is one of ``values``: bound one by one for a
+        short list (a statement per length, kept by the statement cache), else as a JSON array."""
+        if len(values) <= _BOUND_VALUES_MAX:
+            marks = ", ".join("?" * len(values))
+            return self._conn.execute(f"SELECT {columns} FROM {table} WHERE {column} IN ({marks})", values)
+        return self._conn.execute(
+            f"SELECT {columns} FROM {table} WHERE {column} IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(values)),),
+        )
