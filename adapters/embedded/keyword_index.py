@@ -46,22 +46,11 @@ __all__ = [
     "fold_diacritics",
     "id_keys",
     "query_terms",
-    "relevance_score",
 ]
 
 KeywordCandidate = tuple[float, int, str]
 """(bm25, type code, id): bm25 is lower-is-better (the negated Okapi score, as FTS5's
 ``bm25()`` was), so these sort best-first as they are: score, then type code, then id."""
-
-
-def relevance_score(bm25: float) -> float:
-    """Keyword-only hits' score: ``r / (1 + r)`` with ``r = -bm25`` (the Okapi score).
-
-    Monotonic in relevance and bounded to [0, 1) without depending on the other hits of the
-    query, so scores are comparable across queries; ``distance`` is ``1 - score``.
-    """
-    relevance = max(0.0, -bm25)
-    return relevance / (1.0 + relevance)
 
 
 # --- in-memory BM25 over posting lists ------------------------------------------------------------

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
-import numpy as np
 from palimpsest.domain.errors import (
     ConfigurationError,
     InvalidSearchError,
@@ -27,16 +26,14 @@ from palimpsest.domain.errors import (
     StoreClosedError,
     VectorDimensionError,
 )
-from palimpsest.domain.model import MemoryRecord, Message, RecordType
-from palimpsest.domain.ports import MemoryStore, SchemaState
+from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordType
+from palimpsest.domain.ports import MemoryStore, SchemaState, SearchSession
 from palimpsest.domain.search import (
-    LinkedRecord,
+    NO_KEYWORD_CANDIDATES,
+    CandidateKey,
+    KeywordCandidates,
     SearchHit,
     SearchQuery,
-    TreeEdge,
-    build_tree,
-    fuse,
-    shortest_path_tree,
 )
 from palimpsest.domain.sentinel import ANY
 
@@ -56,7 +53,7 @@ from .codec import (
     stored_record,
 )
 from .errors import translate
-from .keyword_index import KeywordBatch, PostingsKeywordIndex, relevance_score
+from .keyword_index import KeywordBatch, PostingsKeywordIndex
 from .link_graph import NetworkxLinkGraph
 from .unit_of_work import SqliteUnitOfWork
 from .vector_index import VECTOR_SEARCH_MODES, IndexBatch, NumpyVectorIndex, VectorFilter
@@ -71,6 +68,9 @@ filters need, plus the rowid that hydration looks rows up by (one B-tree instead
 _CODE_BY_NAME: Final = {t.value: code for t, code in TYPE_CODES.items()}
 _MEMORY_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t.is_memory_like)
 _NEVER: Final = int(NO_EXPIRY_US)
+_BOUND_VALUES_MAX: Final = 32
+"""Up to this many keys, a search loads rows with ``IN (?, ...)``: a few microseconds cheaper than
+``json_each`` per query, and few enough lengths for the connection's statement cache."""
 
 # What the caches are loaded from (unpacked column-wise by `_load_records` / `_load_messages`).
 _INDEX_COLUMNS: Final = (
@@ -508,6 +508,11 @@ class EmbeddedStore(MemoryStore):
     def _sync(self, *, full: bool = False) -> None:
         """Bring the caches up to the committed state: replay the change log, or rebuild."""
         with self._reading() as conn, self._lock, translate():
+            if conn.in_transaction:
+                # This thread's search read is open on the reader (a commit inside a search
+                # session): the caches catch up at the next search, rebuilt if asked for now.
+                self._stale = self._stale or full
+                return
             full = full or self._stale
             if not full:
                 head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
@@ -671,89 +676,39 @@ class EmbeddedStore(MemoryStore):
     # --- search ----------------------------------------------------------------------------------
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        """See :class:`~palimpsest.domain.ports.RecordSearch`.
-
-        Scores: vector-only hits carry the cosine similarity (distance ``1 - cos``);
-        keyword-only hits ``r / (1 + r)`` with ``r = -bm25`` (distance ``1 - score``); hybrid
-        hits the fused score of :func:`~palimpsest.domain.search.fuse` (distance ``1 - score``).
-        """
-        self._check_open()
+        """See :class:`~palimpsest.domain.ports.RecordSearch`: the domain's pipeline
+        (:func:`~palimpsest.domain.search.run_search`) over one :meth:`searching` session."""
         if not isinstance(query, SearchQuery):
             raise InvalidSearchError("search() takes a SearchQuery.")
-        self._sync()
-        vector = None
-        if query.vector is not None:
-            if self._dimension is not None and len(query.vector) != self._dimension:
-                raise VectorDimensionError(
-                    f"query vector has {len(query.vector)} dimensions but this store holds "
-                    f"{self._dimension}-dimensional vectors."
-                )
-            vector = normalise(query.vector, self._dimension)
-        with self._reading() as conn:
-            with self._lock, translate():
-                allowed = self._metadata_prefilter(conn, query)
-                direct = allowed
-                if query.record_ids is not None:  # named memories only; the trees keep the filter alone
-                    named = frozenset((False, record_id) for record_id in query.record_ids)
-                    direct = named if allowed is None else named & allowed
-                ranked = self._rank(query, vector, direct)
-                trees: dict[str, list[TreeEdge]] = {}
-                if query.num_hops > 0 and query.max_linked_results > 0:
-                    admits = self._graph_filter(query, allowed)
-                    for key, code, _score, _distance in ranked:
-                        if code in _MEMORY_CODES:
-                            trees[key[1]] = shortest_path_tree(
-                                key[1],
-                                num_hops=query.num_hops,
-                                max_linked_results=query.max_linked_results,
-                                links_of=self._graph.links_of,
-                                admits=admits,
-                            )
-                # Rowids of the records to load, read from the cache while it is locked.
-                record_ids = {key[1] for key, *_ in ranked if not key[0]}
-                for edges in trees.values():
-                    record_ids.update(edge.record_id for edge in edges)
-                attrs = self._attrs
-                pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
-                synced = self._last_seen
-            with translate():
-                return self._hydrate(conn, query, ranked, trees, pks, synced)
+        return super().search(query)
 
-    def _rank(
-        self,
-        query: SearchQuery,
-        vector: np.ndarray | None,
-        allowed: frozenset[Key] | None,
-    ) -> list[tuple[Key, int, float, float]]:
-        """The best ``k`` candidates as (key, type code, score, distance)."""
-        hybrid = vector is not None and query.text is not None
-        pool = query.fusion_depth if hybrid else query.k
-        by_vector: list[tuple[float, int, str]] = []
-        if vector is not None and len(self._vectors):
-            by_vector = self._vectors.search(vector, self._filter(query, allowed, self._vectors.code), pool)
-        by_keyword: list[tuple[float, int, str]] = []
-        if query.text is not None and len(self._keywords):
-            by_keyword = self._keywords.search(
-                query.text, self._filter(query, allowed, self._keywords.code), pool
-            )
-        if hybrid:
-            codes = {(c == MESSAGE_CODE, i): c for _, c, i in (*by_vector, *by_keyword)}
-            fused = fuse(
-                [((c == MESSAGE_CODE, i), s) for s, c, i in by_vector],
-                [((c == MESSAGE_CODE, i), -bm25) for bm25, c, i in by_keyword],
-                fusion=query.fusion,
-                dense_weight=query.dense_weight,
-                rrf_k=query.rrf_k,
-                keyword_scale=self._keywords.idf_sum(query.text),  # type: ignore[arg-type]
-            )
-            return [(key, codes[key], score, 1.0 - score) for key, score in fused[: query.k]]
-        if vector is not None:
-            return [((c == MESSAGE_CODE, i), c, s, 1.0 - s) for s, c, i in by_vector[: query.k]]
-        ranked = []
-        for bm25, c, i in by_keyword[: query.k]:
-            score = relevance_score(bm25)
-            ranked.append(((c == MESSAGE_CODE, i), c, score, 1.0 - score))
-        return ranked
+    @contextmanager
+    def searching(self) -> Iterator[_Search]:
+        """A :class:`~palimpsest.domain.ports.SearchSession` over one read of the file.
+
+        The caches are brought up to the committed state at entry; the rows come from one read
+        transaction on the calling thread's reader connection (its snapshot is fixed by the
+        first row read), so every ``load`` of the session sees one state. The caches are locked
+        inside each primitive only: another thread's commit may move them on meanwhile, which
+        the pipeline's re-check of every loaded row makes harmless. A session belongs to the
+        thread that opened it; one opened inside another on the same thread joins its read.
+        """
+        self._check_open()
+        self._sync()
+        with self._reading() as conn:
+            joined = conn.in_transaction
+            if not joined:
+                with translate():
+                    conn.execute("BEGIN DEFERRED")
+            try:
+                yield _Search(self, conn)
+            finally:
+                if not joined:
+                    try:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # a store closed meanwhile has closed the connection
 
     @staticmethod
     def _filter(
@@ -863,56 +818,137 @@ class EmbeddedStore(MemoryStore):
             return admits_in_scope
         return admits
 
-    def _hydrate(
-        self,
-        conn: sqlite3.Connection,
-        query: SearchQuery,
-        ranked: list[tuple[Key, int, float, float]],
-        trees: dict[str, list[TreeEdge]],
-        pks: dict[str, int | None],
-        synced: int,
-    ) -> list[SearchHit]:
-        """Load the hit entities and their linked records (one query per table).
 
-        Records are looked up by rowid (``pks``); a row is accepted only under the id it was
-        wanted for, so a stale rowid can never substitute another record.
-        """
-        if not ranked:
+class _Search(SearchSession):
+    """The four search primitives over one read of an :class:`EmbeddedStore`: candidates and
+    links from the in-process caches, rows from SQLite (see :meth:`EmbeddedStore.searching`)."""
+
+    __slots__ = ("_conn", "_prefilter", "_store")
+
+    def __init__(self, store: EmbeddedStore, conn: sqlite3.Connection) -> None:
+        self._store = store
+        self._conn = conn
+        self._prefilter: tuple[SearchQuery, frozenset[Key] | None] | None = None
+
+    def _allowed(self, query: SearchQuery) -> frozenset[Key] | None:
+        """The metadata prefilter's keys for ``query`` (``None`` without a metadata filter),
+        read once per query and session: every primitive of one search asks for it."""
+        self._store._check_open()
+        if query.metadata_filter is None:
+            return None
+        found = self._prefilter
+        if found is not None and found[0] is query:
+            return found[1]
+        with translate():
+            allowed = self._store._metadata_prefilter(self._conn, query)
+        self._prefilter = (query, allowed)
+        return allowed
+
+    def _direct(self, query: SearchQuery) -> frozenset[Key] | None:
+        """The keys direct candidates are limited to: the prefilter's, narrowed to the named
+        memory records when ``query.record_ids`` is given."""
+        allowed = self._allowed(query)
+        if query.record_ids is None:
+            return allowed
+        named = frozenset((False, record_id) for record_id in query.record_ids)
+        return named if allowed is None else named & allowed
+
+    def dense_candidates(self, query: SearchQuery, depth: int) -> list[tuple[CandidateKey, float]]:
+        """See :class:`~palimpsest.domain.ports.SearchSession`: the vector index's best
+        ``depth`` (ties by type code, which orders as the type name, then id)."""
+        store = self._store
+        if query.vector is None:
             return []
-        select = "SELECT {} FROM {} WHERE {} IN (SELECT value FROM json_each(?))"
-        records: dict[str, MemoryRecord] = {}
-        known = [pk for pk in pks.values() if pk is not None]
-        unknown = [rid for rid, pk in pks.items() if pk is None]
-        for column, values in (("pk", known), ("id", unknown)):
-            if values:
-                for row in conn.execute(
-                    select.format(RECORD_COLUMNS, "records", column), (json.dumps(values),)
-                ):
-                    if row[0] in pks:
-                        records[row[0]] = stored_record(row)
-        message_ids = [key[1] for key, *_ in ranked if key[0]]
-        messages: dict[str, Message] = {}
-        if message_ids:
-            for row in conn.execute(
-                select.format(MESSAGE_COLUMNS, "messages", "id"), (json.dumps(message_ids),)
-            ):
-                messages[row[0]] = stored_message(row)
-        # A commit (of any process) may land between ranking and loading. If the change log
-        # has not moved since the caches were synced, the loaded rows are the ones the caches
-        # filtered; otherwise re-check them with the domain's own filter rather than return
-        # something out of scope.
-        moved = (conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0) != synced
-        linked_ok = records
-        if moved and trees:
-            linked_ok = {rid: r for rid, r in records.items() if query.admits_record(r, direct=False)}
-        hits: list[SearchHit] = []
-        for (is_message, row_id), _code, score, distance in ranked:
-            item: MemoryRecord | Message | None = messages.get(row_id) if is_message else records.get(row_id)
-            if item is None or (moved and not query.admits_record(item, direct=True)):
-                continue
-            linked: tuple[LinkedRecord, ...] = ()
-            edges = trees.get(row_id)
-            if edges and not is_message:
-                linked = build_tree(row_id, edges, linked_ok)
-            hits.append(SearchHit(record=item, score=score, distance=distance, linked=linked))
-        return hits
+        dimension = store._dimension
+        if dimension is not None and len(query.vector) != dimension:
+            raise VectorDimensionError(
+                f"query vector has {len(query.vector)} dimensions but this store holds "
+                f"{dimension}-dimensional vectors."
+            )
+        vector = normalise(query.vector, dimension)
+        direct = self._direct(query)
+        with store._lock:
+            vectors = store._vectors
+            if not len(vectors) or depth <= 0:
+                return []
+            found = vectors.search(vector, store._filter(query, direct, vectors.code), depth)
+        return [((code == MESSAGE_CODE, row_id), score) for score, code, row_id in found]
+
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
+        """See :class:`~palimpsest.domain.ports.SearchSession`: BM25 over the postings index
+        (raw relevance ``-bm25``), ideal = the index's ``idf_sum`` of the text. The statistics
+        are the index's, over every live document, whatever ``record_ids`` names."""
+        store = self._store
+        if query.text is None:
+            return NO_KEYWORD_CANDIDATES
+        direct = self._direct(query)
+        with store._lock:
+            keywords = store._keywords
+            if not len(keywords):
+                return NO_KEYWORD_CANDIDATES
+            found = keywords.search(query.text, store._filter(query, direct, keywords.code), depth)
+            ideal = keywords.idf_sum(query.text)
+        return KeywordCandidates(
+            [((code == MESSAGE_CODE, row_id), -bm25) for bm25, code, row_id in found], ideal
+        )
+
+    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> dict[str, list[RecordLink]]:
+        """See :class:`~palimpsest.domain.ports.SearchSession`: the link graph's links of each
+        frontier record whose other end the cached attributes admit (no SQL per node)."""
+        store = self._store
+        allowed = self._allowed(query)
+        around: dict[str, list[RecordLink]] = {}
+        with store._lock:
+            admits = store._graph_filter(query, allowed)
+            links_of = store._graph.links_of
+            for record_id in frontier:
+                links = [
+                    link
+                    for link in links_of(record_id)
+                    if admits(link.target_id if link.source_id == record_id else link.source_id)
+                ]
+                if links:
+                    around[record_id] = links
+        return around
+
+    def load(self, keys: Sequence[CandidateKey]) -> dict[CandidateKey, MemoryRecord | Message]:
+        """See :class:`~palimpsest.domain.ports.SearchSession`: one query per table, records by
+        rowid where the cache knows it (one B-tree instead of two), else by id.
+
+        A row is accepted only under the id it was wanted for, so a stale rowid can never
+        substitute another record; a record its cached rowid no longer finds is looked up by id.
+        """
+        store = self._store
+        store._check_open()
+        record_ids = {row_id for is_message, row_id in keys if not is_message}
+        with store._lock:
+            attrs = store._attrs
+            pks = {rid: found[5] if (found := attrs.get(rid)) is not None else None for rid in record_ids}
+        loaded: dict[CandidateKey, MemoryRecord | Message] = {}
+        with translate():
+            known = [pk for pk in pks.values() if pk is not None]
+            by_id = [rid for rid, pk in pks.items() if pk is None]
+            if known:
+                for row in self._rows(RECORD_COLUMNS, "records", "pk", known):
+                    if row[0] in record_ids:
+                        loaded[(False, row[0])] = stored_record(row)
+                by_id.extend(rid for rid, pk in pks.items() if pk is not None and (False, rid) not in loaded)
+            if by_id:
+                for row in self._rows(RECORD_COLUMNS, "records", "id", by_id):
+                    loaded[(False, row[0])] = stored_record(row)
+            message_ids = [row_id for is_message, row_id in keys if is_message]
+            if message_ids:
+                for row in self._rows(MESSAGE_COLUMNS, "messages", "id", message_ids):
+                    loaded[(True, row[0])] = stored_message(row)
+        return loaded
+
+    def _rows(self, columns: str, table: str, column: str, values: Sequence[Any]) -> sqlite3.Cursor:
+        """The rows of ``table`` whose ``column`` is one of ``values``: bound one by one for a
+        short list (a statement per length, kept by the statement cache), else as a JSON array."""
+        if len(values) <= _BOUND_VALUES_MAX:
+            marks = ", ".join("?" * len(values))
+            return self._conn.execute(f"SELECT {columns} FROM {table} WHERE {column} IN ({marks})", values)
+        return self._conn.execute(
+            f"SELECT {columns} FROM {table} WHERE {column} IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(values)),),
+        )

@@ -27,10 +27,10 @@ from palimpsest.adapters.embedded.keyword_index import (
     document_terms,
     fold_diacritics,
     query_terms,
-    relevance_score,
 )
 from palimpsest.adapters.embedded.vector_index import NO_CODE, VectorFilter
 from palimpsest.domain.model import RecordStatus, RecordType
+from palimpsest.domain.search import keyword_score
 from palimpsest.domain.sentinel import ANY, AnyType
 from palimpsest.domain.text import keyword_terms, word_tokens
 
@@ -561,15 +561,23 @@ def test_keyword_search_works_on_a_store_without_vectors(open_store: Opener) -> 
     assert len(store._keywords) == 3
 
 
-def test_keyword_only_scores_are_the_bm25_relevance_of_the_index(store: EmbeddedStore) -> None:
-    seed(store, records=[(record("r1", "green tea"), None), (record("r2", "tea tea with milk"), None)])
+def test_keyword_only_scores_are_the_bm25_relevance_of_the_index_over_the_ideal(store: EmbeddedStore) -> None:
+    texts = {"r1": "green tea", "r2": "tea tea with milk", "r3": "milk with honey and a slice of lemon"}
+    seed(store, records=[(record(rid, text), None) for rid, text in texts.items()])
     hits = store.search(query(text="tea green"))
-    docs = {d.key: d for d in (rec("r1", "green tea", user=None), rec("r2", "tea tea with milk", user=None))}
+    docs = {d.key: d for d in (rec(rid, text, user=None) for rid, text in texts.items())}
     index = PostingsKeywordIndex(NEVER)
     expected = brute_force(docs, "tea green", flt(index), ANY, ANY, 10)
+    # The one score convention: raw relevance (-bm25) over the query's ideal relevance (the sum
+    # of its terms' idf over the collection), clipped to [0, 1].
+    ideal = idf(3, 2) + idf(3, 1)
+    assert ideal == pytest.approx(store._keywords.idf_sum("tea green"))
     assert [(h.id, h.score) for h in hits] == [
-        (rid, pytest.approx(relevance_score(bm25))) for bm25, _, rid in expected
+        (rid, pytest.approx(keyword_score(-bm25, ideal))) for bm25, _, rid in expected
     ]
+    assert [h.id for h in hits] == ["r1", "r2"]
+    assert hits[0].score == 1.0 and 0.0 < hits[1].score < 1.0  # r1 outscores the ideal text
+    assert all(h.distance == pytest.approx(1.0 - h.score) for h in hits)
 
 
 def test_a_second_instance_sees_committed_keyword_changes_without_reopening(open_store: Opener) -> None:

@@ -9,7 +9,7 @@ import pytest
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.embedded.keyword_index import query_terms
 from palimpsest.domain.model import RecordStatus, RecordType
-from palimpsest.domain.search import reciprocal_rank_fusion
+from palimpsest.domain.search import keyword_score, reciprocal_rank_fusion
 
 from .helpers import E1, E2, NEAR_E1, ids, link, linked_ids, message, query, raw, record, seed, thread
 
@@ -93,7 +93,15 @@ def test_keyword_terms_are_word_tokens_with_underscores_as_in_python(store: Embe
 def test_keyword_scores_are_bounded_and_best_first(drinks: EmbeddedStore) -> None:
     hits = drinks.search(query(text="tea lemon"))
     assert ids(hits)[0] == "green"  # shares both terms
-    assert all(0.0 < hit.score < 1.0 for hit in hits)
+    assert all(0.0 < hit.score <= 1.0 for hit in hits)
+    # The one convention: raw relevance (-bm25) over the query's ideal relevance, clipped.
+    with drinks.searching() as session:
+        candidates = session.keyword_candidates(query(text="tea lemon"), 10)
+    assert candidates.ideal == pytest.approx(drinks._keywords.idf_sum("tea lemon"))
+    raw = {key[1]: relevance for key, relevance in candidates.ranked}
+    assert [hit.score for hit in hits] == [
+        pytest.approx(keyword_score(raw[hit.id], candidates.ideal)) for hit in hits
+    ]
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     assert all(hit.distance == pytest.approx(1.0 - hit.score) for hit in hits)
 
