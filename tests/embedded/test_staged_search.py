@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +41,41 @@ class WordsEmbedder:
         return out
 
 
+class _CountingSession:
+    """A search session that records the candidate pool (``k``) of every search run on it (a
+    search asks for its dense and keyword candidates with one query: counted once)."""
+
+    def __init__(self, session: Any, pools: list[int]) -> None:
+        self._session = session
+        self._pools = pools
+        self._last: SearchQuery | None = None
+
+    def _count(self, query: SearchQuery) -> None:
+        if query is not self._last:
+            self._last = query
+            self._pools.append(query.k)
+
+    def dense_candidates(self, query: SearchQuery, depth: int) -> Any:
+        self._count(query)
+        return self._session.dense_candidates(query, depth)
+
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> Any:
+        self._count(query)
+        return self._session.keyword_candidates(query, depth)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
 class CountingStore(EmbeddedStore):
     """Records the candidate pool (``k``) of every search."""
 
     pools: list[int]
 
-    def search(self, query: SearchQuery) -> Any:
-        self.pools.append(query.k)
-        return super().search(query)
+    @contextmanager
+    def searching(self) -> Iterator[Any]:
+        with super().searching() as session:
+            yield _CountingSession(session, self.pools)
 
 
 def _open(path: Path, retrieval: RetrievalConfig) -> AgentMemory:
