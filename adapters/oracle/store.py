@@ -31,8 +31,8 @@ from .names import StoreNames
 from .policy import SchemaPolicy
 from .schema import SCHEMA_VERSION, SchemaManager
 from .search import OracleSearchSession
-from .sql import fetch_one
-from .statements import chunks_clear_vectors
+from .sql import execute, fetch_one
+from .statements import chunks_clear_vectors, read_only_transaction
 from .unit_of_work import OracleUnitOfWork, StoreContext
 
 __all__ = ["OracleStore"]
@@ -132,11 +132,14 @@ class OracleStore(MemoryStore):
 
     @contextmanager
     def searching(self) -> Iterator[OracleSearchSession]:
-        """See :class:`~palimpsest.domain.ports.RecordSearch`: a session on a lent connection,
-        rolled back and released afterwards (it only reads). ``search`` is the domain's
-        pipeline over it; a vector search first reads the dimension from the registry."""
+        """See :class:`~palimpsest.domain.ports.RecordSearch`: a session on a lent connection in
+        one ``SET TRANSACTION READ ONLY`` transaction (every primitive sees the data committed
+        before the session's first statement, as the port asks; readers never wait for writers),
+        rolled back and released afterwards. ``search`` is the domain's pipeline over it; a
+        vector search first reads the dimension from the registry."""
         self._source.check_open()
         with self._lease() as conn, translate(self._names):
+            execute(conn, read_only_transaction())
             yield OracleSearchSession(
                 conn,
                 self._names,

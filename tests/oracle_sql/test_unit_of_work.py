@@ -935,20 +935,21 @@ def test_search_runs_on_a_lent_connection_and_rolls_back(recording: type[Recordi
     store = OracleStore(pool, memory_store_id="acme", dimension=4, approximate=True)
     pool.log.clear()
     assert store.search(query()) == []
-    # the registry's dimension, then the vector candidates, on one lent connection
-    assert pool.kinds() == ["acquire", "execute", "execute", "rollback", "release"]
+    # one read-only transaction: the registry's dimension, then the vector candidates, on one lent connection
+    assert pool.kinds() == ["acquire", "execute", "execute", "execute", "rollback", "release"]
+    assert pool.log[1].sql == "SET TRANSACTION READ ONLY"
     assert len(executed(pool, "PALIMPSEST_STORES")) == 1
     (candidates,) = executed(pool, "VECTOR_DISTANCE")
     assert "FETCH APPROX FIRST" in candidates.sql  # type: ignore[operator]
     assert len(candidates.binds["query_vector"]) == 4
     pool.log.clear()
     assert store.search(query(None)) == []
-    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # no registry read: no dimension needed
+    assert pool.kinds() == ["acquire", "execute", "execute", "rollback", "release"]  # no registry read: no dimension needed
     assert len(executed(pool, "CONTAINS")) == 1
     pool.log.clear()
     with pytest.raises(VectorDimensionError):
         store.search(query((1.0, 0.0)))
-    assert pool.kinds() == ["acquire", "execute", "rollback", "release"]  # no candidate SQL
+    assert pool.kinds() == ["acquire", "execute", "execute", "rollback", "release"]  # no candidate SQL
 
 
 def test_a_search_session_is_one_lent_connection_rolled_back_after_it(
@@ -961,7 +962,8 @@ def test_a_search_session_is_one_lent_connection_rolled_back_after_it(
         assert session.load([(False, "r1"), (True, "m1")]) == {}
         assert session.links_around(["r1"], query()) == {}
         assert list(session.keyword_candidates(query(None), 5).ranked) == []
-        assert pool.kinds() == ["acquire", "execute", "execute", "execute", "execute"]
+        assert pool.kinds() == ["acquire", "execute", "execute", "execute", "execute", "execute"]
+        assert pool.log[1].sql == "SET TRANSACTION READ ONLY"  # one snapshot for every primitive
     assert pool.kinds()[-2:] == ["rollback", "release"]
     assert {c.connection for c in pool.log} == {pool.connections[-1].number}
     store.close()
