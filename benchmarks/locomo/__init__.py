@@ -1,0 +1,1 @@
+"""LoCoMo retrieval benchmark (development half only): ``python -m benchmarks.locomo --data PATH``."""

@@ -1,0 +1,3 @@
+from benchmarks.locomo.run import main
+
+raise SystemExit(main())
