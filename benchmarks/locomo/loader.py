@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,7 @@ class Conversation:
 def parse_session_date(text: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` as an aware datetime (no zone in the data: read as UTC)."""
     cleaned = " ".join(text.replace(",", " ").split())
-    return datetime.strptime(cleaned, "%I:%M %p on %d %B %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(cleaned, "%I:%M %p on %d %B %Y").replace(tzinfo=UTC)
 
 
 def _normalise_id(raw: str) -> str:

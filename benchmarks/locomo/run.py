@@ -39,7 +39,14 @@ from palimpsest.application import AgentMemory, MemoryExtractionConfig, SearchRe
 from palimpsest.application.budgets import estimate_tokens
 from palimpsest.domain.model import MemoryRecord, Message
 
-from benchmarks.locomo.loader import CATEGORIES, DEV_CONVERSATIONS, DOWNLOAD_HINT, Conversation, Question, load
+from benchmarks.locomo.loader import (
+    CATEGORIES,
+    DEV_CONVERSATIONS,
+    DOWNLOAD_HINT,
+    Conversation,
+    Question,
+    load,
+)
 from benchmarks.quality.common import VARIANTS, CachingEmbedder, Latency, load_embedder, table
 
 HERE = Path(__file__).resolve().parent
@@ -109,7 +116,9 @@ def hit_dia_ids(result: SearchResult, dia_of_message: Mapping[str, str]) -> froz
         return frozenset({dia_id}) if dia_id else frozenset()
     assert isinstance(record, MemoryRecord)
     managed = (record.metadata or {}).get("$agent_memory") or {}
-    return frozenset(dia_of_message[m] for m in managed.get("source_message_ids") or () if m in dia_of_message)
+    return frozenset(
+        dia_of_message[m] for m in managed.get("source_message_ids") or () if m in dia_of_message
+    )
 
 
 # -- metrics ------------------------------------------------------------------------------------
@@ -130,7 +139,9 @@ def question_row(question: Question, ranked: Sequence[frozenset[str]], tokens: i
     top = set().union(*ranked[:TOKENS_AT]) if ranked else set()
     row["all@10"] = 1.0 if evidence <= top else 0.0
     row["tokens@10"] = tokens
-    row["ranks"] = {e: next((i + 1 for i, ids in enumerate(ranked) if e in ids), None) for e in question.evidence}
+    row["ranks"] = {
+        e: next((i + 1 for i, ids in enumerate(ranked) if e in ids), None) for e in question.evidence
+    }
     return row
 
 
@@ -142,20 +153,26 @@ def aggregate(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> dict[
     """Means of ``fields`` overall, per category and per conversation (for leave-one-out use)."""
 
     def means(subset: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return {"questions": len(subset), **{f: _mean([r[f] for r in subset if r.get(f) is not None]) for f in fields}}
+        return {
+            "questions": len(subset),
+            **{f: _mean([r[f] for r in subset if r.get(f) is not None]) for f in fields},
+        }
 
     return {
         "overall": means(rows),
         "by_category": {
-            str(c): means([r for r in rows if r["category"] == c]) for c in CATEGORIES if any(r["category"] == c for r in rows)
+            str(c): means([r for r in rows if r["category"] == c])
+            for c in CATEGORIES
+            if any(r["category"] == c for r in rows)
         },
         "by_conversation": {
-            s: means([r for r in rows if r["sample_id"] == s]) for s in dict.fromkeys(r["sample_id"] for r in rows)
+            s: means([r for r in rows if r["sample_id"] == s])
+            for s in dict.fromkeys(r["sample_id"] for r in rows)
         },
     }
 
 
-SEARCH_FIELDS = tuple(f"recall@{k}" for k in KS) + ("all@10", "tokens@10")
+SEARCH_FIELDS = (*(f"recall@{k}" for k in KS), "all@10", "tokens@10")
 CARD_FIELDS = ("card_share", "card_share_sources", "card_memories", "card_tokens")
 
 
@@ -303,14 +320,20 @@ def evaluate(
                 "rows": rows,
             }
         if cards:
-            question_client = open_memory(store=memory.store, embedder=embedder, summariser=QuestionSummariser())
+            question_client = open_memory(
+                store=memory.store, embedder=embedder, summariser=QuestionSummariser()
+            )
             stack.callback(question_client.close)
             clients = {"question": question_client, "summary": memory}
             for name, (query, options) in CARD_KINDS.items():
                 log(f"  cards: {name} ...")
                 latency = Latency(embedder)
                 rows = run_cards(clients[query], stored, latency, limit, options)
-                out["cards"][name] = {**aggregate(rows, CARD_FIELDS), "latency": latency.to_json(), "rows": rows}
+                out["cards"][name] = {
+                    **aggregate(rows, CARD_FIELDS),
+                    "latency": latency.to_json(),
+                    "rows": rows,
+                }
         if save:
             save()
     return out
@@ -334,7 +357,18 @@ def _ms(latency: Mapping[str, Any], name: str) -> str:
 
 def report(result: Mapping[str, Any]) -> str:
     lines = []
-    headers = ["variant", "scope", "n", "R@1", "R@5", "R@10", "R@20", "All@10", "tokens@10", "search p50 ms [excl. emb.]"]
+    headers = [
+        "variant",
+        "scope",
+        "n",
+        "R@1",
+        "R@5",
+        "R@10",
+        "R@20",
+        "All@10",
+        "tokens@10",
+        "search p50 ms [excl. emb.]",
+    ]
     rows = []
     for name, figures in result["variants"].items():
         scopes = [("overall", figures["overall"])] + [
@@ -344,12 +378,24 @@ def report(result: Mapping[str, Any]) -> str:
             rows.append(
                 [name if i == 0 else "", scope, v["questions"]]
                 + [_f(v[f"recall@{k}"]) for k in KS]
-                + [_f(v["all@10"]), _f(v["tokens@10"], 0), _ms(figures["latency"], "search") if i == 0 else ""]
+                + [
+                    _f(v["all@10"]),
+                    _f(v["tokens@10"], 0),
+                    _ms(figures["latency"], "search") if i == 0 else "",
+                ]
             )
     lines.append(table(headers, rows))
     if result["cards"]:
         lines.append("")
-        headers = ["card", "scope", "n", "evidence share", "memories in card", "card tokens", "card p50 ms [excl. emb.]"]
+        headers = [
+            "card",
+            "scope",
+            "n",
+            "evidence share",
+            "memories in card",
+            "card tokens",
+            "card p50 ms [excl. emb.]",
+        ]
         rows = []
         for name, figures in result["cards"].items():
             scopes = [("overall", figures["overall"])] + [
@@ -357,9 +403,15 @@ def report(result: Mapping[str, Any]) -> str:
             ]
             for i, (scope, v) in enumerate(scopes):
                 rows.append(
-                    [name if i == 0 else "", scope, v["questions"]]
-                    + [_f(v["card_share"]), _f(v["card_memories"], 1), _f(v["card_tokens"], 0)]
-                    + [_ms(figures["latency"], "card") if i == 0 else ""]
+                    [
+                        name if i == 0 else "",
+                        scope,
+                        v["questions"],
+                        _f(v["card_share"]),
+                        _f(v["card_memories"], 1),
+                        _f(v["card_tokens"], 0),
+                        _ms(figures["latency"], "card") if i == 0 else "",
+                    ]
                 )
         lines.append(table(headers, rows))
     return "\n".join(lines)
@@ -367,7 +419,9 @@ def report(result: Mapping[str, Any]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"locomo10.json (default {DEFAULT_DATA})")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"locomo10.json (default {DEFAULT_DATA})"
+    )
     parser.add_argument(
         "--variant",
         action="append",
@@ -382,13 +436,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--limit", type=int, help="at most this many questions per conversation (smoke runs)")
     parser.add_argument("--no-cards", action="store_true", help="skip the context cards")
-    parser.add_argument("--json", metavar="PATH", help="write every figure as JSON to PATH ('-' for standard output)")
+    parser.add_argument(
+        "--json", metavar="PATH", help="write every figure as JSON to PATH ('-' for standard output)"
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache folder")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     parser.add_argument(
-        "--embedder", choices=("minilm", "hashing"), default="minilm", help="hashing: fast smoke runs, no quality figures"
+        "--embedder",
+        choices=("minilm", "hashing"),
+        default="minilm",
+        help="hashing: fast smoke runs, no quality figures",
     )
-    parser.add_argument("--backend", choices=("embedded", "memory"), default="embedded", help="store (default embedded)")
+    parser.add_argument(
+        "--backend", choices=("embedded", "memory"), default="embedded", help="store (default embedded)"
+    )
     return parser.parse_args(argv)
 
 
@@ -439,4 +500,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["LOCOMO_VARIANTS", "QuestionSummariser", "evaluate", "hit_dia_ids", "ingest", "main", "question_row"]
+__all__ = [
+    "LOCOMO_VARIANTS",
+    "QuestionSummariser",
+    "evaluate",
+    "hit_dia_ids",
+    "ingest",
+    "main",
+    "question_row",
+]
