@@ -179,3 +179,15 @@ def test_cards_leave_the_conversation_thread_as_it_was(data: Path) -> None:
         assert [m.content for m in thread.get_messages()] == [t.text for t in conversation.turns]
         assert [m.metadata["dia_id"] for m in thread.get_messages()] == [t.dia_id for t in conversation.turns]
         assert {m.metadata["speaker"] for m in thread.get_messages()} == {"Cleo", "Dev"}
+
+
+def test_the_speaker_diagnostic_prefixes_the_content_and_keeps_the_metadata(data: Path) -> None:
+    (conversation,) = load(data, ("conv-30",))
+    embedder = CachingEmbedder(HashingEmbedder(dimension=64))
+    with run.store_client(embedder, "memory", extraction=False) as memory:
+        stored = run.ingest(memory, conversation, speaker_in_content=True)
+        messages = memory.get_thread(stored.thread_id).get_messages()
+        assert [m.content for m in messages] == [f"{t.speaker}: {t.text}" for t in conversation.turns]
+        assert [m.metadata["dia_id"] for m in messages] == [t.dia_id for t in conversation.turns]
+        hits = memory.search("Who runs a bakery?", user_id=stored.user_id, record_types=["memory", "fact"])
+        assert hits == []  # extraction off: no memories

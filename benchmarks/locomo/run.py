@@ -62,6 +62,7 @@ CARD_SLOTS = 5
 """The card's default number of relevant results."""
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 QUESTION_THREAD_SETTINGS = MemoryExtractionConfig(extract_memories=False, enable_context_summary=False)
+NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 """The handle a question is appended through: no extraction of it, no summary upkeep."""
 
 
@@ -78,11 +79,12 @@ class Ingested:
     dia_of_message: dict[str, str] = field(default_factory=dict)
 
 
-def ingest(memory: AgentMemory, conversation: Conversation) -> Ingested:
+def ingest(memory: AgentMemory, conversation: Conversation, *, speaker_in_content: bool = False) -> Ingested:
     """One thread, one ``user_id``; each session appended in one call, every turn a "user"
     message with its speaker and dia_id as metadata and the session date as timestamp. The
     client's extraction runs as configured (the default: background, heuristic extractor);
-    this waits for it."""
+    this waits for it. ``speaker_in_content`` stores ``"<speaker>: <text>"`` instead of the
+    text (a diagnostic: LoCoMo's questions name the speakers)."""
     user_id = f"locomo-{conversation.sample_id}"
     thread = memory.create_thread(user_id=user_id, agent_id="locomo")
     done = Ingested(conversation, user_id, thread.thread_id)
@@ -95,7 +97,7 @@ def ingest(memory: AgentMemory, conversation: Conversation) -> Ingested:
             [
                 {
                     "role": "user",
-                    "content": t.text,
+                    "content": f"{t.speaker}: {t.text}" if speaker_in_content else t.text,
                     "timestamp": t.session_date,
                     "metadata": {"speaker": t.speaker, "dia_id": t.dia_id, "session": t.session},
                 }
@@ -273,12 +275,14 @@ def run_cards(
 
 
 @contextmanager
-def store_client(embedder: Any, backend: str) -> Iterator[AgentMemory]:
+def store_client(embedder: Any, backend: str, *, extraction: bool = True) -> Iterator[AgentMemory]:
     """The default client (``open_memory`` with only the embedder given, for its cache) on a
-    fresh store: the embedded one in a temporary folder, or the in-process one."""
+    fresh store: the embedded one in a temporary folder, or the in-process one. ``extraction``
+    False turns memory extraction off (a diagnostic; the default configuration extracts)."""
     with tempfile.TemporaryDirectory(prefix="palimpsest-locomo-") as folder:
         path = Path(folder) / "memory.db" if backend == "embedded" else None
-        with open_memory(path, backend=backend, embedder=embedder) as memory:
+        options: dict[str, Any] = {} if extraction else {"memory_extraction_config": NO_EXTRACTION}
+        with open_memory(path, backend=backend, embedder=embedder, **options) as memory:
             yield memory
 
 
@@ -289,18 +293,20 @@ def evaluate(
     variants: Sequence[str] = LOCOMO_VARIANTS,
     cards: bool = True,
     backend: str = "embedded",
+    extraction: bool = True,
+    speaker_in_content: bool = False,
     limit: int | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Ingests every conversation once, runs each variant's searches (a client per variant on
     the same store), then the cards of the default configuration."""
     out: dict[str, Any] = {"variants": {}, "cards": {}}
-    with store_client(embedder, backend) as memory, ExitStack() as stack:
+    with store_client(embedder, backend, extraction=extraction) as memory, ExitStack() as stack:
         started = time.perf_counter()
         stored = []
         for conversation in conversations:
             log(f"  ingesting {conversation.sample_id} ({len(conversation.turns)} turns) ...")
-            stored.append(ingest(memory, conversation))
+            stored.append(ingest(memory, conversation, speaker_in_content=speaker_in_content))
         out["ingest_seconds"] = round(time.perf_counter() - started, 1)
         save = getattr(embedder, "save", None)
         if save:
@@ -448,6 +454,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="hashing: fast smoke runs, no quality figures",
     )
     parser.add_argument(
+        "--extraction",
+        choices=("default", "off"),
+        default="default",
+        help="memory extraction as the default configuration does it, or off (a diagnostic)",
+    )
+    parser.add_argument(
+        "--content",
+        choices=("text", "speaker"),
+        default="text",
+        help="message content: the turn's text (default) or '<speaker>: <text>' (a diagnostic)",
+    )
+    parser.add_argument(
         "--backend", choices=("embedded", "memory"), default="embedded", help="store (default embedded)"
     )
     return parser.parse_args(argv)
@@ -473,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         variants=tuple(args.variant or LOCOMO_VARIANTS),
         cards=not args.no_cards,
         backend=args.backend,
+        extraction=args.extraction == "default",
+        speaker_in_content=args.content == "speaker",
         limit=args.limit,
         log=lambda line: print(line, file=sys.stderr),
     )
