@@ -288,41 +288,24 @@ def shortest_path_tree(
     keeps one parent: minimal depth, then earliest link ``created_at``, link id, parent id.
     The result is ranked by (depth, link created_at, link id, record id) and cut at
     ``max_linked_results``; ranking by depth first keeps every kept node's parent kept.
+    :func:`shortest_path_trees` with one root (``admits`` is asked once per record).
     """
-    if num_hops <= 0 or max_linked_results <= 0:
-        return []
-    ranked: list[TreeEdge] = []
-    seen = {root_id}
-    rejected: set[str] = set()
-    frontier = [root_id]
-    for depth in range(1, num_hops + 1):
-        # record id -> ((link created_at, link id, parent id), link): the best parent so far.
-        level: dict[str, tuple[tuple[Any, str, str], RecordLink]] = {}
-        for parent in frontier:
-            for link in links_of(parent):
-                other = link.target_id if parent == link.source_id else link.source_id
-                if other in seen or other in rejected:
-                    continue
-                key = (link.created_at, link.id, parent)
-                current = level.get(other)
-                if current is None:
-                    if not admits(other):
-                        rejected.add(other)
-                        continue
-                    level[other] = (key, link)
-                elif key < current[0]:
-                    level[other] = (key, link)
-        if not level:
-            break
-        for record_id, ((_created_at, _link_id, parent), link) in sorted(
-            level.items(), key=lambda item: (item[1][0][0], item[1][0][1], item[0])
-        ):
-            ranked.append(TreeEdge(record_id, parent, link, depth))
-        if len(ranked) >= max_linked_results:
-            break  # deeper records rank after every record found so far
-        seen.update(level)
-        frontier = sorted(level)
-    return ranked[:max_linked_results]
+    verdicts: dict[str, bool] = {}
+
+    def admitted(record_id: str) -> bool:
+        if record_id not in verdicts:
+            verdicts[record_id] = admits(record_id)
+        return verdicts[record_id]
+
+    def links_around(frontier: Sequence[str]) -> dict[str, list[RecordLink]]:
+        return {
+            node: [link for link in links_of(node) if admitted(link.other_end(node))] for node in frontier
+        }
+
+    trees = shortest_path_trees(
+        [root_id], num_hops=num_hops, max_linked_results=max_linked_results, links_around=links_around
+    )
+    return trees.get(root_id, [])
 
 
 def build_tree(
