@@ -586,16 +586,17 @@ def hydrate(
     and re-checked with the query's filters (see :func:`run_search`, step 4)."""
     if not scored:
         return []
-    keys: dict[CandidateKey, None] = dict.fromkeys(key for key, _score in scored)
+    in_trees: dict[str, None] = {}  # every linked record once, however many trees hold it
     for edges in trees.values():
-        keys.update(dict.fromkeys((False, edge.record_id) for edge in edges))
+        in_trees.update(dict.fromkeys(edge.record_id for edge in edges))
+    keys: dict[CandidateKey, None] = dict.fromkeys(key for key, _score in scored)
+    keys.update(dict.fromkeys((False, record_id) for record_id in in_trees))
     loaded = session.load(list(keys))
     linked_records: dict[str, MemoryRecord] = {}
-    for edges in trees.values():
-        for edge in edges:
-            record = loaded.get((False, edge.record_id))
-            if isinstance(record, MemoryRecord) and query.admits_record(record, direct=False):
-                linked_records[edge.record_id] = record
+    for record_id in in_trees:
+        record = loaded.get((False, record_id))
+        if isinstance(record, MemoryRecord) and query.admits_record(record, direct=False):
+            linked_records[record_id] = record
     hits: list[SearchHit] = []
     for key, score in scored:
         item = loaded.get(key)
