@@ -6,13 +6,19 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from palimpsest.domain.text import CONTRACTED_STOP_WORDS, NEGATIONS, STOP_WORDS, normalise_apostrophes
+from palimpsest.domain.text import (
+    CONTRACTED_STOP_WORDS,
+    INTENSIFIERS,
+    NEGATIONS,
+    STOP_WORDS,
+    normalise_apostrophes,
+)
 
 __all__ = ["FUNCTION_WORDS", "sentences", "stem", "third_person"]
 
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
 
-FUNCTION_WORDS: Final = (STOP_WORDS | CONTRACTED_STOP_WORDS) - NEGATIONS
+FUNCTION_WORDS: Final = (STOP_WORDS | CONTRACTED_STOP_WORDS | INTENSIFIERS) - NEGATIONS
 """The domain's stop words in both spellings, less the negations, which carry polarity."""
 
 _IRREGULAR_STEMS: Final = {
