@@ -22,7 +22,7 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Protocol
 
-from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.domain.errors import StageEffectError
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.search import CandidateKey, ScopeFilter, SearchHit, SearchQuery
@@ -564,11 +564,6 @@ class Effect(enum.Enum):
     ADD = "add"
     """Returns every hit it is given, each once, in any order, and may bring in records the
     search did not return (placeholders the searcher scores: real score and linked tree)."""
-
-
-class StageEffectError(AgentMemoryError, RuntimeError):
-    """A refinement stage returned hits its declared :class:`Effect` does not allow (a fault in
-    the stage, never in the caller's arguments)."""
 
 
 @dataclass(frozen=True, slots=True)

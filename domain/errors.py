@@ -75,6 +75,7 @@ __all__ = [
     "RecordNotFoundError",
     "SchemaVersionError",
     "SelfLinkError",
+    "StageEffectError",
     "StorageError",
     "StoreBusyError",
     "StoreClosedError",
@@ -241,3 +242,8 @@ class ModelUnavailableError(ModelError):
 class ModelRequestsDisabledError(ModelError):
     """Model requests are switched off (``palimpsest.adapters.openai.ALLOW_MODEL_REQUESTS`` is
     False), so no request was sent."""
+
+
+class StageEffectError(AgentMemoryError, RuntimeError):
+    """A search refinement stage returned hits its declared effect does not allow (a fault in
+    the stage, never in the caller's arguments)."""

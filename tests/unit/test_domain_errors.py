@@ -32,6 +32,7 @@ from palimpsest.domain.errors import (
     RecordNotFoundError,
     SchemaVersionError,
     SelfLinkError,
+    StageEffectError,
     StorageError,
     StoreBusyError,
     StoreClosedError,
@@ -76,6 +77,7 @@ TREE = [
     (ModelOutputError, ModelError, RuntimeError),
     (ModelUnavailableError, ModelError, RuntimeError),
     (ModelRequestsDisabledError, ModelError, RuntimeError),
+    (StageEffectError, AgentMemoryError, RuntimeError),
 ]
 
 
