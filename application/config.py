@@ -15,7 +15,15 @@ from typing import Any
 
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import MAX_COUNTER, Thread
-from palimpsest.domain.search import DEFAULT_DENSE_WEIGHT, RRF_K, Fusion, check_dense_weight, check_fusion
+from palimpsest.domain.search import (
+    DEFAULT_DENSE_WEIGHT,
+    RRF_K,
+    Fusion,
+    check_dense_weight,
+    check_fusion,
+    check_neighbour_radius,
+    check_neighbour_weight,
+)
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .indexing import check_index_context
@@ -304,6 +312,11 @@ class ExtractionRetryPolicy:
 
 DEFAULT_THIRD_PARTY_PENALTY = 1.0
 """``RetrievalConfig.third_party_penalty``'s default (measured: BENCHMARKS.md "Retrieval quality")."""
+DEFAULT_NEIGHBOUR_WEIGHT = 0.5
+DEFAULT_NEIGHBOUR_RADIUS = 2
+DEFAULT_SPEAKER_PENALTY = 0.33
+"""Conversation-context defaults, chosen on LoCoMo's development half by leave-one-conversation-out
+(BENCHMARKS.md "LoCoMo")."""
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
@@ -344,6 +357,14 @@ class RetrievalConfig:
       ("My sister lives in Oslo." for "Where do I live?"; English heuristics of
       :mod:`palimpsest.domain.subjects`); a question naming the relation ("my sister") keeps
       that relation's statements; 0 turns it off;
+    * ``neighbour_weight`` and ``neighbour_radius``: conversation context for message hits: a
+      message gains ``neighbour_weight`` of its best-scoring neighbour's score (the messages
+      of its thread within ``neighbour_radius`` places), times what its own score leaves to
+      1, and a neighbour not found enters with that gain (a turn answering the question of
+      the turn before it); 0 turns it off (:func:`~palimpsest.domain.search.with_neighbours`);
+    * ``speaker_penalty``: when a question names exactly one of the speakers of the messages
+      found (``metadata["speaker"]``, an input message's ``name``), the share of its score
+      a message of another speaker loses; 0 turns it off;
     * ``candidates``: how many fused candidates the refinements above choose from;
     * ``index_context``: what a message's vector is made from besides its content, any of
       ``"role"`` (who said it) and ``"date"`` (when): see :mod:`palimpsest.application.indexing`.
@@ -367,6 +388,9 @@ class RetrievalConfig:
     rerank_candidates: int = 20
     candidates: int = 50
     index_context: tuple[str, ...] = ()
+    neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT
+    neighbour_radius: int = DEFAULT_NEIGHBOUR_RADIUS
+    speaker_penalty: float = DEFAULT_SPEAKER_PENALTY
 
     def __post_init__(self) -> None:
         for name in ("merge_provenance", "collapse_duplicates", "current_first", "version_history"):
@@ -380,9 +404,10 @@ class RetrievalConfig:
         weight = self.latest_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
             raise ConfigurationError("latest_weight must be a number between 0 and 1.")
-        penalty = self.third_party_penalty
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not 0.0 <= penalty <= 1.0:
-            raise ConfigurationError("third_party_penalty must be a number between 0 and 1.")
+        for name in ("third_party_penalty", "speaker_penalty"):
+            penalty = getattr(self, name)
+            if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not 0.0 <= penalty <= 1.0:
+                raise ConfigurationError(f"{name} must be a number between 0 and 1.")
         if self.reranker is not None and not isinstance(self.reranker, Reranker):
             raise ConfigurationError("reranker must implement the Reranker port (rerank(query, candidates, now=...)).")
         if (
@@ -396,6 +421,8 @@ class RetrievalConfig:
         try:
             object.__setattr__(self, "fusion", check_fusion(self.fusion))
             object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
+            object.__setattr__(self, "neighbour_weight", check_neighbour_weight(self.neighbour_weight))
+            object.__setattr__(self, "neighbour_radius", check_neighbour_radius(self.neighbour_radius))
         except InvalidSearchError as exc:
             raise ConfigurationError(str(exc)) from None
         object.__setattr__(self, "index_context", check_index_context(self.index_context))

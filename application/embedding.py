@@ -39,8 +39,9 @@ class EmbeddingHelper:
             return [None] * len(texts)
         return [tuple(map(float, v)) for v in self._embedder.embed(list(texts), is_query=False)]
 
-    def messages(self, messages: Sequence[tuple[str, str, datetime | None]]) -> list[Vector | None]:
-        """Vectors of messages given as (content, role, timestamp): their index text under the
-        configured ``index_context`` (the content alone by default)."""
+    def messages(self, messages: Sequence[tuple[str, str, datetime | None, str | None]]) -> list[Vector | None]:
+        """Vectors of messages given as (content, role, timestamp, speaker): their index text
+        under the configured ``index_context`` (the content, after its speaker when named, by
+        default)."""
         context = self._index_context
-        return self.documents([message_index_text(c, r, t, context) for c, r, t in messages])
+        return self.documents([message_index_text(c, r, t, context, s) for c, r, t, s in messages])

@@ -42,11 +42,16 @@ def check_index_context(value: object) -> tuple[str, ...]:
     return tuple(p for p in INDEX_CONTEXT_PARTS if p in parts)
 
 
-def message_index_text(content: str, role: str, timestamp: datetime | None, context: tuple[str, ...]) -> str:
-    """The text embedded for a message under the recipe ``context`` (the content alone for ``()``)."""
+def message_index_text(
+    content: str, role: str, timestamp: datetime | None, context: tuple[str, ...], speaker: str | None = None
+) -> str:
+    """The text embedded for a message under the recipe ``context``: its content, after its
+    ``speaker`` when it has one (whatever the recipe: who said it is part of what a turn means
+    in a conversation of several people, as in :func:`~palimpsest.domain.model.searched_text`)
+    and the recipe's parts."""
     if not context:
-        return content
-    head = []
+        return f"{speaker}: {content}" if speaker else content
+    head = [speaker] if speaker else []
     if "role" in context:
         head.append(role)
     if "date" in context and timestamp is not None:

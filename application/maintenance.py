@@ -125,7 +125,7 @@ class MaintenanceService:
             with store.reading() as uow:
                 found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
                 batch_m = [m for m in found if m is not None]
-            vectors = self._embeddings.messages([(m.content, m.role, m.timestamp) for m in batch_m])
+            vectors = self._embeddings.messages([(m.content, m.role, m.timestamp, m.speaker) for m in batch_m])
             with store.unit_of_work() as uow:
                 for message, vector in zip(batch_m, vectors):
                     stored_message = uow.messages.get(message.id, now=now)

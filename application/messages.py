@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import MessageNotFoundError, ThreadNotFoundError
-from palimpsest.domain.model import ExtractionJob, Message, Thread
+from palimpsest.domain.model import ExtractionJob, Message, Thread, speaker_of
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
@@ -83,7 +83,7 @@ class MessageService:
             return []
         now = self._clock.now()
         expiries = [self._expiry(now, m.ttl_days, m.ttl_anchor, m.timestamp) for m in messages]
-        vectors = self._embeddings.messages([(m.content, m.role, m.timestamp) for m in messages])
+        vectors = self._embeddings.messages([(m.content, m.role, m.timestamp, speaker_of(m.metadata)) for m in messages])
         stored: list[Message] = []
         with self._store.unit_of_work() as uow:
             seq = uow.messages.last_seq(thread.id)
@@ -145,15 +145,18 @@ class MessageService:
         ttl_days: Any = NOTSET,
         ttl_anchor: Any = NOTSET,
     ) -> None:
-        """Edit a message's text (re-embedded), metadata or expiry; a new text retires the
-        summaries that covered it. Omitted fields stay."""
+        """Edit a message's text, metadata or expiry (a new text or speaker is re-embedded); a
+        new text retires the summaries that covered it. Omitted fields stay."""
         changes: dict[str, Any] = {}
         embedding: Any = NOTSET
         if not isinstance(content, NotSetType):
             changes["content"] = content
-            embedding = self._embeddings.messages([(content, message.role, message.timestamp)])[0]
         if not isinstance(metadata, NotSetType):
             changes["metadata"] = metadata
+        speaker = speaker_of(metadata) if not isinstance(metadata, NotSetType) else message.speaker
+        if "content" in changes or speaker != message.speaker:
+            text = content if isinstance(content, str) else message.content
+            embedding = self._embeddings.messages([(text, message.role, message.timestamp, speaker)])[0]
         if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
             changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
         if not changes:

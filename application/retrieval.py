@@ -60,11 +60,13 @@ __all__ = [
     "latest_stage",
     "maximal_marginal_relevance",
     "merge_provenance",
+    "named_speaker",
     "record_by_record",
     "rerank",
     "rerank_stage",
     "run_stage",
     "source_message_ids",
+    "speaker_stage",
     "third_party_stage",
     "third_party_test",
     "walk_query",
@@ -663,6 +665,43 @@ def third_party_stage(penalty: float, demoted: Callable[[SearchHit], bool]) -> S
         settles=settles,
         counts=lambda hit: not demoted(hit),
     )
+
+
+def named_speaker(text: str, hits: Sequence[SearchHit]) -> str | None:
+    """The one speaker of the message hits (``Message.speaker``) whose name ``text`` holds, word
+    for word (case aside); ``None`` when it names none of them or several."""
+    words = set(word_tokens(text))
+    if not words:
+        return None
+    named: set[str] = set()
+    for hit in hits:
+        speaker = hit.record.speaker if isinstance(hit.record, Message) else None
+        if speaker is not None and speaker not in named:
+            tokens = word_tokens(speaker)
+            if tokens and words.issuperset(tokens):
+                named.add(speaker)
+                if len(named) > 1:
+                    return None
+    return next(iter(named), None)
+
+
+def speaker_stage(penalty: float) -> Stage:
+    """For a question naming one speaker of the message hits (:func:`named_speaker`), the other
+    speakers' messages lose ``penalty`` of their score (memory records keep theirs): who said
+    it is matched as a field, not as one more word of the text. It reads the whole pool (the
+    speakers found decide whether one is named)."""
+
+    def apply(hits: list[SearchHit], context: StageContext) -> list[SearchHit]:
+        speaker = named_speaker(context.text, hits)
+        if speaker is None:
+            return hits
+
+        def demoted(hit: SearchHit) -> bool:
+            return isinstance(hit.record, Message) and hit.record.speaker not in (None, speaker)
+
+        return demote_third_parties(hits, penalty, demoted)
+
+    return Stage("speaker_penalty", Effect.REORDER, apply)
 
 
 def rerank_stage(reranker: Reranker, count: int) -> Stage:

@@ -53,6 +53,7 @@ from .retrieval import (
     latest_stage,
     rerank_stage,
     run_stage,
+    speaker_stage,
     third_party_stage,
     third_party_test,
     walk_query,
@@ -225,6 +226,7 @@ class Searcher:
             or r.version_history
             or r.latest_weight > 0
             or r.third_party_penalty > 0
+            or r.speaker_penalty > 0
             or r.reranker is not None
         )
 
@@ -233,7 +235,7 @@ class Searcher:
 
     def stages(self, text: str, *, is_question: bool, include_invalid: bool) -> list[Stage]:
         """The refinements a search for ``text`` runs, in order (D20): thinning (provenance,
-        duplicates), third parties demoted (D21), the reranker, the recency blend for a question
+        duplicates), third parties demoted (D21), other speakers demoted, the reranker, the recency blend for a question
         about the latest state, then either current memories before their history or, for a
         question across versions, the version histories (D22) and the thinning again (a version
         placed early retires its message's later hit). ``is_question=False`` (the library's own
@@ -248,6 +250,8 @@ class Searcher:
         demoted = third_party_test(text) if r.third_party_penalty > 0 and is_question else None
         if demoted is not None:
             stages.append(third_party_stage(r.third_party_penalty, demoted))
+        if r.speaker_penalty > 0 and is_question:
+            stages.append(speaker_stage(r.speaker_penalty))
         if r.reranker is not None:
             stages.append(rerank_stage(r.reranker, r.rerank_candidates))
         if r.latest_weight > 0 and is_question and asks_for_latest(text):
@@ -427,6 +431,8 @@ class Searcher:
             fusion=self._retrieval.fusion,  # type: ignore[arg-type]
             dense_weight=self._retrieval.dense_weight,
             rrf_k=self._retrieval.rrf_k,
+            neighbour_weight=self._retrieval.neighbour_weight,
+            neighbour_radius=self._retrieval.neighbour_radius,
         )
         stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
         with self._store.searching() as session:

@@ -8,7 +8,15 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import InvalidScopeError, MessageNotFoundError, ValidationError
-from palimpsest.domain.model import Message, Thread, check_id, check_metadata
+from palimpsest.domain.model import (
+    MAX_SPEAKER_LENGTH,
+    SPEAKER_KEY,
+    Message,
+    Thread,
+    check_id,
+    check_metadata,
+    check_text,
+)
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs
@@ -29,13 +37,15 @@ DEFAULT_SUMMARY_TOKEN_BUDGET = 1000
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
-    """A message to append: role and text, optionally an id, an event timestamp and metadata."""
+    """A message to append: role and text, optionally an id, an event timestamp, metadata and
+    the ``name`` of the participant who wrote it (kept as ``metadata["speaker"]``)."""
 
     role: str
     content: str
     timestamp: str | datetime | None = None
     metadata: dict[str, Any] | None = None
     id: str | None = None
+    name: str | None = None
 
 
 def _text_of(content: Any) -> str:
@@ -65,20 +75,40 @@ def _per_message(value: Any, count: int, name: str) -> list[Any]:
     return [value] * count
 
 
+def _with_speaker(metadata: dict[str, Any] | None, name: Any) -> dict[str, Any] | None:
+    """``metadata`` with the message's ``name`` (OpenAI's participant name) as its speaker."""
+    if name is None:
+        return metadata
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("Message name must be a non-empty string or None.")
+    if len(name) > MAX_SPEAKER_LENGTH:
+        raise ValidationError(f"Message name must be at most {MAX_SPEAKER_LENGTH} characters.")
+    check_text(name, "message name")
+    current = (metadata or {}).get(SPEAKER_KEY)
+    if current is not None and current != name:
+        raise ValidationError(
+            f"Message name {name!r} differs from its metadata[{SPEAKER_KEY!r}] {current!r}; give one of them."
+        )
+    return {**(metadata or {}), SPEAKER_KEY: name}
+
+
 def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None]:
     role: Any  # checked below, whatever the input was
-    if isinstance(raw, (ChatMessage, Message)):
+    name: Any = None
+    if isinstance(raw, ChatMessage):
+        role, content, ts, meta, mid, name = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id, raw.name
+    elif isinstance(raw, Message):
         role, content, ts, meta, mid = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id
     elif isinstance(raw, Mapping):
         if "content" not in raw:
             raise ValidationError("Each thread message must include content.")
-        role, content = raw.get("role"), raw["content"]
+        role, content, name = raw.get("role"), raw["content"], raw.get("name")
         ts, meta, mid = raw.get("timestamp"), raw.get("metadata"), raw.get("id")
     else:
         raise ValidationError("messages must be dicts or ChatMessage objects.")
     if not isinstance(role, str) or not role.strip():
         raise ValidationError("Message role must be a non-empty string.")
-    return role, _text_of(content), parse_timestamp(ts), check_metadata(meta), mid
+    return role, _text_of(content), parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid
 
 
 @with_async_twins(

@@ -646,7 +646,9 @@ def import_items(
         context = check_index_context(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
         for chunk in _chunks(ordered, batch_size):
             texts = [
-                message_index_text(item.value.content, item.value.role, item.value.timestamp, context)
+                message_index_text(
+                    item.value.content, item.value.role, item.value.timestamp, context, item.value.speaker
+                )
                 if item.kind == "message"
                 else item.value.content
                 for item in chunk

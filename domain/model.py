@@ -28,8 +28,10 @@ __all__ = [
     "MAX_FAILURE_REASON_LENGTH",
     "MAX_ID_LENGTH",
     "MAX_JSON_INT_DIGITS",
+    "MAX_SPEAKER_LENGTH",
     "MEMORY_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
+    "SPEAKER_KEY",
     "UTC",
     "ZERO_TTL_MESSAGE",
     "ExtractionJob",
@@ -53,6 +55,8 @@ __all__ = [
     "expiry_from_ttl",
     "failure_reason_of",
     "parse_record_type",
+    "searched_text",
+    "speaker_of",
 ]
 
 _CONTROL: Final = re.compile("[\x00-\x1f]")
@@ -235,6 +239,28 @@ def check_metadata(value: object) -> dict[str, Any] | None:
     return thawed
 
 
+SPEAKER_KEY: Final = "speaker"
+"""The metadata key naming who wrote a message (an OpenAI-style ``name`` field is stored there):
+what tells apart the participants of a conversation of several people who share one role."""
+
+MAX_SPEAKER_LENGTH: Final = 100
+
+
+def speaker_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """A message's speaker: ``metadata["speaker"]`` when it is a non-blank string, else ``None``."""
+    if not metadata:
+        return None
+    value = metadata.get(SPEAKER_KEY)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def searched_text(content: str, speaker: str | None) -> str:
+    """What keyword search indexes for a message: ``"<speaker>: <content>"`` when it has a
+    speaker (who said it is matched like a field of the text: a question naming one participant
+    finds the turns they wrote), else the content. Memory records are indexed as they are."""
+    return f"{speaker}: {content}" if speaker else content
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Who a record belongs to. ``None`` on a dimension means "unscoped on that dimension"."""
@@ -320,6 +346,16 @@ class Message:
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def speaker(self) -> str | None:
+        """Who wrote the message (:func:`speaker_of` its metadata), ``None`` when unnamed."""
+        return speaker_of(self.metadata)
+
+    @property
+    def searched_text(self) -> str:
+        """:func:`searched_text` of the message: its content, after its speaker when named."""
+        return searched_text(self.content, self.speaker)
 
 
 @dataclass(frozen=True, slots=True)

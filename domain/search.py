@@ -45,6 +45,8 @@ __all__ = [
     "SearchQuery",
     "TreeEdge",
     "build_tree",
+    "check_neighbour_radius",
+    "check_neighbour_weight",
     "check_vector",
     "fuse",
     "hydrate",
@@ -53,6 +55,8 @@ __all__ = [
     "run_search",
     "shortest_path_tree",
     "shortest_path_trees",
+    "with_keyword_neighbours",
+    "with_neighbours",
 ]
 
 MAX_NUM_HOPS: Final = 5
@@ -149,6 +153,8 @@ class SearchQuery:
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     fusion_k: int | None = None
     record_ids: frozenset[str] | None = None
+    neighbour_weight: float = 0.0
+    neighbour_radius: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
@@ -188,6 +194,8 @@ class SearchQuery:
             raise InvalidSearchError(f"fusion_k must be between 1 and {MAX_SEARCH_K}, or None.")
         object.__setattr__(self, "fusion", check_fusion(self.fusion))
         object.__setattr__(self, "dense_weight", check_dense_weight(self.dense_weight))
+        object.__setattr__(self, "neighbour_weight", check_neighbour_weight(self.neighbour_weight))
+        object.__setattr__(self, "neighbour_radius", check_neighbour_radius(self.neighbour_radius))
         if self.record_ids is not None:
             if isinstance(self.record_ids, str) or not isinstance(self.record_ids, Iterable):
                 raise InvalidSearchError("record_ids must be a collection of record ids, not a string.")
@@ -344,6 +352,23 @@ def check_fusion(value: object) -> Fusion:
     raise InvalidSearchError(f"fusion must be one of {', '.join(repr(f.value) for f in Fusion)}.")
 
 
+MAX_NEIGHBOUR_RADIUS: Final = 10
+
+
+def check_neighbour_weight(value: object) -> float:
+    """How much of its best neighbour's score a message gains (:func:`with_neighbours`): 0 to 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise InvalidSearchError("neighbour_weight must be a number between 0 and 1.")
+    return float(value)
+
+
+def check_neighbour_radius(value: object) -> int:
+    """How many places before and after a message its neighbours reach: 0 to 10."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_NEIGHBOUR_RADIUS:
+        raise InvalidSearchError(f"neighbour_radius must be an integer between 0 and {MAX_NEIGHBOUR_RADIUS}.")
+    return value
+
+
 def check_dense_weight(value: object) -> float:
     """The dense list's weight in a fusion: a number from 0 (keyword only) to 1 (dense only)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
@@ -477,10 +502,71 @@ def _fused(
             dense_weight=query.dense_weight,
             rrf_k=query.rrf_k,
             keyword_scale=keyword.ideal,
-        )[: query.k]
+        )
     if query.vector is not None:
-        return list(dense[: query.k])
-    return [(key, keyword_score(raw, keyword.ideal)) for key, raw in keyword.ranked[: query.k]]
+        return list(dense)
+    return [(key, keyword_score(raw, keyword.ideal)) for key, raw in keyword.ranked]
+
+
+def with_keyword_neighbours(
+    keyword: KeywordCandidates, neighbours: Mapping[str, Sequence[str]], weight: float
+) -> KeywordCandidates:
+    """Keyword candidates with conversation context: a message's raw relevance gains
+    ``weight`` times the sum of its listed neighbours' (``neighbours``: each candidate
+    message's), so the words of a question and of the turn answering it add up ("What did
+    Caroline research?" – "Adoption agencies."); a neighbour not listed enters with that gain.
+    Memory records keep their relevance; the ideal stays the query's."""
+    if weight <= 0.0 or not neighbours:
+        return keyword
+    gained: dict[CandidateKey, float] = {}
+    for key, value in keyword.ranked:
+        if key[0] and value > 0.0:
+            for other in neighbours.get(key[1], ()):
+                if other != key[1]:
+                    target = (True, other)
+                    gained[target] = gained.get(target, 0.0) + weight * value
+    if not gained:
+        return keyword
+    merged = {key: value + gained.get(key, 0.0) for key, value in keyword.ranked}
+    for key, gain in gained.items():
+        merged.setdefault(key, gain)
+    order = {key: i for i, key in enumerate(merged)}
+    ranked = sorted(merged.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    return KeywordCandidates(ranked, keyword.ideal)
+
+
+def with_neighbours(
+    ranked: Sequence[tuple[CandidateKey, float]],
+    neighbours: Mapping[str, Sequence[str]],
+    weight: float,
+) -> list[tuple[CandidateKey, float]]:
+    """The ranking with conversation context: a message of score ``s`` whose best-scoring
+    ranked neighbour (``neighbours`` lists each message's) scores ``b > 0`` gets
+    ``s + weight · b · (1 - s)`` (``s`` taken as 0 for a neighbour not ranked, which enters the
+    ranking so): a turn answering the question asked in the turn before it ("What did you do
+    on Saturday?" – "We went hiking.") gains from that turn's match. Scores stay at most 1;
+    memory records keep theirs. Ties keep the order of ``ranked``, then of first mention."""
+    if weight <= 0.0 or not neighbours:
+        return list(ranked)
+    best: dict[str, float] = {}
+    for key, score in ranked:
+        if key[0] and score > 0.0:
+            for other in neighbours.get(key[1], ()):
+                if other != key[1] and score > best.get(other, 0.0):
+                    best[other] = score
+    if not best:
+        return list(ranked)
+
+    def lifted(score: float, gain: float) -> float:
+        return score + weight * gain * (1.0 - min(score, 1.0)) if score >= 0.0 else score + weight * gain
+
+    out: dict[CandidateKey, float] = {
+        key: lifted(score, best.get(key[1], 0.0)) if key[0] else score for key, score in ranked
+    }
+    for message_id, gain in best.items():
+        out.setdefault((True, message_id), weight * gain)
+    order = {key: i for i, key in enumerate(out)}
+    return sorted(out.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
 def shortest_path_trees(
@@ -566,14 +652,28 @@ def run_search(session: Any, query: SearchQuery) -> list[SearchHit]:
         dense = session.dense_candidates(query, depth)
     if query.text is not None:
         keyword = session.keyword_candidates(query, depth)
+    neighbours: Mapping[str, Sequence[str]] = {}
+    if query.neighbour_weight > 0 and query.neighbour_radius > 0:
+        messages = list(dict.fromkeys(key[1] for key, _score in (*dense, *keyword.ranked) if key[0]))
+        if messages:
+            neighbours = session.message_neighbours(messages, query.neighbour_radius)
+            keyword = with_keyword_neighbours(keyword, neighbours, query.neighbour_weight)
     scored = _fused(query, dense, keyword)
+    extra = 0
+    if neighbours:
+        ranked = {key for key, _score in scored}
+        scored = with_neighbours(scored, neighbours, query.neighbour_weight)
+        # a neighbour brought in may not pass the query's filters (hydration re-checks it):
+        # load one more candidate for each such newcomer among the first k
+        extra = sum(1 for key, _score in scored[: query.k] if key not in ranked)
+    scored = scored[: query.k + extra]
     trees = shortest_path_trees(
         [key[1] for key, _score in scored if not key[0]],
         num_hops=query.num_hops,
         max_linked_results=query.max_linked_results,
         links_around=lambda frontier: session.links_around(frontier, query),
     )
-    return hydrate(session, query, scored, trees)
+    return hydrate(session, query, scored, trees)[: query.k]
 
 
 def hydrate(

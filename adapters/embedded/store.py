@@ -26,7 +26,15 @@ from palimpsest.domain.errors import (
     StoreClosedError,
     VectorDimensionError,
 )
-from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordType
+from palimpsest.domain.model import (
+    SPEAKER_KEY,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+    searched_text,
+    speaker_of,
+)
 from palimpsest.domain.ports import MemoryStore, SchemaState, SearchSession
 from palimpsest.domain.search import (
     NO_KEYWORD_CANDIDATES,
@@ -76,7 +84,11 @@ _BOUND_VALUES_MAX: Final = 32
 _INDEX_COLUMNS: Final = (
     "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, content, embedding"
 )
-_MESSAGE_INDEX_COLUMNS: Final = "id, user_id, agent_id, thread_id, expires_at, content, embedding"
+_MESSAGE_INDEX_COLUMNS: Final = (
+    f"id, user_id, agent_id, thread_id, expires_at, content, json_extract(metadata, '$.{SPEAKER_KEY}'), embedding"
+)
+"""A message's index columns: its keyword text is :func:`searched_text` of its content and the
+speaker its metadata names."""
 
 
 # SQLite's primary result codes that mean "this path cannot hold the store" (not a failure of
@@ -610,7 +622,10 @@ class EmbeddedStore(MemoryStore):
         gone = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
         drop: list[Key] = list(gone)
         if rows:
-            ids, users, agents, threads, expires, contents, blobs = zip(*rows)
+            ids, users, agents, threads, expires, texts, speakers, blobs = zip(*rows)
+            contents = [
+                searched_text(text, speaker_of({SPEAKER_KEY: speaker})) for text, speaker in zip(texts, speakers)
+            ]
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             drop.extend((True, mid) for mid, blob in zip(ids, blobs) if blob is None)
             codes = [MESSAGE_CODE] * len(ids)

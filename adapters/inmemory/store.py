@@ -763,7 +763,7 @@ class _Search(SearchSession):
         if query.text is None:
             return NO_KEYWORD_CANDIDATES
         state = self._state
-        collection: dict[CandidateKey, str] = {(True, m.id): m.content for m in state.messages.values()}
+        collection: dict[CandidateKey, str] = {(True, m.id): m.searched_text for m in state.messages.values()}
         collection.update(((False, r.id), r.content) for r in state.records.values())
         ranked, ideal = _bm25(query.text, collection)  # statistics of the whole collection
         candidates = self._admitted(query)

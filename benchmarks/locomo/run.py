@@ -9,7 +9,7 @@ Run from the repository root (the data file is not in the repository: see the RE
 
 Everything goes through the public API with the default configuration: ``open_memory`` on a
 temporary embedded store, one thread and one ``user_id`` per conversation, every turn a "user"
-message carrying its speaker and ``dia_id`` as metadata and its session's date as timestamp;
+message carrying its speaker as ``name`` and its ``dia_id`` as metadata, its session's date as timestamp;
 then ``search(question, user_id=..., record_types=["message"], max_results=20)`` per question.
 Vectors come from the offline MiniLM model, cached in ``benchmarks/locomo/.cache``.
 Latencies are steadier with ``OPENBLAS_NUM_THREADS=1``.
@@ -99,7 +99,8 @@ def ingest(memory: AgentMemory, conversation: Conversation, *, speaker_in_conten
                     "role": "user",
                     "content": f"{t.speaker}: {t.text}" if speaker_in_content else t.text,
                     "timestamp": t.session_date,
-                    "metadata": {"speaker": t.speaker, "dia_id": t.dia_id, "session": t.session},
+                    "name": t.speaker,  # OpenAI's participant name: kept as metadata["speaker"]
+                    "metadata": {"dia_id": t.dia_id, "session": t.session},
                 }
                 for t in turns
             ]

@@ -1,0 +1,130 @@
+"""Conversations of several people: a message's speaker (OpenAI's ``name`` field, kept as
+``metadata["speaker"]``) in its index texts and as a search field, and conversation context
+(a turn scored with its neighbours) in ranking."""
+
+from __future__ import annotations
+
+import pytest
+from palimpsest.application import ChatMessage, RetrievalConfig
+from palimpsest.application.indexing import message_index_text
+from palimpsest.domain import ValidationError
+from palimpsest.domain.search import CandidateKey, KeywordCandidates, with_keyword_neighbours, with_neighbours
+
+from .conftest import ClientFactory
+from .helpers import snapshot
+
+NO_CONTEXT = RetrievalConfig(neighbour_weight=0.0, speaker_penalty=0.0)
+
+
+def test_a_name_is_kept_as_the_speaker_and_must_agree_with_metadata(make_client: ClientFactory, store) -> None:  # type: ignore[no-untyped-def]
+    thread = make_client().create_thread(user_id="u")
+    first, second = thread.add_messages(
+        [
+            {"role": "user", "name": "Caroline", "content": "I went to a support group."},
+            ChatMessage(role="user", content="That sounds lovely.", name="Melanie", metadata={"mood": "warm"}),
+        ]
+    )
+    assert thread.get_message(first).metadata == {"speaker": "Caroline"}
+    assert thread.get_message(second).metadata == {"mood": "warm", "speaker": "Melanie"}
+    assert thread.get_message(second).speaker == "Melanie"
+    before = snapshot(store)
+    for bad in (
+        {"role": "user", "name": "Caroline", "content": "x", "metadata": {"speaker": "Melanie"}},
+        {"role": "user", "name": "", "content": "x"},
+        {"role": "user", "name": 7, "content": "x"},
+        {"role": "user", "name": "x" * 101, "content": "x"},
+    ):
+        with pytest.raises(ValidationError):
+            thread.add_messages([{"role": "user", "content": "fine"}, bad])
+    assert snapshot(store) == before  # nothing of a refused batch is written
+
+
+def test_the_speaker_is_part_of_both_index_texts(make_client: ClientFactory) -> None:
+    client = make_client(retrieval=NO_CONTEXT)
+    thread = client.create_thread(user_id="u")
+    [mid] = thread.add_messages([{"role": "user", "name": "Caroline", "content": "I keep bees on the roof."}])
+    embedded = message_index_text("I keep bees on the roof.", "user", None, (), "Caroline")
+    assert embedded == "Caroline: I keep bees on the roof."
+    # The hashing embedder gives one vector per text: relevance 1 for exactly the embedded text.
+    top = client.search(embedded, user_id="u", search_strategy="vector", max_results=1)[0]
+    assert top.id == mid and top.relevance == pytest.approx(1.0)
+    # The keyword index holds the name: a keyword search for it alone finds the turn.
+    assert [r.id for r in client.search("caroline", user_id="u", search_strategy="keyword")] == [mid]
+    # Stored and rendered content stay the plain text.
+    assert thread.get_message(mid).content == "I keep bees on the roof."
+    # A new speaker is embedded again.
+    thread.update_message(mid, metadata={"speaker": "Melanie"})
+    moved = message_index_text("I keep bees on the roof.", "user", None, (), "Melanie")
+    top = client.search(moved, user_id="u", search_strategy="vector", max_results=1)[0]
+    assert top.relevance == pytest.approx(1.0)
+    assert client.search("caroline", user_id="u", search_strategy="keyword") == []
+
+
+def _conversation(client) -> list[str]:  # type: ignore[no-untyped-def]
+    thread = client.create_thread(user_id="u")
+    return thread.add_messages(
+        [
+            {"role": "user", "name": "Melanie", "content": "What did you paint last weekend?"},
+            {"role": "user", "name": "Caroline", "content": "A sunset over the lake."},
+            {"role": "user", "name": "Melanie", "content": "Lovely. I painted a sunset too, in oils."},
+            {"role": "user", "name": "Caroline", "content": "We should go camping soon."},
+            {"role": "user", "name": "Melanie", "content": "Yes, the kids want to see the mountains."},
+        ]
+    )
+
+
+def test_a_turn_answering_the_question_before_it_is_found_through_it(make_client: ClientFactory) -> None:
+    plain = make_client(retrieval=NO_CONTEXT)
+    ids = _conversation(plain)
+    answer = ids[1]
+    query = "What did Caroline paint last weekend?"
+    without = [r.id for r in plain.search(query, user_id="u", search_strategy="keyword", max_results=5)]
+    context = make_client(retrieval=RetrievalConfig(neighbour_weight=0.5, neighbour_radius=1, speaker_penalty=0.0))
+    with_context = [r.id for r in context.search(query, user_id="u", search_strategy="keyword", max_results=5)]
+    # The question turn matches most words; its answer gains from it and outranks the others.
+    assert with_context.index(answer) < without.index(answer) if answer in without else answer in with_context
+    assert with_context[:2] == [ids[0], answer]
+
+
+def test_a_question_naming_one_speaker_demotes_the_others_turns(make_client: ClientFactory) -> None:
+    ids = _conversation(make_client())
+    query = "What did Melanie paint?"
+    plain = make_client(retrieval=NO_CONTEXT)
+    named = make_client(retrieval=RetrievalConfig(neighbour_weight=0.0, speaker_penalty=0.9))
+    before = [r.id for r in plain.search(query, user_id="u", search_strategy="keyword", max_results=5)]
+    after = [r.id for r in named.search(query, user_id="u", search_strategy="keyword", max_results=5)]
+    assert sorted(before) == sorted(after)  # a reordering: nothing dropped or brought in
+    melanie = {ids[0], ids[2], ids[4]}
+    first_other = next(i for i, mid in enumerate(after) if mid not in melanie)
+    assert all(mid not in melanie for mid in after[first_other:])
+    # A question naming both speakers (or none) changes nothing.
+    for neutral in ("What did Melanie and Caroline paint?", "What was painted?"):
+        a = [r.id for r in plain.search(neutral, user_id="u", search_strategy="keyword", max_results=5)]
+        b = [r.id for r in named.search(neutral, user_id="u", search_strategy="keyword", max_results=5)]
+        assert a == b
+
+
+def test_neighbour_lift_keeps_scores_in_range_and_records_unchanged() -> None:
+    m = lambda i: (True, f"m{i}")  # noqa: E731
+    record: CandidateKey = (False, "r1")
+    ranked = [(m(1), 0.8), (record, 0.7), (m(3), 0.2)]
+    out = dict(with_neighbours(ranked, {"m1": ["m2"], "m3": ["m2", "m4"]}, 0.5))
+    assert out[record] == 0.7  # memory records keep their score
+    assert out[m(1)] == 0.8  # m2 is not ranked: no gain for m1
+    assert out[m(2)] == pytest.approx(0.5 * 0.8)  # brought in by its best neighbour
+    assert out[m(4)] == pytest.approx(0.5 * 0.2)
+    assert all(score <= 1.0 for score in out.values())
+    assert with_neighbours(ranked, {}, 0.5) == ranked and with_neighbours(ranked, {"m1": ["m3"]}, 0.0) == ranked
+    lifted = dict(with_neighbours([(m(1), 0.9), (m(2), 0.5)], {"m1": ["m2"], "m2": ["m1"]}, 1.0))
+    assert lifted[m(2)] == pytest.approx(0.5 + 0.9 * 0.5) and lifted[m(1)] == pytest.approx(0.9 + 0.5 * 0.1)
+
+
+def test_keyword_neighbours_add_up_relevance() -> None:
+    keyword = KeywordCandidates([((True, "a"), 4.0), ((True, "b"), 1.0), ((False, "r"), 3.0)], 10.0)
+    out = with_keyword_neighbours(keyword, {"a": ["b", "c"], "b": ["a"]}, 0.5)
+    scores = dict(out.ranked)
+    assert scores[(True, "b")] == pytest.approx(1.0 + 2.0)
+    assert scores[(True, "a")] == pytest.approx(4.0 + 0.5)
+    assert scores[(True, "c")] == pytest.approx(2.0)
+    assert scores[(False, "r")] == 3.0 and out.ideal == 10.0
+    assert [key for key, _ in out.ranked] == sorted(scores, key=lambda k: -scores[k])
