@@ -406,7 +406,7 @@ class UnitOfWork(Protocol):
 
 
 class SearchSession(Protocol):
-    """One read of a store for one search: the four things only a store can answer.
+    """One read of a store for one search: the five things only a store can answer.
 
     Everything else a search does (fusion, the score convention, the linked-record trees,
     hydration and the final filter check) is :func:`palimpsest.domain.search.run_search`,
@@ -452,6 +452,14 @@ class SearchSession(Protocol):
     def load(self, keys: Sequence[CandidateKey]) -> Mapping[CandidateKey, MemoryRecord | Message]:
         """The messages and memory records stored under ``keys``, as this read sees them (a key
         with no visible row is left out; expired rows may be returned: the pipeline filters)."""
+        ...
+
+    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Mapping[str, Sequence[str]]:
+        """For each id of ``message_ids`` naming a message this read sees, the ids of the messages
+        of the same thread within ``radius`` places before and after it, in thread order (``seq``),
+        itself excluded. Places count the thread's messages this read sees (gaps in ``seq`` left by
+        deletes do not matter). No filter applies: the pipeline re-checks every row it loads.
+        An id with no visible message is left out; ``radius <= 0`` or no ids gives ``{}``."""
         ...
 
 

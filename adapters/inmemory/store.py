@@ -794,6 +794,25 @@ class _Search(SearchSession):
                 out[key] = item
         return out
 
+    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> dict[str, list[str]]:
+        messages = self._state.messages
+        wanted = {mid: found for mid in message_ids if (found := messages.get(mid)) is not None}
+        if radius <= 0 or not wanted:
+            return {}
+        threads: dict[str, list[Message]] = {m.thread_id: [] for m in wanted.values()}
+        for m in messages.values():
+            if m.thread_id in threads:
+                threads[m.thread_id].append(m)
+        places: dict[str, int] = {}
+        for thread in threads.values():
+            thread.sort(key=lambda m: m.seq)
+            places.update((m.id, place) for place, m in enumerate(thread))
+        out: dict[str, list[str]] = {}
+        for mid, found in wanted.items():
+            thread, place = threads[found.thread_id], places[mid]
+            out[mid] = [m.id for m in thread[max(place - radius, 0) : place + radius + 1] if m.id != mid]
+        return out
+
 
 def _bm25(
     text: str, documents: Mapping[CandidateKey, str], k1: float = BM25_K1, b: float = BM25_B

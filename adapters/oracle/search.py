@@ -1,4 +1,4 @@
-"""Adapters layer (Oracle): ``OracleSearchSession``, the four search primitives over one connection.
+"""Adapters layer (Oracle): ``OracleSearchSession``, the search primitives over one connection.
 
 The pipeline itself (fusion, the one score convention, the linked-record trees, hydration and
 the final filter check) is the domain's :func:`~palimpsest.domain.search.run_search`; this
@@ -15,6 +15,7 @@ module only answers what SQL can answer (statements in :mod:`.search_sql`):
 * ``links_around``: one ``GRAPH_TABLE`` statement per depth (per 500 frontier ids), the other end
   filtered by scope, types and expiry in SQL and by the metadata filter here.
 * ``load``: records and messages by id, 500 ids a statement.
+* ``message_neighbours``: ``ROW_NUMBER`` over the wanted messages' threads, 500 ids a statement.
 
 Every row a session reads is kept for the session, so the pipeline's ``load`` of the hits and of
 their linked records sends no statement for a row a candidate page or a graph step already
@@ -40,6 +41,7 @@ from .search_sql import (
     keyword_candidates,
     keyword_query,
     memory_records_by_ids,
+    message_neighbours,
     messages_by_ids,
     vector_candidates,
 )
@@ -87,7 +89,7 @@ class OracleSearchSession(SearchSession):
         self.max_candidates = max_candidates
         self._loaded: dict[CandidateKey, Entity | None] = {}
 
-    # --- the four primitives ------------------------------------------------------------------
+    # --- the primitives -----------------------------------------------------------------------
 
     def dense_candidates(self, query: SearchQuery, depth: int) -> list[tuple[CandidateKey, float]]:
         if query.vector is None:
@@ -148,6 +150,17 @@ class OracleSearchSession(SearchSession):
     def load(self, keys: Sequence[CandidateKey]) -> dict[CandidateKey, Entity]:
         self._fetch([key for key in dict.fromkeys(keys) if key not in self._loaded])
         return {key: entity for key in keys if (entity := self._loaded.get(key)) is not None}
+
+    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> dict[str, list[str]]:
+        """One statement per 500 ids (:func:`.search_sql.message_neighbours`); a wanted message
+        alone in its thread comes back as one row without a neighbour."""
+        found: dict[str, list[str]] = {}
+        for statement in message_neighbours(self._names, list(message_ids), radius):
+            for wanted_id, neighbour_id in fetch_all(self._connection, statement):
+                neighbours = found.setdefault(str(wanted_id), [])
+                if neighbour_id is not None:
+                    neighbours.append(str(neighbour_id))
+        return found
 
     # --- internals ----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Adapters layer (Oracle): the search statements (candidates, metadata pre-filter, graph step, hydration).
+"""Adapters layer (Oracle): the search statements (candidates, pre-filter, graph step, hydration, neighbours).
 
 Pure builders: each takes the store's :class:`~.names.StoreNames` and plain arguments and returns
 :class:`~.sql.Statement` values (or SQL fragments with their binds); nothing here touches a
@@ -37,6 +37,9 @@ Oracle forms used here, checked against Oracle's documentation (not against a ru
   Graph Developer's Guide, "SQL Graph Queries", "About Graph Pattern" and "Supported Features and
   Limitations When Querying a SQL Property Graph" (inline subqueries are not supported inside
   ``GRAPH_TABLE``, which is one more reason the metadata filter stays out of the graph step).
+* ``ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)`` in a ``WITH`` query (see
+  :func:`message_neighbours`): SQL Language Reference, "ROW_NUMBER", "Analytic Functions" and
+  "SELECT" (``subquery_factoring_clause``).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ __all__ = [
     "keyword_query",
     "keyword_tokens",
     "memory_records_by_ids",
+    "message_neighbours",
     "messages_by_ids",
     "metadata_prefilter",
     "text_literal",
@@ -444,4 +448,47 @@ def _by_ids(name: str, table: str, column_list: str, ids: Sequence[str]) -> list
         binds: dict[str, Any] = {}
         sql = f"SELECT {columns('t', column_list)}\n  FROM {table} t\n WHERE {_in_list('t.record_id', part, 'id', binds)}"
         statements.append(Statement(name, sql, binds))
+    return statements
+
+
+# --- neighbours -------------------------------------------------------------------------------
+
+
+def message_neighbours(names: StoreNames, message_ids: Sequence[str], radius: int) -> list[Statement]:
+    """The messages within ``radius`` places of each wanted message in its thread, one statement
+    per 500 ids. Rows are ``(wanted id, neighbour id)``, each wanted id's neighbours in thread
+    order, ``(wanted id, NULL)`` for a message alone in its thread, none for an id naming no
+    message; no statement when ``radius <= 0`` or no id is given.
+
+    A place is a message's ``ROW_NUMBER`` in its thread by ``order_seq`` (unique in a thread), over
+    every row of the thread this read sees: the ``WHERE`` keeping the wanted threads runs before
+    the analytic function. Checked against the SQL Language Reference (not a running database):
+    "Analytic Functions" (23: computed after the joins and ``WHERE`` of their query block),
+    "ROW_NUMBER" (numbered from 1 in ``order_by_clause`` order within each partition), and the
+    ``with_clause`` / ``subquery_factoring_clause`` and ``outer_join_clause`` syntax of "SELECT".
+    """
+    if radius <= 0 or not message_ids:
+        return []
+    table = names("MESSAGE")
+    statements = []
+    for part in _chunks(list(dict.fromkeys(message_ids))):
+        binds: dict[str, Any] = {"radius": int(radius)}
+        sql = (
+            "WITH wanted AS (\n"
+            f"  SELECT t.record_id, t.thread_id\n    FROM {table} t\n"
+            f"   WHERE {_in_list('t.record_id', part, 'id', binds)}\n"
+            "), placed AS (\n"
+            "  SELECT m.record_id, m.thread_id,\n"
+            "         ROW_NUMBER() OVER (PARTITION BY m.thread_id ORDER BY m.order_seq) AS place\n"
+            f"    FROM {table} m\n"
+            "   WHERE m.thread_id IN (SELECT w.thread_id FROM wanted w)\n"
+            ")\n"
+            "SELECT p.record_id AS wanted_id, n.record_id AS neighbour_id\n"
+            "  FROM placed p\n"
+            "  JOIN wanted w ON w.record_id = p.record_id\n"
+            "  LEFT OUTER JOIN placed n\n"
+            "    ON n.thread_id = p.thread_id AND ABS(n.place - p.place) BETWEEN 1 AND :radius\n"
+            "ORDER BY p.record_id, n.place"
+        )
+        statements.append(Statement("search.message_neighbours", sql, binds))
     return statements

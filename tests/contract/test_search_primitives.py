@@ -3,8 +3,9 @@
 Each test reads the primitives directly, as :func:`~palimpsest.domain.search.run_search` does:
 ``dense_candidates`` and ``keyword_candidates`` (depth cut, order and ties, every direct
 filter, ``record_ids`` narrowing), ``links_around`` (both directions, the other end filtered
-without status), ``load`` (two id spaces, missing keys left out) and what one session reads
-(committed state only, one state from its first read on, never waiting for a writer).
+without status), ``load`` (two id spaces, missing keys left out), ``message_neighbours`` (places
+in one thread, not ``seq`` gaps) and what one session reads (committed state only, one state
+from its first read on, never waiting for a writer).
 """
 
 from __future__ import annotations
@@ -460,6 +461,95 @@ def test_load_returns_invalid_rows_and_filters_nothing(store: MemoryStore) -> No
     seed(store, records=[stale])
     with store.searching() as session:
         assert dict(session.load([_rec("stale")])) == {_rec("stale"): stale}
+
+
+# --- message neighbours ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def threads(store: MemoryStore) -> MemoryStore:
+    """Thread t1: a1..a6 at seq 10, 20, ..., 60; thread t2: b1..b3 at seq 15, 25, 35 (between
+    t1's); thread t3: c1 alone; a memory record named a1. Stored out of order, threads mixed."""
+    seed(
+        store,
+        threads=[thread("t1"), thread("t2"), thread("t3")],
+        messages=[
+            message(f"{name}{i}", thread_id, 10 * i + offset)
+            for name, i, thread_id, offset in [
+                *(("a", i, "t1", 0) for i in (4, 1, 6)),
+                *(("b", i, "t2", 5) for i in (3, 1, 2)),
+                *(("a", i, "t1", 0) for i in (2, 5, 3)),
+                ("c", 1, "t3", -9),
+            ]
+        ],
+        records=[record("a1")],
+    )
+    return store
+
+
+def _neighbours(store: MemoryStore, message_ids: Sequence[str], radius: int) -> dict[str, list[str]]:
+    with store.searching() as session:
+        return {mid: list(found) for mid, found in session.message_neighbours(message_ids, radius).items()}
+
+
+def test_message_neighbours_are_the_nearest_places_on_both_sides_in_thread_order(threads: MemoryStore) -> None:
+    assert _neighbours(threads, ["a3"], 1) == {"a3": ["a2", "a4"]}
+    assert _neighbours(threads, ["a3"], 2) == {"a3": ["a1", "a2", "a4", "a5"]}
+    assert _neighbours(threads, ["a4", "a2"], 2) == {"a4": ["a2", "a3", "a5", "a6"], "a2": ["a1", "a3", "a4"]}
+
+
+def test_message_neighbours_stop_at_the_ends_of_the_thread(threads: MemoryStore) -> None:
+    assert _neighbours(threads, ["a1", "a6"], 2) == {"a1": ["a2", "a3"], "a6": ["a4", "a5"]}
+    assert _neighbours(threads, ["a2"], 100) == {"a2": ["a1", "a3", "a4", "a5", "a6"]}
+    assert _neighbours(threads, ["c1"], 3) == {"c1": []}  # alone in its thread
+
+
+def test_message_neighbours_count_places_not_seq_so_a_deleted_message_is_skipped(threads: MemoryStore) -> None:
+    with committing(threads) as uow:
+        assert uow.messages.delete("a3")
+    assert _neighbours(threads, ["a4"], 1) == {"a4": ["a2", "a5"]}
+    assert _neighbours(threads, ["a2"], 2) == {"a2": ["a1", "a4", "a5"]}
+    assert _neighbours(threads, ["a3"], 1) == {}  # deleted: no longer a message of this read
+
+
+def test_message_neighbours_never_cross_into_another_thread(threads: MemoryStore) -> None:
+    found = _neighbours(threads, ["a2", "b2", "c1"], 5)
+    assert found == {"a2": ["a1", "a3", "a4", "a5", "a6"], "b2": ["b1", "b3"], "c1": []}
+
+
+def test_message_neighbours_leave_out_ids_naming_no_message(threads: MemoryStore) -> None:
+    assert _neighbours(threads, ["missing", "a2", "t1"], 1) == {"a2": ["a1", "a3"]}
+    assert _neighbours(threads, ["missing"], 1) == {}
+    with committing(threads) as uow:
+        uow.messages.delete("a1")
+    assert _neighbours(threads, ["a1"], 1) == {}  # the memory record a1 is not a message
+
+
+def test_message_neighbours_of_no_radius_or_no_ids_are_empty(threads: MemoryStore) -> None:
+    assert _neighbours(threads, ["a3"], 0) == {}
+    assert _neighbours(threads, ["a3"], -1) == {}
+    assert _neighbours(threads, [], 2) == {}
+
+
+def test_message_neighbours_filter_nothing_expired_messages_count(store: MemoryStore) -> None:
+    seed(
+        store,
+        threads=[thread("t1", user_id="A")],
+        messages=[
+            message("m1", "t1", 1, user_id="A"),
+            message("m2", "t1", 2, user_id="A", expires_at=at(-60), metadata={"x": 1}),
+            message("m3", "t1", 3, user_id="A"),
+        ],
+    )
+    assert _neighbours(store, ["m1", "m2"], 1) == {"m1": ["m2"], "m2": ["m1", "m3"]}
+
+
+def test_message_neighbours_read_the_sessions_state(threads: MemoryStore) -> None:
+    with threads.unit_of_work() as writer:
+        writer.messages.add(message("a7", "t1", 70))
+        with threads.searching() as session:
+            assert {k: list(v) for k, v in session.message_neighbours(["a6", "a7"], 1).items()} == {"a6": ["a5"]}
+        writer.rollback()
 
 
 # --- what one session reads -------------------------------------------------------------------

@@ -223,12 +223,26 @@ def test_hydration_statements_match_the_golden_file() -> None:
     assert_golden("search_hydrate", render(cases))
 
 
+def test_message_neighbour_statements_match_the_golden_file() -> None:
+    cases = [
+        ("two ids, radius 1", *search_sql.message_neighbours(DEFAULT, ["m1", "m2", "m1"], 1)),
+        ("acme, one id, radius 3", *search_sql.message_neighbours(ACME, ["m1"], 3)),
+    ]
+    for _, statement in cases:
+        check_binds(statement)
+    assert_golden("search_neighbours", render(cases))
+    assert search_sql.message_neighbours(DEFAULT, ["m1"], 0) == []
+    assert search_sql.message_neighbours(DEFAULT, ["m1"], -2) == []
+    assert search_sql.message_neighbours(DEFAULT, [], 2) == []
+
+
 def test_id_lists_are_chunked_at_500_binds() -> None:
     ids = [f"id{i}" for i in range(1201)]
     for statements in (
         search_sql.memory_records_by_ids(DEFAULT, ids),
         search_sql.messages_by_ids(DEFAULT, ids),
         search_sql.graph_steps(DEFAULT, q(), ids),
+        search_sql.message_neighbours(DEFAULT, ids, 2),
     ):
         id_binds = [[v for k, v in s.binds.items() if k.startswith(("id_", "frontier_"))] for s in statements]
         assert [len(b) for b in id_binds] == [500, 500, 201]
@@ -286,6 +300,7 @@ def _sentinel_statements() -> list[Statement]:
         *search_sql.graph_steps(DEFAULT, query, [SENTINEL, "zzsentinelword"]),
         *search_sql.memory_records_by_ids(DEFAULT, [SENTINEL]),
         *search_sql.messages_by_ids(DEFAULT, [SENTINEL]),
+        *search_sql.message_neighbours(DEFAULT, [SENTINEL], 2),
     ]
 
 
@@ -562,6 +577,8 @@ class TinyDatabase:
     def respond(self, sql: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
         if "GRAPH_TABLE" in sql:
             return self._graph(sql, binds)
+        if "ROW_NUMBER()" in sql:
+            return self._neighbours(sql, binds)
         if "RECORD_CHUNKS" in sql:
             return self._chunks(sql, binds)
         match = re.search(r'FROM "(MEMORY|MESSAGE)" t\n WHERE t\.record_id IN', sql)
@@ -668,6 +685,31 @@ class TinyDatabase:
                     and all(test(neighbour) for test in tests)
                 ):
                     rows.append((a, *link_row(link), *memory_row(neighbour)))
+        return rows
+
+
+    def _neighbours(self, sql: str, binds: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The neighbour statement read as Oracle reads it: ``ROW_NUMBER`` numbers each wanted
+        thread's rows by ``order_seq`` from 1, then the outer join keeps places 1..radius away."""
+        for shape in (
+            'WITH wanted AS (\n  SELECT t.record_id, t.thread_id\n    FROM "MESSAGE" t\n   WHERE t.record_id IN (',
+            "ROW_NUMBER() OVER (PARTITION BY m.thread_id ORDER BY m.order_seq) AS place",
+            "WHERE m.thread_id IN (SELECT w.thread_id FROM wanted w)",
+            "LEFT OUTER JOIN placed n\n    ON n.thread_id = p.thread_id AND ABS(n.place - p.place) BETWEEN 1 AND :radius",
+            "ORDER BY p.record_id, n.place",
+        ):
+            assert shape in sql, f"the tiny database does not know {sql!r}"
+        wanted = {self.messages[v] for k, v in binds.items() if k.startswith("id_") and v in self.messages}
+        place: dict[str, int] = {}
+        by_thread: dict[str, list[Message]] = {}
+        for thread_id in {m.thread_id for m in wanted}:
+            ordered = sorted((m for m in self.messages.values() if m.thread_id == thread_id), key=lambda m: m.seq)
+            by_thread[thread_id] = ordered
+            place.update((m.id, n) for n, m in enumerate(ordered, start=1))
+        rows: list[tuple[Any, ...]] = []
+        for p in sorted(wanted, key=lambda m: m.id):
+            near = [n for n in by_thread[p.thread_id] if 1 <= abs(place[n.id] - place[p.id]) <= binds["radius"]]
+            rows.extend([(p.id, n.id) for n in near] or [(p.id, None)])
         return rows
 
 
@@ -1257,3 +1299,26 @@ def test_a_session_never_fetches_a_row_twice() -> None:
     assert len(db.executed()) == sent  # both rows came from earlier statements of this read
     assert search.load([(False, "missing")]) == {} and search.load([(False, "missing")]) == {}
     assert len(db.executed()) == sent + 1  # a missing row is remembered as missing
+
+
+def test_message_neighbours_are_grouped_per_wanted_id_in_thread_order() -> None:
+    db = TinyDatabase().add(
+        *(msg(f"a{i}", thread_id="t1", seq=10 * i) for i in (4, 1, 6, 2, 5)),  # no a3: a gap at seq 30
+        *(msg(f"b{i}", thread_id="t2", seq=10 * i + 5) for i in (1, 2, 3)),
+        msg("c1", thread_id="t3", seq=1),
+        rec("r1"),
+    )
+    found = session(db).message_neighbours(["a4", "b2", "c1", "missing", "r1", "a4"], 2)
+    assert found == {"a4": ["a1", "a2", "a5", "a6"], "b2": ["b1", "b3"], "c1": []}
+    (sent,) = [binds for sql, binds in db.executed() if "ROW_NUMBER()" in sql]
+    assert sent == {"id_0": "a4", "id_1": "b2", "id_2": "c1", "id_3": "missing", "id_4": "r1", "radius": 2}
+
+
+def test_message_neighbours_send_no_sql_for_no_radius_or_no_ids_and_batch_ids_by_500() -> None:
+    db = TinyDatabase().add(*(msg(f"m{i:04}", seq=i + 1) for i in range(1200)))
+    assert session(db).message_neighbours(["m0001"], 0) == {}
+    assert session(db).message_neighbours([], 3) == {}
+    assert db.executed() == []
+    found = session(db).message_neighbours([f"m{i:04}" for i in range(1200)], 1)
+    assert found["m0000"] == ["m0001"] and found["m0500"] == ["m0499", "m0501"] and len(found) == 1200
+    assert [len(binds) - 1 for sql, binds in db.executed()] == [500, 500, 200]
