@@ -312,7 +312,7 @@ class ExtractionRetryPolicy:
 
 DEFAULT_THIRD_PARTY_PENALTY = 1.0
 """``RetrievalConfig.third_party_penalty``'s default (measured: BENCHMARKS.md "Retrieval quality")."""
-DEFAULT_NEIGHBOUR_WEIGHT = 0.5
+DEFAULT_NEIGHBOUR_WEIGHT = 0.7
 DEFAULT_NEIGHBOUR_RADIUS = 2
 DEFAULT_SPEAKER_PENALTY = 0.33
 """Conversation-context defaults, chosen on LoCoMo's development half by leave-one-conversation-out
@@ -358,9 +358,9 @@ class RetrievalConfig:
       :mod:`palimpsest.domain.subjects`); a question naming the relation ("my sister") keeps
       that relation's statements; 0 turns it off;
     * ``neighbour_weight`` and ``neighbour_radius``: conversation context for message hits: a
-      message gains ``neighbour_weight`` of its best-scoring neighbour's score (the messages
-      of its thread within ``neighbour_radius`` places), times what its own score leaves to
-      1, and a neighbour not found enters with that gain (a turn answering the question of
+      message is lifted ``neighbour_weight`` of the way to its best-scoring neighbour (the
+      messages of its thread within ``neighbour_radius`` places), in keyword relevance and in
+      the fused score, and a neighbour not found enters so (a turn answering the question of
       the turn before it); 0 turns it off (:func:`~palimpsest.domain.search.with_neighbours`);
     * ``speaker_penalty``: when a question names exactly one of the speakers of the messages
       found (``metadata["speaker"]``, an input message's ``name``), the share of its score

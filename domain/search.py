@@ -508,31 +508,43 @@ def _fused(
     return [(key, keyword_score(raw, keyword.ideal)) for key, raw in keyword.ranked]
 
 
+def _best_neighbour(
+    ranked: Sequence[tuple[CandidateKey, float]], neighbours: Mapping[str, Sequence[str]]
+) -> dict[str, float]:
+    """For each message next to a ranked message (``neighbours`` lists each one's), the best
+    positive score among its ranked neighbours."""
+    best: dict[str, float] = {}
+    for key, score in ranked:
+        if key[0] and score > 0.0:
+            for other in neighbours.get(key[1], ()):
+                if other != key[1] and score > best.get(other, 0.0):
+                    best[other] = score
+    return best
+
+
+def _lifted(
+    ranked: Sequence[tuple[CandidateKey, float]], neighbours: Mapping[str, Sequence[str]], weight: float
+) -> list[tuple[CandidateKey, float]]:
+    best = _best_neighbour(ranked, neighbours) if weight > 0.0 else {}
+    if not best:
+        return list(ranked)
+    out: dict[CandidateKey, float] = {
+        key: score + weight * max(0.0, best.get(key[1], 0.0) - score) if key[0] else score for key, score in ranked
+    }
+    for message_id, gain in best.items():
+        out.setdefault((True, message_id), weight * gain)
+    order = {key: i for i, key in enumerate(out)}
+    return sorted(out.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
 def with_keyword_neighbours(
     keyword: KeywordCandidates, neighbours: Mapping[str, Sequence[str]], weight: float
 ) -> KeywordCandidates:
-    """Keyword candidates with conversation context: a message's raw relevance gains
-    ``weight`` times the sum of its listed neighbours' (``neighbours``: each candidate
-    message's), so the words of a question and of the turn answering it add up ("What did
-    Caroline research?" – "Adoption agencies."); a neighbour not listed enters with that gain.
-    Memory records keep their relevance; the ideal stays the query's."""
-    if weight <= 0.0 or not neighbours:
-        return keyword
-    gained: dict[CandidateKey, float] = {}
-    for key, value in keyword.ranked:
-        if key[0] and value > 0.0:
-            for other in neighbours.get(key[1], ()):
-                if other != key[1]:
-                    target = (True, other)
-                    gained[target] = gained.get(target, 0.0) + weight * value
-    if not gained:
-        return keyword
-    merged = {key: value + gained.get(key, 0.0) for key, value in keyword.ranked}
-    for key, gain in gained.items():
-        merged.setdefault(key, gain)
-    order = {key: i for i, key in enumerate(merged)}
-    ranked = sorted(merged.items(), key=lambda kv: (-kv[1], order[kv[0]]))
-    return KeywordCandidates(ranked, keyword.ideal)
+    """Keyword candidates with conversation context (:func:`with_neighbours` over the raw
+    relevance): a turn that holds few of the question's words ("Adoption agencies.") is lifted
+    towards the turn next to it that holds them ("What are you researching, Caroline?"). The
+    ideal stays the query's."""
+    return KeywordCandidates(_lifted(keyword.ranked, neighbours, weight), keyword.ideal)
 
 
 def with_neighbours(
@@ -541,32 +553,12 @@ def with_neighbours(
     weight: float,
 ) -> list[tuple[CandidateKey, float]]:
     """The ranking with conversation context: a message of score ``s`` whose best-scoring
-    ranked neighbour (``neighbours`` lists each message's) scores ``b > 0`` gets
-    ``s + weight · b · (1 - s)`` (``s`` taken as 0 for a neighbour not ranked, which enters the
-    ranking so): a turn answering the question asked in the turn before it ("What did you do
-    on Saturday?" – "We went hiking.") gains from that turn's match. Scores stay at most 1;
-    memory records keep theirs. Ties keep the order of ``ranked``, then of first mention."""
-    if weight <= 0.0 or not neighbours:
-        return list(ranked)
-    best: dict[str, float] = {}
-    for key, score in ranked:
-        if key[0] and score > 0.0:
-            for other in neighbours.get(key[1], ()):
-                if other != key[1] and score > best.get(other, 0.0):
-                    best[other] = score
-    if not best:
-        return list(ranked)
-
-    def lifted(score: float, gain: float) -> float:
-        return score + weight * gain * (1.0 - min(score, 1.0)) if score >= 0.0 else score + weight * gain
-
-    out: dict[CandidateKey, float] = {
-        key: lifted(score, best.get(key[1], 0.0)) if key[0] else score for key, score in ranked
-    }
-    for message_id, gain in best.items():
-        out.setdefault((True, message_id), weight * gain)
-    order = {key: i for i, key in enumerate(out)}
-    return sorted(out.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    ranked neighbour (``neighbours`` lists each message's) scores ``b`` is lifted ``weight`` of
+    the way to it, ``s + weight · max(0, b - s)`` (``s`` taken as 0 for a neighbour not ranked,
+    which enters the ranking so). A turn is read in its conversation: it never passes its best
+    neighbour, neighbours that match alike lift nothing, and memory records keep their scores.
+    Ties keep the order of ``ranked``, then of first mention."""
+    return _lifted(ranked, neighbours, weight)
 
 
 def shortest_path_trees(

@@ -1,4 +1,4 @@
-"""Embedded store: the search session (``searching()``), the four primitives the domain's
+"""Embedded store: the search session (``searching()``), the primitives the domain's
 pipeline runs on, over one read of the file and the caches kept beside it."""
 
 from __future__ import annotations
