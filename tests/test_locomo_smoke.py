@@ -185,7 +185,7 @@ def test_the_speaker_diagnostic_prefixes_the_content_and_keeps_the_metadata(data
     (conversation,) = load(data, ("conv-30",))
     embedder = CachingEmbedder(HashingEmbedder(dimension=64))
     with run.store_client(embedder, "memory", extraction=False) as memory:
-        stored = run.ingest(memory, conversation, speaker_in_content=True)
+        stored = run.ingest(memory, conversation, content="speaker")
         messages = memory.get_thread(stored.thread_id).get_messages()
         assert [m.content for m in messages] == [f"{t.speaker}: {t.text}" for t in conversation.turns]
         assert [m.metadata["dia_id"] for m in messages] == [t.dia_id for t in conversation.turns]

@@ -58,6 +58,8 @@ TOKENS_AT = 10
 LOCOMO_VARIANTS: tuple[str, ...] = ("default", "keyword", "dense", "score")
 """The shipped default (hybrid, absolute fusion), BM25 alone, MiniLM alone, and min-max score
 fusion of the same two signals; the registry entries of ``benchmarks.quality``."""
+ABLATION_VARIANTS: tuple[str, ...] = ("absolute-no-context", "absolute-no-speaker", "absolute-no-conversation")
+"""The default less one conversation piece each (``benchmarks.quality`` registry)."""
 CARD_SLOTS = 5
 """The card's default number of relevant results."""
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -79,12 +81,12 @@ class Ingested:
     dia_of_message: dict[str, str] = field(default_factory=dict)
 
 
-def ingest(memory: AgentMemory, conversation: Conversation, *, speaker_in_content: bool = False) -> Ingested:
+def ingest(memory: AgentMemory, conversation: Conversation, *, content: str = "text") -> Ingested:
     """One thread, one ``user_id``; each session appended in one call, every turn a "user"
     message with its speaker and dia_id as metadata and the session date as timestamp. The
     client's extraction runs as configured (the default: background, heuristic extractor);
-    this waits for it. ``speaker_in_content`` stores ``"<speaker>: <text>"`` instead of the
-    text (a diagnostic: LoCoMo's questions name the speakers)."""
+    this waits for it. ``content="speaker"`` stores ``"<speaker>: <text>"`` instead of the
+    text (a diagnostic: LoCoMo's questions name the speakers); ``"unnamed"`` gives no name."""
     user_id = f"locomo-{conversation.sample_id}"
     thread = memory.create_thread(user_id=user_id, agent_id="locomo")
     done = Ingested(conversation, user_id, thread.thread_id)
@@ -97,9 +99,9 @@ def ingest(memory: AgentMemory, conversation: Conversation, *, speaker_in_conten
             [
                 {
                     "role": "user",
-                    "content": f"{t.speaker}: {t.text}" if speaker_in_content else t.text,
+                    "content": f"{t.speaker}: {t.text}" if content == "speaker" else t.text,
                     "timestamp": t.session_date,
-                    "name": t.speaker,  # OpenAI's participant name: kept as metadata["speaker"]
+                    "name": None if content == "unnamed" else t.speaker,  # kept as metadata["speaker"]
                     "metadata": {"dia_id": t.dia_id, "session": t.session},
                 }
                 for t in turns
@@ -295,7 +297,7 @@ def evaluate(
     cards: bool = True,
     backend: str = "embedded",
     extraction: bool = True,
-    speaker_in_content: bool = False,
+    content: str = "text",
     limit: int | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
@@ -307,7 +309,7 @@ def evaluate(
         stored = []
         for conversation in conversations:
             log(f"  ingesting {conversation.sample_id} ({len(conversation.turns)} turns) ...")
-            stored.append(ingest(memory, conversation, speaker_in_content=speaker_in_content))
+            stored.append(ingest(memory, conversation, content=content))
         out["ingest_seconds"] = round(time.perf_counter() - started, 1)
         save = getattr(embedder, "save", None)
         if save:
@@ -432,8 +434,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--variant",
         action="append",
-        choices=LOCOMO_VARIANTS,
-        help="retrieval variant (repeatable; default all: " + ", ".join(LOCOMO_VARIANTS) + ")",
+        choices=LOCOMO_VARIANTS + ABLATION_VARIANTS,
+        help="retrieval variant (repeatable; default: " + ", ".join(LOCOMO_VARIANTS) + "; ablation: "
+        + ", ".join(ABLATION_VARIANTS) + ")",
     )
     parser.add_argument(
         "--conversation",
@@ -462,9 +465,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--content",
-        choices=("text", "speaker"),
+        choices=("text", "speaker", "unnamed"),
         default="text",
-        help="message content: the turn's text (default) or '<speaker>: <text>' (a diagnostic)",
+        help="message content: the turn's text with its speaker as the message's name (default), "
+        "'<speaker>: <text>' (a diagnostic), or the text without a name (the ablation)",
     )
     parser.add_argument(
         "--backend", choices=("embedded", "memory"), default="embedded", help="store (default embedded)"
@@ -493,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         cards=not args.no_cards,
         backend=args.backend,
         extraction=args.extraction == "default",
-        speaker_in_content=args.content == "speaker",
+        content=args.content,
         limit=args.limit,
         log=lambda line: print(line, file=sys.stderr),
     )

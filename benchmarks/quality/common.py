@@ -152,6 +152,16 @@ VARIANTS: dict[str, Variant] = {
     "absolute+role+date": Variant(
         "absolute, messages embedded with speaker and date", hybrid("absolute", index_context=("role", "date"))
     ),
+    "absolute-no-context": Variant(
+        "absolute, without conversation context (neighbour_weight 0)", hybrid("absolute", neighbour_weight=0.0)
+    ),
+    "absolute-no-speaker": Variant(
+        "absolute, without the speaker penalty", hybrid("absolute", speaker_penalty=0.0)
+    ),
+    "absolute-no-conversation": Variant(
+        "absolute, neither conversation context nor the speaker penalty",
+        hybrid("absolute", neighbour_weight=0.0, speaker_penalty=0.0),
+    ),
     "absolute+diverse-cards": Variant(
         "absolute, card slots by maximal marginal relevance (0.5)", hybrid("absolute", card_diversity=0.5)
     ),
