@@ -247,11 +247,12 @@ MAX_SPEAKER_LENGTH: Final = 100
 
 
 def speaker_of(metadata: Mapping[str, Any] | None) -> str | None:
-    """A message's speaker: ``metadata["speaker"]`` when it is a non-blank string, else ``None``."""
+    """A message's speaker: ``metadata["speaker"]`` when it is a string that is not empty once
+    its spaces are trimmed (as SQL's ``TRIM`` does), else ``None``."""
     if not metadata:
         return None
     value = metadata.get(SPEAKER_KEY)
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return value.strip(" ") if isinstance(value, str) and value.strip(" ") else None
 
 
 def searched_text(content: str, speaker: str | None) -> str:

@@ -455,11 +455,14 @@ class SearchSession(Protocol):
         ...
 
     def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Mapping[str, Sequence[str]]:
-        """For each id of ``message_ids`` naming a message this read sees, the ids of the messages
-        of the same thread within ``radius`` places before and after it, in thread order (``seq``),
-        itself excluded. Places count the thread's messages this read sees (gaps in ``seq`` left by
-        deletes do not matter). No filter applies: the pipeline re-checks every row it loads.
-        An id with no visible message is left out; ``radius <= 0`` or no ids gives ``{}``."""
+        """Conversation turns around messages: for each id of ``message_ids`` naming a message
+        this read sees that has a speaker (:func:`~palimpsest.domain.model.speaker_of` its
+        metadata: a string, not empty once its spaces are trimmed), the ids of the messages of
+        the same thread that have a speaker within ``radius`` places before and after it, in
+        thread order (``seq``), itself excluded. Places count the thread's messages with a
+        speaker this read sees (gaps in ``seq`` and unnamed messages do not count). No other
+        filter applies: the pipeline re-checks every row it loads. An id with no visible named
+        message is left out; ``radius <= 0`` or no ids gives ``{}``."""
         ...
 
 

@@ -81,9 +81,14 @@ _BOUND_VALUES_MAX: Final = 32
 ``json_each`` per query, and few enough lengths for the connection's statement cache."""
 _SQL_INT_MAX: Final = 2**63 - 1
 """SQLite's largest integer: a larger ``LIMIT`` would not bind."""
-_BEFORE: Final = "SELECT id FROM messages WHERE thread_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
-_AFTER: Final = "SELECT id FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?"
-"""A message's nearest rows of its thread before and after it (the (thread_id, seq) index)."""
+_NAMED: Final = (
+    f"json_type(metadata, '$.{SPEAKER_KEY}') = 'text' AND trim(json_extract(metadata, '$.{SPEAKER_KEY}')) <> ''"
+)
+"""A message with a speaker (:func:`~palimpsest.domain.model.speaker_of`), in SQL."""
+_BEFORE: Final = f"SELECT id FROM messages WHERE thread_id = ? AND seq < ? AND {_NAMED} ORDER BY seq DESC LIMIT ?"
+_AFTER: Final = f"SELECT id FROM messages WHERE thread_id = ? AND seq > ? AND {_NAMED} ORDER BY seq LIMIT ?"
+"""A named message's nearest named rows of its thread before and after it (the (thread_id, seq)
+index, the speaker checked per row)."""
 
 # What the caches are loaded from (unpacked column-wise by `_load_records` / `_load_messages`).
 _INDEX_COLUMNS: Final = (
@@ -975,8 +980,10 @@ class _Search(SearchSession):
         conn = self._conn
         out: dict[str, list[str]] = {}
         with translate():
-            wanted = self._rows("id, thread_id, seq", "messages", "id", ids).fetchall()
-            for message_id, thread_id, seq in wanted:
+            wanted = self._rows(f"id, thread_id, seq, {_NAMED}", "messages", "id", ids).fetchall()
+            for message_id, thread_id, seq, named in wanted:
+                if not named:
+                    continue
                 before = conn.execute(_BEFORE, (thread_id, seq, limit)).fetchall()
                 after = conn.execute(_AFTER, (thread_id, seq, limit)).fetchall()
                 out[message_id] = [row[0] for row in reversed(before)] + [row[0] for row in after]

@@ -796,12 +796,16 @@ class _Search(SearchSession):
 
     def message_neighbours(self, message_ids: Sequence[str], radius: int) -> dict[str, list[str]]:
         messages = self._state.messages
-        wanted = {mid: found for mid in message_ids if (found := messages.get(mid)) is not None}
+        wanted = {
+            mid: found
+            for mid in message_ids
+            if (found := messages.get(mid)) is not None and found.speaker is not None
+        }
         if radius <= 0 or not wanted:
             return {}
         threads: dict[str, list[Message]] = {m.thread_id: [] for m in wanted.values()}
         for m in messages.values():
-            if m.thread_id in threads:
+            if m.thread_id in threads and m.speaker is not None:
                 threads[m.thread_id].append(m)
         places: dict[str, int] = {}
         for thread in threads.values():

@@ -50,7 +50,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, RecordLink, RecordType
+from palimpsest.domain.model import MEMORY_RECORD_TYPES, SPEAKER_KEY, MemoryRecord, RecordLink, RecordType
 from palimpsest.domain.search import ScopeFilter, SearchQuery
 from palimpsest.domain.sentinel import ANY
 from palimpsest.domain.text import keyword_terms
@@ -454,8 +454,20 @@ def _by_ids(name: str, table: str, column_list: str, ids: Sequence[str]) -> list
 # --- neighbours -------------------------------------------------------------------------------
 
 
+def _named(alias: str) -> str:
+    """A message with a speaker (:func:`~palimpsest.domain.model.speaker_of`): ``$.speaker`` a
+    JSON string (the ``type()`` item method in a filter of ``JSON_EXISTS``) that ``TRIM`` does
+    not leave empty (an empty string is NULL in Oracle). Checked against the JSON Developer's
+    Guide (23): "SQL/JSON Path Expression Item Methods" and "SQL/JSON Condition JSON_EXISTS"."""
+    return (
+        f"JSON_EXISTS({alias}.metadata, '$.{SPEAKER_KEY}?(@.type() == \"string\")') "
+        f"AND TRIM(JSON_VALUE({alias}.metadata, '$.{SPEAKER_KEY}')) IS NOT NULL"
+    )
+
+
 def message_neighbours(names: StoreNames, message_ids: Sequence[str], radius: int) -> list[Statement]:
-    """The messages within ``radius`` places of each wanted message in its thread, one statement
+    """The named messages within ``radius`` places of each wanted named message in its thread
+    (places among the thread's named messages, :func:`_named`), one statement
     per 500 ids. Rows are ``(wanted id, neighbour id)``, each wanted id's neighbours in thread
     order, ``(wanted id, NULL)`` for a message alone in its thread, none for an id naming no
     message; no statement when ``radius <= 0`` or no id is given.
@@ -477,11 +489,13 @@ def message_neighbours(names: StoreNames, message_ids: Sequence[str], radius: in
             "WITH wanted AS (\n"
             f"  SELECT t.record_id, t.thread_id\n    FROM {table} t\n"
             f"   WHERE {_in_list('t.record_id', part, 'id', binds)}\n"
+            f"     AND {_named('t')}\n"
             "), placed AS (\n"
             "  SELECT m.record_id, m.thread_id,\n"
             "         ROW_NUMBER() OVER (PARTITION BY m.thread_id ORDER BY m.order_seq) AS place\n"
             f"    FROM {table} m\n"
             "   WHERE m.thread_id IN (SELECT w.thread_id FROM wanted w)\n"
+            f"     AND {_named('m')}\n"
             ")\n"
             "SELECT p.record_id AS wanted_id, n.record_id AS neighbour_id\n"
             "  FROM placed p\n"

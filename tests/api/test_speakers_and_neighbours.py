@@ -135,3 +135,21 @@ def test_keyword_neighbours_lift_raw_relevance() -> None:
     assert scores[(True, "c")] == pytest.approx(2.0)
     assert scores[(False, "r")] == 3.0 and out.ideal == 10.0
     assert [key for key, _ in out.ranked] == sorted(scores, key=lambda k: -scores[k])
+
+
+def test_unnamed_chat_turns_get_no_conversation_context(make_client: ClientFactory) -> None:
+    # A user-assistant chat (no speaker names) ranks exactly as without conversation context.
+    client = make_client()
+    thread = client.create_thread(user_id="u")
+    thread.add_messages(
+        [
+            {"role": "user", "content": "What did you paint last weekend?"},
+            {"role": "assistant", "content": "A sunset over the lake."},
+            {"role": "user", "content": "Lovely. I painted a sunset too, in oils."},
+        ]
+    )
+    plain = make_client(retrieval=NO_CONTEXT)
+    for query in ("What was painted last weekend?", "sunset lake"):
+        with_defaults = [(r.id, r.relevance) for r in client.search(query, user_id="u")]
+        without = [(r.id, r.relevance) for r in plain.search(query, user_id="u")]
+        assert with_defaults == without

@@ -466,6 +466,9 @@ def test_load_returns_invalid_rows_and_filters_nothing(store: MemoryStore) -> No
 # --- message neighbours ----------------------------------------------------------------------
 
 
+NAMED = {"speaker": "Ann"}
+
+
 @pytest.fixture
 def threads(store: MemoryStore) -> MemoryStore:
     """Thread t1: a1..a6 at seq 10, 20, ..., 60; thread t2: b1..b3 at seq 15, 25, 35 (between
@@ -474,7 +477,7 @@ def threads(store: MemoryStore) -> MemoryStore:
         store,
         threads=[thread("t1"), thread("t2"), thread("t3")],
         messages=[
-            message(f"{name}{i}", thread_id, 10 * i + offset)
+            message(f"{name}{i}", thread_id, 10 * i + offset, metadata=NAMED)
             for name, i, thread_id, offset in [
                 *(("a", i, "t1", 0) for i in (4, 1, 6)),
                 *(("b", i, "t2", 5) for i in (3, 1, 2)),
@@ -536,17 +539,39 @@ def test_message_neighbours_filter_nothing_expired_messages_count(store: MemoryS
         store,
         threads=[thread("t1", user_id="A")],
         messages=[
-            message("m1", "t1", 1, user_id="A"),
-            message("m2", "t1", 2, user_id="A", expires_at=at(-60), metadata={"x": 1}),
-            message("m3", "t1", 3, user_id="A"),
+            message("m1", "t1", 1, user_id="A", metadata=NAMED),
+            message("m2", "t1", 2, user_id="A", expires_at=at(-60), metadata={"x": 1, **NAMED}),
+            message("m3", "t1", 3, user_id="A", metadata=NAMED),
         ],
     )
     assert _neighbours(store, ["m1", "m2"], 1) == {"m1": ["m2"], "m2": ["m1", "m3"]}
 
 
+def test_message_neighbours_are_named_turns_only(store: MemoryStore) -> None:
+    """Unnamed messages (no speaker, a blank one, one that is not a string) are neither asked
+    about nor counted as places: conversation context is read between people's turns."""
+    seed(
+        store,
+        threads=[thread("t1")],
+        messages=[
+            message("n1", "t1", 1, metadata={"speaker": "Ann"}),
+            message("u1", "t1", 2),
+            message("n2", "t1", 3, metadata={"speaker": "Bo", "x": 1}),
+            message("u2", "t1", 4, metadata={"speaker": "   "}),
+            message("u3", "t1", 5, metadata={"speaker": 7}),
+            message("n3", "t1", 6, metadata={"speaker": " Ann "}),
+        ],
+    )
+    assert _neighbours(store, ["n1", "n2", "n3", "u1", "u2", "u3"], 1) == {
+        "n1": ["n2"],
+        "n2": ["n1", "n3"],
+        "n3": ["n2"],
+    }
+
+
 def test_message_neighbours_read_the_sessions_state(threads: MemoryStore) -> None:
     with threads.unit_of_work() as writer:
-        writer.messages.add(message("a7", "t1", 70))
+        writer.messages.add(message("a7", "t1", 70, metadata=NAMED))
         with threads.searching() as session:
             assert {k: list(v) for k, v in session.message_neighbours(["a6", "a7"], 1).items()} == {"a6": ["a5"]}
         writer.rollback()

@@ -4,11 +4,13 @@ WITH wanted AS (
   SELECT t.record_id, t.thread_id
     FROM "MESSAGE" t
    WHERE t.record_id IN (:id_0, :id_1)
+     AND JSON_EXISTS(t.metadata, '$.speaker?(@.type() == "string")') AND TRIM(JSON_VALUE(t.metadata, '$.speaker')) IS NOT NULL
 ), placed AS (
   SELECT m.record_id, m.thread_id,
          ROW_NUMBER() OVER (PARTITION BY m.thread_id ORDER BY m.order_seq) AS place
     FROM "MESSAGE" m
    WHERE m.thread_id IN (SELECT w.thread_id FROM wanted w)
+     AND JSON_EXISTS(m.metadata, '$.speaker?(@.type() == "string")') AND TRIM(JSON_VALUE(m.metadata, '$.speaker')) IS NOT NULL
 )
 SELECT p.record_id AS wanted_id, n.record_id AS neighbour_id
   FROM placed p
@@ -26,11 +28,13 @@ WITH wanted AS (
   SELECT t.record_id, t.thread_id
     FROM "ACME_MESSAGE" t
    WHERE t.record_id IN (:id_0)
+     AND JSON_EXISTS(t.metadata, '$.speaker?(@.type() == "string")') AND TRIM(JSON_VALUE(t.metadata, '$.speaker')) IS NOT NULL
 ), placed AS (
   SELECT m.record_id, m.thread_id,
          ROW_NUMBER() OVER (PARTITION BY m.thread_id ORDER BY m.order_seq) AS place
     FROM "ACME_MESSAGE" m
    WHERE m.thread_id IN (SELECT w.thread_id FROM wanted w)
+     AND JSON_EXISTS(m.metadata, '$.speaker?(@.type() == "string")') AND TRIM(JSON_VALUE(m.metadata, '$.speaker')) IS NOT NULL
 )
 SELECT p.record_id AS wanted_id, n.record_id AS neighbour_id
   FROM placed p
