@@ -7,15 +7,34 @@ an embedder every vector is ``None`` (keyword search only).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, Protocol
 
-from .indexing import message_index_text
+from palimpsest.domain.model import speaker_of
+
+from .indexing import message_index_text, turn_before
 from .ports import Embedder
 
-__all__ = ["EmbeddingHelper", "Vector"]
+__all__ = ["EmbeddingHelper", "IndexedMessage", "Vector"]
 
 Vector = tuple[float, ...]
+
+
+class IndexedMessage(Protocol):
+    """What a message's index text is made from (a stored ``Message`` or one being appended)."""
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def timestamp(self) -> datetime | None: ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any] | None: ...
 
 
 class EmbeddingHelper:
@@ -39,9 +58,19 @@ class EmbeddingHelper:
             return [None] * len(texts)
         return [tuple(map(float, v)) for v in self._embedder.embed(list(texts), is_query=False)]
 
-    def messages(self, messages: Sequence[tuple[str, str, datetime | None, str | None]]) -> list[Vector | None]:
-        """Vectors of messages given as (content, role, timestamp, speaker): their index text
-        under the configured ``index_context`` (the content, after its speaker when named, by
-        default)."""
+    def messages(
+        self, messages: Sequence[IndexedMessage], before: Sequence[IndexedMessage | None] | None = None
+    ) -> list[Vector | None]:
+        """Vectors of ``messages``: their index text under the configured ``index_context``,
+        each read after the message just before it in its thread (``before``, aligned; see
+        :func:`~palimpsest.application.indexing.turn_before`)."""
         context = self._index_context
-        return self.documents([message_index_text(c, r, t, context, s) for c, r, t, s in messages])
+        befores = before if before is not None else [None] * len(messages)
+        return self.documents(
+            [
+                message_index_text(
+                    m.content, m.role, m.timestamp, context, speaker_of(m.metadata), turn_before(m, previous)
+                )
+                for m, previous in zip(messages, befores)
+            ]
+        )

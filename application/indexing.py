@@ -19,8 +19,15 @@ from datetime import datetime
 from typing import Final
 
 from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.model import searched_text, speaker_of
 
-__all__ = ["INDEX_CONTEXT_PARTS", "INDEX_CONTEXT_SETTING", "check_index_context", "message_index_text"]
+__all__ = [
+    "INDEX_CONTEXT_PARTS",
+    "INDEX_CONTEXT_SETTING",
+    "check_index_context",
+    "message_index_text",
+    "turn_before",
+]
 
 INDEX_CONTEXT_PARTS: Final = ("role", "date")
 """What a message's index text may carry besides its content, in the order it is written."""
@@ -38,22 +45,40 @@ def check_index_context(value: object) -> tuple[str, ...]:
     parts = list(value)
     unknown = [p for p in parts if p not in INDEX_CONTEXT_PARTS]
     if unknown:
-        raise ConfigurationError(f"index_context parts must be among {INDEX_CONTEXT_PARTS!r}, not {unknown[0]!r}.")
+        raise ConfigurationError(
+            f"index_context parts must be among {INDEX_CONTEXT_PARTS!r}, not {unknown[0]!r}."
+        )
     return tuple(p for p in INDEX_CONTEXT_PARTS if p in parts)
 
 
 def message_index_text(
-    content: str, role: str, timestamp: datetime | None, context: tuple[str, ...], speaker: str | None = None
+    content: str,
+    role: str,
+    timestamp: datetime | None,
+    context: tuple[str, ...],
+    speaker: str | None = None,
+    previous: str | None = None,
 ) -> str:
     """The text embedded for a message under the recipe ``context``: its content, after its
     ``speaker`` when it has one (whatever the recipe: who said it is part of what a turn means
     in a conversation of several people, as in :func:`~palimpsest.domain.model.searched_text`)
-    and the recipe's parts."""
-    if not context:
-        return f"{speaker}: {content}" if speaker else content
+    and the recipe's parts; a named turn whose thread's message before it is named too comes
+    after that turn's searched text (``previous``, a line of its own): "Adoption agencies." is
+    embedded as the answer to "What are you researching?"."""
     head = [speaker] if speaker else []
     if "role" in context:
         head.append(role)
     if "date" in context and timestamp is not None:
         head.append(f"on {timestamp:%A %d %B %Y}")
-    return f"{' '.join(head)}: {content}" if head else content
+    text = f"{' '.join(head)}: {content}" if head else content
+    return f"{previous}\n{text}" if previous and speaker else text
+
+
+def turn_before(message: object, before: object | None) -> str | None:
+    """What a message's index text is read after (``previous`` of :func:`message_index_text`):
+    the searched text of ``before``, the thread's message just before it, when both have a
+    speaker; else ``None``."""
+    if before is None or speaker_of(getattr(message, "metadata", None)) is None:
+        return None
+    speaker = speaker_of(getattr(before, "metadata", None))
+    return searched_text(str(getattr(before, "content", "")), speaker) if speaker is not None else None

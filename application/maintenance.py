@@ -101,11 +101,12 @@ class MaintenanceService:
         now = self._clock.now()
         with store.reading() as uow:
             record_ids = [r.id for r in uow.records.list(now=now, limit=None)]
-            message_keys = [
-                (t.id, m.id)
-                for t in uow.threads.list(limit=None)
-                for m in uow.messages.list_for_thread(t.id, now=now)
-            ]
+            message_keys = []  # (thread id, message id, id of the message before it in its thread)
+            for t in uow.threads.list(limit=None):
+                previous: str | None = None
+                for m in uow.messages.list_for_thread(t.id, now=now):
+                    message_keys.append((t.id, m.id, previous))
+                    previous = m.id
         total = len(record_ids) + len(message_keys)
         done = 0
         for start in range(0, len(record_ids), batch_size):
@@ -123,9 +124,11 @@ class MaintenanceService:
                 progress(done, total)
         for start in range(0, len(message_keys), batch_size):
             with store.reading() as uow:
-                found = (uow.messages.get(mid, now=now) for _, mid in message_keys[start : start + batch_size])
-                batch_m = [m for m in found if m is not None]
-            vectors = self._embeddings.messages([(m.content, m.role, m.timestamp, m.speaker) for m in batch_m])
+                keys = message_keys[start : start + batch_size]
+                found = [(uow.messages.get(mid, now=now), before) for _, mid, before in keys]
+                batch_m = [m for m, _ in found if m is not None]
+                befores = [uow.messages.get(b, now=now) if b is not None else None for m, b in found if m is not None]
+            vectors = self._embeddings.messages(batch_m, befores)
             with store.unit_of_work() as uow:
                 for message, vector in zip(batch_m, vectors):
                     stored_message = uow.messages.get(message.id, now=now)

@@ -23,13 +23,18 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .arguments import resolve_expiry
 from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
-from .embedding import EmbeddingHelper
+from .embedding import EmbeddingHelper, IndexedMessage
 from .extraction import ExtractionRunner, ExtractionService
 from .summaries import SummaryService
 
 __all__ = ["MessageService", "NewMessage"]
 
 log = logging.getLogger("palimpsest")
+
+
+NEXT_WINDOW = 64
+"""How far in ``seq`` past an edited or deleted message its successor is looked for (whose index
+text reads it); a successor further away (a gap left by deletes) keeps its vector."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +73,18 @@ class MessageService:
         self._runner = runner
         self._summaries = summaries
 
-    def _expiry(self, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None) -> datetime | None:
+    def _expiry(
+        self, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
+    ) -> datetime | None:
         return resolve_expiry(
             now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self._retention
         )
 
     # -- append --------------------------------------------------------------------------------
 
-    def append(self, thread: Thread, settings: ThreadSettings, messages: Sequence[NewMessage]) -> list[Message]:
+    def append(
+        self, thread: Thread, settings: ThreadSettings, messages: Sequence[NewMessage]
+    ) -> list[Message]:
         """Store ``messages`` after the thread's last one (all committed together, with the
         extraction job they make due, before any model call), then run the extraction and the
         summary upkeep. ``ThreadNotFoundError`` when the thread is gone."""
@@ -83,7 +92,7 @@ class MessageService:
             return []
         now = self._clock.now()
         expiries = [self._expiry(now, m.ttl_days, m.ttl_anchor, m.timestamp) for m in messages]
-        vectors = self._embeddings.messages([(m.content, m.role, m.timestamp, speaker_of(m.metadata)) for m in messages])
+        vectors = self._embeddings.messages(messages, self._turns_before(thread, messages, now))
         stored: list[Message] = []
         with self._store.unit_of_work() as uow:
             seq = uow.messages.last_seq(thread.id)
@@ -133,6 +142,30 @@ class MessageService:
                 except Exception:
                     log.exception("summary refresh failed for thread %s", thread.id)
 
+    def _turns_before(
+        self, thread: Thread, messages: Sequence[NewMessage], now: datetime
+    ) -> list[IndexedMessage | None]:
+        """The message before each new one (its index text's context, :func:`turn_before`): the
+        thread's newest stored message for the first (read only when the first has a speaker),
+        then the batch's own."""
+        first: IndexedMessage | None = None
+        if self._embeddings.embedder is not None and speaker_of(messages[0].metadata) is not None:
+            with self._store.reading() as uow:
+                newest = uow.messages.list_for_thread(thread.id, now=now, last_n=1)
+            first = newest[0] if newest else None
+        return [first, *messages[:-1]]
+
+    def _reembed_next(self, uow: Any, thread: Thread, message: Message, before: Message | None) -> None:
+        """Re-embed the named message after ``message`` (its index text reads the turn before
+        it, which changed or left: ``before`` now precedes it)."""
+        later = uow.messages.list_for_thread(
+            thread.id, now=self._clock.now(), start_seq=message.seq + 1, end_seq=message.seq + NEXT_WINDOW
+        )
+        if not later or later[0].speaker is None or self._embeddings.embedder is None:
+            return
+        following = later[0]
+        uow.messages.update(following, embedding=self._embeddings.messages([following], [before])[0])
+
     # -- edit and delete -----------------------------------------------------------------------
 
     def update(
@@ -154,15 +187,22 @@ class MessageService:
         if not isinstance(metadata, NotSetType):
             changes["metadata"] = metadata
         speaker = speaker_of(metadata) if not isinstance(metadata, NotSetType) else message.speaker
-        if "content" in changes or speaker != message.speaker:
-            text = content if isinstance(content, str) else message.content
-            embedding = self._embeddings.messages([(text, message.role, message.timestamp, speaker)])[0]
+        reindexed = "content" in changes or speaker != message.speaker
+        if reindexed:
+            edited = replace(message, **changes)
+            with self._store.reading() as uow:
+                earlier = uow.messages.list_for_thread(
+                    thread.id, now=self._clock.now(), end_seq=message.seq, last_n=1
+                )
+            embedding = self._embeddings.messages([edited], [earlier[0] if earlier else None])[0]
         if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
             changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
         if not changes:
             return
         with self._store.unit_of_work() as uow:
             uow.messages.update(replace(message, **changes), embedding=embedding)
+            if reindexed:
+                self._reembed_next(uow, thread, message, replace(message, **changes))
             uow.commit()
         if "content" in changes:
             self._summaries.invalidate_from(thread, message.seq)
@@ -172,6 +212,11 @@ class MessageService:
         that covered it; ``False`` when it was gone already."""
         with self._store.unit_of_work() as uow:
             deleted = uow.messages.delete(message.id)
+            if deleted and message.speaker is not None:
+                earlier = uow.messages.list_for_thread(
+                    thread.id, now=self._clock.now(), end_seq=message.seq, last_n=1
+                )
+                self._reembed_next(uow, thread, message, earlier[0] if earlier else None)
             uow.commit()
         if deleted:
             self._summaries.invalidate_from(thread, message.seq)

@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from itertools import pairwise
 from typing import Any, Final, TextIO
 
 from palimpsest.domain.errors import (
@@ -72,7 +73,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 
 from .config import stored_thread_settings
-from .indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text
+from .indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text, turn_before
 from .ports import Embedder
 from .store_settings import RETENTION_SETTING, stored_retention
 
@@ -644,10 +645,24 @@ def import_items(
         rules = _Rules(uow)
         # Message vectors follow the store's index-text recipe, as the client's would.
         context = check_index_context(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
+        # ... and a named turn is read after the imported message before it in its thread.
+        by_thread: dict[str, list[Any]] = {}
+        for item in ordered:
+            if item.kind == "message":
+                by_thread.setdefault(item.value.thread_id, []).append(item.value)
+        before: dict[str, Any] = {}
+        for thread_messages in by_thread.values():
+            thread_messages.sort(key=lambda m: m.seq)
+            before.update((m.id, p) for p, m in pairwise(thread_messages))
         for chunk in _chunks(ordered, batch_size):
             texts = [
                 message_index_text(
-                    item.value.content, item.value.role, item.value.timestamp, context, item.value.speaker
+                    item.value.content,
+                    item.value.role,
+                    item.value.timestamp,
+                    context,
+                    item.value.speaker,
+                    turn_before(item.value, before.get(item.value.id)),
                 )
                 if item.kind == "message"
                 else item.value.content

@@ -153,3 +153,65 @@ def test_unnamed_chat_turns_get_no_conversation_context(make_client: ClientFacto
         with_defaults = [(r.id, r.relevance) for r in client.search(query, user_id="u")]
         without = [(r.id, r.relevance) for r in plain.search(query, user_id="u")]
         assert with_defaults == without
+
+
+def _relevance_of(client, text: str, message_id: str) -> float:  # type: ignore[no-untyped-def]
+    found = client.search(text, user_id="u", search_strategy="vector", max_results=20, record_types=["message"])
+    return next(r.relevance for r in found if r.id == message_id)
+
+
+def test_a_named_turn_is_embedded_after_the_named_turn_before_it(make_client: ClientFactory) -> None:
+    client = make_client(retrieval=NO_CONTEXT)
+    thread = client.create_thread(user_id="u")
+    q, a = thread.add_messages(
+        [
+            {"role": "user", "name": "Melanie", "content": "What are you researching?"},
+            {"role": "user", "name": "Caroline", "content": "Adoption agencies."},
+        ]
+    )
+    [later] = thread.add_messages([{"role": "user", "name": "Melanie", "content": "Good luck!"}])  # a new batch
+    [bot] = thread.add_messages([{"role": "assistant", "content": "Noted."}])  # unnamed: no context
+    # The hashing embedder gives one vector per text: relevance 1 for exactly the embedded text.
+    assert _relevance_of(client, "Melanie: What are you researching?", q) == pytest.approx(1.0)
+    assert _relevance_of(client, "Melanie: What are you researching?\nCaroline: Adoption agencies.", a) == (
+        pytest.approx(1.0)
+    )
+    assert _relevance_of(client, "Caroline: Adoption agencies.\nMelanie: Good luck!", later) == pytest.approx(1.0)
+    assert _relevance_of(client, "Noted.", bot) == pytest.approx(1.0)
+    # An edit of the turn before re-embeds the turn after it; so does its deletion.
+    thread.update_message(q, content="What are you reading?")
+    assert _relevance_of(client, "Melanie: What are you reading?\nCaroline: Adoption agencies.", a) == (
+        pytest.approx(1.0)
+    )
+    thread.delete_message(a)
+    assert _relevance_of(client, "Melanie: What are you reading?\nMelanie: Good luck!", later) == pytest.approx(1.0)
+    # reembed() recomputes the same index texts.
+    client.reembed()
+    assert _relevance_of(client, "Melanie: What are you reading?\nMelanie: Good luck!", later) == pytest.approx(1.0)
+    assert _relevance_of(client, "Melanie: What are you reading?", q) == pytest.approx(1.0)
+
+
+def test_an_import_embeds_named_turns_after_the_turn_before_them(make_client: ClientFactory, store) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from palimpsest.adapters import HashingEmbedder
+    from palimpsest.adapters.inmemory import InMemoryStore
+    from palimpsest.application.transfer import export_store, import_items, read_items
+
+    source = make_client(retrieval=NO_CONTEXT)
+    thread = source.create_thread(user_id="u")
+    q, a = thread.add_messages(
+        [
+            {"role": "user", "name": "Melanie", "content": "What are you researching?"},
+            {"role": "user", "name": "Caroline", "content": "Adoption agencies."},
+        ]
+    )
+    dump = io.StringIO()
+    export_store(store, dump)
+    target = InMemoryStore()
+    import_items(target, read_items(dump.getvalue().splitlines()), embedder=HashingEmbedder())
+    copy = make_client(store=target, retrieval=NO_CONTEXT)
+    assert _relevance_of(copy, "Melanie: What are you researching?\nCaroline: Adoption agencies.", a) == (
+        pytest.approx(1.0)
+    )
+    assert _relevance_of(copy, "Melanie: What are you researching?", q) == pytest.approx(1.0)

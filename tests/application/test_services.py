@@ -97,7 +97,7 @@ class _World:
                 Message(id=f"m{seq + i}", thread_id="t1", role="user", content=text, seq=seq + i, created_at=START)
                 for i, text in enumerate(texts, start=1)
             ]
-            uow.messages.add_many(messages, self.embeddings.messages([(m.content, m.role, None, m.speaker) for m in messages]))
+            uow.messages.add_many(messages, self.embeddings.messages(messages))
             uow.commit()
         return messages
 
