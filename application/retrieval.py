@@ -688,8 +688,9 @@ def named_speaker(text: str, hits: Sequence[SearchHit]) -> str | None:
 def speaker_stage(penalty: float) -> Stage:
     """For a question naming one speaker of the message hits (:func:`named_speaker`), the other
     speakers' messages lose ``penalty`` of their score (memory records keep theirs): who said
-    it is matched as a field, not as one more word of the text. It reads the whole pool (the
-    speakers found decide whether one is named)."""
+    it is matched as a field, not as one more word of the text. The speakers found decide
+    whether one is named, so a pool with a named message is read whole; one without settles
+    (no hit it leaves can be demoted, and a later one can only fall)."""
 
     def apply(hits: list[SearchHit], context: StageContext) -> list[SearchHit]:
         speaker = named_speaker(context.text, hits)
@@ -701,7 +702,10 @@ def speaker_stage(penalty: float) -> Stage:
 
         return demote_third_parties(hits, penalty, demoted)
 
-    return Stage("speaker_penalty", Effect.REORDER, apply)
+    def settles(hits: Sequence[SearchHit], k: int, bound: float) -> bool:
+        return not any(isinstance(hit.record, Message) and hit.record.speaker is not None for hit in hits)
+
+    return Stage("speaker_penalty", Effect.REORDER, apply, settles=settles)
 
 
 def rerank_stage(reranker: Reranker, count: int) -> Stage:
