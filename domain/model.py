@@ -54,6 +54,7 @@ __all__ = [
     "check_time",
     "expiry_from_ttl",
     "failure_reason_of",
+    "keyword_text",
     "parse_record_type",
     "searched_text",
     "speaker_of",
@@ -260,6 +261,20 @@ def searched_text(content: str, speaker: str | None) -> str:
     speaker (who said it is matched like a field of the text: a question naming one participant
     finds the turns they wrote), else the content. Memory records are indexed as they are."""
     return f"{speaker}: {content}" if speaker else content
+
+
+def keyword_text(
+    content: str, speaker: str | None, before_content: str | None = None, before_speaker: str | None = None
+) -> str:
+    """What keyword search indexes for a message (every store): :func:`searched_text`, after
+    the searched text of the message just before it in its thread (``before_*``: its content
+    and speaker) on a line of its own when both have a speaker. A conversation turn is read with
+    the turn it answers ("Melanie: What are you researching?" / "Caroline: Adoption agencies."),
+    so words split across the two both count."""
+    own = searched_text(content, speaker)
+    if speaker and before_speaker and before_content is not None:
+        return f"{searched_text(before_content, before_speaker)}\n{own}"
+    return own
 
 
 @dataclass(frozen=True, slots=True)

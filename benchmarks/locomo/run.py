@@ -58,7 +58,12 @@ TOKENS_AT = 10
 LOCOMO_VARIANTS: tuple[str, ...] = ("default", "keyword", "dense", "score")
 """The shipped default (hybrid, absolute fusion), BM25 alone, MiniLM alone, and min-max score
 fusion of the same two signals; the registry entries of ``benchmarks.quality``."""
-ABLATION_VARIANTS: tuple[str, ...] = ("absolute-no-context", "absolute-no-speaker", "absolute-no-conversation")
+ABLATION_VARIANTS: tuple[str, ...] = (
+    "absolute-no-context",
+    "absolute-no-speaker",
+    "absolute-no-conversation",
+    "absolute-radius3",
+)
 """The default less one conversation piece each (``benchmarks.quality`` registry)."""
 CARD_SLOTS = 5
 """The card's default number of relevant results."""

@@ -158,6 +158,9 @@ VARIANTS: dict[str, Variant] = {
     "absolute-no-speaker": Variant(
         "absolute, without the speaker penalty", hybrid("absolute", speaker_penalty=0.0)
     ),
+    "absolute-radius3": Variant(
+        "absolute, conversation context over 3 places each side", hybrid("absolute", neighbour_radius=3)
+    ),
     "absolute-no-conversation": Variant(
         "absolute, neither conversation context nor the speaker penalty",
         hybrid("absolute", neighbour_weight=0.0, speaker_penalty=0.0),
