@@ -82,4 +82,3 @@ def turn_before(message: object, before: object | None) -> str | None:
         return None
     speaker = speaker_of(getattr(before, "metadata", None))
     return searched_text(str(getattr(before, "content", "")), speaker) if speaker is not None else None
-    # (the same rule as the keyword text's: palimpsest.domain.model.keyword_text)
