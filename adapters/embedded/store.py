@@ -32,7 +32,7 @@ from palimpsest.domain.model import (
     Message,
     RecordLink,
     RecordType,
-    searched_text,
+    keyword_text,
     speaker_of,
 )
 from palimpsest.domain.ports import MemoryStore, SchemaState, SearchSession
@@ -94,11 +94,16 @@ index, the speaker checked per row)."""
 _INDEX_COLUMNS: Final = (
     "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, content, embedding"
 )
-_MESSAGE_INDEX_COLUMNS: Final = (
-    f"id, user_id, agent_id, thread_id, expires_at, content, json_extract(metadata, '$.{SPEAKER_KEY}'), embedding"
+_BEFORE_ROW: Final = (
+    "FROM messages p WHERE p.thread_id = messages.thread_id AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1"
 )
-"""A message's index columns: its keyword text is :func:`searched_text` of its content and the
-speaker its metadata names."""
+_MESSAGE_INDEX_COLUMNS: Final = (
+    f"id, user_id, agent_id, thread_id, expires_at, content, json_extract(metadata, '$.{SPEAKER_KEY}'), "
+    f"(SELECT p.content {_BEFORE_ROW}), (SELECT json_extract(p.metadata, '$.{SPEAKER_KEY}') {_BEFORE_ROW}), "
+    "embedding"
+)
+"""A message's index columns: its keyword text is :func:`keyword_text` of its content and
+speaker and those of the message just before it in its thread (the (thread_id, seq) index)."""
 
 
 # SQLite's primary result codes that mean "this path cannot hold the store" (not a failure of
@@ -632,9 +637,10 @@ class EmbeddedStore(MemoryStore):
         gone = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
         drop: list[Key] = list(gone)
         if rows:
-            ids, users, agents, threads, expires, texts, speakers, blobs = zip(*rows)
+            ids, users, agents, threads, expires, texts, speakers, before_texts, before_speakers, blobs = zip(*rows)
             contents = [
-                searched_text(text, speaker_of({SPEAKER_KEY: speaker})) for text, speaker in zip(texts, speakers)
+                keyword_text(text, speaker_of({SPEAKER_KEY: speaker}), before, speaker_of({SPEAKER_KEY: by}))
+                for text, speaker, before, by in zip(texts, speakers, before_texts, before_speakers)
             ]
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             drop.extend((True, mid) for mid, blob in zip(ids, blobs) if blob is None)

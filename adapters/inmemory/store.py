@@ -13,7 +13,7 @@ import builtins
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -47,6 +47,7 @@ from palimpsest.domain.model import (
     check_failure_reason,
     check_metadata,
     check_time,
+    keyword_text,
 )
 from palimpsest.domain.ports import (
     JobRepository,
@@ -763,7 +764,7 @@ class _Search(SearchSession):
         if query.text is None:
             return NO_KEYWORD_CANDIDATES
         state = self._state
-        collection: dict[CandidateKey, str] = {(True, m.id): m.searched_text for m in state.messages.values()}
+        collection: dict[CandidateKey, str] = {(True, m.id): text for m, text in _keyword_texts(state.messages.values())}
         collection.update(((False, r.id), r.content) for r in state.records.values())
         ranked, ideal = _bm25(query.text, collection)  # statistics of the whole collection
         candidates = self._admitted(query)
@@ -816,6 +817,21 @@ class _Search(SearchSession):
             thread, place = threads[found.thread_id], places[mid]
             out[mid] = [m.id for m in thread[max(place - radius, 0) : place + radius + 1] if m.id != mid]
         return out
+
+
+def _keyword_texts(messages: Iterable[Message]) -> Iterator[tuple[Message, str]]:
+    """Each message with its :func:`keyword_text` (after the message just before it in its thread)."""
+    threads: dict[str, list[Message]] = {}
+    for m in messages:
+        threads.setdefault(m.thread_id, []).append(m)
+    for thread in threads.values():
+        thread.sort(key=lambda m: m.seq)
+        before: Message | None = None
+        for m in thread:
+            yield m, keyword_text(
+                m.content, m.speaker, before.content if before else None, before.speaker if before else None
+            )
+            before = m
 
 
 def _bm25(

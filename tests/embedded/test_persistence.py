@@ -188,9 +188,9 @@ def test_a_version_5_file_with_fts5_tables_upgrades_dropping_them_and_keeps_its_
 
     upgraded = open_store()
     with raw(path) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("7",)
         applied = [v for (v,) in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
-        assert applied == [1, 2, 3, 4, 5, 6]
+        assert applied == [1, 2, 3, 4, 5, 6, 7]
         leftovers = conn.execute("SELECT type, name FROM sqlite_master WHERE name LIKE '%fts%'").fetchall()
         assert leftovers == []
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
