@@ -63,6 +63,7 @@ ABLATION_VARIANTS: tuple[str, ...] = (
     "absolute-no-speaker",
     "absolute-no-conversation",
     "absolute-radius3",
+    "absolute-context0.9-r1",
 )
 """The default less one conversation piece each (``benchmarks.quality`` registry)."""
 CARD_SLOTS = 5

@@ -161,6 +161,10 @@ VARIANTS: dict[str, Variant] = {
     "absolute-radius3": Variant(
         "absolute, conversation context over 3 places each side", hybrid("absolute", neighbour_radius=3)
     ),
+    "absolute-context0.9-r1": Variant(
+        "absolute, conversation context weight 0.9 over 1 place each side",
+        hybrid("absolute", neighbour_weight=0.9, neighbour_radius=1),
+    ),
     "absolute-no-conversation": Variant(
         "absolute, neither conversation context nor the speaker penalty",
         hybrid("absolute", neighbour_weight=0.0, speaker_penalty=0.0),
