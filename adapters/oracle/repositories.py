@@ -299,7 +299,9 @@ class OracleMessageRepository(_Repository, MessageRepository):
         row = self._uow.fetch_one(st.message_before(self._names, thread_id, seq))
         return None if row is None else _turn(row[0], row[1])
 
-    def _refresh_after(self, thread_id: str, seq: int, before: Turn | None | NotSetType = NOTSET) -> int | None:
+    def _refresh_after(
+        self, thread_id: str, seq: int, before: Turn | None | NotSetType = NOTSET
+    ) -> int | None:
         """Rewrite the chunk text of the thread's message just after ``seq``, read after
         ``before`` (NOTSET: the stored message now just before it); returns that message's seq,
         ``None`` when none follows. One without a speaker reads nothing before it: left as is."""
@@ -376,10 +378,14 @@ class OracleMessageRepository(_Repository, MessageRepository):
                     texts[m.id] = _keyword_text(_own_turn(m), before)
                     previous = m
                 with_vector = [
-                    _message_chunk(names, m, v, texts[m.id]) for m, v in zip(messages, encoded) if v is not None
+                    _message_chunk(names, m, v, texts[m.id])
+                    for m, v in zip(messages, encoded)
+                    if v is not None
                 ]
                 without = [
-                    _message_chunk(names, m, None, texts[m.id]) for m, v in zip(messages, encoded) if v is None
+                    _message_chunk(names, m, None, texts[m.id])
+                    for m, v in zip(messages, encoded)
+                    if v is None
                 ]
                 uow.run_many(with_vector)
                 uow.run_many(without)

@@ -137,7 +137,9 @@ class Tables:
         return [] if row is None else [(row.thread_id, row.seq, row.content, row.metadata)]
 
     def _thread(self, thread_id: str) -> list[tuple[str, Row]]:
-        return sorted(((i, r) for i, r in self.messages.items() if r.thread_id == thread_id), key=lambda p: p[1].seq)
+        return sorted(
+            ((i, r) for i, r in self.messages.items() if r.thread_id == thread_id), key=lambda p: p[1].seq
+        )
 
     def _messages_before(self, b: dict[str, Any]) -> list[tuple[Any, ...]]:
         below = [r for _, r in self._thread(b["thread_id"]) if r.seq < b["order_seq"]]
@@ -149,7 +151,9 @@ class Tables:
 
     def _messages_expired(self, b: dict[str, Any]) -> list[tuple[Any, ...]]:
         now = b["now"]
-        return [(i, r.thread_id, r.seq) for i, r in self.messages.items() if r.expires_at and r.expires_at <= now]
+        return [
+            (i, r.thread_id, r.seq) for i, r in self.messages.items() if r.expires_at and r.expires_at <= now
+        ]
 
     # --- chunks (of messages only)
     def _insert_chunk(self, b: dict[str, Any], embedding: Any) -> int:
@@ -243,7 +247,9 @@ class Store:
     def __init__(self) -> None:
         self.tables = Tables()
         self.pool = FakePool(self.tables)
-        self.context = StoreContext(names=NAMES, source=ConnectionSource(self.pool), schema=SchemaManager(NAMES))
+        self.context = StoreContext(
+            names=NAMES, source=ConnectionSource(self.pool), schema=SchemaManager(NAMES)
+        )
 
     def write(self, action: Callable[[Any], Any]) -> Any:
         with OracleUnitOfWork(self.context) as uow:
@@ -404,6 +410,14 @@ def test_deleting_a_message_makes_the_next_read_the_one_before_it() -> None:
     store.check()
 
 
+def test_an_unnamed_follower_reads_nothing_before_it_and_keeps_its_text() -> None:
+    store = Store()
+    conversation(store)
+    names = store.statements(lambda r: r.delete("m2"))  # m3, unnamed, follows
+    assert names[-1] == "messages.after" and "chunks.update_text" not in names
+    store.check()
+
+
 def test_deleting_an_absent_message_writes_nothing() -> None:
     store = Store()
     conversation(store)
@@ -427,11 +441,19 @@ def test_purging_rewrites_the_survivor_after_each_run_of_purged_messages() -> No
         message("a6", 6, "six", "Bob"),
         message("a7", 7, "seven", "Ann", expires_at=old),
     ]
-    t2 = [message("b1", 1, "un", "Cy", thread_id="t2", expires_at=old), message("b2", 2, "deux", "Dee", thread_id="t2")]
+    t2 = [
+        message("b1", 1, "un", "Cy", thread_id="t2", expires_at=old),
+        message("b2", 2, "deux", "Dee", thread_id="t2"),
+    ]
     store.write(lambda r: r.add_many(t1 + t2))
     purged = store.write(lambda r: r.purge_expired(NOW))
     assert purged == [("t1", 2), ("t1", 3), ("t1", 5), ("t1", 7), ("t2", 1)]
-    assert store.tables.texts() == {"a1": "Ann: one", "a4": "Ann: one\nBob: four", "a6": "Bob: four\nBob: six", "b2": "Dee: deux"}
+    assert store.tables.texts() == {
+        "a1": "Ann: one",
+        "a4": "Ann: one\nBob: four",
+        "a6": "Bob: four\nBob: six",
+        "b2": "Dee: deux",
+    }
     # one follower asked for per run of purged seqs (2-3, 5, 7 in t1; 1 in t2)
     assert [c.binds["order_seq"] for c in store.calls("messages.after")] == [2, 5, 7, 1]
     assert [c.binds["source_id"] for c in store.calls("chunks.update_text")] == ["a4", "a6", "b2"]
@@ -445,10 +467,17 @@ WORDS = hs.sampled_from(["", "hi", "hello there", "bye"])
 EXPIRY = hs.sampled_from([None, NOW - timedelta(days=1), NOW + timedelta(days=1)])
 OPS = hs.lists(
     hs.one_of(
-        hs.tuples(hs.just("append"), hs.sampled_from(["t1", "t2"]), hs.lists(hs.tuples(SPEAKERS, WORDS, EXPIRY), min_size=1, max_size=3), hs.integers(1, 3)),
+        hs.tuples(
+            hs.just("append"),
+            hs.sampled_from(["t1", "t2"]),
+            hs.lists(hs.tuples(SPEAKERS, WORDS, EXPIRY), min_size=1, max_size=3),
+            hs.integers(1, 3),
+        ),
         hs.tuples(hs.just("update"), hs.integers(0, 30), SPEAKERS, WORDS, EXPIRY),
         hs.tuples(hs.just("delete"), hs.integers(0, 30)),
-        hs.tuples(hs.just("purge"),),
+        hs.tuples(
+            hs.just("purge"),
+        ),
     ),
     max_size=12,
 )
@@ -463,7 +492,9 @@ def _apply(store: Store, op: Sequence[Any], counter: list[int]) -> None:
         for speaker, words, expires in turns:
             seq += gap
             counter[0] += 1
-            batch.append(message(f"m{counter[0]}", seq, words, speaker, thread_id=thread_id, expires_at=expires))
+            batch.append(
+                message(f"m{counter[0]}", seq, words, speaker, thread_id=thread_id, expires_at=expires)
+            )
         if len(batch) == 1:
             store.write(lambda r: r.add(batch[0]))
         else:

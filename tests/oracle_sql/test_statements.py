@@ -184,7 +184,10 @@ def _samples() -> dict[str, list[Sample]]:
             (st.chunk_update, chunk_update(st.NOTSET)),
             (st.chunk_update, chunk_update(None)),
             (st.chunk_update, chunk_update(VECTOR)),
-            (st.chunk_text_update, lambda n, e, v: st.chunk_text_update(n, f"m1{v}", f"Ann: hi{v}\nBob: hello{v}")),
+            (
+                st.chunk_text_update,
+                lambda n, e, v: st.chunk_text_update(n, f"m1{v}", f"Ann: hi{v}\nBob: hello{v}"),
+            ),
             (st.chunk_delete, lambda n, e, v: st.chunk_delete(n, f"m1{v}", message=True)),
             (st.chunk_delete, lambda n, e, v: st.chunk_delete(n, f"r1{v}", message=False)),
             (st.chunks_delete_for_thread, lambda n, e, v: st.chunks_delete_for_thread(n, f"t1{v}")),
