@@ -50,7 +50,10 @@ from palimpsest.domain.model import (
     check_metadata,
     check_optional_id,
     check_time,
+    keyword_text,
     parse_record_type,
+    searched_text,
+    speaker_of,
 )
 from palimpsest.domain.ports import (
     UNBOUNDED_LIMIT,
@@ -66,6 +69,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
 from .codec import (
+    decode_json,
     decode_text,
     job_from_row,
     link_from_row,
@@ -241,12 +245,35 @@ class OracleThreadRepository(_Repository, ThreadRepository):
 # --- messages --------------------------------------------------------------------------------------
 
 
-def _message_chunk(names: Any, message: Message, vector: array.array[float] | None) -> Statement:
+Turn = tuple[str, str | None]
+"""A message as the message after it reads it: (content, speaker)."""
+
+
+def _turn(content: Any, metadata: Any) -> Turn:
+    """The turn of a fetched (content, metadata) pair."""
+    return decode_text(content) or "", speaker_of(decode_json(metadata))
+
+
+def _lead(turn: Turn) -> str | None:
+    """What the message after ``turn`` reads of it: its searched text when it has a speaker."""
+    return searched_text(*turn) if turn[1] else None
+
+
+def _keyword_text(turn: Turn, before: Turn | None) -> str:
+    """The chunk text of a message: the :func:`keyword_text` of its turn after ``before``."""
+    return keyword_text(*turn) if before is None else keyword_text(*turn, *before)
+
+
+def _own_turn(message: Message) -> Turn:
+    return message.content, message.speaker
+
+
+def _message_chunk(names: Any, message: Message, vector: array.array[float] | None, text: str) -> Statement:
     return st.chunk_insert(
         names,
         source_id=message.id,
         record_type=RecordType.MESSAGE,
-        content=message.searched_text,
+        content=text,
         thread_id=message.thread_id,
         user_id=message.user_id,
         agent_id=message.agent_id,
@@ -258,7 +285,36 @@ def _message_chunk(names: Any, message: Message, vector: array.array[float] | No
 
 
 class OracleMessageRepository(_Repository, MessageRepository):
+    """A message's chunk text is its keyword text (:func:`keyword_text`), which reads the stored
+    message just before it in its thread (by seq, expired or not). Every write keeps it current
+    in the same transaction: an added message reads the one before it, an edited one rewrites
+    the text of the message after it when what that one reads of it changed, and a delete or
+    a purge rewrites the text of the message that followed (``chunks.update_text``). Messages
+    are appended in seq order: one added below a stored message leaves that message's text."""
+
     __slots__ = ()
+
+    def _before(self, thread_id: str, seq: int) -> Turn | None:
+        """The thread's stored message just before ``seq``, or ``None``."""
+        row = self._uow.fetch_one(st.message_before(self._names, thread_id, seq))
+        return None if row is None else _turn(row[0], row[1])
+
+    def _refresh_after(
+        self, thread_id: str, seq: int, before: Turn | None | NotSetType = NOTSET
+    ) -> int | None:
+        """Rewrite the chunk text of the thread's message just after ``seq``, read after
+        ``before`` (NOTSET: the stored message now just before it); returns that message's seq,
+        ``None`` when none follows. One without a speaker reads nothing before it: left as is."""
+        row = self._uow.fetch_one(st.message_after(self._names, thread_id, seq))
+        if row is None:
+            return None
+        following, turn = int(row[1]), _turn(row[2], row[3])
+        if turn[1] is None:
+            return following
+        if isinstance(before, NotSetType):
+            before = self._before(thread_id, following)
+        self._uow.run(st.chunk_text_update(self._names, row[0], _keyword_text(turn, before)))
+        return following
 
     def add(self, message: Message, *, embedding: Vector | None = None) -> None:
         uow = self._uow
@@ -268,7 +324,9 @@ class OracleMessageRepository(_Repository, MessageRepository):
                 if vector is not None:
                     uow.fix_dimension(len(vector))
                 uow.run(st.message_insert(self._names, message), missing=ThreadNotFoundError)
-                uow.run(_message_chunk(self._names, message, vector))
+                before = self._before(message.thread_id, message.seq) if message.speaker else None
+                text = _keyword_text(_own_turn(message), before)
+                uow.run(_message_chunk(self._names, message, vector, text))
         except ThreadNotFoundError as exc:
             raise ThreadNotFoundError(f"No thread with id {message.thread_id!r}.") from exc.__cause__
         except DuplicateIdError as exc:
@@ -284,7 +342,9 @@ class OracleMessageRepository(_Repository, MessageRepository):
     def add_many(
         self, messages: Sequence[Message], embeddings: Sequence[Vector | None] | None = None
     ) -> None:
-        """One ``executemany`` per statement for the whole batch, all or nothing."""
+        """One ``executemany`` per statement for the whole batch, all or nothing; a message reads
+        the batch's message before it in its thread, the first of a thread the stored one (one
+        query per thread, when that first message has a speaker)."""
         if not messages:
             return
         vectors = list(embeddings) if embeddings is not None else [None] * len(messages)
@@ -308,10 +368,25 @@ class OracleMessageRepository(_Repository, MessageRepository):
                 if first is not None:
                     uow.fix_dimension(len(first))
                 uow.run_many([st.message_insert(names, m) for m in messages], missing=ThreadNotFoundError)
+                texts: dict[str, str] = {}
+                previous: Message | None = None
+                for m in sorted(messages, key=lambda m: (m.thread_id, m.seq)):
+                    if previous is not None and previous.thread_id == m.thread_id:
+                        before: Turn | None = _own_turn(previous)
+                    else:
+                        before = self._before(m.thread_id, m.seq) if m.speaker else None
+                    texts[m.id] = _keyword_text(_own_turn(m), before)
+                    previous = m
                 with_vector = [
-                    _message_chunk(names, m, v) for m, v in zip(messages, encoded) if v is not None
+                    _message_chunk(names, m, v, texts[m.id])
+                    for m, v in zip(messages, encoded)
+                    if v is not None
                 ]
-                without = [_message_chunk(names, m, None) for m, v in zip(messages, encoded) if v is None]
+                without = [
+                    _message_chunk(names, m, None, texts[m.id])
+                    for m, v in zip(messages, encoded)
+                    if v is None
+                ]
                 uow.run_many(with_vector)
                 uow.run_many(without)
         except ThreadNotFoundError as exc:
@@ -362,21 +437,24 @@ class OracleMessageRepository(_Repository, MessageRepository):
         vector: array.array[float] | None | NotSetType = NOTSET if isinstance(embedding, NotSetType) else None
         if not isinstance(embedding, NotSetType) and embedding is not None:
             vector = uow.encode_vector(embedding)
-        place = uow.fetch_one(st.message_place(self._names, message.id))
+        place = uow.fetch_one(st.message_place(self._names, message.id, with_text=True))
         if place is None:
             raise MessageNotFoundError(f"No message with id {message.id!r}.")
         if (message.thread_id, message.seq) != (place[0], int(place[1])):
             # (thread, seq) is a message's place in its conversation, not an editable field.
             raise ValidationError(f"Message {message.id!r} cannot change its thread or seq.")
+        turn = _own_turn(message)
         with uow.atomic():
             if isinstance(vector, array.array):
                 uow.fix_dimension(len(vector))
             uow.run(st.message_update(self._names, message))
+            before = self._before(message.thread_id, message.seq) if message.speaker else None
+            text = _keyword_text(turn, before)
             chunk = st.chunk_update(
                 self._names,
                 source_id=message.id,
                 record_type=RecordType.MESSAGE,
-                content=message.searched_text,
+                content=text,
                 user_id=message.user_id,
                 agent_id=message.agent_id,
                 status=RecordStatus.VALID,
@@ -386,27 +464,44 @@ class OracleMessageRepository(_Repository, MessageRepository):
             )
             if uow.run(chunk) == 0:  # no chunk (never expected): write it now
                 uow.run(
-                    _message_chunk(self._names, message, vector if isinstance(vector, array.array) else None)
+                    _message_chunk(
+                        self._names, message, vector if isinstance(vector, array.array) else None, text
+                    )
                 )
+            if _lead(turn) != _lead(_turn(place[2], place[3])):
+                self._refresh_after(message.thread_id, message.seq, turn)
 
     def delete(self, message_id: str) -> bool:
         uow = self._uow
+        place = uow.fetch_one(st.message_place(self._names, message_id))
+        if place is None:
+            return False
         with uow.atomic():
             if uow.run(st.message_delete(self._names, message_id)) == 0:
                 return False
             uow.run(st.chunk_delete(self._names, message_id, message=True))
+            self._refresh_after(place[0], int(place[1]))
             return True
 
     def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+        """After the deletes, the survivor following each run of purged seqs of a thread gets its
+        chunk text anew (one pass per thread, in seq order)."""
         uow = self._uow
         rows = uow.fetch_all(st.messages_expired(self._names, check_time(now, "now")))
         if not rows:
             return []
         names = self._names
+        purged = sorted((row[1], int(row[2])) for row in rows)
         with uow.atomic():
             uow.run_many([st.chunk_delete(names, row[0], message=True) for row in rows])
             uow.run_many([st.message_delete(names, row[0]) for row in rows])
-        return sorted((row[1], int(row[2])) for row in rows)
+            thread: str | None = None
+            follower: int | None = None  # the seq of the thread's last follower rewritten
+            for thread_id, seq in purged:
+                if thread_id == thread and (follower is None or seq < follower):
+                    continue  # nothing follows, or the same follower as the purged seq before
+                thread, follower = thread_id, self._refresh_after(thread_id, seq)
+        return purged
 
 
 # --- memory records --------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ lists are the codec's, so a decoder always matches the SELECT it reads.
 Conventions:
 
 * a message or memory record owns one ``RECORD_CHUNKS`` row (``chunk_seq`` 1, ``source_emb_column``
-  ``'content'``, ``source_record_type`` the record type value) carrying copies of its text, scope,
-  status, expiry and creation time, and its embedding or NULL. The vector and no-vector variants
-  are separate statements, so a batch never mixes ``array`` and ``None`` binds in one column;
+  ``'content'``, ``source_record_type`` the record type value) carrying copies of its text (for a
+  message its keyword text, read with the message before it), scope, status, expiry and creation
+  time, and its embedding or NULL. The vector and no-vector variants are separate statements,
+  so a batch never mixes ``array`` and ``None`` binds in one column;
 * visibility is ``expires_at IS NULL OR expires_at > :now`` with the caller's ``now``, never
   ``SYSTIMESTAMP``;
 * "the newest ``limit`` rows, oldest first" is an inner ``ORDER BY ... DESC FETCH FIRST :limit
@@ -81,6 +82,7 @@ __all__ = [
     "ScopeValue",
     "chunk_delete",
     "chunk_insert",
+    "chunk_text_update",
     "chunk_update",
     "chunks_clear_vectors",
     "chunks_delete_for_thread",
@@ -105,6 +107,8 @@ __all__ = [
     "link_list",
     "link_touching",
     "link_update",
+    "message_after",
+    "message_before",
     "message_delete",
     "message_get",
     "message_insert",
@@ -376,6 +380,23 @@ def chunk_update(
     return Statement(name, sql, binds)
 
 
+def chunk_text_update(names: StoreNames, message_id: str, text: str) -> Statement:
+    """Rewrite the keyword text of a message's chunk, nothing else (its vector, scope and
+    expiry stay): a message whose turn before it changed or left."""
+    sql = (
+        f"UPDATE {names('RECORD_CHUNKS')}\n"
+        "SET chunk_text = :chunk_text\n"
+        "WHERE source_record_type = :source_record_type AND source_id = :source_id AND chunk_seq = :chunk_seq"
+    )
+    binds = {
+        "chunk_text": text,
+        "source_record_type": RecordType.MESSAGE.value,
+        "source_id": message_id,
+        "chunk_seq": CHUNK_SEQ,
+    }
+    return Statement("chunks.update_text", sql, binds)
+
+
 def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Statement:
     """Delete the chunks of one message (``message=True``) or of one memory record (any type)."""
     if message:
@@ -556,10 +577,39 @@ def message_list_for_thread(
     )
 
 
-def message_place(names: StoreNames, message_id: str) -> Statement:
-    """A stored message's (thread id, seq), or no row."""
-    sql = f"SELECT m.thread_id, m.order_seq\nFROM {names('MESSAGE')} m\nWHERE m.record_id = :record_id"
-    return Statement("messages.place", sql, {"record_id": message_id})
+def message_place(names: StoreNames, message_id: str, *, with_text: bool = False) -> Statement:
+    """A stored message's (thread id, seq), or no row; ``with_text`` adds its content and
+    metadata (``messages.place_with_text``: what the message after it reads of it)."""
+    selected, name = "m.thread_id, m.order_seq", "messages.place"
+    if with_text:
+        selected, name = f"{selected}, m.content, m.metadata", "messages.place_with_text"
+    sql = f"SELECT {selected}\nFROM {names('MESSAGE')} m\nWHERE m.record_id = :record_id"
+    return Statement(name, sql, {"record_id": message_id})
+
+
+def message_before(names: StoreNames, thread_id: str, seq: int) -> Statement:
+    """(content, metadata) of the thread's message just before ``seq`` (the highest seq below
+    it, expired or not), or no row. The ``(thread_id, order_seq)`` unique key's index serves
+    it; ``FETCH FIRST 1 ROWS ONLY`` after the ``ORDER BY`` is the row_limiting_clause (Oracle
+    SQL Language Reference, SELECT)."""
+    sql = (
+        f"SELECT m.content, m.metadata\nFROM {names('MESSAGE')} m\n"
+        "WHERE m.thread_id = :thread_id AND m.order_seq < :order_seq\n"
+        "ORDER BY m.order_seq DESC\nFETCH FIRST 1 ROWS ONLY"
+    )
+    return Statement("messages.before", sql, {"thread_id": thread_id, "order_seq": seq})
+
+
+def message_after(names: StoreNames, thread_id: str, seq: int) -> Statement:
+    """(id, seq, content, metadata) of the thread's message just after ``seq`` (the lowest seq
+    above it, expired or not), or no row; the same index and row_limiting_clause as
+    :func:`message_before`."""
+    sql = (
+        f"SELECT m.record_id, m.order_seq, m.content, m.metadata\nFROM {names('MESSAGE')} m\n"
+        "WHERE m.thread_id = :thread_id AND m.order_seq > :order_seq\n"
+        "ORDER BY m.order_seq\nFETCH FIRST 1 ROWS ONLY"
+    )
+    return Statement("messages.after", sql, {"thread_id": thread_id, "order_seq": seq})
 
 
 def message_update(names: StoreNames, message: Message) -> Statement:

@@ -627,7 +627,8 @@ def test_an_unregistered_store_is_a_storage_error() -> None:
 
 
 def test_updating_a_message_keeps_its_chunk_in_step_or_writes_a_missing_one() -> None:
-    db = Database().on("SELECT m.thread_id, m.order_seq", [("t1", 1)]).on('UPDATE "ACME_RECORD_CHUNKS"', 0)
+    stored = ("t1", 1, "text m1", None)
+    db = Database().on("SELECT m.thread_id, m.order_seq", [stored]).on('UPDATE "ACME_RECORD_CHUNKS"', 0)
     h = harness(db)
     with h.uow() as uow:
         uow.messages.update(message("m1"), embedding=None)

@@ -73,6 +73,15 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id AND ch
 --   :status = 'invalid'
 --   :user_id = 'u1'
 
+-- chunks.update_text
+UPDATE "RECORD_CHUNKS"
+SET chunk_text = :chunk_text
+WHERE source_record_type = :source_record_type AND source_id = :source_id AND chunk_seq = :chunk_seq
+--   :chunk_seq = 1
+--   :chunk_text = 'Ann: hi\nBob: hello'
+--   :source_id = 'm1'
+--   :source_record_type = 'message'
+
 -- chunks.delete_message
 DELETE FROM "RECORD_CHUNKS"
 WHERE source_record_type = :source_record_type AND source_id = :source_id
@@ -172,6 +181,15 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id AND ch
 --   :source_record_type = 'fact'
 --   :status = 'invalid'
 --   :user_id = 'u1'
+
+-- chunks.update_text
+UPDATE "ACME_RECORD_CHUNKS"
+SET chunk_text = :chunk_text
+WHERE source_record_type = :source_record_type AND source_id = :source_id AND chunk_seq = :chunk_seq
+--   :chunk_seq = 1
+--   :chunk_text = 'Ann: hi\nBob: hello'
+--   :source_id = 'm1'
+--   :source_record_type = 'message'
 
 -- chunks.delete_message
 DELETE FROM "ACME_RECORD_CHUNKS"

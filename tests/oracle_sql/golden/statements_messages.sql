@@ -57,6 +57,30 @@ FROM "MESSAGE" m
 WHERE m.record_id = :record_id
 --   :record_id = 'm1'
 
+-- messages.place_with_text
+SELECT m.thread_id, m.order_seq, m.content, m.metadata
+FROM "MESSAGE" m
+WHERE m.record_id = :record_id
+--   :record_id = 'm1'
+
+-- messages.before
+SELECT m.content, m.metadata
+FROM "MESSAGE" m
+WHERE m.thread_id = :thread_id AND m.order_seq < :order_seq
+ORDER BY m.order_seq DESC
+FETCH FIRST 1 ROWS ONLY
+--   :order_seq = 3
+--   :thread_id = 't1'
+
+-- messages.after
+SELECT m.record_id, m.order_seq, m.content, m.metadata
+FROM "MESSAGE" m
+WHERE m.thread_id = :thread_id AND m.order_seq > :order_seq
+ORDER BY m.order_seq
+FETCH FIRST 1 ROWS ONLY
+--   :order_seq = 3
+--   :thread_id = 't1'
+
 -- messages.update
 UPDATE "MESSAGE"
 SET message_role = :message_role, content = :content, timestamp = :event_time, metadata = :metadata, user_id = :user_id, agent_id = :agent_id, created_at = :created_at, expires_at = :expires_at
@@ -141,6 +165,30 @@ SELECT m.thread_id, m.order_seq
 FROM "ACME_MESSAGE" m
 WHERE m.record_id = :record_id
 --   :record_id = 'm1'
+
+-- messages.place_with_text
+SELECT m.thread_id, m.order_seq, m.content, m.metadata
+FROM "ACME_MESSAGE" m
+WHERE m.record_id = :record_id
+--   :record_id = 'm1'
+
+-- messages.before
+SELECT m.content, m.metadata
+FROM "ACME_MESSAGE" m
+WHERE m.thread_id = :thread_id AND m.order_seq < :order_seq
+ORDER BY m.order_seq DESC
+FETCH FIRST 1 ROWS ONLY
+--   :order_seq = 3
+--   :thread_id = 't1'
+
+-- messages.after
+SELECT m.record_id, m.order_seq, m.content, m.metadata
+FROM "ACME_MESSAGE" m
+WHERE m.thread_id = :thread_id AND m.order_seq > :order_seq
+ORDER BY m.order_seq
+FETCH FIRST 1 ROWS ONLY
+--   :order_seq = 3
+--   :thread_id = 't1'
 
 -- messages.update
 UPDATE "ACME_MESSAGE"
