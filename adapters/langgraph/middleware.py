@@ -50,6 +50,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread
 from palimpsest.domain.errors import ConfigurationError, DuplicateIdError, MessageNotFoundError
+from palimpsest.domain.model import MAX_SPEAKER_LENGTH
 
 from .messages import (
     MESSAGE_METADATA_KEY,
@@ -272,7 +273,7 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *tail]}
 
     def _persist(self, thread: MemoryThread, organic: Sequence[BaseMessage]) -> None:
-        turns: list[tuple[str, str, str, str]] = []
+        turns: list[tuple[str, str, str, str, str | None]] = []
         seen: set[str] = set()
         for message in organic:
             turn = _turn(message)
@@ -283,7 +284,8 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if message.id in seen:  # the same message twice in one list is one turn
                 continue
             seen.add(message.id)
-            turns.append((message.id, turn[0], turn[1], message.type))
+            name = message.name if isinstance(message.name, str) and message.name.strip(" ") else None
+            turns.append((message.id, turn[0], turn[1], message.type, name))
         if not turns:
             return
         thread_id = thread.thread_id
@@ -300,15 +302,16 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 self._persisted.popitem(last=False)
 
     @staticmethod
-    def _write(thread: MemoryThread, turns: list[tuple[str, str, str, str]]) -> None:
+    def _write(thread: MemoryThread, turns: list[tuple[str, str, str, str, str | None]]) -> None:
         payload = [
             {
                 "id": palimpsest_message_id(thread.thread_id, lc_id),
                 "role": role,
                 "content": text,
+                "name": name[:MAX_SPEAKER_LENGTH] if name else None,  # a participant's name: the speaker
                 "metadata": {MESSAGE_METADATA_KEY: {"message_id": lc_id, "message_type": kind}},
             }
-            for lc_id, role, text, kind in turns
+            for lc_id, role, text, kind, name in turns
         ]
         try:
             thread.add_messages(payload)

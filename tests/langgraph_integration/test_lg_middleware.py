@@ -110,6 +110,15 @@ def test_turns_are_stored_once_when_the_returned_list_is_sent_again(memory: Agen
         assert message.id == palimpsest_message_id("t1", original.id)
 
 
+def test_a_named_participant_is_stored_as_the_speaker(memory: AgentMemory) -> None:
+    model = scripted(["hello Ann"])
+    agent = create_agent(model=model, tools=[], middleware=[_middleware(memory, compaction_message_trigger=100)])
+    agent.invoke({"messages": [HumanMessage(content="hi, it is Ann", name="Ann")]})
+    stored = memory.get_thread("t1").get_messages(start=0, end=None)
+    assert [m.speaker for m in stored] == ["Ann", None]
+    assert stored[0].metadata is not None and stored[0].metadata["speaker"] == "Ann"
+
+
 def test_a_restarted_process_with_a_new_middleware_writes_nothing_twice(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     memory = open_memory(path)
@@ -180,7 +189,7 @@ def test_a_write_racing_another_writer_stores_each_turn_once(memory: AgentMemory
     middleware = _middleware(memory, compaction_message_trigger=50)
     thread = middleware.thread_for()
     thread.add_messages([{"id": palimpsest_message_id("t1", "m1"), "role": "user", "content": "hello"}])
-    middleware._write(thread, [("m1", "user", "hello", "human"), ("m2", "assistant", "hi there", "ai")])
+    middleware._write(thread, [("m1", "user", "hello", "human", None), ("m2", "assistant", "hi there", "ai", None)])
     assert _stored(memory) == [("user", "hello"), ("assistant", "hi there")]
 
 
