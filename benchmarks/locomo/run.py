@@ -62,8 +62,8 @@ ABLATION_VARIANTS: tuple[str, ...] = (
     "absolute-no-context",
     "absolute-no-speaker",
     "absolute-no-conversation",
-    "absolute-radius3",
-    "absolute-context0.9-r1",
+    "absolute+radius3",
+    "absolute+context0.9-r1",
 )
 """The default less one conversation piece each (``benchmarks.quality`` registry)."""
 CARD_SLOTS = 5

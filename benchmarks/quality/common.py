@@ -158,10 +158,10 @@ VARIANTS: dict[str, Variant] = {
     "absolute-no-speaker": Variant(
         "absolute, without the speaker penalty", hybrid("absolute", speaker_penalty=0.0)
     ),
-    "absolute-radius3": Variant(
+    "absolute+radius3": Variant(
         "absolute, conversation context over 3 places each side", hybrid("absolute", neighbour_radius=3)
     ),
-    "absolute-context0.9-r1": Variant(
+    "absolute+context0.9-r1": Variant(
         "absolute, conversation context weight 0.9 over 1 place each side",
         hybrid("absolute", neighbour_weight=0.9, neighbour_radius=1),
     ),
