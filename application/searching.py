@@ -7,6 +7,9 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
+import threading
+from array import array
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -160,6 +163,38 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
     return frozenset(parse_record_type(t) for t in items)
 
 
+RECENT_QUERIES = 256
+"""How many query vectors a client keeps (by exact text; its embedder is fixed for its life)."""
+
+
+class RecentVectors:
+    """A bounded, thread-safe map of recently embedded texts to their vectors (least recently
+    used first out)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, array[float]] = OrderedDict()  # doubles: the same floats back
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[float, ...] | None:
+        with self._lock:
+            vector = self._items.get(text)
+            if vector is None:
+                return None
+            self._items.move_to_end(text)
+        return tuple(vector)
+
+    def put(self, text: str, vector: tuple[float, ...]) -> None:
+        with self._lock:
+            self._items[text] = array("d", vector)
+            self._items.move_to_end(text)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 DEEPER_SEARCHES = 2
 """How many times a search whose refined pool fell short of ``k`` usable hits is run again deeper."""
 DEEPER_FACTOR = 4
@@ -206,6 +241,7 @@ class Searcher:
         self._embedder = embedder
         self._strategy = strategy
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
+        self._recent = RecentVectors(RECENT_QUERIES)
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -371,9 +407,16 @@ class Searcher:
     def query_vector(
         self, text: str, strategy: SearchStrategy | NotSetType = NOTSET
     ) -> tuple[float, ...] | None:
+        """The query's vector, from the client's recent queries when it was embedded lately (a
+        card on an unchanged thread asks with the same summary every time)."""
         if self._embedder is None or self.strategy_for(strategy) == "keyword":
             return None
-        return tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
+        cached = self._recent.get(text)
+        if cached is not None:
+            return cached
+        vector = tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
+        self._recent.put(text, vector)
+        return vector
 
     def run(
         self,

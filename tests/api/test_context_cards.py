@@ -338,3 +338,39 @@ def test_the_whole_thread_card_reuses_the_durable_summary(thread: MemoryThread, 
     thread.get_context_card()
     assert [s.revision for s in stored_summaries(store, "t")] == revisions
     assert thread.get_summary().content == thread.get_context_card().summary
+
+
+def test_a_card_on_an_unchanged_thread_embeds_nothing_again(store, clock) -> None:  # type: ignore[no-untyped-def]
+    from clients import build_client
+    from palimpsest.adapters import HashingEmbedder
+    from palimpsest.application import MemoryExtractionConfig, SummaryText
+    from palimpsest.application.testing import ScriptedSummariser
+
+    class Counting(HashingEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+
+        def embed(self, texts, *, is_query=False):  # type: ignore[no-untyped-def,override]
+            self.calls += len(texts)
+            return super().embed(texts, is_query=is_query)
+
+    embedder = Counting()
+    summariser = ScriptedSummariser(lambda previous, new: SummaryText("The user keeps bees on the roof.", ("bees",)))
+    client = build_client(
+        store,
+        embedder=embedder,
+        summariser=summariser,
+        clock=clock,
+        memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
+    )
+    thread = client.create_thread(user_id="u")
+    thread.add_messages([{"role": "user", "content": "I keep bees on the roof."}])
+    first = thread.get_context_card()
+    calls = embedder.calls
+    again = thread.get_context_card()
+    assert embedder.calls == calls and again.content == first.content
+    thread.add_messages([{"role": "user", "content": "And a hive in the garden."}])
+    thread.get_context_card()
+    assert embedder.calls == calls + 1  # the new message; the summary (the card's query) is the same text
+    client.close()

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import (
     AgentMemory,
     OracleSearchResultFormatConfig,
@@ -423,3 +424,33 @@ def test_every_search_strategy_finds_the_matching_memory(make_client: ClientFact
     client.add_memory("the user prefers sourdough pizza", memory_id="p", user_id="u")
     client.add_memory("quarterly tax filing deadline", memory_id="t", user_id="u")
     assert client.search("sourdough pizza", user_id="u")[0].id == "p"
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting the query texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed(self, texts, *, is_query=False):  # type: ignore[no-untyped-def,override]
+        if is_query:
+            self.queries.extend(texts)
+        return super().embed(texts, is_query=is_query)
+
+
+def test_a_query_embedded_lately_is_not_embedded_again(make_client) -> None:  # type: ignore[no-untyped-def]
+    from palimpsest.application.searching import RECENT_QUERIES
+
+    embedder = _CountingEmbedder()
+    client = make_client(embedder=embedder)
+    thread = client.create_thread(user_id="u")
+    thread.add_messages([{"role": "user", "content": "I keep bees on the roof."}])
+    first = client.search("bees on the roof", user_id="u")
+    again = client.search("bees on the roof", user_id="u")
+    assert embedder.queries == ["bees on the roof"]
+    assert [(r.id, r.relevance) for r in first] == [(r.id, r.relevance) for r in again]
+    for i in range(RECENT_QUERIES):  # the oldest query leaves the bounded cache
+        client.search(f"query {i}", user_id="u")
+    client.search("bees on the roof", user_id="u")
+    assert embedder.queries.count("bees on the roof") == 2
