@@ -854,12 +854,14 @@ class _Search(SearchSession):
     """The search primitives over one read of an :class:`EmbeddedStore`: candidates and links
     from the in-process caches, rows and neighbours from SQLite (see :meth:`EmbeddedStore.searching`)."""
 
-    __slots__ = ("_conn", "_prefilter", "_store")
+    __slots__ = ("_conn", "_neighbours", "_prefilter", "_store")
 
     def __init__(self, store: EmbeddedStore, conn: sqlite3.Connection) -> None:
         self._store = store
         self._conn = conn
         self._prefilter: tuple[SearchQuery, frozenset[Key] | None] | None = None
+        self._neighbours: dict[tuple[str, int], list[str] | None] = {}
+        """``message_neighbours`` answers of this read (one search asks again for a deeper pool)."""
 
     def _allowed(self, query: SearchQuery) -> frozenset[Key] | None:
         """The metadata prefilter's keys for ``query`` (``None`` without a metadata filter),
@@ -984,16 +986,20 @@ class _Search(SearchSession):
             return {}
         limit = min(radius, _SQL_INT_MAX)
         conn = self._conn
-        out: dict[str, list[str]] = {}
-        with translate():
-            wanted = self._rows(f"id, thread_id, seq, {_NAMED}", "messages", "id", ids).fetchall()
-            for message_id, thread_id, seq, named in wanted:
-                if not named:
-                    continue
-                before = conn.execute(_BEFORE, (thread_id, seq, limit)).fetchall()
-                after = conn.execute(_AFTER, (thread_id, seq, limit)).fetchall()
-                out[message_id] = [row[0] for row in reversed(before)] + [row[0] for row in after]
-        return out
+        known = self._neighbours
+        missing = [mid for mid in ids if (mid, radius) not in known]
+        if missing:
+            found: dict[str, list[str] | None] = dict.fromkeys(missing)
+            with translate():
+                wanted = self._rows(f"id, thread_id, seq, {_NAMED}", "messages", "id", missing).fetchall()
+                for message_id, thread_id, seq, named in wanted:
+                    if not named:
+                        continue
+                    before = conn.execute(_BEFORE, (thread_id, seq, limit)).fetchall()
+                    after = conn.execute(_AFTER, (thread_id, seq, limit)).fetchall()
+                    found[message_id] = [row[0] for row in reversed(before)] + [row[0] for row in after]
+            known.update(((mid, radius), value) for mid, value in found.items())
+        return {mid: list(value) for mid in ids if (value := known[(mid, radius)]) is not None}
 
     def _rows(self, columns: str, table: str, column: str, values: Sequence[Any]) -> sqlite3.Cursor:
         """The rows of ``table`` whose ``column`` is one of ``values``: bound one by one for a
