@@ -64,6 +64,9 @@ NUMPY = "numpy"
 SQLITE_VEC_FILE = "sqlite-vec"
 SQLITE_VEC_MEMORY = "sqlite-vec-mem"
 LANGGRAPH = "langgraph"
+# On this clustered data PQ distances alone rank poorly (recall@10 about 0.8 scoped, 0.04 unscoped
+# at 100,000 rows); re-scoring 10× k candidates on the full vectors is LanceDB's remedy.
+LANCE_REFINE_FACTOR = 10
 CHROMA_PER_USER = "chroma-per-user"
 CHROMA_WHERE = "chroma-where"
 LANCEDB = "lancedb"
@@ -88,7 +91,8 @@ DESCRIPTIONS = {
     CHROMA_PER_USER: "Chroma PersistentClient, one collection per user, HNSW (cosine, Chroma's defaults)",
     CHROMA_WHERE: "Chroma PersistentClient, one collection, metadata user_id, HNSW (cosine, Chroma's defaults)",
     LANCEDB: "LanceDB, one table with a user_id column (bitmap index), no vector index: exact scan",
-    LANCEDB_IVF_PQ: "LanceDB, the same table with an IVF-PQ vector index (cosine, LanceDB's defaults)",
+    LANCEDB_IVF_PQ: "LanceDB, the same table with an IVF-PQ vector index (cosine, LanceDB's defaults), "
+    f"refine_factor {LANCE_REFINE_FACTOR}",
 }
 # What the timed region of one search holds, per system (q: the query as a float32 numpy vector).
 TIMED = {
@@ -105,7 +109,8 @@ TIMED = {
     "(ids, documents, metadatas, distances)",
     LANCEDB: "table.search(q).distance_type('cosine').where(\"user_id = 'u'\", prefilter=True)"
     ".limit(10).select(['id', 'text', '_distance']).to_arrow(), the ids read",
-    LANCEDB_IVF_PQ: "idem (the IVF-PQ index answers, LanceDB's default nprobes, no refine)",
+    LANCEDB_IVF_PQ: f"idem with .refine_factor({LANCE_REFINE_FACTOR}) (the IVF-PQ index answers, LanceDB's "
+    "default nprobes; the candidates re-scored on their full vectors)",
 }
 # Exact systems score every row in scope; these answer from an approximate index.
 APPROXIMATE = frozenset({CHROMA_PER_USER, CHROMA_WHERE, LANCEDB_IVF_PQ})
@@ -474,7 +479,10 @@ class ChromaSystem:
 
 class LanceSystem:
     """One LanceDB table in the cell's folder (written in one call), a bitmap index on ``user_id``
-    for the prefilter, and with ``ivf_pq`` an IVF-PQ vector index with LanceDB's defaults."""
+    for the prefilter (ten times faster scoped than without it at 100,000 rows); the subclass adds
+    an IVF-PQ vector index."""
+
+    refine_factor: int | None = None
 
     def __init__(self, config: Config, workdir: Path, rows: np.ndarray | None = None) -> None:
         import lancedb
@@ -506,6 +514,8 @@ class LanceSystem:
         query = self.table.search(vector).distance_type("cosine")
         if user is not None:
             query = query.where(f"user_id = '{user}'", prefilter=True)
+        if self.refine_factor is not None:
+            query = query.refine_factor(self.refine_factor)
         found = query.limit(self.k).select(["id", "text", "_distance"]).to_arrow()
         return [int(i) for i in found.column("id").to_pylist()]
 
@@ -514,6 +524,8 @@ class LanceSystem:
 
 
 class LanceIvfPqSystem(LanceSystem):
+    refine_factor = LANCE_REFINE_FACTOR
+
     def _create(self, rows: np.ndarray, config: Config) -> Any:
         from lancedb.index import IvfPq
 
