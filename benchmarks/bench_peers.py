@@ -64,9 +64,6 @@ NUMPY = "numpy"
 SQLITE_VEC_FILE = "sqlite-vec"
 SQLITE_VEC_MEMORY = "sqlite-vec-mem"
 LANGGRAPH = "langgraph"
-# On this clustered data PQ distances alone rank poorly (recall@10 about 0.8 scoped, 0.04 unscoped
-# at 100,000 rows); re-scoring 10× k candidates on the full vectors is LanceDB's remedy.
-LANCE_REFINE_FACTOR = 10
 CHROMA_PER_USER = "chroma-per-user"
 CHROMA_WHERE = "chroma-where"
 LANCEDB = "lancedb"
@@ -82,6 +79,9 @@ SYSTEMS = (
     LANCEDB,
     LANCEDB_IVF_PQ,
 )
+# On this clustered data PQ distances alone rank poorly (recall@10 about 0.8 scoped, 0.04 unscoped
+# at 100,000 rows); re-scoring 10× k candidates on the full vectors is LanceDB's remedy.
+LANCE_REFINE_FACTOR = 10
 DESCRIPTIONS = {
     PALIMPSEST: "palimpsest EmbeddedStore (SQLite file + numpy partitions), store.search(SearchQuery)",
     NUMPY: "numpy brute force: one float32 matrix (unscoped) or one per user (scoped), argpartition",
@@ -408,7 +408,7 @@ class LangGraphSystem:
 
 
 def chroma_collection_name(user: str) -> str:
-    return f"user-{user}"  # Chroma's names are 3 to 512 characters
+    return f"user-{user}"  # Chroma refuses names shorter than 3 characters
 
 
 class ChromaSystem:
