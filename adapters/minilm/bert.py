@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BertConfig", "BertWeights", "encode", "gelu", "mean_pool_normalise"]
+__all__ = ["GELU_POOL_MIN_ELEMENTS", "BertConfig", "BertWeights", "encode", "gelu", "mean_pool_normalise"]
 
 Array = npt.NDArray[np.float32]
 
@@ -165,6 +165,9 @@ _ERFC_COEFFICIENTS = tuple(
 )
 _INV_SQRT2 = np.float32(1.0 / np.sqrt(2.0))
 _GELU_BLOCK = 16384  # elements per pass: the temporaries stay in the CPU cache
+# Below this many elements the blocks are computed in the calling thread: handing them to the
+# executor's threads costs more than it saves (measured break-even: bench_minilm_parts.py gelu).
+GELU_POOL_MIN_ELEMENTS = 1 << 18
 
 
 def _gelu_block(x: Array, out: Array) -> None:
@@ -194,8 +197,8 @@ def _gelu_block(x: Array, out: Array) -> None:
 def gelu(x: Array, executor: Executor | None = None) -> Array:
     """The exact (erf) GELU, ``x * Φ(x)``, as BERT uses it (float32, within 1 ulp-ish of ``math.erf``).
 
-    With ``executor``, the cache-sized blocks are spread over its threads (numpy releases the GIL);
-    the result is the same bit for bit.
+    With ``executor``, the cache-sized blocks of an array of at least ``GELU_POOL_MIN_ELEMENTS``
+    are spread over its threads (numpy releases the GIL); the result is the same bit for bit.
     """
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
     out = np.empty_like(flat)
@@ -204,7 +207,7 @@ def gelu(x: Array, executor: Executor | None = None) -> Array:
     def run(start: int) -> None:
         _gelu_block(flat[start : start + _GELU_BLOCK], out[start : start + _GELU_BLOCK])
 
-    if executor is not None and len(starts) > 1:
+    if executor is not None and len(starts) > 1 and flat.size >= GELU_POOL_MIN_ELEMENTS:
         try:
             for _ in executor.map(run, starts):
                 pass
