@@ -142,11 +142,19 @@ def _prefix_of(state: Mapping[str, Any]) -> str:
 
 
 def _layer_norm(x: Array, gamma: Array, beta: Array, eps: float) -> Array:
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)
-    out: Array = centred / np.sqrt(var + np.float32(eps)) * gamma + beta
-    return out
+    """Layer norm over the last axis of a 2-d ``x``, computed in place; returns ``x``."""
+    inv_n = np.float32(1.0 / x.shape[-1])
+    mean = x.sum(axis=-1, keepdims=True)
+    mean *= inv_n
+    x -= mean
+    var = np.square(x).sum(axis=-1, keepdims=True)
+    var *= inv_n
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    x /= var
+    x *= gamma
+    x += beta
+    return x
 
 
 # Abramowitz & Stegun 7.1.26: erfc(z) = t·(a1 + a2·t + ... + a5·t⁴)·exp(-z²), t = 1/(1 + p·z), z ≥ 0,
@@ -231,8 +239,11 @@ def encode(
     head_dim = hidden // heads
     eps = config.layer_norm_eps
 
-    x = weights.word[input_ids] + weights.position[:seq][None, :, :] + weights.token_type[0]
-    x = _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps).reshape(batch * seq, hidden)
+    x = weights.word[input_ids.reshape(-1)]  # a new (batch*seq, hidden) array
+    x3 = x.reshape(batch, seq, hidden)
+    x3 += weights.position[:seq]
+    x3 += weights.token_type[0]
+    _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps)
 
     key_bias = np.where(attention_mask[:, None, None, :] > 0, np.float32(0.0), _MASKED_SCORE).astype(
         np.float32
@@ -240,7 +251,8 @@ def encode(
     scale = np.float32(1.0 / np.sqrt(head_dim))
 
     for layer in weights.layers:
-        qkv = x @ layer.qkv_w + layer.qkv_b  # (batch*seq, 3*hidden)
+        qkv = x @ layer.qkv_w  # (batch*seq, 3*hidden)
+        qkv += layer.qkv_b
         qkv = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, b, h, s, d)
         q, k, v = qkv[0], qkv[1], qkv[2]
         scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias  # (b, h, s, s)
@@ -248,9 +260,17 @@ def encode(
         probs = np.exp(scores)
         probs /= probs.sum(axis=-1, keepdims=True)
         context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
-        attended = _layer_norm(context @ layer.out_w + layer.out_b + x, layer.ln1_g, layer.ln1_b, eps)
-        inner = gelu(attended @ layer.up_w + layer.up_b, executor)
-        x = _layer_norm(inner @ layer.down_w + layer.down_b + attended, layer.ln2_g, layer.ln2_b, eps)
+        attended = context @ layer.out_w
+        attended += layer.out_b
+        attended += x
+        _layer_norm(attended, layer.ln1_g, layer.ln1_b, eps)
+        inner = attended @ layer.up_w
+        inner += layer.up_b
+        inner = gelu(inner, executor)
+        x = inner @ layer.down_w
+        x += layer.down_b
+        x += attended
+        _layer_norm(x, layer.ln2_g, layer.ln2_b, eps)
     out: Array = x.reshape(batch, seq, hidden)
     return out
 
