@@ -54,7 +54,7 @@ class BertConfig:
 
 @dataclass(frozen=True, slots=True)
 class _Layer:
-    qkv_w: Array  # (hidden, 3*hidden): query, key and value projections fused into one matmul
+    qkv_w: Array  # (hidden, 3*hidden): query (scaled by 1/√head_dim), key and value projections fused
     qkv_b: Array
     out_w: Array
     out_b: Array
@@ -93,10 +93,12 @@ class BertWeights:
         def linear(name: str) -> tuple[Array, Array]:
             return np.ascontiguousarray(get(f"{name}.weight").T), get(f"{name}.bias")
 
+        scale = np.float32(1.0 / np.sqrt(config.hidden_size // config.num_attention_heads))
         layers = []
         for i in range(config.num_hidden_layers):
             base = f"encoder.layer.{i}"
             q_w, q_b = linear(f"{base}.attention.self.query")
+            q_w, q_b = q_w * scale, q_b * scale  # the attention scores come out scaled
             k_w, k_b = linear(f"{base}.attention.self.key")
             v_w, v_b = linear(f"{base}.attention.self.value")
             out_w, out_b = linear(f"{base}.attention.output.dense")
@@ -245,21 +247,26 @@ def encode(
     x3 += weights.token_type[0]
     _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps)
 
-    key_bias = np.where(attention_mask[:, None, None, :] > 0, np.float32(0.0), _MASKED_SCORE).astype(
-        np.float32
-    )
-    scale = np.float32(1.0 / np.sqrt(head_dim))
+    key_bias = None  # added to the scores of padding keys, when there are any
+    if not attention_mask.all():
+        key_bias = np.where(attention_mask > 0, np.float32(0.0), _MASKED_SCORE).astype(np.float32)
+        key_bias = key_bias.reshape(batch, 1, seq, 1)
 
     for layer in weights.layers:
         qkv = x @ layer.qkv_w  # (batch*seq, 3*hidden)
         qkv += layer.qkv_b
         qkv = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, b, h, s, d)
         q, k, v = qkv[0], qkv[1], qkv[2]
-        scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias  # (b, h, s, s)
-        scores -= scores.max(axis=-1, keepdims=True)
-        probs = np.exp(scores)
-        probs /= probs.sum(axis=-1, keepdims=True)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
+        # Keys along axis -2: numpy reduces across rows far faster than along short rows.
+        scores = k @ q.transpose(0, 1, 3, 2)  # (b, h, keys, queries), already scaled
+        if key_bias is not None:
+            scores += key_bias
+        scores -= scores.max(axis=-2, keepdims=True)
+        np.exp(scores, out=scores)
+        sums = scores.sum(axis=-2)[..., None]  # (b, h, queries, 1)
+        context = scores.transpose(0, 1, 3, 2) @ v  # (b, h, queries, d), then normalised
+        context /= sums
+        context = context.transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
         attended = context @ layer.out_w
         attended += layer.out_b
         attended += x
