@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tokens", type=int, default=13)
     args = parser.parse_args(argv)
     if args.part == "gelu":
-        gelu_break_even(args.threads, args.rows or [1, 8, 11, 13, 16, 24, 32, 48, 64, 96, 128, 256, 1024])
+        gelu_break_even(args.threads, args.rows or [16, 64, 128, 256, 342, 512, 1024, 2048, 4096])
     elif args.part == "matmul":
         matmul_rates(args.rows or [1, 8, 12, 13, 16, 32, 64, 256, 1024])
     else:

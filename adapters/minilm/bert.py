@@ -168,10 +168,13 @@ _PHI_P = np.float32(0.3275911 / np.sqrt(2.0))
 _PHI_COEFFICIENTS = tuple(
     np.float32(a / 2) for a in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 )
-_GELU_BLOCK = 32768  # elements per pass: the block and its three temporaries stay in the L2 cache
+_GELU_BLOCK = 1 << 16  # elements per pass in one thread: the block's temporaries stay in the L2 cache
+# Elements per task on the executor: larger, as every ufunc call takes the GIL again, and with
+# smaller blocks the threads mostly wait for it.
+_GELU_POOL_BLOCK = 1 << 17
 # Below this many elements the blocks are computed in the calling thread: handing them to the
 # executor's threads costs more than it saves (measured break-even: bench_minilm_parts.py gelu).
-GELU_POOL_MIN_ELEMENTS = 1 << 18
+GELU_POOL_MIN_ELEMENTS = 4 * _GELU_POOL_BLOCK
 
 
 def _gelu_block(x: Array, out: Array) -> None:
@@ -202,19 +205,19 @@ def _gelu_block(x: Array, out: Array) -> None:
 def gelu(x: Array, executor: Executor | None = None) -> Array:
     """The exact (erf) GELU, ``x * Φ(x)``, as BERT uses it (float32, absolute error below 4e-7).
 
-    With ``executor``, the cache-sized blocks of an array of at least ``GELU_POOL_MIN_ELEMENTS``
-    are spread over its threads (numpy releases the GIL); the result is the same bit for bit.
+    With ``executor``, the blocks of an array of at least ``GELU_POOL_MIN_ELEMENTS`` are spread
+    over its threads (numpy releases the GIL); the result is the same bit for bit (element-wise
+    operations; every block starts at a multiple of the SIMD width).
     """
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
     out = np.empty_like(flat)
-    starts = range(0, flat.size, _GELU_BLOCK)
 
-    def run(start: int) -> None:
-        _gelu_block(flat[start : start + _GELU_BLOCK], out[start : start + _GELU_BLOCK])
+    def run(start: int, size: int = _GELU_POOL_BLOCK) -> None:
+        _gelu_block(flat[start : start + size], out[start : start + size])
 
-    if executor is not None and len(starts) > 1 and flat.size >= GELU_POOL_MIN_ELEMENTS:
+    if executor is not None and flat.size >= GELU_POOL_MIN_ELEMENTS:
         try:
-            for _ in executor.map(run, starts):
+            for _ in executor.map(run, range(0, flat.size, _GELU_POOL_BLOCK)):
                 pass
             return out.reshape(np.shape(x))
         except RuntimeError:
@@ -222,8 +225,8 @@ def gelu(x: Array, executor: Executor | None = None) -> Array:
             # pool down before the last work of daemon threads ends): the blocks are
             # independent, so computing them all here gives the same result.
             pass
-    for start in starts:
-        run(start)
+    for start in range(0, flat.size, _GELU_BLOCK):
+        run(start, _GELU_BLOCK)
     return out.reshape(np.shape(x))
 
 
