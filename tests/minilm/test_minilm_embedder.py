@@ -216,3 +216,97 @@ def test_threads_do_not_change_the_bits(embedder: MiniLMEmbedder, reference: dic
     assert isinstance(sentences, list)
     single = MiniLMEmbedder(threads=1).embed_array(sentences)
     assert np.array_equal(MiniLMEmbedder(threads=3).embed_array(sentences), single)
+
+
+@pytest.mark.parametrize("size", [-1, True, 2.0, "8"])
+def test_a_bad_query_cache_size_is_refused(size: object) -> None:
+    with pytest.raises(ValueError):
+        MiniLMEmbedder(query_cache_size=size)  # type: ignore[arg-type]
+
+
+def _count_encoded_texts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Patches the embedder's forward pass to count the texts it encodes (one entry per call)."""
+    from palimpsest.adapters.minilm import embedder as module
+
+    calls: list[int] = []
+    real = module.encode
+
+    def counting(weights: object, input_ids: object, lengths: list[int], executor: object = None) -> object:
+        calls.append(len(lengths))
+        return real(weights, input_ids, lengths, executor)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "encode", counting)
+    return calls
+
+
+@needs_model
+def test_a_repeated_query_is_not_computed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder(query_cache_size=4).load()
+    calls = _count_encoded_texts(monkeypatch)
+    first = embedder.embed(["where is my booking?", "and the hotel?"], is_query=True)
+    assert calls == [2]
+    first[0][0] = 99.0  # the caller's copy: the cached vector stays as it was
+    again = embedder.embed(["and the hotel?", "where is my booking?", "and the hotel?"], is_query=True)
+    assert calls == [2]
+    assert again[0] == again[2] == first[1] and again[1][0] != 99.0
+    alone = embedder.embed_array(["where is my booking?"])
+    assert calls == [2, 1]  # embed_array always computes
+    assert np.abs(alone[0] - np.asarray(again[1])).max() <= 1e-6
+    assert embedder.embed(["where is my booking?"]) == alone.tolist()  # documents are not cached
+    assert calls == [2, 1, 1]
+    mixed = embedder.embed(["a new question", "and the hotel?", "a new question"], is_query=True)
+    assert calls == [2, 1, 1, 1] and mixed[0] == mixed[2] and mixed[1] == first[1]
+
+
+@needs_model
+def test_the_query_cache_keeps_the_most_recently_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder(query_cache_size=2).load()
+    calls = _count_encoded_texts(monkeypatch)
+    for text in ["one", "two", "one", "three"]:  # "two" is the least recently used when "three" comes
+        embedder.embed([text], is_query=True)
+    assert calls == [1, 1, 1]
+    embedder.embed(["one"], is_query=True)
+    embedder.embed(["three"], is_query=True)
+    assert calls == [1, 1, 1]
+    embedder.embed(["two"], is_query=True)
+    assert calls == [1, 1, 1, 1]
+    embedder.embed(["four", "five", "six"], is_query=True)  # more than fit: the last two stay
+    assert calls == [1, 1, 1, 1, 3]
+    embedder.embed(["six", "five"], is_query=True)
+    assert calls == [1, 1, 1, 1, 3]
+    embedder.embed(["four"], is_query=True)
+    assert calls == [1, 1, 1, 1, 3, 1]
+
+
+@needs_model
+def test_no_query_cache_computes_every_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder(query_cache_size=0).load()
+    calls = _count_encoded_texts(monkeypatch)
+    vectors = [embedder.embed(["same question"], is_query=True) for _ in range(3)]
+    assert calls == [1, 1, 1] and vectors[0] == vectors[1] == vectors[2]
+
+
+@needs_model
+def test_concurrent_queries_share_the_cache_safely() -> None:
+    texts = [f"question number {i} about the trip" for i in range(12)]
+    computing = MiniLMEmbedder(query_cache_size=0)
+    expected = [computing.embed([text])[0] for text in texts]  # one at a time, as the misses are
+    embedder = MiniLMEmbedder(query_cache_size=5).load()
+    errors: list[BaseException] = []
+    wrong: list[str] = []
+
+    def work(seed: int) -> None:
+        try:
+            for step in range(40):
+                i = (seed * 7 + step * 5) % len(texts)
+                if embedder.embed([texts[i]], is_query=True)[0] != expected[i]:
+                    wrong.append(texts[i])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and not wrong
