@@ -23,12 +23,40 @@ from palimpsest.domain.model import speaker_of
 from .indexing import message_index_text, turn_before
 from .ports import Embedder
 
-__all__ = ["RECENT_MESSAGES", "EmbeddingHelper", "IndexedMessage", "Vector"]
+__all__ = ["RECENT_MESSAGES", "EmbeddingHelper", "IndexedMessage", "RecentVectors", "Vector"]
 
 Vector = tuple[float, ...]
 
 RECENT_MESSAGES: Final = 256
 """How many message vectors the helper remembers (the newest), for lookups by their own text."""
+
+
+class RecentVectors:
+    """A bounded, thread-safe map of recently embedded texts to their vectors (least recently
+    used first out)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, array[float]] = OrderedDict()  # doubles: the same floats back
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> tuple[float, ...] | None:
+        with self._lock:
+            vector = self._items.get(text)
+            if vector is None:
+                return None
+            self._items.move_to_end(text)
+        return tuple(vector)
+
+    def put(self, text: str, vector: tuple[float, ...]) -> None:
+        with self._lock:
+            self._items[text] = array("d", vector)
+            self._items.move_to_end(text)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 class IndexedMessage(Protocol):
@@ -53,8 +81,7 @@ class EmbeddingHelper:
     def __init__(self, embedder: Embedder | None, index_context: tuple[str, ...] = ()) -> None:
         self._embedder = embedder
         self._index_context = index_context
-        self._lock = threading.Lock()
-        self._recent: OrderedDict[str, array[float]] = OrderedDict()  # index text -> vector
+        self._recent = RecentVectors(RECENT_MESSAGES)  # index text -> vector
 
     @property
     def embedder(self) -> Embedder | None:
@@ -85,19 +112,12 @@ class EmbeddingHelper:
             for m, previous in zip(messages, befores)
         ]
         vectors = self.documents(texts)
-        if self._embedder is not None:
-            with self._lock:
-                for text, vector in zip(texts[-RECENT_MESSAGES:], vectors[-RECENT_MESSAGES:]):
-                    if vector is not None:
-                        self._recent[text] = array("d", vector)
-                        self._recent.move_to_end(text)
-                while len(self._recent) > RECENT_MESSAGES:
-                    self._recent.popitem(last=False)
+        for text, vector in zip(texts[-RECENT_MESSAGES:], vectors[-RECENT_MESSAGES:]):
+            if vector is not None:
+                self._recent.put(text, vector)
         return vectors
 
     def message_vector(self, text: str) -> Vector | None:
         """The vector of one of the last messages embedded whose index text is ``text``, or
         ``None`` (not among them, or no embedder)."""
-        with self._lock:
-            found = self._recent.get(text)
-        return None if found is None else tuple(found)
+        return self._recent.get(text)
