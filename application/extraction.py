@@ -67,7 +67,7 @@ from .config import (
     ThreadSettings,
     extraction_counter,
 )
-from .embedding import EmbeddingHelper
+from .embedding import EmbeddingHelper, Vector
 from .linking import Linker
 from .ports import ExtractedMemory, ExtractionRequest, Extractor, SummaryText
 from .record_service import RecordService
@@ -237,8 +237,9 @@ class ExtractionService:
     ) -> list[MemoryRecord]:
         config = settings.extraction
         stored = inputs.stored
+        vectors: list[Vector | None] | None = None  # a pass stored by an earlier attempt: not at hand
         if stored is None:
-            stored = self._extract_and_store(thread, settings, list(targets), pass_id, inputs, now)
+            stored, vectors = self._extract_and_store(thread, settings, list(targets), pass_id, inputs, now)
         if (
             stored
             and config.memory_link_extraction_mode is MemoryLinkExtractionMode.POST_EXTRACTION
@@ -248,6 +249,7 @@ class ExtractionService:
             budget = config.memory_link_extraction_token_limit
             self._linker.resolve_after_extraction(
                 stored,
+                vectors=vectors,
                 custom_instructions=custom if isinstance(custom, str) else None,
                 token_limit=budget if isinstance(budget, int) else None,
             )
@@ -275,17 +277,22 @@ class ExtractionService:
         pass_id: str,
         inputs: _PassInputs,
         now: datetime,
-    ) -> list[MemoryRecord]:
+    ) -> tuple[list[MemoryRecord], list[Vector | None]]:
+        """The pass's memories, stored, with their vectors (embedded together, in one call).
+        The past memories are looked up by the target messages' text, with the vector stored
+        with the message when that text is one message's index text."""
         assert self._extractor is not None
         config = settings.extraction
         history, summary = inputs.history, inputs.summary
         query = "\n".join(m.content for m in targets).strip()
         past: list[Any] = []
         if query:
+            known = self._embeddings.message_vector(query)  # a one-message pass: its stored vector
             past = [
                 r.record
                 for r in self._searcher.run(
                     query,
+                    vector=NOTSET if known is None else known,
                     now=now,
                     scope=ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id),
                     max_results=PAST_MEMORY_LIMIT,
@@ -310,7 +317,7 @@ class ExtractionService:
         extracted = list(self._extractor.extract(request))
         records = self._records(thread, settings, targets, extracted, pass_id, now)
         if not records:
-            return []
+            return [], []
         vectors = self._embeddings.documents([r.content for r, _ in records])
         allowed = {r.id for r in past} if during else set()
         links = [
@@ -319,7 +326,7 @@ class ExtractionService:
             for proposal in memory.links
             if proposal.target_id in allowed and proposal.target_id != record.id
         ]
-        return self._memory.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links)
+        return self._memory.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links), vectors
 
     def _records(
         self,

@@ -2,7 +2,8 @@
 
 DURING_EXTRACTION: the extractor saw numbered candidates and proposed links in the same call.
 POST_EXTRACTION: each new memory gets its own bounded candidate list (k=7, same user and
-agent, valid memories only) and a ``LinkResolver`` decides, in batches of at most 10 sources.
+agent, valid memories only, searched with the memory's own stored vector) and a
+``LinkResolver`` decides, in batches of at most 10 sources.
 Either way a proposal becomes a link only if its target was one of the shown candidates, and
 a proposal that the lifecycle rules refuse (self-link, reverse orientation, repeat) is
 skipped: a model's mistake can never corrupt the graph or undo the stored memories.
@@ -18,9 +19,10 @@ from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
 from palimpsest.domain.ports import Clock
 from palimpsest.domain.search import ScopeFilter
+from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .budgets import estimate_tokens
-from .embedding import EmbeddingHelper
+from .embedding import EmbeddingHelper, Vector
 from .ports import LinkProposal, LinkResolver
 from .record_service import RecordService
 from .searching import Searcher
@@ -66,11 +68,18 @@ class Linker:
     def resolver(self) -> LinkResolver | None:
         return self._resolver
 
-    def candidates_for(self, record: MemoryRecord, exclude: Iterable[str]) -> list[MemoryRecord]:
-        """The bounded candidate list of one new memory (never itself or its batch siblings)."""
+    def candidates_for(
+        self, record: MemoryRecord, exclude: Iterable[str], vector: Vector | None | NotSetType = NOTSET
+    ) -> list[MemoryRecord]:
+        """The bounded candidate list of one new memory (never itself or its batch siblings),
+        searched with ``vector``, the memory's stored vector (embedded again when not given)."""
         skip = set(exclude)
+        if isinstance(vector, NotSetType):
+            keyword = self._searcher.strategy == "keyword"
+            vector = None if keyword else self._embeddings.documents([record.content])[0]
         found = self._searcher.run(
             record.content,
+            vector=vector,
             now=self._clock.now(),
             scope=ScopeFilter(user_id=record.user_id, agent_id=record.agent_id),
             max_results=LINK_CANDIDATES + len(skip),
@@ -104,8 +113,10 @@ class Linker:
         *,
         custom_instructions: str | None,
         token_limit: int | None = None,
+        vectors: Sequence[Vector | None] | None = None,
     ) -> int:
         """POST_EXTRACTION: candidates per new memory, one resolver call per ≤10 sources.
+        ``vectors`` (aligned with ``new_records``) are the vectors they were stored with.
 
         ``token_limit`` (the thread's ``memory_link_extraction_token_limit``) bounds the estimated
         tokens of all the pass's resolver requests together; a source that would exceed it is not
@@ -117,11 +128,12 @@ class Linker:
             return 0
         budget = token_limit
         batch_ids = {r.id for r in new_records}
+        stored: dict[str, Vector | None] = {} if vectors is None else {r.id: v for r, v in zip(new_records, vectors)}
         created = 0
         skipped = 0
         for start in range(0, len(new_records), RESOLVER_BATCH):
             sources = list(new_records[start : start + RESOLVER_BATCH])
-            candidates = {s.id: self.candidates_for(s, batch_ids) for s in sources}
+            candidates = {s.id: self.candidates_for(s, batch_ids, stored.get(s.id, NOTSET)) for s in sources}
             sources = [s for s in sources if candidates[s.id]]
             if budget is not None:
                 within = []

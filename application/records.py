@@ -154,6 +154,7 @@ class RecordCommands:
                     budget = MemoryExtractionConfig.resolve(self._extraction_config).memory_link_extraction_token_limit
                     self._linker.resolve_after_extraction(
                         [stored],
+                        vectors=[vector],
                         custom_instructions=None,
                         token_limit=budget if isinstance(budget, int) else None,
                     )

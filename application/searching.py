@@ -7,9 +7,6 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
-import threading
-from array import array
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -41,6 +38,7 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .budgets import apply_token_budgets
 from .config import RetrievalConfig
+from .embedding import RecentVectors
 from .ports import Embedder
 from .results import SearchResult
 from .retrieval import (
@@ -165,34 +163,6 @@ def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordT
 
 RECENT_QUERIES = 256
 """How many query vectors a client keeps (by exact text; its embedder is fixed for its life)."""
-
-
-class RecentVectors:
-    """A bounded, thread-safe map of recently embedded texts to their vectors (least recently
-    used first out)."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, array[float]] = OrderedDict()  # doubles: the same floats back
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> tuple[float, ...] | None:
-        with self._lock:
-            vector = self._items.get(text)
-            if vector is None:
-                return None
-            self._items.move_to_end(text)
-        return tuple(vector)
-
-    def put(self, text: str, vector: tuple[float, ...]) -> None:
-        with self._lock:
-            self._items[text] = array("d", vector)
-            self._items.move_to_end(text)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 DEEPER_SEARCHES = 2
