@@ -29,8 +29,13 @@ HIDDEN, INTERMEDIATE = 384, 1536
 SHAPES = ((HIDDEN, 3 * HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, INTERMEDIATE), (INTERMEDIATE, HIDDEN))
 
 
+_RUN = {"quick": False}  # --quick: one call, one round per figure (a smoke run; the figures mean nothing)
+
+
 def _median_seconds(fn: Callable[[], object], *, calls: int, rounds: int = 9) -> float:
-    for _ in range(max(3, calls // 10)):
+    if _RUN["quick"]:
+        calls = rounds = 1
+    for _ in range(1 if _RUN["quick"] else max(3, calls // 10)):
         fn()
     times = []
     for _ in range(rounds):
@@ -132,11 +137,10 @@ def floor(tokens: int) -> None:
     peak = 2 * 1024 * HIDDEN * INTERMEDIATE / _median_seconds(lambda: big[HIDDEN] @ peak_w, calls=20) / 1e9
     source = np.ones(64 * 2**20 // 4, dtype=np.float32)
     bandwidth = source.nbytes / _median_seconds(source.sum, calls=3) / 1e9
-    ids = rng.integers(1000, 20000, size=(1, tokens)).astype(np.int64)
-    mask = np.ones_like(ids)
+    ids = rng.integers(1000, 20000, size=tokens).astype(np.int64)
     text = " ".join(["word"] * (tokens - 2))
     matmul_s = _median_seconds(matmuls, calls=50)
-    encode_s = _median_seconds(lambda: bert.encode(weights, ids, mask), calls=50)
+    encode_s = _median_seconds(lambda: bert.encode(weights, ids, [tokens]), calls=50)
     embed_s = _median_seconds(lambda: embedder.embed([text]), calls=50)
     print(f"forward pass of {tokens} tokens: {flops / 1e6:.1f} MFLOP, weights read {nbytes / 2**20:.1f} MiB")
     print(
@@ -155,7 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=max(1, min(4, os.cpu_count() or 1)))
     parser.add_argument("--rows", type=int, nargs="*", default=None)
     parser.add_argument("--tokens", type=int, default=13)
+    parser.add_argument("--quick", action="store_true", help="one call per figure: a smoke run")
     args = parser.parse_args(argv)
+    _RUN["quick"] = args.quick
     if args.part == "gelu":
         gelu_break_even(args.threads, args.rows or [16, 64, 128, 256, 342, 512, 1024, 2048, 4096])
     elif args.part == "matmul":

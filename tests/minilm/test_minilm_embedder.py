@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -182,15 +183,33 @@ def test_concurrent_first_calls_load_once() -> None:
 
 
 @needs_model
-def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def _benchmark(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(
-        "bench_minilm", Path(__file__).resolve().parents[2] / "benchmarks" / "bench_minilm.py"
+        name, Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+@needs_model
+def test_the_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    module = _benchmark("bench_minilm")
     module.main(["--count", "20", "--rounds", "1"])
     assert "texts/s" in capsys.readouterr().out
+    module.main(["--mode", "query", "--repeat", "3"])
+    assert "is_query=True): p50" in capsys.readouterr().out
+
+
+@needs_model
+def test_the_parts_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    module = _benchmark("bench_minilm_parts")
+    module.main(["gelu", "--rows", "4", "--threads", "2", "--quick"])
+    module.main(["matmul", "--rows", "2", "--quick"])
+    module.main(["floor", "--tokens", "5", "--quick"])
+    out = capsys.readouterr().out
+    assert "pool/inline" in out and "GFLOP/s" in out and "forward pass of 5 tokens" in out
 
 
 def test_importing_the_adapter_loads_neither_tokenizers_nor_safetensors() -> None:
