@@ -312,9 +312,17 @@ def test_an_append_embeds_each_message_and_each_memory_once(store: MemoryStore, 
     assert embedder.texts(is_query=True) == ["\n".join(BATCH)]
 
     assert _links(memory) == LINKS
-    assert resolver.shown == SHOWN
-    assert extractor.past == PAST
+    if mode == "INLINE":
+        assert resolver.shown == SHOWN
+        assert extractor.past == PAST
+    else:  # the worker draws link ids between the append's ids: ties in score may swap places
+        assert _unordered(resolver.shown) == _unordered(SHOWN)
+        assert _unordered(extractor.past) == _unordered(PAST)
     memory.close()
+
+
+def _unordered(seen: Sequence[tuple[Any, tuple[str, ...]]]) -> list[tuple[Any, tuple[str, ...]]]:
+    return [(key, tuple(sorted(shown))) for key, shown in seen]
 
 
 def test_the_memories_of_one_pass_are_embedded_in_one_call(store: MemoryStore) -> None:
