@@ -155,6 +155,11 @@ class MessageService:
             first = newest[0] if newest else None
         return [first, *messages[:-1]]
 
+    def _before(self, uow: Any, thread: Thread, seq: int) -> Message | None:
+        """The thread's visible message just before ``seq``, if any."""
+        earlier = uow.messages.list_for_thread(thread.id, now=self._clock.now(), end_seq=seq, last_n=1)
+        return earlier[0] if earlier else None
+
     def _reembed_next(self, uow: Any, thread: Thread, message: Message, before: Message | None) -> None:
         """Re-embed the named message after ``message`` (its index text reads the turn before
         it, which changed or left: ``before`` now precedes it)."""
@@ -189,19 +194,18 @@ class MessageService:
         speaker = speaker_of(metadata) if not isinstance(metadata, NotSetType) else message.speaker
         reindexed = "content" in changes or speaker != message.speaker
         if reindexed:
-            edited = replace(message, **changes)
-            with self._store.reading() as uow:
-                earlier = uow.messages.list_for_thread(
-                    thread.id, now=self._clock.now(), end_seq=message.seq, last_n=1
-                )
-            embedding = self._embeddings.messages([edited], [earlier[0] if earlier else None])[0]
+            before = None
+            if speaker is not None:  # only a named turn's index text reads the turn before it
+                with self._store.reading() as uow:
+                    before = self._before(uow, thread, message.seq)
+            embedding = self._embeddings.messages([replace(message, **changes)], [before])[0]
         if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
             changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
         if not changes:
             return
         with self._store.unit_of_work() as uow:
             uow.messages.update(replace(message, **changes), embedding=embedding)
-            if reindexed:
+            if reindexed and (speaker is not None or message.speaker is not None):
                 self._reembed_next(uow, thread, message, replace(message, **changes))
             uow.commit()
         if "content" in changes:
@@ -213,10 +217,7 @@ class MessageService:
         with self._store.unit_of_work() as uow:
             deleted = uow.messages.delete(message.id)
             if deleted and message.speaker is not None:
-                earlier = uow.messages.list_for_thread(
-                    thread.id, now=self._clock.now(), end_seq=message.seq, last_n=1
-                )
-                self._reembed_next(uow, thread, message, earlier[0] if earlier else None)
+                self._reembed_next(uow, thread, message, self._before(uow, thread, message.seq))
             uow.commit()
         if deleted:
             self._summaries.invalidate_from(thread, message.seq)
