@@ -16,7 +16,7 @@ import heapq
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Final
@@ -25,6 +25,7 @@ import numpy as np
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 from .codec import MESSAGE_CODE, TYPE_CODES
+from .snapshot import Region, SnapshotError, StringTable, lookup, strings_of, strings_region
 from .vector_index import (
     NO_CODE,
     Key,
@@ -33,7 +34,9 @@ from .vector_index import (
     _Codes,
     count_flags,
     filter_mask,
+    restored_column,
     select_partitions,
+    slack,
 )
 
 __all__ = [
@@ -530,6 +533,129 @@ class PostingsKeywordIndex:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
         return self._codes.lookup(value)
 
+    # --- snapshot -----------------------------------------------------------------------------------
+
+    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
+        """The index as snapshot regions (see :mod:`.snapshot`). Tails are merged into each
+        partition's base first, so that a restored partition has no per-term Python object."""
+        partitions: list[dict[str, object]] = []
+        regions: dict[str, Region] = {
+            prefix + "terms": strings_region(self._terms),
+            prefix + "df": Region(np.array(self._df, dtype=np.int64)),
+        }
+        for number, ((user, message), partition) in enumerate(self._partitions.items()):
+            if partition.postings:
+                partition.consolidate()
+            size = partition.size
+            capacity = slack(size)
+            name = f"{prefix}{number}."
+            partitions.append(
+                {
+                    "user": strings.code(user),
+                    "message": message,
+                    "size": size,
+                    "dead": partition.dead,
+                    "expiring": partition.expiring,
+                    "invalid": partition.invalid,
+                }
+            )
+            for column in _KW_COLUMNS:
+                regions[name + column] = Region(getattr(partition, column)[:size], capacity)
+            regions[name + "terms"] = Region(np.frombuffer(partition.terms, dtype=np.int32))
+            regions[name + "freqs"] = Region(np.frombuffer(partition.freqs, dtype=np.int32))
+            for base in ("base_terms", "base_offsets", "base_rows", "base_tfs"):
+                regions[name + base] = Region(getattr(partition, base))
+            regions[name + "ids"] = Region(strings.codes(partition.ids[:size]))
+        meta = {
+            "codes": strings.codes(self._codes.names()).tolist(),
+            "free": list(self._free),
+            "total_length": self._total_length,
+            "partitions": partitions,
+        }
+        return meta, regions
+
+    def restore(
+        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+    ) -> None:
+        """Replace the whole index with a snapshot's (:meth:`export`). Raises
+        :class:`SnapshotError` (leaving the index empty) if anything does not fit."""
+        self.clear()
+        try:
+            self._restore(meta, arrays, strings, prefix)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self.clear()
+            raise SnapshotError(f"the keyword snapshot is damaged: {exc}") from exc
+        except SnapshotError:
+            self.clear()
+            raise
+
+    def _restore(
+        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+    ) -> None:
+        terms = strings_of(arrays[prefix + "terms"])
+        df = arrays[prefix + "df"]
+        if len(df) != len(terms) or not all(t is None or isinstance(t, str) for t in terms):
+            raise SnapshotError("the keyword snapshot's vocabulary is damaged")
+        self._terms = terms
+        self._term_ids = {term: tid for tid, term in enumerate(terms) if term is not None}
+        self._df = df.tolist()
+        free = meta["free"]
+        if not isinstance(free, list) or any(terms[tid] is not None for tid in free):
+            raise SnapshotError("the keyword snapshot's free term ids are damaged")
+        self._free = [int(tid) for tid in free]
+        self._total_length = int(meta["total_length"])  # type: ignore[call-overload]
+        codes = meta["codes"]
+        if not isinstance(codes, list):
+            raise SnapshotError("the keyword snapshot's codes are damaged")
+        self._codes = _Codes.from_names(lookup(strings, np.array(codes, dtype=np.int64)))
+        entries = meta["partitions"]
+        if not isinstance(entries, list):
+            raise SnapshotError("the keyword snapshot's partitions are damaged")
+        vocabulary = len(terms)
+        for number, entry in enumerate(entries):
+            size = int(entry["size"])
+            capacity = slack(size)
+            name = f"{prefix}{number}."
+            partition = _KeywordPartition()
+            for column in _KW_COLUMNS:
+                setattr(partition, column, restored_column(arrays, name + column, capacity))
+            forward_terms, forward_freqs = arrays[name + "terms"], arrays[name + "freqs"]
+            base_terms, base_offsets = arrays[name + "base_terms"], arrays[name + "base_offsets"]
+            base_rows, base_tfs = arrays[name + "base_rows"], arrays[name + "base_tfs"]
+            if (
+                len(forward_terms) != len(forward_freqs)
+                or len(base_offsets) != len(base_terms) + 1
+                or len(base_rows) != len(base_tfs)
+                or int(base_offsets[-1]) != len(base_rows)
+                or (len(forward_terms) and int(forward_terms.max()) >= vocabulary)
+                or (len(base_terms) and int(base_terms.max()) >= vocabulary)
+                or (len(base_rows) and int(base_rows.max()) >= size)
+            ):
+                raise SnapshotError("the keyword snapshot's postings are damaged")
+            partition.terms.frombytes(forward_terms.tobytes())
+            partition.freqs.frombytes(forward_freqs.tobytes())
+            partition.set_base(base_terms, base_offsets, base_rows, base_tfs)
+            partition.ids = lookup(strings, arrays[name + "ids"])
+            if len(partition.ids) != size:
+                raise SnapshotError("the keyword snapshot's ids do not fit its rows")
+            partition.size = size
+            partition.dead = int(entry["dead"])
+            partition.expiring = int(entry["expiring"])
+            partition.invalid = int(entry["invalid"])
+            user = lookup(strings, np.array([entry["user"]], dtype=np.int64))[0]
+            message = bool(entry["message"])
+            scope: Scope = (user, message)
+            if scope in self._partitions:
+                raise SnapshotError("the keyword snapshot names a partition twice")
+            self._partitions[scope] = partition
+            ids = partition.ids
+            if partition.dead:
+                rows = np.flatnonzero(partition.alive[:size]).tolist()
+                keys: Iterable[Key] = zip(repeat(message), (ids[row] for row in rows))
+                self._where.update(zip(keys, zip(repeat(scope), rows)))
+            else:
+                self._where.update(zip(zip(repeat(message), ids), zip(repeat(scope), range(size))))
+
     # --- writes -------------------------------------------------------------------------------------
 
     def _term_id(self, term: str) -> int:
@@ -841,7 +967,16 @@ class PostingsKeywordIndex:
         merged = _KeywordPartition()
         sizes = [p.size for _, p in partitions]
         offsets = np.cumsum([0, *sizes]).tolist()
-        for name in ("id_key", "type_code", "agent_code", "thread_code", "valid", "expires", "alive", "length"):
+        for name in (
+            "id_key",
+            "type_code",
+            "agent_code",
+            "thread_code",
+            "valid",
+            "expires",
+            "alive",
+            "length",
+        ):
             setattr(merged, name, np.concatenate([getattr(p, name)[: p.size] for _, p in partitions]))
         merged.ids = list(chain.from_iterable(p.ids for _, p in partitions))
         merged.size = offsets[-1]

@@ -9,8 +9,10 @@ the committed state, and a rolled-back transaction never reaches a cache.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -19,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
+import numpy as np
 from palimpsest.domain.errors import (
     ConfigurationError,
     InvalidSearchError,
@@ -63,10 +66,23 @@ from .codec import (
 from .errors import translate
 from .keyword_index import KeywordBatch, PostingsKeywordIndex
 from .link_graph import NetworkxLinkGraph
+from .snapshot import (
+    Region,
+    SnapshotError,
+    StringTable,
+    lookup,
+    read_snapshot,
+    snapshot_path,
+    string_objects,
+    strings_region,
+    write_snapshot,
+)
 from .unit_of_work import SqliteUnitOfWork
 from .vector_index import VECTOR_SEARCH_MODES, IndexBatch, NumpyVectorIndex, VectorFilter
 
 __all__ = ["EmbeddedStore"]
+
+_log = logging.getLogger(__name__)
 
 Key = tuple[bool, str]  # (is_message, id)
 RecordAttrs = tuple[int, str | None, str | None, str | None, int, int]
@@ -81,11 +97,11 @@ _BOUND_VALUES_MAX: Final = 32
 ``json_each`` per query, and few enough lengths for the connection's statement cache."""
 _SQL_INT_MAX: Final = 2**63 - 1
 """SQLite's largest integer: a larger ``LIMIT`` would not bind."""
-_NAMED: Final = (
-    f"json_type(metadata, '$.{SPEAKER_KEY}') = 'text' AND trim(json_extract(metadata, '$.{SPEAKER_KEY}')) <> ''"
-)
+_NAMED: Final = f"json_type(metadata, '$.{SPEAKER_KEY}') = 'text' AND trim(json_extract(metadata, '$.{SPEAKER_KEY}')) <> ''"
 """A message with a speaker (:func:`~palimpsest.domain.model.speaker_of`), in SQL."""
-_BEFORE: Final = f"SELECT id FROM messages WHERE thread_id = ? AND seq < ? AND {_NAMED} ORDER BY seq DESC LIMIT ?"
+_BEFORE: Final = (
+    f"SELECT id FROM messages WHERE thread_id = ? AND seq < ? AND {_NAMED} ORDER BY seq DESC LIMIT ?"
+)
 _AFTER: Final = f"SELECT id FROM messages WHERE thread_id = ? AND seq > ? AND {_NAMED} ORDER BY seq LIMIT ?"
 """A named message's nearest named rows of its thread before and after it (the (thread_id, seq)
 index, the speaker checked per row)."""
@@ -94,9 +110,7 @@ index, the speaker checked per row)."""
 _INDEX_COLUMNS: Final = (
     "id, record_type, user_id, agent_id, thread_id, status, expires_at, pk, content, embedding"
 )
-_BEFORE_ROW: Final = (
-    "FROM messages p WHERE p.thread_id = messages.thread_id AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1"
-)
+_BEFORE_ROW: Final = "FROM messages p WHERE p.thread_id = messages.thread_id AND p.seq < messages.seq ORDER BY p.seq DESC LIMIT 1"
 _MESSAGE_INDEX_COLUMNS: Final = (
     f"id, user_id, agent_id, thread_id, expires_at, content, json_extract(metadata, '$.{SPEAKER_KEY}'), "
     f"(SELECT p.content {_BEFORE_ROW}), (SELECT json_extract(p.metadata, '$.{SPEAKER_KEY}') {_BEFORE_ROW}), "
@@ -104,6 +118,28 @@ _MESSAGE_INDEX_COLUMNS: Final = (
 )
 """A message's index columns: its keyword text is :func:`keyword_text` of its content and
 speaker and those of the message just before it in its thread (the (thread_id, seq) index)."""
+
+
+SNAPSHOT_FORMAT: Final = 1
+"""The index snapshot's format: bumped whenever what the caches hold for a row changes (the
+tokeniser, the keyword text, a column), so that a snapshot of older code is rebuilt over."""
+_OPEN_STORES: weakref.WeakSet[EmbeddedStore] = weakref.WeakSet()
+_EXIT_HOOK: list[bool] = []  # set once the exit hook is registered
+
+
+def _save_snapshots_at_exit() -> None:
+    """A script that never calls ``close()`` still leaves its index snapshot behind."""
+    for store in list(_OPEN_STORES):
+        store._save_snapshot()
+
+
+def _register_exit_hook() -> None:
+    """Register :func:`_save_snapshots_at_exit` after the first store's connections exist:
+    exit hooks run last-registered first, so it runs before the connection finalizers
+    (``weakref.finalize`` registers its own exit hook when first used) close them."""
+    if not _EXIT_HOOK:
+        _EXIT_HOOK.append(True)
+        atexit.register(_save_snapshots_at_exit)
 
 
 # SQLite's primary result codes that mean "this path cannot hold the store" (not a failure of
@@ -242,6 +278,14 @@ class EmbeddedStore(MemoryStore):
     CHANGES_KEEP: int = 100_000
     _PRUNE_EVERY: int = 256  # commits of this process between two checks of the log size
     READER_MMAP_BYTES: int = 1 << 30  # memory-mapped I/O for reading connections (0 disables it)
+    SNAPSHOT_MIN_ROWS: int = 20_000
+    """Records and messages from which ``close()`` leaves an index snapshot beside the file
+    (below it a rebuild at open takes a fraction of a second)."""
+    SNAPSHOT_MIN_CHANGES: int = 1_000
+    """Changes since the snapshot from which it is written again at close (also at least one
+    per hundred rows): fewer are cheaper to replay at the next open than to rewrite."""
+    SNAPSHOT_BUSY_TIMEOUT: float = 1.0
+    """Seconds ``close()`` waits for the write lock to record a new snapshot, else skips it."""
 
     def __init__(
         self,
@@ -286,14 +330,22 @@ class EmbeddedStore(MemoryStore):
         self._last_seen = 0
         self._stale = True  # the caches do not reflect the file yet
         self._commits = 0
+        self._snapshot_seq: int | None = None  # change-log position of the snapshot file, if usable
+        self._schema_version: str | None = None
         try:
             with _unusable_path_errors(location), translate(), self._reading() as conn:
                 schema.enable_wal(conn, self._busy_timeout)
                 self._dimension = schema.migrate(conn, dimension=dimension, budget=self._busy_timeout)
-                self._sync(full=True)
+                self._schema_version = schema.read_meta(conn, "schema_version")
+                if self._restore_snapshot():
+                    self._sync()  # replays what was committed after the snapshot
+                else:
+                    self._sync(full=True)
         except BaseException:
-            self.close()
+            self._closed_early()
             raise
+        _OPEN_STORES.add(self)
+        _register_exit_hook()
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -337,6 +389,13 @@ class EmbeddedStore(MemoryStore):
         unit of work or a search in progress) is closed by that thread as soon as its use
         ends: closing it under a running statement would crash the process.
         """
+        if not self._closed:
+            self._save_snapshot()
+        self._closed_early()
+
+    def _closed_early(self) -> None:
+        """``close()`` without leaving a snapshot (a failed open)."""
+        _OPEN_STORES.discard(self)
         me = threading.get_ident()
         conns: list[sqlite3.Connection] = []
         with self._registry_lock:
@@ -530,6 +589,132 @@ class EmbeddedStore(MemoryStore):
             # committed work. The caches catch up at the next search (the log is still there).
             pass
 
+    # --- index snapshot ----------------------------------------------------------------------
+
+    def _restore_snapshot(self) -> bool:
+        """Fill the caches from the index snapshot beside the file, if it fits the file: written
+        by this format, for this schema version, recorded in the file (its token), at a
+        change-log position the log still reaches. False (caches empty) otherwise."""
+        path = snapshot_path(self._path)
+        if not os.path.exists(path):
+            return False
+        try:
+            meta, arrays = read_snapshot(path, random_access=lambda name: name.endswith(".vectors"))
+        except SnapshotError as exc:
+            _log.info("index snapshot not used (%s); rebuilding the caches", exc)
+            return False
+        with self._reading() as conn, self._lock, translate():
+            conn.execute("BEGIN")
+            try:
+                return self._restore_from(conn, meta, arrays)
+            finally:
+                conn.execute("ROLLBACK")
+
+    def _restore_from(
+        self, conn: sqlite3.Connection, meta: dict[str, Any], arrays: dict[str, np.ndarray]
+    ) -> bool:
+        token = schema.read_meta(conn, "index_snapshot")
+        floor = int(schema.read_meta(conn, "changes_floor") or 0)
+        head = int(conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0)
+        dimension = schema.read_meta(conn, "dimension")
+        seq = meta.get("seq")
+        if (
+            meta.get("format") != SNAPSHOT_FORMAT
+            or token is None
+            or meta.get("token") != token
+            or meta.get("schema") != self._schema_version
+            or not isinstance(seq, int)
+            or not floor <= seq <= head
+        ):
+            _log.info("index snapshot does not match the store file; rebuilding the caches")
+            return False
+        try:
+            strings = string_objects(arrays["strings"])
+            with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
+                self._vectors.restore(meta["vectors"], arrays, strings, "v")
+                self._keywords.restore(meta["keywords"], arrays, strings, "k")
+                self._attrs = _restore_attrs(arrays, strings)
+                # The links as of this read (at or after the snapshot's position): the replay
+                # that follows re-reads every link changed since, so the graph converges.
+                self._graph.clear()
+                self._graph.upsert(conn.execute(f"SELECT {LINK_COLUMNS} FROM links"))
+            if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
+                raise SnapshotError("the snapshot's vectors are of another dimension")
+        except (SnapshotError, KeyError, TypeError, ValueError) as exc:
+            _log.info("index snapshot not used (%s); rebuilding the caches", exc)
+            self._vectors.clear()
+            self._keywords.clear()
+            self._graph.clear()
+            self._attrs = {}
+            return False
+        self._dimension = None if dimension is None else int(dimension)
+        self._last_seen = seq
+        self._snapshot_seq = seq
+        self._stale = False
+        return True
+
+    def _snapshot_due(self) -> bool:
+        rows = len(self._keywords)  # every record and message is a keyword document
+        if self._stale or rows < self.SNAPSHOT_MIN_ROWS:
+            return False
+        if self._snapshot_seq is None:
+            return True
+        return self._last_seen - self._snapshot_seq >= max(self.SNAPSHOT_MIN_CHANGES, rows // 100)
+
+    def _save_snapshot(self) -> bool:
+        """Leave an index snapshot beside the file if one is due (see ``SNAPSHOT_MIN_ROWS``).
+
+        Best effort and never raising: the snapshot is a cache, and a store that cannot write
+        one (a read-only folder, a writer holding the lock) opens by a rebuild next time. The
+        file is flushed to disk, then its token is recorded in the store file, then it is
+        renamed into place: a crash in between leaves a token and a file that do not match,
+        which the next open treats as no snapshot.
+        """
+        if len(self._keywords) < self.SNAPSHOT_MIN_ROWS:
+            return False  # small stores (most, in tests) pay nothing at close
+        try:
+            self._sync()
+            with self._lock:
+                if self._closed or not self._snapshot_due():
+                    return False
+                strings = StringTable()
+                vectors_meta, regions = self._vectors.export(strings, "v")
+                keywords_meta, keyword_regions = self._keywords.export(strings, "k")
+                regions.update(keyword_regions)
+                regions.update(_export_attrs(self._attrs, strings))
+                regions["strings"] = strings_region(strings.values)
+                token = os.urandom(16).hex()
+                meta = {
+                    "format": SNAPSHOT_FORMAT,
+                    "token": token,
+                    "seq": self._last_seen,
+                    "schema": self._schema_version,
+                    "vectors": vectors_meta,
+                    "keywords": keywords_meta,
+                }
+                write_snapshot(
+                    snapshot_path(self._path), meta, regions, before_publish=lambda: self._record_token(token)
+                )
+                self._snapshot_seq = self._last_seen
+                return True
+        except Exception as exc:  # noqa: BLE001 - a cache that could not be written is no error
+            _log.info("index snapshot not written: %s", exc)
+            return False
+
+    def _record_token(self, token: str) -> None:
+        """Record a snapshot's token in the file, on a connection of its own that waits at most
+        ``SNAPSHOT_BUSY_TIMEOUT`` for the write lock."""
+        conn = schema.connect(self._path, self.SNAPSHOT_BUSY_TIMEOUT)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if schema.read_meta(conn, "schema_version") != self._schema_version:
+                conn.execute("ROLLBACK")
+                raise SnapshotError("the store file was migrated meanwhile")
+            schema.write_meta(conn, "index_snapshot", token)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
     # --- cache maintenance ---------------------------------------------------------------------
 
     def _sync(self, *, full: bool = False) -> None:
@@ -637,7 +822,9 @@ class EmbeddedStore(MemoryStore):
         gone = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
         drop: list[Key] = list(gone)
         if rows:
-            ids, users, agents, threads, expires, texts, speakers, before_texts, before_speakers, blobs = zip(*rows)
+            ids, users, agents, threads, expires, texts, speakers, before_texts, before_speakers, blobs = zip(
+                *rows
+            )
             contents = [
                 keyword_text(text, speaker_of({SPEAKER_KEY: speaker}), before, speaker_of({SPEAKER_KEY: by}))
                 for text, speaker, before, by in zip(texts, speakers, before_texts, before_speakers)
@@ -848,6 +1035,35 @@ class EmbeddedStore(MemoryStore):
 
             return admits_in_scope
         return admits
+
+
+def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, Region]:
+    columns = list(zip(*attrs.values())) if attrs else [()] * 6
+    codes, users, agents, threads, expiry, pks = columns
+    return {
+        "a.ids": Region(strings.codes(attrs)),
+        "a.type": Region(np.array(codes, dtype=np.int8)),
+        "a.user": Region(strings.codes(users)),
+        "a.agent": Region(strings.codes(agents)),
+        "a.thread": Region(strings.codes(threads)),
+        "a.expiry": Region(np.array(expiry, dtype=np.int64)),
+        "a.pk": Region(np.array(pks, dtype=np.int64)),
+    }
+
+
+def _restore_attrs(arrays: dict[str, np.ndarray], strings: np.ndarray) -> dict[str, RecordAttrs]:
+    ids = lookup(strings, arrays["a.ids"])
+    columns = (
+        arrays["a.type"].tolist(),
+        lookup(strings, arrays["a.user"]),
+        lookup(strings, arrays["a.agent"]),
+        lookup(strings, arrays["a.thread"]),
+        arrays["a.expiry"].tolist(),
+        arrays["a.pk"].tolist(),
+    )
+    if any(len(column) != len(ids) for column in columns):
+        raise SnapshotError("the snapshot's record attributes are damaged")
+    return dict(zip(ids, zip(*columns)))
 
 
 class _Search(SearchSession):

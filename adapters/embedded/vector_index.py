@@ -24,6 +24,7 @@ from palimpsest.domain.errors import StorageError
 from palimpsest.domain.sentinel import AnyType
 
 from .codec import MESSAGE_CODE, TYPE_CODES
+from .snapshot import Region, SnapshotError, StringTable, lookup
 
 __all__ = [
     "APPROXIMATE_MIN_ROWS",
@@ -402,7 +403,9 @@ class _Partition:
         bits = self.bits
         words = bits.shape[0]
         sentinel = words * _WORD_BITS + 1  # beyond any real distance: marks refused rows
-        dist: np.ndarray = _popcount(bits[0, :n] ^ query_bits[0]).astype(np.uint16 if sentinel < 65_535 else np.uint32)
+        dist: np.ndarray = _popcount(bits[0, :n] ^ query_bits[0]).astype(
+            np.uint16 if sentinel < 65_535 else np.uint32
+        )
         scratch = np.empty(n, dtype=np.uint64)
         for word in range(1, words):
             np.bitwise_xor(bits[word, :n], query_bits[word], out=scratch)
@@ -461,6 +464,32 @@ class _Codes:
 
     def lookup(self, value: str | None) -> int:
         return self._codes.get(value, NO_CODE)
+
+    def names(self) -> list[str | None]:
+        """The interned values in code order (codes are dense: code ``i`` is ``names()[i]``)."""
+        return list(self._codes)
+
+    @classmethod
+    def from_names(cls, names: list[str | None]) -> _Codes:
+        if not names or names[0] is not None or len(set(names)) != len(names):
+            raise SnapshotError("a code table is damaged")
+        codes = cls()
+        codes._codes = {name: code for code, name in enumerate(names)}
+        return codes
+
+
+def slack(size: int) -> int:
+    """The capacity a partition restored from a snapshot gets for ``size`` rows: room for an
+    eighth more, so that the first appends after opening copy nothing."""
+    return size + max(_MIN_CAPACITY, size // 8)
+
+
+def restored_column(arrays: Mapping[str, np.ndarray], name: str, capacity: int) -> np.ndarray:
+    """A snapshot array that must be ``capacity`` long (on its first axis)."""
+    array = arrays.get(name)
+    if array is None or array.shape[0] != capacity:
+        raise SnapshotError(f"the snapshot's {name} is missing or damaged")
+    return array
 
 
 class NumpyVectorIndex:
@@ -541,6 +570,105 @@ class NumpyVectorIndex:
     def code(self, value: str | None) -> int:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
         return self._codes.lookup(value)
+
+    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
+        """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays: the
+        caller writes them before the index changes again."""
+        partitions: list[dict[str, object]] = []
+        regions: dict[str, Region] = {}
+        for number, ((user, message), partition) in enumerate(self._partitions.items()):
+            size = partition.size
+            capacity = slack(size)
+            name = f"{prefix}{number}."
+            partitions.append(
+                {
+                    "user": strings.code(user),
+                    "message": message,
+                    "size": size,
+                    "dead": partition.dead,
+                    "expiring": partition.expiring,
+                    "invalid": partition.invalid,
+                }
+            )
+            for column in _COLUMNS:
+                regions[name + column] = Region(
+                    getattr(partition, column)[:size], capacity, cold=column == "vectors"
+                )
+            regions[name + "bits"] = Region(partition.bits[:, :size], capacity, axis=1)
+            regions[name + "ids"] = Region(strings.codes(partition.ids[:size]))
+        meta = {
+            "dimension": self.dimension,
+            "codes": strings.codes(self._codes.names()).tolist(),
+            "partitions": partitions,
+        }
+        return meta, regions
+
+    def restore(
+        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+    ) -> None:
+        """Replace the whole index with a snapshot's (:meth:`export`); the arrays are used as
+        they are (copy-on-write views of the file). Raises :class:`SnapshotError` (leaving the
+        index empty) if anything does not fit."""
+        self.clear()
+        try:
+            self._restore(meta, arrays, strings, prefix)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self.clear()
+            raise SnapshotError(f"the vector snapshot is damaged: {exc}") from exc
+        except SnapshotError:
+            self.clear()
+            raise
+
+    def _restore(
+        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+    ) -> None:
+        dimension = meta["dimension"]
+        if dimension is not None and (not isinstance(dimension, int) or dimension < 1):
+            raise SnapshotError("the vector snapshot's dimension is damaged")
+        self.dimension = dimension
+        codes = meta["codes"]
+        if not isinstance(codes, list):
+            raise SnapshotError("the vector snapshot's codes are damaged")
+        self._codes = _Codes.from_names(lookup(strings, np.array(codes, dtype=np.int64)))
+        entries = meta["partitions"]
+        if not isinstance(entries, list):
+            raise SnapshotError("the vector snapshot's partitions are damaged")
+        for number, entry in enumerate(entries):
+            size = int(entry["size"])
+            capacity = slack(size)
+            name = f"{prefix}{number}."
+            partition = _Partition.__new__(_Partition)
+            for column in _COLUMNS:
+                setattr(partition, column, restored_column(arrays, name + column, capacity))
+            if dimension is None or partition.vectors.shape != (capacity, dimension):
+                raise SnapshotError("the vector snapshot's matrix does not fit its dimension")
+            bits = arrays[name + "bits"]
+            if bits.ndim != 2 or bits.shape[1] != capacity or bits.shape[0] not in (0, words_for(dimension)):
+                raise SnapshotError("the vector snapshot's sign bits are damaged")
+            if self._words == 0:
+                bits = np.zeros((0, capacity), dtype=np.uint64)
+            partition.bits = bits
+            partition.ids = lookup(strings, arrays[name + "ids"])
+            if len(partition.ids) != size:
+                raise SnapshotError("the vector snapshot's ids do not fit its rows")
+            partition.size = size
+            partition.dead = int(entry["dead"])
+            partition.expiring = int(entry["expiring"])
+            partition.invalid = int(entry["invalid"])
+            user = lookup(strings, np.array([entry["user"]], dtype=np.int64))[0]
+            message = bool(entry["message"])
+            scope: Scope = (user, message)
+            if scope in self._partitions:
+                raise SnapshotError("the vector snapshot names a partition twice")
+            self._partitions[scope] = partition
+            ids = partition.ids
+            if partition.dead:
+                rows = np.flatnonzero(partition.alive[:size]).tolist()
+                keys: Iterable[Key] = zip(repeat(message), (ids[row] for row in rows))
+                self._where.update(zip(keys, zip(repeat(scope), rows)))
+            else:
+                self._where.update(zip(zip(repeat(message), ids), zip(repeat(scope), range(size))))
+            self._two_pass(partition)
 
     def partition_sizes(self) -> dict[str | None, int]:
         """Live rows per user, records and messages together (for tests and diagnostics)."""

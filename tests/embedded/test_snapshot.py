@@ -1,0 +1,378 @@
+"""The index snapshot: a store reopened from it answers exactly as one rebuilt from the tables.
+
+Every test lowers ``SNAPSHOT_MIN_ROWS`` so that small files get a snapshot. The reference for
+"exactly" is the same file opened without its snapshot (a copy made with SQLite's backup API,
+so the copy holds the same rows and the same token but has no ``.index`` beside it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.embedded import store as store_module
+from palimpsest.adapters.embedded.snapshot import read_snapshot, snapshot_path
+from palimpsest.domain.model import RecordStatus, RecordType
+from palimpsest.domain.search import ScopeFilter, SearchQuery
+from palimpsest.domain.sentinel import ANY
+
+from .helpers import NOW, at, link, message, record, thread
+
+DIM = 8
+USERS = ("alice", "bob", None)
+TYPES = (RecordType.FACT, RecordType.PREFERENCE, RecordType.MEMORY, RecordType.GUIDELINE)
+WORDS = "apple banana cherry delta echo falcon grape harbor island jungle kettle lemon".split()
+
+
+@pytest.fixture(autouse=True)
+def small_snapshots(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_ROWS", 1)
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_CHANGES", 1)
+
+
+def vector(rng: random.Random) -> list[float]:
+    return [rng.uniform(-1, 1) for _ in range(DIM)]
+
+
+def text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))
+
+
+def fill(store: EmbeddedStore, rng: random.Random, start: int, count: int) -> list[str]:
+    """Records of three users, every type, some invalid or expiring, plus named messages."""
+    ids = []
+    with store.unit_of_work() as uow:
+        for i in range(start, start + count):
+            user = USERS[i % 3]
+            rid = f"r{i:05d}"
+            uow.records.add(
+                record(
+                    rid,
+                    text(rng),
+                    user_id=user,
+                    agent_id=rng.choice((None, "agent-1", "agent-2")),
+                    record_type=rng.choice(TYPES),
+                    status=RecordStatus.INVALID if i % 11 == 0 else RecordStatus.VALID,
+                    expires_at=at(60 * 24 * 365) if i % 7 == 0 else None,
+                ),
+                embedding=vector(rng) if i % 13 else None,
+            )
+            ids.append(rid)
+        thread_id = f"t{start}"
+        uow.threads.add(thread(thread_id, user_id="alice"))
+        for seq in range(1, 6):
+            uow.messages.add(
+                message(
+                    f"m{start}-{seq}", thread_id, seq, text(rng), user_id="alice", metadata={"speaker": "Ann"}
+                ),
+                embedding=vector(rng),
+            )
+        uow.commit()
+    return ids
+
+
+def queries(rng: random.Random) -> list[SearchQuery]:
+    found = []
+    for user in ("alice", "bob", None):
+        scope = ScopeFilter(user_id=user)
+        for _ in range(3):
+            found.append(SearchQuery(k=8, now=NOW, vector=tuple(vector(rng)), scope=scope, num_hops=2))
+            found.append(SearchQuery(k=8, now=NOW, text=text(rng), scope=scope))
+            found.append(
+                SearchQuery(
+                    k=8, now=NOW, text=text(rng), vector=tuple(vector(rng)), scope=scope, include_invalid=True
+                )
+            )
+    found.append(SearchQuery(k=8, now=NOW, text="apple", scope=ScopeFilter(user_id=ANY, agent_id="agent-1")))
+    found.append(SearchQuery(k=20, now=NOW, text=" ".join(WORDS), scope=ScopeFilter(user_id=ANY), num_hops=1))
+    return found
+
+
+def answers(
+    store: EmbeddedStore, requests: list[SearchQuery]
+) -> list[list[tuple[str, float, tuple[str, ...]]]]:
+    return [
+        [
+            (hit.id, round(hit.score, 9), tuple(node.record.id for node in hit.linked))
+            for hit in store.search(q)
+        ]
+        for q in requests
+    ]
+
+
+def rebuilt_copy(path: Path, tmp_path: Path) -> Path:
+    """The same rows (and token) in another file, with no snapshot beside it."""
+    copy = tmp_path / f"copy-{random.random():.6f}.db"
+    source = sqlite3.connect(path)
+    target = sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return copy
+
+
+def restored(store: EmbeddedStore) -> bool:
+    return store._snapshot_seq is not None
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Iterator[tuple[Path, random.Random]]:
+    path = tmp_path / "store.db"
+    rng = random.Random(7)
+    store = EmbeddedStore(path, dimension=DIM)
+    ids = fill(store, rng, 0, 300)
+    with store.unit_of_work() as uow:
+        for j in range(40):  # links, and deleted rows (dead rows in the snapshot's partitions)
+            uow.links.add(link(f"l{j}", ids[j], ids[j + 50]))
+        for rid in ids[200:230]:
+            uow.records.delete(rid)
+        uow.commit()
+    store.close()
+    yield path, rng
+
+
+def test_close_leaves_a_snapshot_and_reopening_uses_it(
+    filled: tuple[Path, random.Random], tmp_path: Path
+) -> None:
+    path, rng = filled
+    assert os.path.exists(snapshot_path(str(path)))
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened) and not restored(reference)
+        assert answers(reopened, requests) == answers(reference, requests)
+        assert any(linked for found in answers(reopened, requests) for _id, _score, linked in found)
+        assert len(reopened._keywords) == len(reference._keywords)
+        assert reopened._keywords.total_length == reference._keywords.total_length
+        for word in WORDS:
+            assert reopened._keywords.document_frequency(word) == reference._keywords.document_frequency(word)
+        assert reopened._attrs == reference._attrs
+        for index in ("_vectors", "_keywords"):  # the counters that let searches skip masks
+            mine, theirs = getattr(reopened, index)._partitions, getattr(reference, index)._partitions
+            assert set(mine) == set(theirs)
+            for scope, partition in mine.items():
+                other = theirs[scope]
+                assert (partition.live, partition.invalid, partition.expiring) == (
+                    other.live,
+                    other.invalid,
+                    other.expiring,
+                )
+        assert reopened.dimension == reference.dimension == DIM
+
+
+def test_writes_after_restoring_match_a_rebuild(filled: tuple[Path, random.Random], tmp_path: Path) -> None:
+    """Updates in place (copy-on-write pages of the file), appends into the slack and past it,
+    deletions, and a status change."""
+    path, rng = filled
+    before = Path(snapshot_path(str(path))).read_bytes()
+    with EmbeddedStore(path) as store:
+        assert restored(store)
+        fill(store, rng, 1000, 400)  # more than the slack of every partition
+        with store.unit_of_work() as uow:
+            for rid in ("r00001", "r00004", "r00010"):
+                found = uow.records.get(rid)
+                assert found is not None
+                uow.records.update(replace(found, content="zebra " + found.content), embedding=vector(rng))
+            invalidated = uow.records.get("r00002")
+            assert invalidated is not None
+            uow.records.update(replace(invalidated, status=RecordStatus.INVALID))
+            uow.records.delete("r00005")
+            uow.commit()
+        assert Path(snapshot_path(str(path))).read_bytes() == before  # private pages: the file is untouched
+        requests = [*queries(rng), SearchQuery(k=5, now=NOW, text="zebra", scope=ScopeFilter(user_id=ANY))]
+        with EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+            assert answers(store, requests) == answers(reference, requests)
+    with EmbeddedStore(path) as again, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(again)
+        assert answers(again, requests) == answers(reference, requests)
+
+
+def test_commits_of_another_process_after_the_snapshot_are_replayed(
+    filled: tuple[Path, random.Random], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, rng = filled
+    seq = read_snapshot(snapshot_path(str(path)))[0]["seq"]
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_ROWS", 10**9)  # the writer leaves no snapshot
+    with EmbeddedStore(path) as writer:
+        fill(writer, rng, 2000, 50)
+        with writer.unit_of_work() as uow:
+            uow.records.delete("r00003")
+            uow.links.add(link("l-new", "r00006", "r00009"))
+            uow.commit()
+    assert read_snapshot(snapshot_path(str(path)))[0]["seq"] == seq  # the old snapshot is still there
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert reopened._snapshot_seq == seq and reopened._last_seen > seq
+        assert answers(reopened, requests) == answers(reference, requests)
+        assert "r00003" not in reopened._attrs
+
+
+def test_a_snapshot_of_another_file_is_not_used(filled: tuple[Path, random.Random], tmp_path: Path) -> None:
+    """The store file replaced by another one holding the same ids with other content: the old
+    snapshot's token is not in it, so the caches are rebuilt."""
+    path, rng = filled
+    old = Path(snapshot_path(str(path))).read_bytes()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    with EmbeddedStore(path, dimension=DIM) as fresh:
+        with fresh.unit_of_work() as uow:
+            uow.records.add(record("r00001", "walrus", user_id="bob"), embedding=vector(rng))
+            uow.commit()
+        fresh.SNAPSHOT_MIN_ROWS = 10**9  # keep the old snapshot file in place
+    Path(snapshot_path(str(path))).write_bytes(old)
+    with EmbeddedStore(path) as reopened:
+        assert not restored(reopened)
+        hits = reopened.search(
+            SearchQuery(k=5, now=NOW, text="walrus apple banana", scope=ScopeFilter(user_id=ANY))
+        )
+        assert [hit.id for hit in hits] == ["r00001"]
+        assert len(reopened._keywords) == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate", "garbage", "header", "bad-dtype", "short-array"],
+)
+def test_a_damaged_snapshot_means_a_rebuild(
+    filled: tuple[Path, random.Random], tmp_path: Path, damage: str
+) -> None:
+    path, rng = filled
+    index = Path(snapshot_path(str(path)))
+    data = bytearray(index.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 3]
+    elif damage == "garbage":
+        data[:8] = b"NOTANIDX"
+    else:
+        (length,) = __import__("struct").unpack("<Q", bytes(data[8:16]))
+        header = json.loads(bytes(data[16 : 16 + length]))
+        name = next(n for n in header["arrays"] if n.endswith(".vectors"))
+        if damage == "header":
+            header["arrays"].pop(name)
+        elif damage == "bad-dtype":
+            header["arrays"][name]["dtype"] = "|O"
+        else:
+            header["arrays"][name]["shape"][0] -= 1
+        encoded = json.dumps(header, separators=(",", ":")).encode().ljust(length)
+        data[16 : 16 + length] = encoded[:length]
+    index.write_bytes(bytes(data))
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert not restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
+
+
+def test_a_log_pruned_past_the_snapshot_or_another_format_means_a_rebuild(
+    filled: tuple[Path, random.Random], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, rng = filled
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_ROWS", 10**9)
+    with EmbeddedStore(path) as writer:  # one more change, then the log pruned up to it
+        fill(writer, rng, 4000, 1)
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_ROWS", 1)
+    conn = sqlite3.connect(path)
+    head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0]
+    assert head > read_snapshot(snapshot_path(str(path)))[0]["seq"]
+    conn.execute("DELETE FROM changes WHERE seq < ?", (head,))
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('changes_floor', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(head - 1),),
+    )
+    conn.commit()
+    conn.close()
+    with EmbeddedStore(path) as reopened:
+        assert not restored(reopened)
+        assert len(reopened._keywords) > 0
+    # close() above wrote a fresh snapshot; a change of format makes it unusable too
+    with EmbeddedStore(path) as reopened:
+        assert restored(reopened)
+    monkeypatch.setattr(store_module, "SNAPSHOT_FORMAT", store_module.SNAPSHOT_FORMAT + 1)
+    with EmbeddedStore(path) as reopened:
+        assert not restored(reopened)
+
+
+def test_a_snapshot_that_cannot_be_recorded_leaves_the_old_one(
+    filled: tuple[Path, random.Random], tmp_path: Path
+) -> None:
+    """Another connection holds the write lock while close() wants to record the new token: the
+    close still succeeds, the new file is dropped, the old snapshot still opens the store."""
+    path, rng = filled
+    old = read_snapshot(snapshot_path(str(path)))[0]
+    store = EmbeddedStore(path)
+    store.SNAPSHOT_BUSY_TIMEOUT = 0.05
+    fill(store, rng, 3000, 20)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        store.close()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert read_snapshot(snapshot_path(str(path)))[0]["token"] == old["token"]
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert reopened._snapshot_seq == old["seq"]
+        assert answers(reopened, requests) == answers(reference, requests)
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, random, sys
+    sys.path.insert(0, {tests!r})
+    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.adapters.embedded import snapshot
+    from embedded.test_snapshot import fill
+    EmbeddedStore.SNAPSHOT_MIN_ROWS = 1
+    store = EmbeddedStore({path!r}, dimension=8)
+    fill(store, random.Random(3), 0, 200)
+    if sys.argv[1] == "kill":
+        real = snapshot.os.replace
+        def replace_then_die(src, dst):
+            os.kill(os.getpid(), 9)
+        snapshot.os.replace = replace_then_die
+        store.close()
+    # "exit": the script ends without close()
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_a_script_that_never_closes_or_dies_while_writing(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "script.db"
+    script = SCRIPT.format(tests=str(Path(__file__).parent.parent), path=str(path))
+    result = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=120)
+    if how == "exit":
+        assert result.returncode == 0, result.stderr
+        assert os.path.exists(snapshot_path(str(path)))
+    else:
+        assert result.returncode == -9
+        assert not os.path.exists(snapshot_path(str(path)))  # killed before the rename
+    rng = random.Random(5)
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened) == (how == "exit")
+        assert answers(reopened, requests) == answers(reference, requests)
+        assert len(reopened._keywords) == 205
+    if how == "kill":  # the next writer sweeps the dead process's temporary file
+        assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+
+
+def test_small_stores_leave_no_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(EmbeddedStore, "SNAPSHOT_MIN_ROWS", 1000)
+    path = tmp_path / "small.db"
+    with EmbeddedStore(path, dimension=DIM) as store:
+        fill(store, random.Random(1), 0, 30)
+    assert not os.path.exists(snapshot_path(str(path)))
