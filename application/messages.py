@@ -160,16 +160,32 @@ class MessageService:
         earlier = uow.messages.list_for_thread(thread.id, now=self._clock.now(), end_seq=seq, last_n=1)
         return earlier[0] if earlier else None
 
-    def _reembed_next(self, uow: Any, thread: Thread, message: Message, before: Message | None) -> None:
-        """Re-embed the named message after ``message`` (its index text reads the turn before
-        it, which changed or left: ``before`` now precedes it)."""
+    def _next_turn(self, thread: Thread, message: Message, before: Message | None) -> tuple[Message, Any] | None:
+        """The named message after ``message`` and its new vector (its index text reads the turn
+        before it, which changes or leaves: ``before`` will precede it), embedded before any
+        transaction opens: a model that fails then leaves nothing written."""
+        if self._embeddings.embedder is None:
+            return None
+        with self._store.reading() as uow:
+            following = self._following(uow, thread, message)
+        if following is None:
+            return None
+        return following, self._embeddings.messages([following], [before])[0]
+
+    def _following(self, uow: Any, thread: Thread, message: Message) -> Message | None:
         later = uow.messages.list_for_thread(
             thread.id, now=self._clock.now(), start_seq=message.seq + 1, end_seq=message.seq + NEXT_WINDOW
         )
-        if not later or later[0].speaker is None or self._embeddings.embedder is None:
+        return later[0] if later and later[0].speaker is not None else None
+
+    def _reembed_next(self, uow: Any, thread: Thread, message: Message, planned: tuple[Message, Any] | None) -> None:
+        """Store the vector :meth:`_next_turn` computed, if that turn is still the one after
+        ``message`` and unchanged (else its own write re-embedded it meanwhile)."""
+        if planned is None:
             return
-        following = later[0]
-        uow.messages.update(following, embedding=self._embeddings.messages([following], [before])[0])
+        following, vector = planned
+        if self._following(uow, thread, message) == following:
+            uow.messages.update(following, embedding=vector)
 
     # -- edit and delete -----------------------------------------------------------------------
 
@@ -203,10 +219,12 @@ class MessageService:
             changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
         if not changes:
             return
+        planned = None
+        if reindexed and (speaker is not None or message.speaker is not None):
+            planned = self._next_turn(thread, message, replace(message, **changes))
         with self._store.unit_of_work() as uow:
             uow.messages.update(replace(message, **changes), embedding=embedding)
-            if reindexed and (speaker is not None or message.speaker is not None):
-                self._reembed_next(uow, thread, message, replace(message, **changes))
+            self._reembed_next(uow, thread, message, planned)
             uow.commit()
         if "content" in changes:
             self._summaries.invalidate_from(thread, message.seq)
@@ -214,10 +232,15 @@ class MessageService:
     def delete(self, thread: Thread, message: Message) -> bool:
         """Delete one raw message (memories derived from it stay) and retire the summaries
         that covered it; ``False`` when it was gone already."""
+        planned = None
+        if message.speaker is not None:
+            with self._store.reading() as uow:
+                before = self._before(uow, thread, message.seq)
+            planned = self._next_turn(thread, message, before)
         with self._store.unit_of_work() as uow:
             deleted = uow.messages.delete(message.id)
-            if deleted and message.speaker is not None:
-                self._reembed_next(uow, thread, message, self._before(uow, thread, message.seq))
+            if deleted:
+                self._reembed_next(uow, thread, message, planned)
             uow.commit()
         if deleted:
             self._summaries.invalidate_from(thread, message.seq)

@@ -250,3 +250,96 @@ def test_an_import_embeds_named_turns_after_the_turn_before_them(make_client: Cl
         pytest.approx(1.0)
     )
     assert _relevance_of(copy, "Melanie: What are you researching?", q) == pytest.approx(1.0)
+
+
+class _FailsOn:
+    """The hashing embedder, failing for any text containing ``marker`` (a model down when the
+    neighbour is re-embedded)."""
+
+    def __init__(self, marker: str) -> None:
+        from palimpsest.adapters import HashingEmbedder
+
+        self._inner = HashingEmbedder()
+        self.dimension = self._inner.dimension
+        self.model_id = self._inner.model_id
+        self.marker: str | None = None
+        self._armed = marker
+
+    def arm(self) -> None:
+        self.marker = self._armed
+
+    def embed(self, texts: list[str], *, is_query: bool = False) -> list[list[float]]:
+        from palimpsest.domain import ModelError
+
+        if self.marker is not None and not is_query and any(self.marker in text for text in texts):
+            raise ModelError("embedding service unavailable")
+        return self._inner.embed(texts, is_query=is_query)
+
+
+def test_a_model_failing_on_the_next_turn_leaves_the_edit_and_the_delete_unwritten(
+    make_client: ClientFactory,
+) -> None:
+    """The turn after an edited or deleted one is re-embedded before the write opens: when the
+    model fails there, the caller gets the model's error and nothing is written."""
+    from palimpsest.domain import ModelError
+
+    embedder = _FailsOn("Adoption agencies.")
+    client = make_client(retrieval=NO_CONTEXT, embedder=embedder)
+    thread = client.create_thread(user_id="u")
+    q, a = thread.add_messages(
+        [
+            {"role": "user", "name": "Melanie", "content": "What are you researching?"},
+            {"role": "user", "name": "Caroline", "content": "Adoption agencies."},
+        ]
+    )
+    embedder.arm()  # only the follower's index text holds the marker
+    with pytest.raises(ModelError):
+        thread.update_message(q, content="What are you reading?")
+    with pytest.raises(ModelError):
+        thread.delete_message(q)
+    assert [m.content for m in thread.get_messages()] == ["What are you researching?", "Adoption agencies."]
+    embedder.marker = None
+    assert _relevance_of(client, "Melanie: What are you researching?\nCaroline: Adoption agencies.", a) == (
+        pytest.approx(1.0)
+    )
+
+
+def test_no_model_runs_while_the_store_is_locked_for_writing(make_client: ClientFactory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Editing or deleting a named turn re-embeds the turn after it without holding the write
+    lock meanwhile (a slow model would otherwise keep every other writer waiting)."""
+    import sqlite3
+
+    from palimpsest.adapters import HashingEmbedder
+    from palimpsest.adapters.embedded import EmbeddedStore
+
+    path = tmp_path / "locks.db"
+    locked: list[bool] = []
+
+    class Probing(HashingEmbedder):
+        def embed(self, texts: list[str], *, is_query: bool = False) -> list[list[float]]:
+            probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+                locked.append(False)
+            except sqlite3.OperationalError:
+                locked.append(True)
+            finally:
+                probe.close()
+            return super().embed(texts, is_query=is_query)
+
+    with EmbeddedStore(path) as store:
+        client = make_client(store=store, embedder=Probing(), retrieval=NO_CONTEXT)
+        thread = client.create_thread(user_id="u")
+        q, a, b = thread.add_messages(
+            [
+                {"role": "user", "name": "Melanie", "content": "What are you researching?"},
+                {"role": "user", "name": "Caroline", "content": "Adoption agencies."},
+                {"role": "user", "name": "Melanie", "content": "Good luck!"},
+            ]
+        )
+        locked.clear()
+        thread.update_message(q, content="What are you reading?")
+        thread.delete_message(a)
+        assert len(locked) >= 3 and not any(locked)  # the edit, its follower, the deletion's follower
+        assert _relevance_of(client, "Melanie: What are you reading?\nMelanie: Good luck!", b) == pytest.approx(1.0)
