@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Final
 
 from palimpsest.domain.errors import ConfigurationError
-from palimpsest.domain.model import searched_text, speaker_of
+from palimpsest.domain.model import speaker_of, turn_context
 
 __all__ = [
     "INDEX_CONTEXT_PARTS",
@@ -78,7 +78,10 @@ def turn_before(message: object, before: object | None) -> str | None:
     """What a message's index text is read after (``previous`` of :func:`message_index_text`):
     the searched text of ``before``, the thread's message just before it, when both have a
     speaker; else ``None``."""
-    if before is None or speaker_of(getattr(message, "metadata", None)) is None:
+    if before is None:
         return None
-    speaker = speaker_of(getattr(before, "metadata", None))
-    return searched_text(str(getattr(before, "content", "")), speaker) if speaker is not None else None
+    return turn_context(
+        speaker_of(getattr(message, "metadata", None)),
+        str(getattr(before, "content", "")),
+        speaker_of(getattr(before, "metadata", None)),
+    )

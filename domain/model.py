@@ -58,6 +58,7 @@ __all__ = [
     "parse_record_type",
     "searched_text",
     "speaker_of",
+    "turn_context",
 ]
 
 _CONTROL: Final = re.compile("[\x00-\x1f]")
@@ -272,9 +273,16 @@ def keyword_text(
     the turn it answers ("Melanie: What are you researching?" / "Caroline: Adoption agencies."),
     so words split across the two both count."""
     own = searched_text(content, speaker)
+    context = turn_context(speaker, before_content, before_speaker)
+    return own if context is None else f"{context}\n{own}"
+
+
+def turn_context(speaker: str | None, before_content: str | None, before_speaker: str | None) -> str | None:
+    """The one rule of conversation context (keyword texts and index vectors alike): a turn is
+    read after the searched text of the turn just before it when both have a speaker."""
     if speaker and before_speaker and before_content is not None:
-        return f"{searched_text(before_content, before_speaker)}\n{own}"
-    return own
+        return searched_text(before_content, before_speaker)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
