@@ -64,7 +64,7 @@ store.search(dense)
 answered = time.perf_counter()
 store.search(words)
 searched = memory()
-restored = store._snapshot_seq is not None
+restored = getattr(store, "_snapshot_seq", None) is not None
 store.SNAPSHOT_MIN_ROWS = 1 << 62  # measuring: leave the snapshot file as it is
 store.close()
 print(json.dumps({
@@ -81,7 +81,8 @@ print(json.dumps({
 def measure(path: Path, mode: str, repeats: int) -> dict[str, object]:
     index = Path(str(path) + ".index")
     aside = Path(str(path) + ".index.aside")
-    if mode == "rebuild":
+    moved = mode == "rebuild" and index.exists()
+    if moved:
         index.rename(aside)
     try:
         runs = []
@@ -91,7 +92,7 @@ def measure(path: Path, mode: str, repeats: int) -> dict[str, object]:
             ).stdout
             runs.append(json.loads(out))
     finally:
-        if mode == "rebuild":
+        if moved:
             aside.rename(index)
     best = min(runs, key=lambda run: float(run["first_search_s"]))
     best["median_first_search_s"] = statistics.median(float(run["first_search_s"]) for run in runs)
@@ -103,6 +104,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None, help="keep the built store here (reused if present)")
+    parser.add_argument(
+        "--modes", default="snapshot,rebuild", help="comma-separated: snapshot (the store as closed), rebuild"
+    )
     args = parser.parse_args()
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="palimpsest-open-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -116,7 +120,7 @@ def main() -> None:
         sizes = {p.name: p.stat().st_size / 2**20 for p in workdir.iterdir() if p.name.startswith("solo.db")}
         print("files (MiB): " + ", ".join(f"{name} {size:,.0f}" for name, size in sorted(sizes.items())))
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-        for mode in ("snapshot", "rebuild"):
+        for mode in args.modes.split(","):
             run = measure(path, mode, args.repeats if mode == "snapshot" else max(1, args.repeats - 2))
             opened, searched = run["opened"], run["searched"]
             assert isinstance(opened, dict) and isinstance(searched, dict)
