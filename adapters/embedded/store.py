@@ -4,7 +4,9 @@ SQLite is the source of truth; the vector index, the keyword (BM25) index, the l
 the per-record attributes used by graph filters are in-process caches. They change only in
 :meth:`EmbeddedStore._sync`, which replays the ``changes`` log written by triggers, after every
 commit of this process and before every search. So every process sharing the file converges on
-the committed state, and a rolled-back transaction never reaches a cache.
+the committed state, and a rolled-back transaction never reaches a cache. The link graph alone is
+filled lazily, a record's links at its first graph expansion, from a read at the caches' position
+in the log (:meth:`_Search.links_around`); the replays keep what it holds current.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from .codec import (
     epoch_us,
     expiry_us,
     normalise,
+    stored_link,
     stored_message,
     stored_record,
 )
@@ -762,7 +765,6 @@ class EmbeddedStore(MemoryStore):
         with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
             self._load_records(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), ())
             self._load_messages(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), ())
-            self._graph.upsert(conn.execute(f"SELECT {LINK_COLUMNS} FROM links"))
         return int(head)
 
     def _replay(self, conn: sqlite3.Connection) -> int:
@@ -791,8 +793,7 @@ class EmbeddedStore(MemoryStore):
             links = conn.execute(
                 select.format(LINK_COLUMNS, "links"), (json.dumps(list(changed["link"])),)
             ).fetchall()
-            self._graph.remove(changed["link"].difference(row[0] for row in links))
-            self._graph.upsert(links)
+            self._graph.replay(links, changed["link"])
         return int(head)
 
     def _load_records(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
@@ -1068,13 +1069,16 @@ def _restore_attrs(arrays: dict[str, np.ndarray], strings: np.ndarray) -> dict[s
 
 class _Search(SearchSession):
     """The search primitives over one read of an :class:`EmbeddedStore`: candidates and links
-    from the in-process caches, rows and neighbours from SQLite (see :meth:`EmbeddedStore.searching`)."""
+    from the in-process caches (links not cached yet from this read), rows and neighbours from
+    SQLite (see :meth:`EmbeddedStore.searching`)."""
 
-    __slots__ = ("_conn", "_neighbours", "_prefilter", "_store")
+    __slots__ = ("_conn", "_neighbours", "_position", "_prefilter", "_store")
 
     def __init__(self, store: EmbeddedStore, conn: sqlite3.Connection) -> None:
         self._store = store
         self._conn = conn
+        self._position: int | None = None
+        """The change-log head this read sees (read when first needed, see :meth:`_log_position`)."""
         self._prefilter: tuple[SearchQuery, frozenset[Key] | None] | None = None
         self._neighbours: dict[tuple[str, int], list[str] | None] = {}
         """``message_neighbours`` answers of this read (one search asks again for a deeper pool)."""
@@ -1142,23 +1146,62 @@ class _Search(SearchSession):
         )
 
     def links_around(self, frontier: Sequence[str], query: SearchQuery) -> dict[str, list[RecordLink]]:
-        """See :class:`~palimpsest.domain.ports.SearchSession`: the link graph's links of each
-        frontier record whose other end the cached attributes admit (no SQL per node)."""
+        """See :class:`~palimpsest.domain.ports.SearchSession`: the links of each frontier record
+        whose other end the cached attributes admit (no SQL per node).
+
+        The link graph answers for the records it has loaded. The frontier's other records have
+        their links read from this session's snapshot (two indexed queries for all of them) and
+        loaded into the graph, but only when that snapshot is the caches' position in the change
+        log: then the rows are the state the graph is at, and every later replay keeps them
+        current. Otherwise (another connection committed between the caches' sync and this read,
+        or the caches are stale) the rows answer this call only: loading them would put a newer
+        or older state into the graph than the log position it is at.
+        """
         store = self._store
         allowed = self._allowed(query)
+        with store._lock:
+            loaded = store._graph.loaded
+            missing = [record_id for record_id in dict.fromkeys(frontier) if record_id not in loaded]
+        rows: dict[str, Sequence[Any]] = {}
+        position = -1
+        if missing:
+            with translate():
+                position = self._log_position()
+                for column in ("source_id", "target_id"):
+                    rows.update((row[0], row) for row in self._rows(LINK_COLUMNS, "links", column, missing))
+        unknown: set[str] = set()  # answered from `rows`, not from the graph
+        read: dict[str, list[RecordLink]] = {}
         around: dict[str, list[RecordLink]] = {}
         with store._lock:
+            graph = store._graph
+            if missing and position == store._last_seen and not store._stale:
+                graph.load(missing, rows.values())
+            elif missing:
+                unknown.update(missing)
+                for row in rows.values():
+                    link = stored_link(row)  # one object for both ends, as in the graph
+                    for end in (row[1], row[3]):
+                        if end in unknown:
+                            read.setdefault(end, []).append(link)
             admits = store._graph_filter(query, allowed)
-            links_of = store._graph.links_of
+            links_of = graph.links_of
             for record_id in frontier:
                 links = [
                     link
-                    for link in links_of(record_id)
+                    for link in (read.get(record_id, ()) if record_id in unknown else links_of(record_id))
                     if admits(link.target_id if link.source_id == record_id else link.source_id)
                 ]
                 if links:
                     around[record_id] = links
         return around
+
+    def _log_position(self) -> int:
+        """The change-log head of this session's snapshot, read once, inside its read transaction
+        (the first read fixes the snapshot, so this is the state every row of the session comes
+        from)."""
+        if self._position is None:
+            self._position = int(self._conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0)
+        return self._position
 
     def load(self, keys: Sequence[CandidateKey]) -> dict[CandidateKey, MemoryRecord | Message]:
         """See :class:`~palimpsest.domain.ports.SearchSession`: one query per table, records by
