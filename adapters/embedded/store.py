@@ -637,10 +637,7 @@ class EmbeddedStore(MemoryStore):
                 self._vectors.restore(meta["vectors"], arrays, strings, "v")
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
-                # The links as of this read (at or after the snapshot's position): the replay
-                # that follows re-reads every link changed since, so the graph converges.
-                self._graph.clear()
-                self._graph.upsert(conn.execute(f"SELECT {LINK_COLUMNS} FROM links"))
+                self._graph.clear()  # filled per record at its first expansion
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
         except (SnapshotError, KeyError, TypeError, ValueError) as exc:
