@@ -57,7 +57,7 @@ class BertConfig:
 
 @dataclass(frozen=True, slots=True)
 class _Layer:
-    qkv_w: Array  # (hidden, 3*hidden): query (scaled by 1/√head_dim), key and value projections fused
+    qkv_w: Array  # (3*hidden, hidden): query (scaled by 1/√head_dim), key and value projections fused
     qkv_b: Array
     out_w: Array
     out_b: Array
@@ -73,7 +73,8 @@ class _Layer:
 
 @dataclass(frozen=True, slots=True)
 class BertWeights:
-    """The encoder's weights, transposed for ``x @ W`` and made contiguous float32 once at load."""
+    """The encoder's weights, contiguous float32, linear layers in PyTorch's (out, in) layout:
+    :func:`_linear` multiplies them as ``W @ xᵀ`` (see there)."""
 
     config: BertConfig
     word: Array
@@ -94,7 +95,7 @@ class BertWeights:
             return np.ascontiguousarray(state[key], dtype=np.float32)
 
         def linear(name: str) -> tuple[Array, Array]:
-            return np.ascontiguousarray(get(f"{name}.weight").T), get(f"{name}.bias")
+            return get(f"{name}.weight"), get(f"{name}.bias")
 
         scale = np.float32(1.0 / np.sqrt(config.hidden_size // config.num_attention_heads))
         layers = []
@@ -109,7 +110,7 @@ class BertWeights:
             down_w, down_b = linear(f"{base}.output.dense")
             layers.append(
                 _Layer(
-                    qkv_w=np.ascontiguousarray(np.concatenate([q_w, k_w, v_w], axis=1)),
+                    qkv_w=np.ascontiguousarray(np.concatenate([q_w, k_w, v_w], axis=0)),
                     qkv_b=np.concatenate([q_b, k_b, v_b]),
                     out_w=out_w,
                     out_b=out_b,
@@ -302,22 +303,39 @@ def encode(
 
     context = np.zeros_like(x)
     for layer in weights.layers:
-        qkv: Array = x @ layer.qkv_w  # (tokens, 3*hidden)
+        qkv = _linear(x, layer.qkv_w)  # (tokens, 3*hidden)
         qkv += layer.qkv_b
         for rows, texts, length in chunks:
             _attention(qkv[rows], texts, length, heads, context[rows])
-        attended: Array = context @ layer.out_w
+        attended = _linear(context, layer.out_w)
         attended += layer.out_b
         attended += x
         _layer_norm(attended, layer.ln1_g, layer.ln1_b, eps)
-        inner: Array = attended @ layer.up_w
+        inner = _linear(attended, layer.up_w)
         inner += layer.up_b
         inner = gelu(inner, executor)
-        x = inner @ layer.down_w
+        x = _linear(inner, layer.down_w)
         x += layer.down_b
         x += attended
         _layer_norm(x, layer.ln2_g, layer.ln2_b, eps)
     return x[:tokens]
+
+
+_SMALL_ROWS = 64
+"""Up to this many rows (a query, a chat turn or two), :func:`_linear` puts the weight first."""
+
+
+def _linear(x: Array, weight: Array) -> Array:
+    """``x @ weightᵀ``, C-contiguous. For a few rows it is computed as ``(weight @ xᵀ)ᵀ``: with
+    the weight as sgemm's row operand, OpenBLAS streams it once where ``x @ W`` pays more per row
+    (measured, one thread, this model's four shapes × 6 layers: 13 rows 6.9 → 6.0 ms, 32 rows
+    9.2 → 6.9, 64 rows 14.4 → 13.3). Above ``_SMALL_ROWS`` rows the two orders cost the same
+    and the plain one needs no copy back to row order."""
+    if x.shape[0] <= _SMALL_ROWS:
+        product: Array = np.ascontiguousarray((weight @ x.T).T)
+        return product
+    plain: Array = x @ weight.T
+    return plain
 
 
 def mean_pool_normalise(hidden_states: Array, lengths: Sequence[int]) -> Array:
