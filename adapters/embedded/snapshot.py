@@ -37,6 +37,7 @@ __all__ = [
     "Region",
     "SnapshotError",
     "StringTable",
+    "advise_sequential",
     "lookup",
     "read_snapshot",
     "snapshot_path",
@@ -258,6 +259,28 @@ def _advise_random(mapping: mmap.mmap, start: int, length: int) -> None:
         mapping.madvise(advice, first, start + length - first)
     except (OSError, ValueError):
         pass
+
+
+def advise_sequential(arrays: Iterable[np.ndarray]) -> None:
+    """Undo :func:`read_snapshot`'s random-access advice on the mappings ``arrays`` view, before
+    a writer reads them through: read page by page without read-ahead, the 1.5 GB of a
+    1M-row matrix took 41 s instead of about one."""
+    advice = getattr(mmap, "MADV_SEQUENTIAL", None)
+    if advice is None:
+        return
+    seen: set[int] = set()
+    for array in arrays:
+        base: object = array
+        while isinstance(base, np.ndarray):
+            base = base.base
+        if isinstance(base, memoryview):
+            base = base.obj
+        if isinstance(base, mmap.mmap) and id(base) not in seen and not base.closed:
+            seen.add(id(base))
+            try:
+                base.madvise(advice)
+            except (OSError, ValueError):
+                pass
 
 
 def strings_region(values: list[str | None]) -> Region:

@@ -73,6 +73,7 @@ from .snapshot import (
     Region,
     SnapshotError,
     StringTable,
+    advise_sequential,
     lookup,
     read_snapshot,
     snapshot_path,
@@ -677,6 +678,7 @@ class EmbeddedStore(MemoryStore):
             with self._lock:
                 if self._closed or not self._snapshot_due():
                     return False
+                advise_sequential(self._vectors.matrices())  # restored ones are read through once
                 strings = StringTable()
                 vectors_meta, regions = self._vectors.export(strings, "v")
                 keywords_meta, keyword_regions = self._keywords.export(strings, "k")

@@ -571,6 +571,10 @@ class NumpyVectorIndex:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
         return self._codes.lookup(value)
 
+    def matrices(self) -> list[np.ndarray]:
+        """The partitions' vector matrices (for the snapshot writer's read-ahead advice)."""
+        return [partition.vectors for partition in self._partitions.values()]
+
     def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
         """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays: the
         caller writes them before the index changes again."""
