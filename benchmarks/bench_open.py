@@ -105,6 +105,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None, help="keep the built store here (reused if present)")
     parser.add_argument(
+        "--snapshot-min-rows",
+        type=int,
+        default=None,
+        help="EmbeddedStore.SNAPSHOT_MIN_ROWS for the build (a small store gets a snapshot too)",
+    )
+    parser.add_argument(
         "--modes", default="snapshot,rebuild", help="comma-separated: snapshot (the store as closed), rebuild"
     )
     args = parser.parse_args()
@@ -113,6 +119,10 @@ def main() -> None:
     config = replace(bench_search.Config(), records=args.records, links=args.records, batch=10_000)
     path = bench_search.store_path(workdir, bench_search.SOLO)
     try:
+        if args.snapshot_min_rows is not None:
+            from palimpsest.adapters.embedded import EmbeddedStore
+
+            EmbeddedStore.SNAPSHOT_MIN_ROWS = args.snapshot_min_rows
         if not path.exists():
             started = time.perf_counter()
             bench_search.build_store(bench_search.SOLO, config, workdir)

@@ -134,7 +134,7 @@ def test_the_benchmark_commands_name_scripts_and_extras_that_exist() -> None:
     tests run them small)."""
     commands = "\n".join(b for b in shell_blocks() if "benchmarks/" in b)
     scripts = re.findall(r"benchmarks/(\w+\.py)", commands)
-    assert len(scripts) == 5
+    assert len(scripts) == 6
     for script in scripts:
         assert (ROOT / "benchmarks" / script).is_file(), script
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
