@@ -25,7 +25,7 @@ import numpy as np
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .snapshot import Region, SnapshotError, StringTable, lookup, strings_of, strings_region
+from .snapshot import Region, SnapshotError, StringTable, strings_of, strings_region
 from .vector_index import (
     NO_CODE,
     Key,
@@ -34,6 +34,11 @@ from .vector_index import (
     _Codes,
     count_flags,
     filter_mask,
+    partition_entries,
+    partition_entry,
+    place_restored,
+    restore_or_clear,
+    restored_codes,
     restored_column,
     select_partitions,
     slack,
@@ -543,22 +548,13 @@ class PostingsKeywordIndex:
             prefix + "terms": strings_region(self._terms),
             prefix + "df": Region(np.array(self._df, dtype=np.int64)),
         }
-        for number, ((user, message), partition) in enumerate(self._partitions.items()):
+        for number, (scope, partition) in enumerate(self._partitions.items()):
             if partition.postings:
                 partition.consolidate()
             size = partition.size
             capacity = slack(size)
             name = f"{prefix}{number}."
-            partitions.append(
-                {
-                    "user": strings.code(user),
-                    "message": message,
-                    "size": size,
-                    "dead": partition.dead,
-                    "expiring": partition.expiring,
-                    "invalid": partition.invalid,
-                }
-            )
+            partitions.append(partition_entry(strings, scope, partition))
             for column in _KW_COLUMNS:
                 regions[name + column] = Region(getattr(partition, column)[:size], capacity)
             regions[name + "terms"] = Region(np.frombuffer(partition.terms, dtype=np.int32))
@@ -579,15 +575,7 @@ class PostingsKeywordIndex:
     ) -> None:
         """Replace the whole index with a snapshot's (:meth:`export`). Raises
         :class:`SnapshotError` (leaving the index empty) if anything does not fit."""
-        self.clear()
-        try:
-            self._restore(meta, arrays, strings, prefix)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self.clear()
-            raise SnapshotError(f"the keyword snapshot is damaged: {exc}") from exc
-        except SnapshotError:
-            self.clear()
-            raise
+        restore_or_clear(self.clear, lambda: self._restore(meta, arrays, strings, prefix), "keyword")
 
     def _restore(
         self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
@@ -604,16 +592,10 @@ class PostingsKeywordIndex:
             raise SnapshotError("the keyword snapshot's free term ids are damaged")
         self._free = [int(tid) for tid in free]
         self._total_length = int(meta["total_length"])  # type: ignore[call-overload]
-        codes = meta["codes"]
-        if not isinstance(codes, list):
-            raise SnapshotError("the keyword snapshot's codes are damaged")
-        self._codes = _Codes.from_names(lookup(strings, np.array(codes, dtype=np.int64)))
-        entries = meta["partitions"]
-        if not isinstance(entries, list):
-            raise SnapshotError("the keyword snapshot's partitions are damaged")
+        self._codes = restored_codes(meta, strings)
         vocabulary = len(terms)
-        for number, entry in enumerate(entries):
-            size = int(entry["size"])
+        for number, entry in enumerate(partition_entries(meta)):
+            size = int(entry["size"])  # type: ignore[call-overload]
             capacity = slack(size)
             name = f"{prefix}{number}."
             partition = _KeywordPartition()
@@ -635,26 +617,7 @@ class PostingsKeywordIndex:
             partition.terms.frombytes(forward_terms.tobytes())
             partition.freqs.frombytes(forward_freqs.tobytes())
             partition.set_base(base_terms, base_offsets, base_rows, base_tfs)
-            partition.ids = lookup(strings, arrays[name + "ids"])
-            if len(partition.ids) != size:
-                raise SnapshotError("the keyword snapshot's ids do not fit its rows")
-            partition.size = size
-            partition.dead = int(entry["dead"])
-            partition.expiring = int(entry["expiring"])
-            partition.invalid = int(entry["invalid"])
-            user = lookup(strings, np.array([entry["user"]], dtype=np.int64))[0]
-            message = bool(entry["message"])
-            scope: Scope = (user, message)
-            if scope in self._partitions:
-                raise SnapshotError("the keyword snapshot names a partition twice")
-            self._partitions[scope] = partition
-            ids = partition.ids
-            if partition.dead:
-                rows = np.flatnonzero(partition.alive[:size]).tolist()
-                keys: Iterable[Key] = zip(repeat(message), (ids[row] for row in rows))
-                self._where.update(zip(keys, zip(repeat(scope), rows)))
-            else:
-                self._where.update(zip(zip(repeat(message), ids), zip(repeat(scope), range(size))))
+            place_restored(self._partitions, self._where, partition, entry, arrays[name + "ids"], strings)
 
     # --- writes -------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ a filter admitting no more rows than the candidate budget gives an exact answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Final, Protocol, TypeVar
@@ -492,6 +492,93 @@ def restored_column(arrays: Mapping[str, np.ndarray], name: str, capacity: int) 
     return array
 
 
+class _Restorable(Protocol):
+    """What the snapshot helpers below set on a vector or keyword partition."""
+
+    alive: np.ndarray
+    ids: list[str]
+    size: int
+    dead: int
+    expiring: int
+    invalid: int
+
+
+R = TypeVar("R", bound=_Restorable)
+
+
+def partition_entry(strings: StringTable, scope: Scope, partition: _Restorable) -> dict[str, object]:
+    """A partition's scope and counters, as a snapshot's metadata holds them."""
+    return {
+        "user": strings.code(scope[0]),
+        "message": scope[1],
+        "size": partition.size,
+        "dead": partition.dead,
+        "expiring": partition.expiring,
+        "invalid": partition.invalid,
+    }
+
+
+def partition_entries(meta: Mapping[str, object]) -> list[Mapping[str, object]]:
+    entries = meta["partitions"]
+    if not isinstance(entries, list):
+        raise SnapshotError("the snapshot's partitions are damaged")
+    return entries
+
+
+def restored_codes(meta: Mapping[str, object], strings: np.ndarray) -> _Codes:
+    codes = meta["codes"]
+    if not isinstance(codes, list):
+        raise SnapshotError("the snapshot's codes are damaged")
+    return _Codes.from_names(lookup(strings, np.array(codes, dtype=np.int64)))
+
+
+def place_restored(
+    partitions: dict[Scope, R],
+    where: dict[Key, tuple[Scope, int]],
+    partition: R,
+    entry: Mapping[str, object],
+    ids: np.ndarray,
+    strings: np.ndarray,
+) -> None:
+    """Finish restoring ``partition`` (its columns set by the caller): its ids and counters from
+    ``entry`` (:func:`partition_entry`), its place in ``partitions``, its live rows in ``where``."""
+    size = int(entry["size"])  # type: ignore[call-overload]
+    partition.ids = lookup(strings, ids)
+    if len(partition.ids) != size:
+        raise SnapshotError("the snapshot's ids do not fit its rows")
+    partition.size = size
+    partition.dead = int(entry["dead"])  # type: ignore[call-overload]
+    partition.expiring = int(entry["expiring"])  # type: ignore[call-overload]
+    partition.invalid = int(entry["invalid"])  # type: ignore[call-overload]
+    user = lookup(strings, np.array([entry["user"]], dtype=np.int64))[0]
+    message = bool(entry["message"])
+    scope: Scope = (user, message)
+    if scope in partitions:
+        raise SnapshotError("the snapshot names a partition twice")
+    partitions[scope] = partition
+    names = partition.ids
+    if partition.dead:
+        rows = np.flatnonzero(partition.alive[:size]).tolist()
+        keys: Iterable[Key] = zip(repeat(message), (names[row] for row in rows))
+        where.update(zip(keys, zip(repeat(scope), rows)))
+    else:
+        where.update(zip(zip(repeat(message), names), zip(repeat(scope), range(size))))
+
+
+def restore_or_clear(clear: Callable[[], None], restore: Callable[[], None], what: str) -> None:
+    """Run ``restore`` on a cleared index; if anything in the snapshot does not fit, leave the
+    index empty and raise :class:`SnapshotError`."""
+    clear()
+    try:
+        restore()
+    except SnapshotError:
+        clear()
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        clear()
+        raise SnapshotError(f"the {what} snapshot is damaged: {exc}") from exc
+
+
 class NumpyVectorIndex:
     """Cosine search over L2-normalised float32 vectors, one partition per user id and kind
     (records, messages).
@@ -580,20 +667,11 @@ class NumpyVectorIndex:
         caller writes them before the index changes again."""
         partitions: list[dict[str, object]] = []
         regions: dict[str, Region] = {}
-        for number, ((user, message), partition) in enumerate(self._partitions.items()):
+        for number, (scope, partition) in enumerate(self._partitions.items()):
             size = partition.size
             capacity = slack(size)
             name = f"{prefix}{number}."
-            partitions.append(
-                {
-                    "user": strings.code(user),
-                    "message": message,
-                    "size": size,
-                    "dead": partition.dead,
-                    "expiring": partition.expiring,
-                    "invalid": partition.invalid,
-                }
-            )
+            partitions.append(partition_entry(strings, scope, partition))
             for column in _COLUMNS:
                 regions[name + column] = Region(
                     getattr(partition, column)[:size], capacity, cold=column == "vectors"
@@ -613,15 +691,7 @@ class NumpyVectorIndex:
         """Replace the whole index with a snapshot's (:meth:`export`); the arrays are used as
         they are (copy-on-write views of the file). Raises :class:`SnapshotError` (leaving the
         index empty) if anything does not fit."""
-        self.clear()
-        try:
-            self._restore(meta, arrays, strings, prefix)
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self.clear()
-            raise SnapshotError(f"the vector snapshot is damaged: {exc}") from exc
-        except SnapshotError:
-            self.clear()
-            raise
+        restore_or_clear(self.clear, lambda: self._restore(meta, arrays, strings, prefix), "vector")
 
     def _restore(
         self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
@@ -630,15 +700,9 @@ class NumpyVectorIndex:
         if dimension is not None and (not isinstance(dimension, int) or dimension < 1):
             raise SnapshotError("the vector snapshot's dimension is damaged")
         self.dimension = dimension
-        codes = meta["codes"]
-        if not isinstance(codes, list):
-            raise SnapshotError("the vector snapshot's codes are damaged")
-        self._codes = _Codes.from_names(lookup(strings, np.array(codes, dtype=np.int64)))
-        entries = meta["partitions"]
-        if not isinstance(entries, list):
-            raise SnapshotError("the vector snapshot's partitions are damaged")
-        for number, entry in enumerate(entries):
-            size = int(entry["size"])
+        self._codes = restored_codes(meta, strings)
+        for number, entry in enumerate(partition_entries(meta)):
+            size = int(entry["size"])  # type: ignore[call-overload]
             capacity = slack(size)
             name = f"{prefix}{number}."
             partition = _Partition.__new__(_Partition)
@@ -652,26 +716,7 @@ class NumpyVectorIndex:
             if self._words == 0:
                 bits = np.zeros((0, capacity), dtype=np.uint64)
             partition.bits = bits
-            partition.ids = lookup(strings, arrays[name + "ids"])
-            if len(partition.ids) != size:
-                raise SnapshotError("the vector snapshot's ids do not fit its rows")
-            partition.size = size
-            partition.dead = int(entry["dead"])
-            partition.expiring = int(entry["expiring"])
-            partition.invalid = int(entry["invalid"])
-            user = lookup(strings, np.array([entry["user"]], dtype=np.int64))[0]
-            message = bool(entry["message"])
-            scope: Scope = (user, message)
-            if scope in self._partitions:
-                raise SnapshotError("the vector snapshot names a partition twice")
-            self._partitions[scope] = partition
-            ids = partition.ids
-            if partition.dead:
-                rows = np.flatnonzero(partition.alive[:size]).tolist()
-                keys: Iterable[Key] = zip(repeat(message), (ids[row] for row in rows))
-                self._where.update(zip(keys, zip(repeat(scope), rows)))
-            else:
-                self._where.update(zip(zip(repeat(message), ids), zip(repeat(scope), range(size))))
+            place_restored(self._partitions, self._where, partition, entry, arrays[name + "ids"], strings)
             self._two_pass(partition)
 
     def partition_sizes(self) -> dict[str | None, int]:
