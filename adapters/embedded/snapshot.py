@@ -27,7 +27,7 @@ import mmap
 import os
 import struct
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -107,7 +107,7 @@ def write_snapshot(
             shape[region.axis] = region.capacity
         offset = _align(offset)
         layout[name] = {"dtype": dtype.str, "shape": shape, "offset": offset}
-        prepared.append((offset, Region(data, region.capacity, region.axis, region.cold), tuple(shape)))
+        prepared.append((offset, replace(region, data=data), tuple(shape)))
         offset += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     _sweep(path)
     header = json.dumps({"meta": dict(meta), "arrays": layout}, separators=(",", ":")).encode()

@@ -346,7 +346,7 @@ class EmbeddedStore(MemoryStore):
                 else:
                     self._sync(full=True)
         except BaseException:
-            self._closed_early()
+            self._close_without_snapshot()
             raise
         _OPEN_STORES.add(self)
         _register_exit_hook()
@@ -395,9 +395,9 @@ class EmbeddedStore(MemoryStore):
         """
         if not self._closed:
             self._save_snapshot()
-        self._closed_early()
+        self._close_without_snapshot()
 
-    def _closed_early(self) -> None:
+    def _close_without_snapshot(self) -> None:
         """``close()`` without leaving a snapshot (a failed open)."""
         _OPEN_STORES.discard(self)
         me = threading.get_ident()
