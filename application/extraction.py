@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import random
 import threading
 import time
@@ -74,6 +75,7 @@ from .record_service import RecordService
 from .searching import Searcher
 
 __all__ = [
+    "HEARTBEAT_SECONDS",
     "JOB_LEASE",
     "MAX_ATTEMPTS",
     "PAST_MEMORY_LIMIT",
@@ -85,7 +87,10 @@ __all__ = [
 
 log = logging.getLogger("palimpsest")
 
-JOB_LEASE: Final = timedelta(minutes=10)
+JOB_LEASE: Final = timedelta(seconds=30)
+"""A claim's lease. Short: an attempt under way renews it every ``HEARTBEAT_SECONDS``, so a job
+whose process died (``os._exit``, SIGKILL, SIGTERM's default action) is free again this soon."""
+HEARTBEAT_SECONDS: float = 5.0  # a running attempt's lease is renewed this often (real seconds)
 MAX_ATTEMPTS: Final = ExtractionRetryPolicy().max_attempts
 WORKERS: Final = 4
 QUEUE_LIMIT: Final = 128  # jobs queued in one client (the reference's scheduler: 128 ...)
@@ -402,15 +407,26 @@ def inherited_metadata(settings: ThreadSettings, targets: Sequence[Message]) -> 
 # -- the job runner ------------------------------------------------------------------------------
 
 
-_RUNNERS: weakref.WeakSet[ExtractionRunner] = weakref.WeakSet()
-_RUNNERS_LOCK = threading.Lock()
+class _Registry:
+    """The runners of clients not closed, for the exit hook; made anew in a forked child."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runners: weakref.WeakSet[ExtractionRunner] = weakref.WeakSet()
+
+    def reset(self) -> None:
+        self.lock = threading.Lock()
+        self.runners = weakref.WeakSet()
+
+
+_RUNNERS: Final = _Registry()
 
 
 def _finish_at_exit() -> None:
     """Interpreter exit: each runner of a client that was never closed finishes its queued
     jobs within its policy's bounded wait; what is left stays durable for the next client."""
-    with _RUNNERS_LOCK:
-        runners = list(_RUNNERS)
+    with _RUNNERS.lock:
+        runners = list(_RUNNERS.runners)
     for runner in runners:
         try:
             runner.finish_at_exit()
@@ -435,12 +451,33 @@ def _register_exit_hook() -> None:
 _register_exit_hook()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (``os.fork``, multiprocessing's fork start method) copies the parent's
+    runners but none of their worker threads: each is made inert in the child, so the child
+    neither runs, waits for nor hands back the parent's jobs (they stay the parent's), and its
+    exit does not wait for them."""
+    runners = list(_RUNNERS.runners)
+    _RUNNERS.reset()  # a parent's thread may have held its lock at the fork
+    for runner in runners:
+        runner._inherited_by_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class ExtractionRunner:
     """Claims and runs extraction jobs, retries failed attempts, and tracks the ones it started.
 
     Jobs of one thread run one after the other, in order (a later pass must see the memories
     of an earlier one); different threads run in parallel on at most ``WORKERS`` daemon
     threads, which end when there is no work.
+
+    A claim's lease is short (``JOB_LEASE``) and renewed by a heartbeat thread while its
+    attempt runs, so a job whose process died is free again within the lease. Closing (or the
+    exit hook) hands back the claims held for a retry's backoff; an attempt still under way
+    keeps its lease until it ends, then its job is finished or handed back: a job is never run
+    by two clients at once while its holder lives.
     """
 
     def __init__(
@@ -467,8 +504,13 @@ class ExtractionRunner:
         self._random = random.Random()
         self._busy: dict[str, int] = {}  # job id -> storage faults met in a row
         self._not_before: dict[str, float] = {}  # job id -> monotonic time of its next attempt
-        with _RUNNERS_LOCK:
-            _RUNNERS.add(self)
+        self._running: set[str] = set()  # jobs with an attempt under way (their leases beat)
+        self._held: dict[str, datetime] = {}  # jobs claimed for a retry: its time (handed back at close)
+        self._beating = False  # a heartbeat thread runs
+        self._overflowing = False  # the queue was full: said once, until it drains
+        self._inherited = False  # a forked child's copy of its parent's runner
+        with _RUNNERS.lock:
+            _RUNNERS.runners.add(self)
 
     @property
     def policy(self) -> ExtractionRetryPolicy:
@@ -543,12 +585,15 @@ class ExtractionRunner:
                         f"the extraction queue stayed full for {put_timeout} s; the messages and their "
                         f"extraction job {job.id} are stored and run once the queue has room"
                     )
-                log.warning(
-                    "extraction queue full: job %s (thread %s) stays in the store and runs once the queue "
-                    "has room",
-                    job.id,
-                    job.thread_id,
-                )
+                if not self._overflowing:  # one line when it fills, one when it drains (_refill)
+                    self._overflowing = True
+                    log.warning(
+                        "extraction queue full (%d jobs): job %s (thread %s) and the jobs appended while it "
+                        "stays full wait in the store and run once it has room",
+                        self._queued,
+                        job.id,
+                        job.thread_id,
+                    )
                 return False
             self._enqueue(job.id, job.thread_id, delay)
             return True
@@ -594,6 +639,11 @@ class ExtractionRunner:
                     continue
                 self._enqueue(job.id, job.thread_id, 0.0)
             self._deferred.intersection_update(full)
+            drained = self._overflowing and not self._deferred
+            if drained:
+                self._overflowing = False
+        if drained:
+            log.info("extraction queue has room again: the jobs left in the store are queued")
 
     def resume(self) -> int:
         """Queue every job that is unclaimed or whose lease expired (after a crash)."""
@@ -619,7 +669,10 @@ class ExtractionRunner:
                 raise WaitTimeoutError(f"{left} extraction job(s) still queued or running after {timeout} s.")
 
     def close(self, timeout: float | None) -> None:
-        """Finish the queued jobs (within ``timeout``), then stop; what is left stays durable."""
+        """Finish the queued jobs (within ``timeout``), then stop; what is left stays durable,
+        and the claims held for a retry are handed back to the next client."""
+        if self._inherited:
+            return  # a forked child's copy: the parent's jobs are the parent's
         try:
             self.wait(timeout)
         finally:
@@ -630,7 +683,7 @@ class ExtractionRunner:
         run within the policy's ``exit_wait_seconds``; no retry waits out its backoff. Jobs left
         (postponed or unstarted) stay durable for the next client, without a traceback."""
         with self._lock:
-            if self._closed:
+            if self._closed or self._inherited:
                 return
         self._stop.set()  # backoff waits end now; their jobs stay postponed in the store
         try:
@@ -645,8 +698,45 @@ class ExtractionRunner:
             self._closed = True
             self._ready.clear()
             self._lock.notify_all()
-        with _RUNNERS_LOCK:
-            _RUNNERS.discard(self)
+            held = [job_id for job_id in self._held if job_id not in self._running]
+        with _RUNNERS.lock:
+            _RUNNERS.runners.discard(self)
+        for job_id in held:  # an attempt under way hands its job back when it ends (_drain)
+            self._hand_back(job_id)
+
+    def _hand_back(self, job_id: str) -> None:
+        """Release a claim this runner holds for a retry (closing): the next client may run the
+        job at the time its retry was due. Best effort: else its lease ends then anyway."""
+        with self._lock:
+            until = self._held.pop(job_id, None)
+        if until is None:
+            return
+        try:
+            with self._store.unit_of_work() as uow:
+                uow.jobs.release(job_id, owner=self._owner, until=until)
+                uow.commit()
+        except StorageError as exc:  # closed or busy: the lease ends at `until` all the same
+            log.debug("could not hand back extraction job %s (%s)", job_id, exc)
+
+    def _inherited_by_fork(self) -> None:
+        """In a forked child: inert. No worker, heartbeat or exit wait; the parent's queued and
+        claimed jobs are left to the parent (nothing is handed back from here); the store is
+        never touched. Locks a parent's thread may have held are made anew."""
+        self._lock = threading.Condition()
+        self._stop = threading.Event()
+        self._stop.set()
+        self._inherited = True
+        self._closed = True
+        self._queues.clear()
+        self._ready.clear()
+        self._deferred.clear()
+        self._queued = 0
+        self._workers = 0
+        self._running.clear()
+        self._held.clear()
+        self._beating = False
+        self._not_before.clear()
+        self._busy.clear()
 
     # -- workers -----------------------------------------------------------------------------
 
@@ -684,12 +774,14 @@ class ExtractionRunner:
                     due = self._not_before.pop(job_id, None)
                 delay: float | None = 0.0 if due is None else max(0.0, due - time.monotonic())
                 if delay and self._stop.wait(delay):
-                    break  # stopping: the job stays durable, postponed, for the next client
+                    self._hand_back(job_id)  # stopping: the job stays durable for the next client
+                    break
                 delay = self._attempt(job_id)
                 while delay is not None and not self._stop.wait(delay):
                     delay = self._attempt(job_id)
                 if delay is not None:
-                    break  # stopping: as above
+                    self._hand_back(job_id)  # stopping: as above
+                    break
                 with self._lock:
                     queue.popleft()
                     self._queued -= 1
@@ -718,6 +810,40 @@ class ExtractionRunner:
         return delay
 
     def _try(self, job_id: str) -> float | None:
+        with self._lock:
+            self._running.add(job_id)  # before the claim: its lease beats from the start
+            self._held.pop(job_id, None)
+            if not self._beating:
+                self._beating = True
+                threading.Thread(target=self._heartbeat, name="palimpsest-lease", daemon=True).start()
+        try:
+            return self._claim_and_run(job_id)
+        finally:
+            with self._lock:
+                self._running.discard(job_id)
+
+    def _heartbeat(self) -> None:
+        """Renew the leases of the attempts under way every ``HEARTBEAT_SECONDS`` until none
+        is left (also after ``close()``: an attempt still running keeps its job)."""
+        while True:
+            time.sleep(HEARTBEAT_SECONDS)
+            with self._lock:
+                running = sorted(self._running)
+                if not running or self._inherited:
+                    self._beating = False
+                    return
+            try:
+                until = self._clock.now() + JOB_LEASE
+                with self._store.unit_of_work() as uow:
+                    for job_id in running:
+                        uow.jobs.renew(job_id, owner=self._owner, until=until)
+                    uow.commit()
+            except StoreClosedError:
+                continue  # the attempts end soon (their store is closed); so does this thread
+            except StorageError as exc:  # renewed at the next beat, well within the lease
+                log.warning("could not renew the lease of extraction job(s) %s (%s)", ", ".join(running), exc)
+
+    def _claim_and_run(self, job_id: str) -> float | None:
         try:
             now = self._clock.now()
             with self._store.unit_of_work() as uow:
@@ -762,16 +888,18 @@ class ExtractionRunner:
             log.warning("extraction job %s met a busy store (%s); trying again in %.1f s", job.id, exc, delay)
         elif job.attempts < policy.max_attempts:
             delay = policy.delay(job.attempts, self._random.random())
+            # One line per retried attempt; its traceback only at DEBUG (a retry that then
+            # succeeds is no error), and at ERROR below when the job fails for good.
             log.warning(
                 "memory extraction failed (job %s, attempt %d of %d): %s; the messages are stored and "
                 "the job will be retried in %.1f s",
                 job.id,
                 job.attempts,
                 policy.max_attempts,
-                reason,
+                " ".join(reason.split()),
                 delay,
-                exc_info=exc,
             )
+            log.debug("extraction job %s, attempt %d failed with", job.id, job.attempts, exc_info=exc)
         else:
             log.error(
                 "memory extraction failed %d times for job %s; it is recorded as failed (see "
@@ -794,11 +922,17 @@ class ExtractionRunner:
         try:
             until = self._clock.now() + timedelta(seconds=delay)
             with self._store.unit_of_work() as uow:
-                uow.jobs.postpone(job.id, owner=self._owner, until=until, reason=reason, refund_attempt=transient)
+                held = uow.jobs.postpone(
+                    job.id, owner=self._owner, until=until, reason=reason, refund_attempt=transient
+                )
                 uow.commit()
         except StoreClosedError:
             return None
         except StorageError as store_exc:  # the claim's lease still holds the job for us
             log.warning("could not record the failed attempt of job %s (%s)", job.id, store_exc)
+        else:
+            if held:
+                with self._lock:
+                    self._held[job.id] = until
         return delay
 

@@ -18,7 +18,7 @@ from typing import Final
 from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
 from palimpsest.domain.ports import Clock
-from palimpsest.domain.search import ScopeFilter
+from palimpsest.domain.search import MAX_SEARCH_K, ScopeFilter
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .budgets import estimate_tokens
@@ -72,7 +72,11 @@ class Linker:
         self, record: MemoryRecord, exclude: Iterable[str], vector: Vector | None | NotSetType = NOTSET
     ) -> list[MemoryRecord]:
         """The bounded candidate list of one new memory (never itself or its batch siblings),
-        searched with ``vector``, the memory's stored vector (embedded again when not given)."""
+        searched with ``vector``, the memory's stored vector (embedded again when not given).
+
+        The search asks for enough results to skip every sibling, within the search's bound
+        (``MAX_SEARCH_K``): past it, a memory of a very large pass may get fewer candidates
+        (its nearest results being siblings), never an invalid search."""
         skip = set(exclude)
         if isinstance(vector, NotSetType):
             keyword = self._searcher.strategy == "keyword"
@@ -82,7 +86,7 @@ class Linker:
             vector=vector,
             now=self._clock.now(),
             scope=ScopeFilter(user_id=record.user_id, agent_id=record.agent_id),
-            max_results=LINK_CANDIDATES + len(skip),
+            max_results=min(LINK_CANDIDATES + len(skip), MAX_SEARCH_K),
             record_types=_MEMORY_TYPES,
             include_invalid_results=False,
             is_question=False,
@@ -128,6 +132,14 @@ class Linker:
             return 0
         budget = token_limit
         batch_ids = {r.id for r in new_records}
+        if LINK_CANDIDATES + len(batch_ids) > MAX_SEARCH_K:
+            log.info(
+                "post-extraction linking: a pass of %d memories; each one's candidate search is capped at "
+                "%d results, so some may get fewer than %d candidates",
+                len(batch_ids),
+                MAX_SEARCH_K,
+                LINK_CANDIDATES,
+            )
         stored: dict[str, Vector | None] = {} if vectors is None else {r.id: v for r, v in zip(new_records, vectors)}
         created = 0
         skipped = 0

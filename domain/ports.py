@@ -333,6 +333,18 @@ class JobRepository(Protocol):
         another owner. Raises ``ValidationError`` for a bad reason or time (and writes nothing)."""
         ...
 
+    def renew(self, job_id: str, *, owner: str, until: datetime) -> bool:
+        """Extend the lease ``owner`` holds to ``until`` (the heartbeat of an attempt under way,
+        so that a lease can be short and end soon after its holder's process does). ``False`` if
+        the job is gone, failed, or held by another owner."""
+        ...
+
+    def release(self, job_id: str, *, owner: str, until: datetime | None = None) -> bool:
+        """Hand back a job ``owner`` holds and has not finished (a closing client): it has no
+        owner, and anyone may claim it from ``until`` on (``None``: at once); its attempts and
+        reason are kept. ``False`` if the job is gone, failed, or held by another owner."""
+        ...
+
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         """Mark the job failed for good at ``at`` with ``reason`` (see
         :func:`~palimpsest.domain.model.check_failure_reason`) and release its lease: it leaves

@@ -868,6 +868,29 @@ class SqliteJobRepository(_Repository, JobRepository):
                 > 0
             )
 
+    def renew(self, job_id: str, *, owner: str, until: datetime) -> bool:
+        until_text = encode_time(check_time(until, "until"))
+        with translate():
+            return (
+                self._conn.execute(
+                    "UPDATE extraction_jobs SET claimed_until = ? WHERE id = ? AND failed_at IS NULL AND claimed_by = ?",
+                    (until_text, job_id, owner),
+                ).rowcount
+                > 0
+            )
+
+    def release(self, job_id: str, *, owner: str, until: datetime | None = None) -> bool:
+        until_text = None if until is None else encode_time(check_time(until, "until"))
+        with translate():
+            return (
+                self._conn.execute(
+                    "UPDATE extraction_jobs SET claimed_by = NULL, claimed_until = ? "
+                    "WHERE id = ? AND failed_at IS NULL AND claimed_by = ?",
+                    (until_text, job_id, owner),
+                ).rowcount
+                > 0
+            )
+
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         check_failure_reason(reason)
         failed_at = encode_time(check_time(at, "at"))

@@ -12,6 +12,7 @@ in the log (:meth:`_Search.links_around`); the replays keep what it holds curren
 from __future__ import annotations
 
 import atexit
+import ctypes
 import gc
 import json
 import logging
@@ -128,7 +129,34 @@ SNAPSHOT_FORMAT: Final = 1
 """The index snapshot's format: bumped whenever what the caches hold for a row changes (the
 tokeniser, the keyword text, a column), so that a snapshot of older code is rebuilt over."""
 _OPEN_STORES: weakref.WeakSet[EmbeddedStore] = weakref.WeakSet()
+_ALL_STORES: weakref.WeakSet[EmbeddedStore] = weakref.WeakSet()  # open or closed: a fork child drops them
 _EXIT_HOOK: list[bool] = []  # set once the exit hook is registered
+_ABANDONED: list[sqlite3.Connection] = []  # connections inherited across fork: never closed
+
+
+def _abandon(conns: Iterable[sqlite3.Connection]) -> None:
+    """Keep connections a forked child inherited from its parent referenced for the life of the
+    process, so that nothing ever closes them: SQLite forbids using a connection across
+    ``fork``, and closing one (``close()``, or the garbage collector's, at exit too) would act
+    on the parent's locks and files, or wait for good on a lock a parent's thread held."""
+    for conn in conns:
+        _ABANDONED.append(conn)
+        try:  # an extra reference the interpreter's shutdown never drops (CPython)
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
+        except (AttributeError, OSError):  # pragma: no cover - another Python: the list holds it
+            pass
+
+
+def _after_fork_in_child() -> None:
+    """A forked child gets a copy of the parent's stores, connections and locks, but none of
+    its threads: each store is marked inherited (closed to the child, its connections
+    abandoned, no snapshot written at exit). The child opens its own store if it needs one."""
+    for store in list(_ALL_STORES):
+        store._inherited_by_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _save_snapshots_at_exit() -> None:
@@ -245,7 +273,11 @@ class _Connections:
         return conns
 
 
-def _close_all(conns: list[sqlite3.Connection]) -> None:
+def _close_all(conns: list[sqlite3.Connection], pid: int) -> None:
+    """Close connections opened by process ``pid``; in another (a forked child), abandon them."""
+    if os.getpid() != pid:
+        _abandon(conns)
+        return
     for conn in conns:
         try:
             conn.close()
@@ -254,12 +286,17 @@ def _close_all(conns: list[sqlite3.Connection]) -> None:
 
 
 def _close_connections(
-    registry: set[sqlite3.Connection], lock: threading.Lock, conns: list[sqlite3.Connection]
+    registry: set[sqlite3.Connection], lock: threading.Lock, conns: list[sqlite3.Connection], pid: int
 ) -> None:
+    if os.getpid() != pid:
+        # A forked child, where the parent's threads' holders are freed at the fork: the lock
+        # may be held by a thread the child does not have, and the connections are the parent's.
+        _abandon(conns)
+        return
     with lock:
         for conn in conns:
             registry.discard(conn)
-    _close_all(conns)
+    _close_all(conns, pid)
 
 
 class EmbeddedStore(MemoryStore):
@@ -326,6 +363,8 @@ class EmbeddedStore(MemoryStore):
         self._holders: weakref.WeakSet[_Connections] = weakref.WeakSet()
         self._registry_lock = threading.Lock()  # guards the registry, the holders and `busy`
         self._closed = False
+        self._pid = os.getpid()  # the process whose connections these are (see _after_fork_in_child)
+        self._inherited = False  # a forked child's copy of its parent's store
         self._dimension: int | None = dimension
         self._vectors = NumpyVectorIndex(int(NO_EXPIRY_US), vector_search=vector_search)
         self._graph = NetworkxLinkGraph()
@@ -349,6 +388,7 @@ class EmbeddedStore(MemoryStore):
             self._close_without_snapshot()
             raise
         _OPEN_STORES.add(self)
+        _ALL_STORES.add(self)
         _register_exit_hook()
 
     # --- public API ----------------------------------------------------------------------------
@@ -410,7 +450,7 @@ class EmbeddedStore(MemoryStore):
                 if holder.busy == 0 or holder.thread == me:
                     conns.extend(holder.take())
             self._registry.difference_update(conns)
-        _close_all(conns)
+        _close_all(conns, self._pid)
         with self._lock:
             self._vectors.clear()
             self._keywords.clear()
@@ -431,7 +471,27 @@ class EmbeddedStore(MemoryStore):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreClosedError("This store has been closed.")
+            raise StoreClosedError(self._closed_message())
+
+    def _closed_message(self) -> str:
+        if self._inherited:
+            return "This store was opened by the parent of this forked process; open the store again here."
+        return "This store has been closed."
+
+    def _inherited_by_fork(self) -> None:
+        """In a forked child (see :func:`_after_fork_in_child`): closed to the child without
+        touching what belongs to the parent. Locks a parent's thread may have held are made
+        anew, the connections are abandoned (never closed, never used), and nothing is written
+        at exit. The caches are left as they are (copy-on-write pages, freed with the process)."""
+        self._registry_lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._closed = True
+        self._inherited = True
+        _OPEN_STORES.discard(self)
+        _abandon(self._registry)
+        self._registry = set()
+        self._holders = weakref.WeakSet()
 
     def _holder(self) -> _Connections:
         holder: _Connections | None = getattr(self._local, "holder", None)
@@ -445,7 +505,7 @@ class EmbeddedStore(MemoryStore):
     def _enter_use(self, holder: _Connections) -> None:
         with self._registry_lock:
             if self._closed:
-                raise StoreClosedError("This store has been closed.")
+                raise StoreClosedError(self._closed_message())
             holder.busy += 1
 
     def _leave_use(self, holder: _Connections) -> None:
@@ -455,7 +515,7 @@ class EmbeddedStore(MemoryStore):
             if self._closed and holder.busy == 0:
                 conns = holder.take()  # close() left them to this thread
                 self._registry.difference_update(conns)
-        _close_all(conns)
+        _close_all(conns, self._pid)
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -475,7 +535,7 @@ class EmbeddedStore(MemoryStore):
                 conn.close()
                 raise StoreClosedError("This store has been closed.")
             self._registry.add(conn)
-        weakref.finalize(holder, _close_connections, self._registry, self._registry_lock, [conn])
+        weakref.finalize(holder, _close_connections, self._registry, self._registry_lock, [conn], self._pid)
         return conn
 
     def _open_reading_connection(self, holder: _Connections) -> sqlite3.Connection:

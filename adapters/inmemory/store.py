@@ -548,6 +548,23 @@ class InMemoryJobRepository(_Repository, JobRepository):
         self._s.jobs[job_id] = replace(job, claimed_until=until, failure_reason=reason, attempts=attempts)
         return True
 
+    def renew(self, job_id: str, *, owner: str, until: datetime) -> bool:
+        check_time(until, "until")
+        job = self._s.jobs.get(job_id)
+        if job is None or job.failed or job.claimed_by != owner:
+            return False
+        self._s.jobs[job_id] = replace(job, claimed_until=until)
+        return True
+
+    def release(self, job_id: str, *, owner: str, until: datetime | None = None) -> bool:
+        if until is not None:
+            check_time(until, "until")
+        job = self._s.jobs.get(job_id)
+        if job is None or job.failed or job.claimed_by != owner:
+            return False
+        self._s.jobs[job_id] = replace(job, claimed_by=None, claimed_until=until)
+        return True
+
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         check_failure_reason(reason)
         check_time(at, "at")

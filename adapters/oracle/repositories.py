@@ -821,6 +821,14 @@ class OracleJobRepository(_Repository, JobRepository):
         row = uow.fetch_one(st.job_get(self._names, job_id))
         return None if row is None else job_from_row(row)
 
+    def renew(self, job_id: str, *, owner: str, until: datetime) -> bool:
+        statement = st.job_renew(self._names, job_id, owner=owner, until=check_time(until, "until"))
+        return self._uow.run(statement) > 0
+
+    def release(self, job_id: str, *, owner: str, until: datetime | None = None) -> bool:
+        until = None if until is None else check_time(until, "until")
+        return self._uow.run(st.job_release(self._names, job_id, owner=owner, until=until)) > 0
+
     def fail(self, job_id: str, *, reason: str, at: datetime) -> bool:
         # Both checks before any statement: a refused reason or time writes nothing.
         reason = check_failure_reason(reason)

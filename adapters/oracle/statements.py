@@ -95,6 +95,8 @@ __all__ = [
     "job_list",
     "job_pending",
     "job_postpone",
+    "job_release",
+    "job_renew",
     "job_retry",
     "link_between",
     "link_check_add",
@@ -1142,6 +1144,28 @@ def job_postpone(
             "owner": owner,
         },
     )
+
+
+def job_renew(names: StoreNames, job_id: str, *, owner: str, until: datetime) -> Statement:
+    """Extend the lease ``owner`` holds to ``until`` (an attempt's heartbeat): a conditional
+    UPDATE (row count 1, or 0 if the job is gone, failed or held by another owner)."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET claimed_until = :until\n"
+        "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner"
+    )
+    return Statement("jobs.renew", sql, {"until": encode_time(until), "job_id": job_id, "owner": owner})
+
+
+def job_release(names: StoreNames, job_id: str, *, owner: str, until: datetime | None) -> Statement:
+    """Hand back a job ``owner`` holds: no owner, claimable by anyone from ``until`` (``NULL``:
+    at once), attempts and reason kept. A conditional UPDATE like :func:`job_renew`."""
+    sql = (
+        f"UPDATE {names('EXTRACTION_JOB')}\n"
+        "SET claimed_by = NULL, claimed_until = :until\n"
+        "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner"
+    )
+    return Statement("jobs.release", sql, {"until": encode_time(until), "job_id": job_id, "owner": owner})
 
 
 def job_fail(names: StoreNames, job_id: str, *, reason: str, at: datetime) -> Statement:

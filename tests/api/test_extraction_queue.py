@@ -142,3 +142,24 @@ def test_many_threads_with_a_flaky_model_each_get_every_memory_once_in_order(mak
     assert order == expected
     contents = [m.content for m in client.list_memories(user_id="u")]
     assert sorted(contents) == sorted(f"Fact: {text}" for texts in expected.values() for text in texts)
+
+
+def test_a_full_queue_is_logged_once_when_it_fills_and_once_when_it_drains(
+    make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, every append while the queue was full logged its own warning."""
+    gate = Gate()
+    client, thread = _thread(make_client, gate, Behavior.DROP, timeout=0.0)
+    texts = _fill(thread)
+    extra = [f"extra {i}" for i in range(20)]
+    with caplog.at_level(logging.INFO, logger="palimpsest"):
+        for text in extra:
+            thread.add_messages([{"role": "user", "content": text}])
+        full = [r for r in caplog.records if "extraction queue full" in r.getMessage()]
+        assert len(full) == 1 and full[0].levelno == logging.WARNING
+        gate.open.set()
+        client.wait_for_memory_extraction(timeout=60)
+    assert gate.seen == [*texts, *extra]  # nothing lost, in order
+    assert len([r for r in caplog.records if "extraction queue full" in r.getMessage()]) == 1
+    drained = [r for r in caplog.records if "has room again" in r.getMessage()]
+    assert len(drained) == 1

@@ -208,3 +208,56 @@ def test_open_memory_with_extraction_off_leaves_linking_to_the_caller(store: Mem
     again = memory.add_memory("The user's preferred pizza style is thin crust.", memory_type="preference",
                               user_id="u1", autonomous_linking=True)
     assert (again, "supersedes", neapolitan) in _links(memory)
+
+
+
+def _link_a_pass_larger_than_the_search_bound(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture, bound: int
+) -> None:
+    """A model answer of ``bound + 2`` memories, after one earlier memory: every memory is
+    stored, post-extraction linking asks for candidates within the search's bound (it asked for
+    ``7 + answer size`` results and failed the job on every attempt, and on
+    ``retry_failed_extractions()``), says once that it capped, and links the pass."""
+    import logging
+
+    earlier = ExtractedMemory(PREF, "The user's preferred pizza style is thin crust.")
+    answer = [ExtractedMemory(PREF, f"The user likes pizza topping number {i}.") for i in range(bound + 1)]
+    answer.append(ExtractedMemory(PREF, "The user now prefers sourdough pizza."))
+    resolver = ScriptedLinkResolver(_supersede_pizza)
+    memory = _client(store, ScriptedExtractor([[earlier], answer]), resolver, "POST_EXTRACTION")
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I like thin crust pizza."}])
+    with caplog.at_level(logging.INFO, logger="palimpsest"):
+        thread.add_messages([{"role": "user", "content": "I now like sourdough and every topping there is."}])
+    assert memory.pending_extractions() == [] and memory.failed_extractions() == []
+    memories = memory.list_memories(user_id="u1")
+    assert len(memories) == len(answer) + 1
+    old = next(m for m in memories if m.content == earlier.text)
+    assert not old.is_valid  # linked: the new preference supersedes it
+    capped = [r for r in caplog.records if "capped" in r.getMessage()]
+    assert len(capped) == 1 and f"a pass of {len(answer)} memories" in capped[0].getMessage()
+    # Every source was shown candidates from before the pass only (never a sibling).
+    assert all(set(shown) <= {old.id} for _, shown in resolver.calls)
+    assert {source for source, _ in resolver.calls} <= {m.id for m in memories} - {old.id}
+
+
+def test_a_pass_larger_than_the_search_bound_is_linked_and_its_job_finishes(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search's bound lowered to 40 (the real one, 1,000, below, in the slow run)."""
+    import palimpsest.application.linking as linking
+    import palimpsest.application.searching as searching
+
+    monkeypatch.setattr(searching, "MAX_SEARCH_K", 40)
+    monkeypatch.setattr(linking, "MAX_SEARCH_K", 40)
+    _link_a_pass_larger_than_the_search_bound(store, caplog, 40)
+
+
+@pytest.mark.slow
+def test_a_model_answer_of_more_than_a_thousand_memories_is_linked_and_its_job_finishes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from palimpsest.adapters.inmemory import InMemoryStore
+    from palimpsest.domain.search import MAX_SEARCH_K
+
+    _link_a_pass_larger_than_the_search_bound(InMemoryStore(), caplog, MAX_SEARCH_K)

@@ -174,3 +174,40 @@ def test_a_bad_postpone_reason_or_time_is_refused_and_writes_nothing(store: Memo
     with reading(store) as uow:
         (unchanged,) = uow.jobs.list()
         assert unchanged.failure_reason is None and unchanged.claimed_until == at(10)
+
+
+def test_a_lease_is_renewed_by_its_holder_and_handed_back_unfinished(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1")])
+    with committing(store) as uow:
+        uow.jobs.add(job("j1", minutes=1))
+        uow.jobs.add(job("j2", minutes=2))
+    with committing(store) as uow:
+        assert uow.jobs.claim("j1", owner="w1", until=at(3), now=at(2)) is not None
+        # Only the holder renews: another owner's renewal changes nothing.
+        assert uow.jobs.renew("j1", owner="w2", until=at(30)) is False
+        assert uow.jobs.renew("j1", owner="w1", until=at(6)) is True
+        assert uow.jobs.renew("gone", owner="w1", until=at(6)) is False
+    with committing(store) as uow:
+        assert [j.id for j in uow.jobs.pending(at(5))] == ["j2"]  # renewed past its first lease
+        assert uow.jobs.claim("j1", owner="w2", until=at(20), now=at(5)) is None
+        # Handed back at once: anyone may claim it; its attempts are kept.
+        assert uow.jobs.release("j1", owner="w2") is False
+        assert uow.jobs.release("j1", owner="w1") is True
+        (released,) = [j for j in uow.jobs.list() if j.id == "j1"]
+        assert released.claimed_by is None and released.claimed_until is None and released.attempts == 1
+        assert [j.id for j in uow.jobs.pending(at(5))] == ["j1", "j2"]
+        assert uow.jobs.renew("j1", owner="w1", until=at(9)) is False  # no longer its holder
+        again = uow.jobs.claim("j1", owner="w2", until=at(20), now=at(5))
+        assert again is not None and again.attempts == 2
+        assert uow.jobs.postpone("j1", owner="w2", until=at(8), reason="ModelError: 503")
+        # Handed back with its next attempt's time: nobody takes it before, anyone after.
+        assert uow.jobs.release("j1", owner="w2", until=at(8)) is True
+    with committing(store) as uow:
+        assert [j.id for j in uow.jobs.pending(at(7))] == ["j2"]
+        (held,) = [j for j in uow.jobs.list() if j.id == "j1"]
+        assert held.claimed_by is None and held.claimed_until == at(8) and held.failure_reason == "ModelError: 503"
+        assert uow.jobs.claim("j1", owner="w3", until=at(20), now=at(7)) is None
+        assert uow.jobs.claim("j1", owner="w3", until=at(20), now=at(8)) is not None
+        assert uow.jobs.fail("j1", reason="ModelError: 503", at=at(9))
+        assert uow.jobs.renew("j1", owner="w3", until=at(30)) is False  # failed for good
+        assert uow.jobs.release("j1", owner="w3") is False

@@ -312,6 +312,9 @@ def _samples() -> dict[str, list[Sample]]:
                     n, f"j1{v}", owner=f"w1{v}", until=LATER, reason=f"StoreBusyError: busy{v}", refund_attempt=True
                 ),
             ),
+            (st.job_renew, lambda n, e, v: st.job_renew(n, f"j1{v}", owner=f"w1{v}", until=LATER)),
+            (st.job_release, lambda n, e, v: st.job_release(n, f"j1{v}", owner=f"w1{v}", until=LATER)),
+            (st.job_release, lambda n, e, v: st.job_release(n, f"j1{v}", owner=f"w1{v}", until=None)),
             (st.job_delete, lambda n, e, v: st.job_delete(n, f"j1{v}")),
         ],
         "settings": [

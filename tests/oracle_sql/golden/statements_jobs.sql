@@ -154,6 +154,30 @@ WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
 --   :refund = 1
 --   :until = datetime(2025-03-21T12:00:00)
 
+-- jobs.renew
+UPDATE "EXTRACTION_JOB"
+SET claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.release
+UPDATE "EXTRACTION_JOB"
+SET claimed_by = NULL, claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.release
+UPDATE "EXTRACTION_JOB"
+SET claimed_by = NULL, claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = None
+
 -- jobs.delete
 DELETE FROM "EXTRACTION_JOB"
 WHERE job_id = :job_id
@@ -314,6 +338,30 @@ WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
 --   :owner = 'w1'
 --   :refund = 1
 --   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.renew
+UPDATE "ACME_EXTRACTION_JOB"
+SET claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.release
+UPDATE "ACME_EXTRACTION_JOB"
+SET claimed_by = NULL, claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = datetime(2025-03-21T12:00:00)
+
+-- jobs.release
+UPDATE "ACME_EXTRACTION_JOB"
+SET claimed_by = NULL, claimed_until = :until
+WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner
+--   :job_id = 'j1'
+--   :owner = 'w1'
+--   :until = None
 
 -- jobs.delete
 DELETE FROM "ACME_EXTRACTION_JOB"
