@@ -1,0 +1,151 @@
+"""A process with queued background extraction forks (``os.fork``, multiprocessing's fork start
+method: pre-fork servers, worker pools).
+
+Before, the child ran the parent's exit hook and waited the parent's whole ``exit_wait_seconds``
+for jobs it had no worker to run; then it closed the SQLite connections it inherited (once in
+three runs it hung there for good), and a store of 20,000+ rows wrote its index snapshot from
+the child. Now the child inherits none of it: its copy of the client, runner and store is inert
+(no exit wait, no thread joined, the parent's connections abandoned, never closed or used, no
+snapshot written), and the parent's jobs stay the parent's: still queued and claimed by the
+parent after the child ended, then run by it.
+
+Each case runs a script in its own interpreter; the parent there gives its child a generous
+bound (``CHILD_BOUND``) and reports a child still running then as hung. The script's exit wait is
+far longer than that bound, so the old behaviour fails every time, whatever the machine's speed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CHILD_BOUND = 90  # seconds a child may take before the script calls it hung (it needs well under one)
+
+SCRIPT = """
+    import multiprocessing, os, signal, sys, threading, time
+    from datetime import UTC, datetime
+    from palimpsest.adapters import HashingEmbedder, open_memory
+    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.application import (
+        ExtractedMemory, ExtractionRetryPolicy, MemoryExtractionConfig, MemoryExtractionMode,
+    )
+    from palimpsest.application.testing import ScriptedExtractor
+    from palimpsest.domain import MemoryRecord, RecordType, StoreClosedError
+
+    path, how, rows, bound = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    entered, gate = threading.Event(), threading.Event()
+
+    def gated(request):
+        entered.set()
+        assert gate.wait(600)
+        return [ExtractedMemory(RecordType.FACT, "Fact: " + m.content) for m in request.target_messages]
+
+    memory = open_memory(
+        path,
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(gated),
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False
+        ),
+        extraction_retry_policy=ExtractionRetryPolicy(exit_wait_seconds=3600),
+    )
+    if rows:  # a store whose snapshot is due at close or exit
+        now = datetime.now(UTC)
+        with memory.store.unit_of_work() as uow:
+            for i in range(rows):
+                uow.records.add(MemoryRecord(
+                    id=f"r{i}", record_type=RecordType.FACT, content=f"note {i} about topic {i % 97}",
+                    created_at=now, updated_at=now, user_id="u2",
+                ))
+            uow.commit()
+    one, two = memory.create_thread(thread_id="t1", user_id="u1"), memory.create_thread(thread_id="t2", user_id="u1")
+    for text in ("I live in Oslo.", "I work as a baker.", "I have a dog called Rex."):
+        one.add_messages([{"role": "user", "content": text}])
+    two.add_messages([{"role": "user", "content": "I play the cello."}])
+    assert entered.wait(60)
+    memory.search("Oslo", user_id="u1")  # the main thread holds connections too
+    pending = sorted(j.id for j in memory.pending_extractions())
+    snapshot = path + ".index"
+    assert len(pending) == 4 and not os.path.exists(snapshot)
+
+    def child():
+        # The inherited client is closed to the child; a store opened here works.
+        try:
+            memory.list_memories()
+            raise SystemExit("the inherited store answered in the child")
+        except StoreClosedError:
+            pass
+        if how == "fork-close":
+            memory.close()  # hands nothing back, closes no inherited connection
+        EmbeddedStore.SNAPSHOT_MIN_ROWS = 10**9  # the child's own store: no snapshot of its own
+        with EmbeddedStore(path) as own, own.reading() as uow:
+            assert len(uow.jobs.list()) == 4
+
+    started = time.monotonic()
+    if how.startswith("fork"):
+        pid = os.fork()
+        if pid == 0:
+            child()
+            sys.exit(0)  # the interpreter's whole exit path: threading's hooks, atexit, finalizers
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - started > bound:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                code = "hung"
+                break
+            time.sleep(0.05)
+    else:
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        process.join(bound)
+        if process.is_alive():
+            process.kill()
+            process.join()
+            code = "hung"
+        else:
+            code = process.exitcode
+    print("child", code, flush=True)
+    try:  # the parent's jobs are still the parent's, and no snapshot was written by the child
+        assert sorted(j.id for j in memory.pending_extractions()) == pending
+        assert not os.path.exists(snapshot), "the child wrote the parent's snapshot"
+    finally:
+        gate.set()
+    memory.wait_for_memory_extraction(timeout=120)
+    print("memories", sorted(m.content for m in memory.list_memories(user_id="u1")), flush=True)
+    assert memory.pending_extractions() == []
+    memory.close()
+    print("snapshot", os.path.exists(snapshot), flush=True)
+"""
+
+
+@pytest.mark.parametrize("rows", [0, 20_000], ids=["small", "20k-rows"])
+@pytest.mark.parametrize("how", ["fork", "fork-close", "multiprocessing"])
+def test_a_forked_child_leaves_the_parents_jobs_connections_and_snapshot_alone(
+    tmp_path: Path, how: str, rows: int
+) -> None:
+    path = tmp_path / "memory.db"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), str(path), how, str(rows), str(CHILD_BOUND)],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_BOUND + 300,
+    )
+    assert "child 0\n" in done.stdout, (done.stdout, done.stderr)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert (
+        "memories ['Fact: I have a dog called Rex.', 'Fact: I live in Oslo.', 'Fact: I play the cello.', "
+        "'Fact: I work as a baker.']" in done.stdout
+    )
+    assert f"snapshot {rows > 0}" in done.stdout  # written by the parent, at its close
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
