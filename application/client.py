@@ -523,6 +523,10 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
+        if self._services.runner.inherited:
+            # A forked child's copy of its parent's client: the store, the pool and the jobs
+            # are the parent's; closing them here would act on the parent's connections.
+            return
         try:
             self._services.close(timeout)
             if self._close_store:

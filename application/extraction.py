@@ -516,6 +516,11 @@ class ExtractionRunner:
     def policy(self) -> ExtractionRetryPolicy:
         return self._policy
 
+    @property
+    def inherited(self) -> bool:
+        """``True`` in a forked child: this runner (and its client) is the parent's copy."""
+        return self._inherited
+
     # -- scheduling --------------------------------------------------------------------------
 
     def start(
