@@ -91,6 +91,8 @@ WRITES: list[tuple[str, Callable[[UnitOfWork], object]]] = [
     ("jobs.fail", lambda uow: uow.jobs.fail("j1", reason="no", at=NOW)),
     ("jobs.postpone", lambda uow: uow.jobs.postpone("j1", owner="w", until=at(10), reason="no")),
     ("jobs.retry", lambda uow: uow.jobs.retry("j2")),
+    ("jobs.renew", lambda uow: uow.jobs.renew("j1", owner="w", until=at(10))),
+    ("jobs.release", lambda uow: uow.jobs.release("j1", owner="w")),
     ("jobs.delete", lambda uow: uow.jobs.delete("j1")),
 ]
 
