@@ -545,8 +545,8 @@ class ExtractionRunner:
             self.submit(job)
             return
         delay = self._attempt(job.id)
-        if delay is not None:
-            self.submit(job, delay=delay)
+        if delay is not None and not self.submit(job, delay=delay):
+            self._hand_back(job.id)  # not queued here (closing, or a full queue): due to anyone at its retry
 
     def submit(
         self,

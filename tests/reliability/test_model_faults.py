@@ -152,12 +152,15 @@ def test_timeouts_429_and_500_are_retried_within_the_attempt(harness: Harness) -
     )  # four for the first message, one for the usability check
 
 
-def test_an_unavailable_model_is_retried_by_the_running_client(harness: Harness) -> None:
+def test_an_unavailable_model_is_retried_by_the_running_client(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
     """The first attempt (one request and two retries) fails; the same client tries again after
     its backoff and gets the memory. Before, the job waited for its 10-minute lease and a new
-    client."""
+    client. Each retry is one log line, without a traceback (before, the job's retry carried
+    one, which a script without logging set up printed whole)."""
     harness.server.chat(error(500), error(429), timeout(), GOOD)
-    with harness.client(max_retries=2) as memory:
+    with caplog.at_level(logging.INFO), harness.client(max_retries=2) as memory:
         thread = memory.create_thread(thread_id="t1", user_id="u1")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
         memory.wait_for_memory_extraction(timeout=60)
@@ -165,6 +168,9 @@ def test_an_unavailable_model_is_retried_by_the_running_client(harness: Harness)
         assert harness.pending(memory) == [] and memory.pending_extractions() == []
         assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
     assert len(harness.server.requests_to("/v1/chat/completions")) == 5  # 3 + the retry + the usability check
+    retries = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(retries) == 3  # two by the chat model, one by the job's runner
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in retries)
 
 
 def test_after_the_last_attempt_the_job_is_recorded_as_failed_with_its_reason(
