@@ -19,6 +19,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -147,6 +148,26 @@ def _abandon(conns: Iterable[sqlite3.Connection]) -> None:
             pass
 
 
+_FORK_WAIT: Final = 5.0
+"""Seconds a fork waits for other threads' uses of a store to end (then it goes ahead)."""
+
+
+def _before_fork() -> None:
+    """Fork only once no other thread is inside a use of a store (an SQLite call, mostly), and
+    let none start until the fork is done: SQLite's own mutexes have no fork handler, so a
+    child forked while a parent's thread held one would hang at its first SQLite call (opening
+    a store of its own). Bounded by ``_FORK_WAIT``."""
+    deadline = time.monotonic() + _FORK_WAIT
+    me = threading.get_ident()
+    for store in list(_ALL_STORES):
+        store._hold_for_fork(me, deadline)
+
+
+def _after_fork_in_parent() -> None:
+    for store in list(_ALL_STORES):
+        store._release_after_fork()
+
+
 def _after_fork_in_child() -> None:
     """A forked child gets a copy of the parent's stores, connections and locks, but none of
     its threads: each store is marked inherited (closed to the child, its connections
@@ -156,7 +177,9 @@ def _after_fork_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+    )
 
 
 def _save_snapshots_at_exit() -> None:
@@ -362,6 +385,8 @@ class EmbeddedStore(MemoryStore):
         self._registry: set[sqlite3.Connection] = set()
         self._holders: weakref.WeakSet[_Connections] = weakref.WeakSet()
         self._registry_lock = threading.Lock()  # guards the registry, the holders and `busy`
+        self._uses = threading.Condition(self._registry_lock)  # notified when a use ends
+        self._held_for_fork = False  # the forking thread holds the registry lock through a fork
         self._closed = False
         self._pid = os.getpid()  # the process whose connections these are (see _after_fork_in_child)
         self._inherited = False  # a forked child's copy of its parent's store
@@ -478,12 +503,30 @@ class EmbeddedStore(MemoryStore):
             return "This store was opened by the parent of this forked process; open the store again here."
         return "This store has been closed."
 
+    def _hold_for_fork(self, me: int, deadline: float) -> None:
+        """Before a fork (see :func:`_before_fork`): take the registry lock once no other
+        thread's use is in progress (or at ``deadline``) and keep it through the fork."""
+        self._registry_lock.acquire()
+        self._held_for_fork = True
+        while any(h.busy and h.thread != me for h in self._holders):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._uses.wait(left)
+
+    def _release_after_fork(self) -> None:
+        if self._held_for_fork:
+            self._held_for_fork = False
+            self._registry_lock.release()
+
     def _inherited_by_fork(self) -> None:
         """In a forked child (see :func:`_after_fork_in_child`): closed to the child without
         touching what belongs to the parent. Locks a parent's thread may have held are made
         anew, the connections are abandoned (never closed, never used), and nothing is written
         at exit. The caches are left as they are (copy-on-write pages, freed with the process)."""
         self._registry_lock = threading.Lock()
+        self._uses = threading.Condition(self._registry_lock)
+        self._held_for_fork = False
         self._lock = threading.RLock()
         self._local = threading.local()
         self._closed = True
@@ -512,6 +555,7 @@ class EmbeddedStore(MemoryStore):
         conns: list[sqlite3.Connection] = []
         with self._registry_lock:
             holder.busy -= 1
+            self._uses.notify_all()  # a fork may be waiting for the uses to end (_hold_for_fork)
             if self._closed and holder.busy == 0:
                 conns = holder.take()  # close() left them to this thread
                 self._registry.difference_update(conns)

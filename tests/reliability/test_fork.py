@@ -149,3 +149,43 @@ def test_a_forked_child_leaves_the_parents_jobs_connections_and_snapshot_alone(
 
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+BARRIER = """
+    import os, sys, threading, time
+    from palimpsest.adapters.embedded import EmbeddedStore
+
+    store = EmbeddedStore(sys.argv[1])
+    entered, ended = threading.Event(), threading.Event()
+
+    def reader():
+        with store.reading() as uow:  # a use of the store in progress, as an SQLite call is
+            uow.jobs.list()
+            entered.set()
+            time.sleep(0.5)
+            ended.set()
+
+    worker = threading.Thread(target=reader)
+    worker.start()
+    assert entered.wait(60)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if ended.is_set() else 1)
+    print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+    worker.join()
+    store.close()
+"""
+
+
+def test_a_fork_waits_for_other_threads_uses_of_a_store_to_end(tmp_path: Path) -> None:
+    """SQLite's mutexes have no fork handler: a child forked while a parent's thread was inside
+    an SQLite call hung at its own first one (opening its own store: in about one run in ten
+    above). The fork now waits (bounded) until no other thread is inside a use of a store."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(BARRIER), str(tmp_path / "barrier.db")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == "child 0\n"  # the child was forked after the reader's use ended
