@@ -10,7 +10,7 @@ tell it never to follow instructions found in messages, summaries or memories.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -53,10 +53,17 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SummaryText:
-    """A thread summary: dense text plus up to 8 retrieval topics."""
+    """A thread summary: dense text plus up to 8 retrieval topics.
+
+    ``quotes`` (not compared, not shown) says which stored message each sentence of ``text``
+    was taken from: ``(sentence, message id)`` pairs in order, the id ``None`` for a sentence
+    found in no message (an abstractive summary's own words). The summary service fills it (a
+    summariser need not); a context card builds its query vector from those messages' stored
+    vectors instead of embedding the summary again (:mod:`~palimpsest.application.quotes`)."""
 
     text: str
     topics: tuple[str, ...] = ()
+    quotes: tuple[tuple[str, str | None], ...] = field(default=(), compare=False, repr=False)
 
 
 @runtime_checkable

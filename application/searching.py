@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import (
     MemoryRecord,
@@ -40,6 +41,7 @@ from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .embedding import RecentVectors
 from .ports import Embedder
+from .quotes import Quote
 from .results import SearchResult
 from .retrieval import (
     COLLAPSE_DUPLICATES,
@@ -387,6 +389,54 @@ class Searcher:
         vector = tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
         self._recent.put(text, vector)
         return vector
+
+    def query_vectors(self, texts: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The query vectors of ``texts`` (an embedder is required), from the recent queries when
+        embedded lately; the others in one call."""
+        assert self._embedder is not None
+        found: dict[str, tuple[float, ...]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            cached = self._recent.get(text)
+            if cached is None:
+                missing.append(text)
+            else:
+                found[text] = cached
+        if missing:
+            for text, raw in zip(missing, self._embedder.embed(missing, is_query=True), strict=True):
+                vector = tuple(float(x) for x in raw)
+                self._recent.put(text, vector)
+                found[text] = vector
+        return found
+
+    def summary_vector(self, thread_id: str, query: str, quotes: Sequence[Quote]) -> tuple[float, ...] | None:
+        """A context card's query vector (ARCHITECTURE.md D27), for the card's ``query`` (its
+        thread's summary and topics) when the summary has ``quotes`` (:mod:`.quotes`): the
+        mean of its sentences' vectors, each weighted by its length, a quoted sentence's vector
+        being its message's stored one (read here, no model call) and any other sentence's its
+        own query vector (embedded, or one of the recent queries). Without a quoted sentence
+        whose message has a stored vector, the query's own vector (:meth:`query_vector`), as
+        before; ``None`` without an embedder or with the keyword strategy."""
+        if self._embedder is None or self._strategy == "keyword":
+            return None
+        ids = list(dict.fromkeys(message_id for _, message_id in quotes if message_id is not None))
+        stored: Mapping[str, Sequence[float]] = {}
+        if ids:
+            with self._store.reading() as uow:
+                stored = uow.messages.vectors(thread_id, ids)
+        if not stored:
+            return self.query_vector(query)
+        own = self.query_vectors(
+            [sentence for sentence, message_id in quotes if message_id is None or message_id not in stored]
+        )
+        rows = [
+            stored[message_id] if message_id is not None and message_id in stored else own[sentence]
+            for sentence, message_id in quotes
+        ]
+        weights = np.array([len(sentence) for sentence, _ in quotes], dtype=np.float64)
+        total = weights @ np.array(rows, dtype=np.float64)
+        norm = float(np.linalg.norm(total))
+        return tuple((total / norm).tolist()) if norm > 0 else self.query_vector(query)
 
     def run(
         self,

@@ -8,7 +8,11 @@
     with the hashing embedder, and with a near-free embedder (a CRC32 of the text picks one of
     64 fixed unit vectors), the library's own cost (target ≥ 5,000 messages/s); then with
     MiniLM and the hashing embedder and the heuristic extraction on, inline;
-(g) ``search(q, user_id=...)`` p50 on that store with MiniLM, the query embedding included.
+(g) ``search(q, user_id=...)`` p50 on that store with MiniLM, the query embedding included;
+(h) ``--mode chat``: the chat loop's card. A thread of 300 turns with the default summariser
+    (TextRank, refreshed after every append) and 1,000 memories; 40 times: append one user
+    message, then time the card (target ≤ 10 ms with MiniLM), the card again on the unchanged
+    thread, and a search; also the first card of the thread in a new client.
 
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_api.py`` (a few minutes: MiniLM embeds
 20,000 texts), ``--quick`` for a smoke run, ``--embedder hashing`` for the toy rows only;
@@ -174,6 +178,84 @@ def card_and_search_p50(
         client.close()
 
 
+PLACES = ["Rome", "Lisbon", "Kyoto", "Oslo", "Lima", "Cairo", "Hanoi", "Quito", "Porto", "Tunis"]
+THINGS = ["train tickets", "a hostel", "museum passes", "a rain jacket", "hiking boots", "a phrase book"]
+
+
+def _turn(i: int) -> str:
+    """A chat turn of one to three sentences (user and assistant alternate)."""
+    place, thing, topic = PLACES[i % len(PLACES)], THINGS[(i * 5) % len(THINGS)], TOPICS[(i * 3) % len(TOPICS)]
+    if i % 2:
+        return (
+            f"I am thinking about {place} for trip {i % 23}. Do I need {thing}? "
+            f"Also, my friend keeps talking about {topic} there."
+        )
+    return f"For {place} you will want {thing} in week {i % 17}. The {topic} scene is lively near the centre."
+
+
+def chat_loop(folder: Path, embedder: object, history: int, turns: int, memories: int) -> dict[str, float]:
+    """(h) The chat loop's card: a thread of ``history`` turns with the default summariser
+    (TextRank, refreshed after every append, as ``open_memory`` configures it; extraction off),
+    ``memories`` memories in the user's scope; then ``turns`` times: append one user message,
+    get the card (timed: the card right after a new message), get it again (timed: the
+    unchanged thread), and search for a new question (timed, its query embedding included).
+    Also the first card of the thread in a new client on the same store. p50s in ms."""
+    config = MemoryExtractionConfig(extract_memories=False)
+    path = folder / f"chat-{type(embedder).__name__}.db"
+    client = open_memory(path, embedder=embedder, memory_extraction_config=config)
+    try:
+        thread = client.create_thread(thread_id="chat", user_id="u1", agent_id="a1")
+        for first in range(0, history, 50):
+            thread.add_messages(
+                [
+                    {"role": "user" if i % 2 else "assistant", "content": _turn(i)}
+                    for i in range(first, min(first + 50, history))
+                ]
+            )
+        for i in range(memories):
+            client.add_memory(
+                f"Memory {i}: the user likes {TOPICS[i % len(TOPICS)]} in {PLACES[i % len(PLACES)]}.",
+                memory_type=("memory", "fact", "preference", "guideline")[i % 4],
+                user_id="u1",
+                agent_id="a1",
+            )
+        thread.get_context_card()
+        gc.collect()
+        after_new: list[float] = []
+        unchanged: list[float] = []
+        searches: list[float] = []
+        for turn in range(turns):
+            i = history + turn
+            thread.add_messages([{"role": "user", "content": _turn(2 * i + 1) + f" (turn {turn})"}])
+            started = time.perf_counter()
+            thread.get_context_card()
+            after_new.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            thread.get_context_card()
+            unchanged.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            client.search(f"what did the user say about {PLACES[turn % len(PLACES)]} on turn {turn}?", user_id="u1")
+            searches.append(time.perf_counter() - started)
+    finally:
+        client.close()
+    firsts: list[float] = []
+    for _ in range(3):  # a new process's first card: a new client, nothing cached
+        fresh = open_memory(path, embedder=type(embedder)(), memory_extraction_config=config)
+        try:
+            started = time.perf_counter()
+            fresh.get_thread("chat").get_context_card()
+            firsts.append(time.perf_counter() - started)
+        finally:
+            fresh.close()
+    return {
+        "after_new": statistics.median(after_new) * 1000,
+        "after_new_p95": sorted(after_new)[int(0.95 * (len(after_new) - 1))] * 1000,
+        "unchanged": statistics.median(unchanged) * 1000,
+        "search": statistics.median(searches) * 1000,
+        "first": statistics.median(firsts) * 1000,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -186,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embedder", choices=("both", "minilm", "hashing"), default="both", help="which rows to run (default both)"
     )
+    parser.add_argument(
+        "--mode",
+        choices=("all", "chat"),
+        default="all",
+        help="chat: only (h), the chat loop's card after each new message (default: every row)",
+    )
+    parser.add_argument("--history", type=int, default=300, help="(h): turns in the thread before the loop")
+    parser.add_argument("--turns", type=int, default=40, help="(h): loop iterations timed")
     args = parser.parse_args(argv)
     messages, memories, cards = (300, 300, 20) if args.quick else (10_000, 10_000, 200)
     rows: list[tuple[str, object]] = []
@@ -195,6 +285,21 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("MiniLM (default)", MiniLMEmbedder()))
     if args.embedder in ("both", "hashing"):
         rows.append(("hashing (toy)", HashingEmbedder()))
+    if args.mode == "chat":
+        history, turns = (60, 5) if args.quick else (args.history, args.turns)
+        print(f"(h) chat loop: a thread of {history} turns (default TextRank summary, extraction off), ")
+        print(f"    {min(memories, 1_000):,} memories in scope; {turns} turns: append a message, card, card, search")
+        with tempfile.TemporaryDirectory(prefix="palimpsest-api-bench-") as folder:
+            for name, embedder in rows:
+                f = chat_loop(Path(folder), embedder, history, turns, min(memories, 1_000))
+                ok = "PASS" if f["after_new"] <= 10 else "FAIL"
+                print(
+                    f"(h) {name}: card after a new message p50 {f['after_new']:.3f} ms "
+                    f"(p95 {f['after_new_p95']:.3f})  target <= 10 ms  {ok}"
+                )
+                print(f"    card on the unchanged thread p50 {f['unchanged']:.3f} ms; search p50 {f['search']:.3f} ms")
+                print(f"    first card of the thread in a new client (median of 3): {f['first']:.3f} ms")
+        return 0
     with tempfile.TemporaryDirectory(prefix="palimpsest-api-bench-") as folder:
         rate = add_rate(Path(folder), Crc32Embedder(), messages)
         rates = [(name, add_rate(Path(folder), embedder, min(messages, 2_000))) for name, embedder in rows]

@@ -1,0 +1,90 @@
+"""Application layer: a summary's *quotes*, which stored message each of its sentences was taken
+from (ARCHITECTURE.md D27).
+
+An extractive summary (TextRank) is made of its thread's sentences, and every message's vector is
+already stored. A summary that knows where its sentences come from lets a context card build its
+query vector from those stored vectors (:meth:`~.searching.Searcher.card_vector`) instead of
+embedding the whole summary again each time it changes. The summary service finds the quotes
+when it makes a summary, from the quotes of the revision it folds new messages into and from the
+new messages themselves (no store read, no model), and keeps them with the stored revision
+(its metadata), so the first card of a thread in a new process reads them too.
+
+A sentence found in no message (an abstractive summary's own words, a revision made before
+quotes were kept) is quoted with ``None``: the card embeds such sentences, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from palimpsest.domain.text import normalise_apostrophes
+
+__all__ = ["QUOTES_KEY", "Quote", "find_quotes", "quotes_from_metadata", "quotes_metadata", "summary_sentences"]
+
+Quote = tuple[str, str | None]
+"""A sentence of a summary and the id of the message it was taken from (``None``: none found)."""
+
+QUOTES_KEY: Final = "quotes"
+"""The key of a stored summary revision's metadata that holds its quotes."""
+
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(normalise_apostrophes(text).split())
+
+
+def summary_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as an extractive summariser takes them from messages: split
+    after ``.!?;`` and at line breaks, apostrophes normalised, white space collapsed."""
+    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(normalise_apostrophes(text)))
+    return [p for p in parts if p]
+
+
+def find_quotes(text: str, sources: Iterable[tuple[str, str]]) -> tuple[Quote, ...]:
+    """Each sentence of ``text`` (:func:`summary_sentences`) with the id of the first of
+    ``sources`` (``(text, message id)`` pairs, in the order to try them) that has it as a
+    sentence or, failing that, contains it (a sentence cut short: a summary trimmed to its
+    budget), or ``None``."""
+    sentences = summary_sentences(text)
+    if not sentences:
+        return ()
+    exact: dict[str, str] = {}
+    haystacks: list[tuple[str, str]] = []
+    for source_text, source_id in sources:
+        for sentence in summary_sentences(source_text):
+            exact.setdefault(sentence, source_id)
+        haystacks.append((_collapsed(source_text), source_id))
+    quotes: list[Quote] = []
+    for sentence in sentences:
+        found = exact.get(sentence)
+        if found is None:
+            found = next((source_id for haystack, source_id in haystacks if sentence in haystack), None)
+        quotes.append((sentence, found))
+    return tuple(quotes)
+
+
+def quotes_metadata(quotes: Sequence[Quote], metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """``metadata`` with the quotes' message ids (one per sentence, in order: the sentences are
+    the summary's own, found again by :func:`quotes_from_metadata`) under :data:`QUOTES_KEY`;
+    nothing is kept when no sentence quotes a message."""
+    out = dict(metadata or {})
+    out.pop(QUOTES_KEY, None)
+    if any(message_id is not None for _, message_id in quotes):
+        out[QUOTES_KEY] = [message_id for _, message_id in quotes]
+    return out or None
+
+
+def quotes_from_metadata(text: str, metadata: Mapping[str, Any] | None) -> tuple[Quote, ...]:
+    """The quotes kept with a stored revision of the summary ``text``; ``()`` when it has none,
+    or when they are not what :func:`quotes_metadata` writes for this text (metadata is data,
+    never trusted to be ours)."""
+    ids = metadata.get(QUOTES_KEY) if metadata else None
+    if not isinstance(ids, list) or not all(i is None or isinstance(i, str) for i in ids):
+        return ()
+    sentences = summary_sentences(text)
+    if len(sentences) != len(ids):
+        return ()
+    return tuple(zip(sentences, ids, strict=True))
