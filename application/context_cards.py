@@ -114,7 +114,7 @@ class ContextCardService:
         query = summary.text + ("\n" + "; ".join(summary.topics) if summary.topics else "")
         results: list[SearchResult] = []
         if query.strip():
-            vector = self._searcher.summary_vector(thread.id, query, summary.quotes)
+            vector = self._searcher.summary_vector(thread.id, query, summary)
             results = self._results(thread, settings, query, vector, plan, metadata_filter, excluded_ids, now)
         results = within_token_budgets(results, token_budget, soft_token_budget)
         return ContextCard(summary.text, summary.topics, tuple(results), recent)

@@ -3,14 +3,15 @@ from (ARCHITECTURE.md D27).
 
 An extractive summary (TextRank) is made of its thread's sentences, and every message's vector is
 already stored. A summary that knows where its sentences come from lets a context card build its
-query vector from those stored vectors (:meth:`~.searching.Searcher.card_vector`) instead of
+query vector from those stored vectors (:meth:`~.searching.Searcher.summary_vector`) instead of
 embedding the whole summary again each time it changes. The summary service finds the quotes
 when it makes a summary, from the quotes of the revision it folds new messages into and from the
-new messages themselves (no store read, no model), and keeps them with the stored revision
-(its metadata), so the first card of a thread in a new process reads them too.
+new messages themselves (no store read, no model), and keeps them with the stored revision (in
+its metadata: one message id per sentence), so the first card of a thread in a new process
+reads them too.
 
-A sentence found in no message (an abstractive summary's own words, a revision made before
-quotes were kept) is quoted with ``None``: the card embeds such sentences, as before.
+A sentence found in no message (an abstractive summary's own words) is quoted with ``None``: the
+card embeds such sentences, as it embedded whole summaries before.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Final
 
 from palimpsest.domain.text import normalise_apostrophes
 
-__all__ = ["QUOTES_KEY", "Quote", "find_quotes", "quotes_from_metadata", "quotes_metadata", "summary_sentences"]
+__all__ = ["QUOTES_KEY", "Quote", "find_quotes", "quoted", "quotes_from_metadata", "quotes_metadata", "summary_sentences"]
 
 Quote = tuple[str, str | None]
 """A sentence of a summary and the id of the message it was taken from (``None``: none found)."""
@@ -43,11 +44,11 @@ def summary_sentences(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def find_quotes(text: str, sources: Iterable[tuple[str, str]]) -> tuple[Quote, ...]:
-    """Each sentence of ``text`` (:func:`summary_sentences`) with the id of the first of
+def find_quotes(text: str, sources: Iterable[tuple[str, str]]) -> tuple[str | None, ...]:
+    """For each sentence of ``text`` (:func:`summary_sentences`), the id of the first of
     ``sources`` (``(text, message id)`` pairs, in the order to try them) that has it as a
     sentence or, failing that, contains it (a sentence cut short: a summary trimmed to its
-    budget), or ``None``."""
+    budget), else ``None``."""
     sentences = summary_sentences(text)
     if not sentences:
         return ()
@@ -57,34 +58,37 @@ def find_quotes(text: str, sources: Iterable[tuple[str, str]]) -> tuple[Quote, .
         for sentence in summary_sentences(source_text):
             exact.setdefault(sentence, source_id)
         haystacks.append((_collapsed(source_text), source_id))
-    quotes: list[Quote] = []
+    ids: list[str | None] = []
     for sentence in sentences:
         found = exact.get(sentence)
         if found is None:
             found = next((source_id for haystack, source_id in haystacks if sentence in haystack), None)
-        quotes.append((sentence, found))
-    return tuple(quotes)
+        ids.append(found)
+    return tuple(ids)
 
 
-def quotes_metadata(quotes: Sequence[Quote], metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """``metadata`` with the quotes' message ids (one per sentence, in order: the sentences are
-    the summary's own, found again by :func:`quotes_from_metadata`) under :data:`QUOTES_KEY`;
-    nothing is kept when no sentence quotes a message."""
+def quoted(text: str, ids: Sequence[str | None]) -> tuple[Quote, ...]:
+    """The sentences of ``text`` with the message ids ``ids`` (:func:`find_quotes`); ``()`` when
+    they do not line up (quotes of another text)."""
+    sentences = summary_sentences(text)
+    return tuple(zip(sentences, ids, strict=True)) if ids and len(sentences) == len(ids) else ()
+
+
+def quotes_metadata(ids: Sequence[str | None], metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """``metadata`` with the quotes' message ids (one per sentence, in order) under
+    :data:`QUOTES_KEY`; nothing is kept when no sentence quotes a message."""
     out = dict(metadata or {})
     out.pop(QUOTES_KEY, None)
-    if any(message_id is not None for _, message_id in quotes):
-        out[QUOTES_KEY] = [message_id for _, message_id in quotes]
+    if any(message_id is not None for message_id in ids):
+        out[QUOTES_KEY] = list(ids)
     return out or None
 
 
-def quotes_from_metadata(text: str, metadata: Mapping[str, Any] | None) -> tuple[Quote, ...]:
-    """The quotes kept with a stored revision of the summary ``text``; ``()`` when it has none,
-    or when they are not what :func:`quotes_metadata` writes for this text (metadata is data,
-    never trusted to be ours)."""
+def quotes_from_metadata(metadata: Mapping[str, Any] | None) -> tuple[str | None, ...]:
+    """The quotes' message ids kept in a stored revision's metadata; ``()`` when it has none or
+    they are not what :func:`quotes_metadata` writes (metadata is data, never trusted to be ours;
+    :func:`quoted` checks they line up with the text)."""
     ids = metadata.get(QUOTES_KEY) if metadata else None
     if not isinstance(ids, list) or not all(i is None or isinstance(i, str) for i in ids):
         return ()
-    sentences = summary_sentences(text)
-    if len(sentences) != len(ids):
-        return ()
-    return tuple(zip(sentences, ids, strict=True))
+    return tuple(ids)

@@ -7,6 +7,7 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -40,8 +41,8 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .embedding import RecentVectors
-from .ports import Embedder
-from .quotes import Quote
+from .ports import Embedder, SummaryText
+from .quotes import quoted
 from .results import SearchResult
 from .retrieval import (
     COLLAPSE_DUPLICATES,
@@ -198,6 +199,14 @@ def _thinning(stages: Sequence[Stage]) -> tuple[Sequence[Stage], Sequence[Stage]
     return stages[:n], stages[n:]
 
 
+def _row(vector: Sequence[float]) -> np.ndarray:
+    """A vector as a float32 row, without a float-by-float copy of a float32 buffer (stores answer
+    ``array("f")``)."""
+    if isinstance(vector, array) and vector.typecode == "f":
+        return np.frombuffer(vector, dtype=np.float32)
+    return np.asarray(vector, dtype=np.float32)
+
+
 class Searcher:
     """Runs public searches: embeds the query, runs the search pipeline and the refinements in
     one read of the store, wraps and budgets results."""
@@ -214,6 +223,7 @@ class Searcher:
         self._strategy = strategy
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
+        self._revisions = RecentVectors(RECENT_QUERIES)  # a summary revision's id -> its card vector
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -409,34 +419,41 @@ class Searcher:
                 found[text] = vector
         return found
 
-    def summary_vector(self, thread_id: str, query: str, quotes: Sequence[Quote]) -> tuple[float, ...] | None:
-        """A context card's query vector (ARCHITECTURE.md D27), for the card's ``query`` (its
-        thread's summary and topics) when the summary has ``quotes`` (:mod:`.quotes`): the
-        mean of its sentences' vectors, each weighted by its length, a quoted sentence's vector
-        being its message's stored one (read here, no model call) and any other sentence's its
-        own query vector (embedded, or one of the recent queries). Without a quoted sentence
-        whose message has a stored vector, the query's own vector (:meth:`query_vector`), as
-        before; ``None`` without an embedder or with the keyword strategy."""
+    def summary_vector(self, thread_id: str, query: str, summary: SummaryText) -> tuple[float, ...] | None:
+        """A context card's query vector (ARCHITECTURE.md D27), for the card's ``query`` (the
+        thread's ``summary`` and topics). When the summary quotes its thread's messages
+        (:mod:`.quotes`): the mean of its sentences' vectors, each weighted by its length, a
+        quoted sentence's vector being its message's stored one (read here: no model call) and
+        any other sentence's its own query vector (one of the recent queries, or embedded).
+        Without a quoted message that has a stored vector: the query's own vector
+        (:meth:`query_vector`), as before. A stored revision's vector is kept by its id, like a
+        recent query's (a card on an unchanged thread reads nothing). ``None`` without an
+        embedder or with the keyword strategy."""
         if self._embedder is None or self._strategy == "keyword":
             return None
+        if summary.revision is not None:
+            cached = self._revisions.get(summary.revision)
+            if cached is not None:
+                return cached
+        quotes = quoted(summary.text, summary.quotes)
         ids = list(dict.fromkeys(message_id for _, message_id in quotes if message_id is not None))
         stored: Mapping[str, Sequence[float]] = {}
         if ids:
             with self._store.reading() as uow:
                 stored = uow.messages.vectors(thread_id, ids)
-        if not stored:
-            return self.query_vector(query)
-        own = self.query_vectors(
-            [sentence for sentence, message_id in quotes if message_id is None or message_id not in stored]
-        )
-        rows = [
-            stored[message_id] if message_id is not None and message_id in stored else own[sentence]
-            for sentence, message_id in quotes
-        ]
-        weights = np.array([len(sentence) for sentence, _ in quotes], dtype=np.float64)
-        total = weights @ np.array(rows, dtype=np.float64)
-        norm = float(np.linalg.norm(total))
-        return tuple((total / norm).tolist()) if norm > 0 else self.query_vector(query)
+        vector: tuple[float, ...] | None = None
+        if stored:
+            own = self.query_vectors([sentence for sentence, message_id in quotes if message_id not in stored])
+            rows = [stored[m] if m is not None and m in stored else own[sentence] for sentence, m in quotes]
+            weights = np.array([len(sentence) for sentence, _ in quotes], dtype=np.float64)
+            total = weights @ np.vstack([_row(row) for row in rows]).astype(np.float64)
+            norm = float(np.linalg.norm(total))
+            vector = tuple((total / norm).tolist()) if norm > 0 else None
+        if vector is None:
+            vector = self.query_vector(query)
+        if vector is not None and summary.revision is not None:
+            self._revisions.put(summary.revision, vector)
+        return vector
 
     def run(
         self,

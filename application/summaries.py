@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
@@ -26,7 +27,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from .budgets import shorten_for_prompt
 from .config import ThreadSettings
 from .ports import Summariser, SummaryText
-from .quotes import Quote, find_quotes, quotes_from_metadata, quotes_metadata
+from .quotes import find_quotes, quoted, quotes_from_metadata, quotes_metadata
 from .rendering import format_time
 
 __all__ = ["SummaryService", "transcript"]
@@ -47,29 +48,23 @@ def transcript(messages: Sequence[Message]) -> str:
 
 
 def _transcript_summary(messages: Sequence[Message]) -> SummaryText:
-    """:func:`transcript` as a summary, each line quoting its message (as far as the cap keeps it)."""
-    quotes: list[Quote] = []
-    start = 0
-    for m in messages:
-        line = f"{m.role} ({format_time(m.timestamp)}): {m.content}"
-        if start >= TRANSCRIPT_CHAR_CAP:
-            break
-        quotes.append((line[: TRANSCRIPT_CHAR_CAP - start], m.id))
-        start += len(line) + 3  # the "\n- " between lines
-    return SummaryText(transcript(messages), (), tuple(quotes))
+    """:func:`transcript` as a summary whose sentences quote the messages of their lines."""
+    text = transcript(messages)
+    lines = [f"{m.role} ({format_time(m.timestamp)}): {m.content}" for m in messages]
+    sources = [(line if i == 0 else f"- {line}", m.id) for i, (line, m) in enumerate(zip(lines, messages))]
+    return SummaryText(text, (), find_quotes(text, sources))
 
 
 def _quoted(draft: SummaryText, base: ThreadSummary | None, messages: Sequence[Message]) -> SummaryText:
     """``draft`` (at most 8 topics) with its quotes (:mod:`.quotes`): its sentences found in the
     quotes of the revision it was folded into, else in the messages folded in."""
-    kept = quotes_from_metadata(base.text, base.metadata) if base is not None else ()
-    previous = [(text, i) for text, i in kept if i is not None]
-    sources = previous + [(m.content, m.id) for m in messages]
+    kept = quoted(base.text, quotes_from_metadata(base.metadata)) if base is not None else ()
+    sources = [(sentence, i) for sentence, i in kept if i is not None] + [(m.content, m.id) for m in messages]
     return SummaryText(draft.text, tuple(draft.topics)[:8], find_quotes(draft.text, sources))
 
 
 def _stored(summary: ThreadSummary) -> SummaryText:
-    return SummaryText(summary.text, summary.topics, quotes_from_metadata(summary.text, summary.metadata))
+    return SummaryText(summary.text, summary.topics, quotes_from_metadata(summary.metadata), summary.id)
 
 
 class SummaryService:
@@ -164,7 +159,8 @@ class SummaryService:
             return None
         except StoreBusyError:
             log.info("summary of thread %s not stored: the store is busy; it is served unsaved", thread.id)
-        return draft
+            return draft
+        return replace(draft, revision=summary.id)
 
     def prefix(
         self, thread: Thread, last_seq: int, *, token_limit: int | None = None, fallback_message_count: int = 5

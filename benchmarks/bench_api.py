@@ -183,14 +183,14 @@ THINGS = ["train tickets", "a hostel", "museum passes", "a rain jacket", "hiking
 
 
 def _turn(i: int) -> str:
-    """A chat turn of one to three sentences (user and assistant alternate)."""
+    """Chat turn ``i``: one to three sentences, each new to the thread (user and assistant alternate)."""
     place, thing, topic = PLACES[i % len(PLACES)], THINGS[(i * 5) % len(THINGS)], TOPICS[(i * 3) % len(TOPICS)]
     if i % 2:
         return (
-            f"I am thinking about {place} for trip {i % 23}. Do I need {thing}? "
-            f"Also, my friend keeps talking about {topic} there."
+            f"I am thinking about {place} for trip number {i}. Do I need {thing} for {i % 9 + 2} days? "
+            f"Also, my friend {i} keeps talking about {topic} there."
         )
-    return f"For {place} you will want {thing} in week {i % 17}. The {topic} scene is lively near the centre."
+    return f"For {place} you will want {thing} in week {i}. The {topic} scene number {i} is lively near the centre."
 
 
 def chat_loop(folder: Path, embedder: object, history: int, turns: int, memories: int) -> dict[str, float]:
@@ -226,7 +226,7 @@ def chat_loop(folder: Path, embedder: object, history: int, turns: int, memories
         searches: list[float] = []
         for turn in range(turns):
             i = history + turn
-            thread.add_messages([{"role": "user", "content": _turn(2 * i + 1) + f" (turn {turn})"}])
+            thread.add_messages([{"role": "user", "content": _turn(2 * i + 1)}])
             started = time.perf_counter()
             thread.get_context_card()
             after_new.append(time.perf_counter() - started)

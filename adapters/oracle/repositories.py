@@ -414,7 +414,7 @@ class OracleMessageRepository(_Repository, MessageRepository):
         if not message_ids:
             return {}
         rows = self._uow.fetch_all(st.message_vectors(self._names, thread_id, message_ids))
-        return {row[0]: tuple(map(float, row[1])) for row in rows}
+        return {row[0]: row[1] if isinstance(row[1], array.array) else tuple(map(float, row[1])) for row in rows}
 
     def list_for_thread(
         self,
