@@ -55,18 +55,16 @@ class Embedder(Protocol):
 class SummaryText:
     """A thread summary: dense text plus up to 8 retrieval topics.
 
-    Two fields are the library's bookkeeping (not compared, not shown; a summariser leaves them
-    out): ``quotes``, the id of the stored message each sentence of ``text`` was taken from
-    (``None`` for a sentence found in none, an abstractive summary's own words), sentence by
-    sentence as :func:`~palimpsest.application.quotes.summary_sentences` splits it; and
-    ``revision``, the id of the stored summary revision this is (``None`` when transient). A
-    context card builds its query vector from the quoted messages' stored vectors instead of
-    embedding the summary again (ARCHITECTURE.md D27)."""
+    ``quotes`` is the library's bookkeeping (not compared, not shown; a summariser leaves it
+    out): the id of the stored message each sentence of ``text`` was taken from (``None`` for a
+    sentence found in none, an abstractive summary's own words), sentence by sentence as
+    :func:`~palimpsest.application.quotes.summary_sentences` splits it. A context card builds
+    its query vector from the quoted messages' stored vectors instead of embedding the summary
+    again (ARCHITECTURE.md D27)."""
 
     text: str
     topics: tuple[str, ...] = ()
     quotes: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
-    revision: str | None = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

@@ -44,24 +44,32 @@ def summary_sentences(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def find_quotes(text: str, sources: Iterable[tuple[str, str]]) -> tuple[str | None, ...]:
-    """For each sentence of ``text`` (:func:`summary_sentences`), the id of the first of
-    ``sources`` (``(text, message id)`` pairs, in the order to try them) that has it as a
-    sentence or, failing that, contains it (a sentence cut short: a summary trimmed to its
-    budget), else ``None``."""
+def find_quotes(
+    text: str, sources: Iterable[tuple[str, str]], known: Iterable[tuple[str, str]] = ()
+) -> tuple[str | None, ...]:
+    """For each sentence of ``text`` (:func:`summary_sentences`), the id of the message it was
+    taken from: first among ``known`` sentences (``(sentence, message id)``: the quotes of the
+    summary ``text`` was folded from), then among ``sources`` (``(text, message id)``, in the
+    order to try them), as one of their sentences or, failing that, inside one (a sentence cut
+    short: a summary trimmed to its budget); ``None`` when none has it."""
     sentences = summary_sentences(text)
     if not sentences:
         return ()
+    known = list(known)
+    sources = list(sources)
     exact: dict[str, str] = {}
-    haystacks: list[tuple[str, str]] = []
+    for sentence, source_id in known:
+        exact.setdefault(sentence, source_id)
     for source_text, source_id in sources:
         for sentence in summary_sentences(source_text):
             exact.setdefault(sentence, source_id)
-        haystacks.append((_collapsed(source_text), source_id))
+    haystacks: list[tuple[str, str]] | None = None  # built on the first sentence not found as such
     ids: list[str | None] = []
     for sentence in sentences:
         found = exact.get(sentence)
         if found is None:
+            if haystacks is None:
+                haystacks = known + [(_collapsed(source_text), source_id) for source_text, source_id in sources]
             found = next((source_id for haystack, source_id in haystacks if sentence in haystack), None)
         ids.append(found)
     return tuple(ids)

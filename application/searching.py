@@ -7,6 +7,7 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -223,7 +224,7 @@ class Searcher:
         self._strategy = strategy
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
-        self._revisions = RecentVectors(RECENT_QUERIES)  # a summary revision's id -> its card vector
+        self._summaries = RecentVectors(RECENT_QUERIES)  # a digest of a card's query and quotes -> its vector
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -426,15 +427,18 @@ class Searcher:
         quoted sentence's vector being its message's stored one (read here: no model call) and
         any other sentence's its own query vector (one of the recent queries, or embedded).
         Without a quoted message that has a stored vector: the query's own vector
-        (:meth:`query_vector`), as before. A stored revision's vector is kept by its id, like a
-        recent query's (a card on an unchanged thread reads nothing). ``None`` without an
-        embedder or with the keyword strategy."""
+        (:meth:`query_vector`), as before. The vector is kept, like a recent query's, by the
+        query and its quotes (a card whose summary did not change reads nothing; a quoted
+        message edited outside its quoted sentences keeps its older vector there until the
+        summary changes). ``None`` without an embedder or with the keyword strategy."""
         if self._embedder is None or self._strategy == "keyword":
             return None
-        if summary.revision is not None:
-            cached = self._revisions.get(summary.revision)
-            if cached is not None:
-                return cached
+        # Kept by what it is made of: a refresh that leaves the text and its quotes as they were
+        # (a new revision of the same summary) finds it again.
+        key = hashlib.blake2b("\x1f".join([query, *(i or "" for i in summary.quotes)]).encode()).hexdigest()
+        cached = self._summaries.get(key)
+        if cached is not None:
+            return cached
         quotes = quoted(summary.text, summary.quotes)
         ids = list(dict.fromkeys(message_id for _, message_id in quotes if message_id is not None))
         stored: Mapping[str, Sequence[float]] = {}
@@ -451,8 +455,8 @@ class Searcher:
             vector = tuple((total / norm).tolist()) if norm > 0 else None
         if vector is None:
             vector = self.query_vector(query)
-        if vector is not None and summary.revision is not None:
-            self._revisions.put(summary.revision, vector)
+        if vector is not None:
+            self._summaries.put(key, vector)
         return vector
 
     def run(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
@@ -59,12 +58,13 @@ def _quoted(draft: SummaryText, base: ThreadSummary | None, messages: Sequence[M
     """``draft`` (at most 8 topics) with its quotes (:mod:`.quotes`): its sentences found in the
     quotes of the revision it was folded into, else in the messages folded in."""
     kept = quoted(base.text, quotes_from_metadata(base.metadata)) if base is not None else ()
-    sources = [(sentence, i) for sentence, i in kept if i is not None] + [(m.content, m.id) for m in messages]
-    return SummaryText(draft.text, tuple(draft.topics)[:8], find_quotes(draft.text, sources))
+    known = [(sentence, i) for sentence, i in kept if i is not None]
+    found = find_quotes(draft.text, [(m.content, m.id) for m in messages], known)
+    return SummaryText(draft.text, tuple(draft.topics)[:8], found)
 
 
 def _stored(summary: ThreadSummary) -> SummaryText:
-    return SummaryText(summary.text, summary.topics, quotes_from_metadata(summary.metadata), summary.id)
+    return SummaryText(summary.text, summary.topics, quotes_from_metadata(summary.metadata))
 
 
 class SummaryService:
@@ -159,8 +159,7 @@ class SummaryService:
             return None
         except StoreBusyError:
             log.info("summary of thread %s not stored: the store is busy; it is served unsaved", thread.id)
-            return draft
-        return replace(draft, revision=summary.id)
+        return draft
 
     def prefix(
         self, thread: Thread, last_seq: int, *, token_limit: int | None = None, fallback_message_count: int = 5

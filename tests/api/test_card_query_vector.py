@@ -192,3 +192,35 @@ def test_a_quoted_message_edited_or_deleted_is_not_read_stale(store: MemoryStore
     assert card.summary == HISTORY[-2][1]
     assert [r.content for r in card.relevant_results] == ["The user grows tomatoes in a greenhouse."]
     client.close()
+
+
+def test_a_summary_that_did_not_change_reads_no_vectors_again(
+    memory_store: MemoryStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh that leaves the summary as it was (a new revision, the same text and quotes)
+    finds the card's vector kept from before: neither the model nor the store is asked again."""
+    from palimpsest.adapters.inmemory.store import InMemoryMessageRepository
+
+    reads: list[tuple[str, ...]] = []
+    vectors = InMemoryMessageRepository.vectors
+
+    def counting(self: InMemoryMessageRepository, thread_id: str, message_ids: Sequence[str]) -> Any:
+        reads.append(tuple(message_ids))
+        return vectors(self, thread_id, message_ids)
+
+    monkeypatch.setattr(InMemoryMessageRepository, "vectors", counting)
+    first_sentence = HISTORY[0][1].split(". ")[0] + "."
+    embedder = CountingEmbedder(HashingEmbedder(DIM))
+    summariser = ScriptedSummariser(lambda previous, new: SummaryText(first_sentence, ("tomatoes",)))
+    client = _client(memory_store, embedder, clock, summariser)
+    thread = client.create_thread(thread_id="t", user_id="u")
+    ids = thread.add_messages([{"role": role, "content": text} for role, text in HISTORY])
+    card = thread.get_context_card()
+    assert reads == [(ids[0],)]
+    thread.add_messages([{"role": "user", "content": CELLO}])
+    calls = len(embedder.calls)
+    again = thread.get_context_card()
+    assert len([s for s in stored_summaries(memory_store, "t") if s.is_valid]) == 2  # a new revision
+    assert reads == [(ids[0],)] and len(embedder.calls) == calls
+    assert again.summary == card.summary
+    client.close()

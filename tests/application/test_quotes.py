@@ -45,3 +45,10 @@ def test_quotes_are_kept_in_metadata_only_when_one_sentence_quotes_a_message() -
     assert quotes_from_metadata({"quotes": ["m1", None]}) == ("m1", None)
     for bad in (None, {}, {"quotes": "m1"}, {"quotes": [1]}, {"quotes": [["m1"]]}):
         assert quotes_from_metadata(bad) == ()
+
+
+def test_known_sentences_are_tried_before_the_new_messages() -> None:
+    known = [("The heater broke last week.", "m1"), ("We grow tomatoes in the greenhouse.", "m0")]
+    sources = [("The heater broke last week. It is fixed now.", "m2")]
+    text = "The heater broke last week. It is fixed now. We grow tomatoes"
+    assert find_quotes(text, sources, known) == ("m1", "m2", "m0")
