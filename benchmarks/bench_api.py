@@ -256,7 +256,8 @@ def chat_loop(
             card = thread.get_context_card()
             unchanged.append(time.perf_counter() - started)
             started = time.perf_counter()
-            client.search(f"what did the user say about {PLACES[turn % len(PLACES)]} on turn {turn}?", user_id="u1")
+            question = f"what did the user say about {PLACES[turn % len(PLACES)]} on turn {turn} ({path.stem})?"
+            client.search(question, user_id="u1")  # a new text each time, in every row: embedded
             searches.append(time.perf_counter() - started)
     finally:
         client.close()
