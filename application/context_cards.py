@@ -114,7 +114,8 @@ class ContextCardService:
         query = summary.text + ("\n" + "; ".join(summary.topics) if summary.topics else "")
         results: list[SearchResult] = []
         if query.strip():
-            results = self._results(thread, settings, query, plan, metadata_filter, excluded_ids, now)
+            vector = self._searcher.summary_vector(thread.id, query, summary)
+            results = self._results(thread, settings, query, vector, plan, metadata_filter, excluded_ids, now)
         results = within_token_budgets(results, token_budget, soft_token_budget)
         return ContextCard(summary.text, summary.topics, tuple(results), recent)
 
@@ -123,6 +124,7 @@ class ContextCardService:
         thread: Thread,
         settings: ThreadSettings,
         query: str,
+        vector: tuple[float, ...] | None,
         plan: CardPlan,
         metadata_filter: Any,
         excluded_ids: set[str],
@@ -131,7 +133,6 @@ class ContextCardService:
         searcher = self._searcher
         memory_scope = ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id, thread_id=ANY)
         message_scope = ScopeFilter(user_id=thread.user_id, agent_id=thread.agent_id, thread_id=thread.id)
-        vector = searcher.query_vector(query)
         memory_types = [t.value for t in sorted(MEMORY_RECORD_TYPES, key=lambda t: t.value)]
 
         diversity = searcher.retrieval.card_diversity

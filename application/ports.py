@@ -10,7 +10,7 @@ tell it never to follow instructions found in messages, summaries or memories.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -53,10 +53,18 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SummaryText:
-    """A thread summary: dense text plus up to 8 retrieval topics."""
+    """A thread summary: dense text plus up to 8 retrieval topics.
+
+    ``quotes`` is the library's bookkeeping (not compared, not shown; a summariser leaves it
+    out): the id of the stored message each sentence of ``text`` was taken from (``None`` for a
+    sentence found in none, an abstractive summary's own words), sentence by sentence as
+    :func:`~palimpsest.application.quotes.summary_sentences` splits it. A context card builds
+    its query vector from the quoted messages' stored vectors instead of embedding the summary
+    again (ARCHITECTURE.md D27)."""
 
     text: str
     topics: tuple[str, ...] = ()
+    quotes: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
 
 
 @runtime_checkable

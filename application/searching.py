@@ -7,11 +7,14 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import (
     MemoryRecord,
@@ -39,7 +42,8 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .embedding import RecentVectors
-from .ports import Embedder
+from .ports import Embedder, SummaryText
+from .quotes import quoted
 from .results import SearchResult
 from .retrieval import (
     COLLAPSE_DUPLICATES,
@@ -196,6 +200,14 @@ def _thinning(stages: Sequence[Stage]) -> tuple[Sequence[Stage], Sequence[Stage]
     return stages[:n], stages[n:]
 
 
+def _row(vector: Sequence[float]) -> np.ndarray:
+    """A vector as a float32 row, without a float-by-float copy of a float32 buffer (stores answer
+    ``array("f")``)."""
+    if isinstance(vector, array) and vector.typecode == "f":
+        return np.frombuffer(vector, dtype=np.float32)
+    return np.asarray(vector, dtype=np.float32)
+
+
 class Searcher:
     """Runs public searches: embeds the query, runs the search pipeline and the refinements in
     one read of the store, wraps and budgets results."""
@@ -212,6 +224,7 @@ class Searcher:
         self._strategy = strategy
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
+        self._summaries = RecentVectors(RECENT_QUERIES)  # a digest of a card's query and quotes -> its vector
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -386,6 +399,64 @@ class Searcher:
             return cached
         vector = tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
         self._recent.put(text, vector)
+        return vector
+
+    def query_vectors(self, texts: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        """The query vectors of ``texts`` (an embedder is required), from the recent queries when
+        embedded lately; the others in one call."""
+        assert self._embedder is not None
+        found: dict[str, tuple[float, ...]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            cached = self._recent.get(text)
+            if cached is None:
+                missing.append(text)
+            else:
+                found[text] = cached
+        if missing:
+            for text, raw in zip(missing, self._embedder.embed(missing, is_query=True), strict=True):
+                vector = tuple(float(x) for x in raw)
+                self._recent.put(text, vector)
+                found[text] = vector
+        return found
+
+    def summary_vector(self, thread_id: str, query: str, summary: SummaryText) -> tuple[float, ...] | None:
+        """A context card's query vector (ARCHITECTURE.md D27), for the card's ``query`` (the
+        thread's ``summary`` and topics). When the summary quotes its thread's messages
+        (:mod:`.quotes`): the mean of its sentences' vectors, each weighted by its length, a
+        quoted sentence's vector being its message's stored one (read here: no model call) and
+        any other sentence's its own query vector (one of the recent queries, or embedded).
+        Without a quoted message that has a stored vector: the query's own vector
+        (:meth:`query_vector`), as before. The vector is kept, like a recent query's, by the
+        query and its quotes (a card whose summary did not change reads nothing; a quoted
+        message edited outside its quoted sentences keeps its older vector there until the
+        summary changes). ``None`` without an embedder or with the keyword strategy."""
+        if self._embedder is None or self._strategy == "keyword":
+            return None
+        # Kept by what it is made of: a refresh that leaves the text and its quotes as they were
+        # (a new revision of the same summary) finds it again.
+        key = hashlib.blake2b("\x1f".join([query, *(i or "" for i in summary.quotes)]).encode()).hexdigest()
+        cached = self._summaries.get(key)
+        if cached is not None:
+            return cached
+        quotes = quoted(summary.text, summary.quotes)
+        ids = list(dict.fromkeys(message_id for _, message_id in quotes if message_id is not None))
+        stored: Mapping[str, Sequence[float]] = {}
+        if ids:
+            with self._store.reading() as uow:
+                stored = uow.messages.vectors(thread_id, ids)
+        vector: tuple[float, ...] | None = None
+        if stored:
+            own = self.query_vectors([sentence for sentence, message_id in quotes if message_id not in stored])
+            rows = [stored[m] if m is not None and m in stored else own[sentence] for sentence, m in quotes]
+            weights = np.array([len(sentence) for sentence, _ in quotes], dtype=np.float64)
+            total = weights @ np.vstack([_row(row) for row in rows]).astype(np.float64)
+            norm = float(np.linalg.norm(total))
+            vector = tuple((total / norm).tolist()) if norm > 0 else None
+        if vector is None:
+            vector = self.query_vector(query)
+        if vector is not None:
+            self._summaries.put(key, vector)
         return vector
 
     def run(

@@ -26,6 +26,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 from .budgets import shorten_for_prompt
 from .config import ThreadSettings
 from .ports import Summariser, SummaryText
+from .quotes import find_quotes, quoted, quotes_from_metadata, quotes_metadata
 from .rendering import format_time
 
 __all__ = ["SummaryService", "transcript"]
@@ -43,6 +44,27 @@ def transcript(messages: Sequence[Message]) -> str:
     """The no-model fallback: ``role (timestamp): content`` lines, capped at 4,000 characters."""
     text = "\n- ".join(f"{m.role} ({format_time(m.timestamp)}): {m.content}" for m in messages)
     return text[:TRANSCRIPT_CHAR_CAP]
+
+
+def _transcript_summary(messages: Sequence[Message]) -> SummaryText:
+    """:func:`transcript` as a summary whose sentences quote the messages of their lines."""
+    text = transcript(messages)
+    lines = [f"{m.role} ({format_time(m.timestamp)}): {m.content}" for m in messages]
+    sources = [(line if i == 0 else f"- {line}", m.id) for i, (line, m) in enumerate(zip(lines, messages))]
+    return SummaryText(text, (), find_quotes(text, sources))
+
+
+def _quoted(draft: SummaryText, base: ThreadSummary | None, messages: Sequence[Message]) -> SummaryText:
+    """``draft`` (at most 8 topics) with its quotes (:mod:`.quotes`): its sentences found in the
+    quotes of the revision it was folded into, else in the messages folded in."""
+    kept = quoted(base.text, quotes_from_metadata(base.metadata)) if base is not None else ()
+    known = [(sentence, i) for sentence, i in kept if i is not None]
+    found = find_quotes(draft.text, [(m.content, m.id) for m in messages], known)
+    return SummaryText(draft.text, tuple(draft.topics)[:8], found)
+
+
+def _stored(summary: ThreadSummary) -> SummaryText:
+    return SummaryText(summary.text, summary.topics, quotes_from_metadata(summary.metadata))
 
 
 class SummaryService:
@@ -82,7 +104,7 @@ class SummaryService:
         if self._summariser is None:
             return self._fallback(thread, now, fallback_message_count)
         if valid is not None and valid.covered_through_seq >= last[-1].seq:
-            return SummaryText(valid.text, valid.topics)
+            return _stored(valid)
         try:
             for _ in range(_ATTEMPTS):
                 refreshed = self.refresh(thread, token_limit=token_limit)
@@ -108,12 +130,12 @@ class SummaryService:
             covered = valid.covered_through_seq if valid is not None else 0
             uncovered = uow.messages.list_for_thread(thread.id, now=now, start_seq=covered + 1)
         if not uncovered:
-            return SummaryText(valid.text, valid.topics) if valid is not None else SummaryText("")
+            return _stored(valid) if valid is not None else SummaryText("")
         base = SummaryText(valid.text, valid.topics) if valid is not None else None
         draft = self._summariser.summarise(
             base, shorten_for_prompt(uncovered, MAX_MESSAGE_TOKENS), token_limit=token_limit
         )
-        draft = SummaryText(draft.text, tuple(draft.topics)[:8])
+        draft = _quoted(draft, valid, uncovered)
         if not draft.text.strip():
             return None
         summary = ThreadSummary(
@@ -126,6 +148,7 @@ class SummaryService:
             created_at=self._clock.now(),
             user_id=thread.user_id,
             agent_id=thread.agent_id,
+            metadata=quotes_metadata(draft.quotes),
         )
         try:
             with self._store.unit_of_work() as uow:
@@ -165,18 +188,18 @@ class SummaryService:
             messages = uow.messages.list_for_thread(thread.id, now=now, start_seq=start, end_seq=end)
         base_text = SummaryText(base.text, base.topics) if base is not None else None
         if not messages:
-            return base_text or SummaryText("")
+            return _stored(base) if base is not None else SummaryText("")
         draft = self._summariser.summarise(
             base_text, shorten_for_prompt(messages, MAX_MESSAGE_TOKENS), token_limit=token_limit
         )
-        return SummaryText(draft.text, tuple(draft.topics)[:8])
+        return _quoted(draft, base, messages)
 
     def _fallback(
         self, thread: Thread, now: datetime, count: int, *, end_seq: int | None = None
     ) -> SummaryText:
         with self._store.reading() as uow:
             messages = uow.messages.list_for_thread(thread.id, now=now, end_seq=end_seq, last_n=max(count, 0))
-        return SummaryText(transcript(messages))
+        return _transcript_summary(messages)
 
     def invalidate_from(self, thread: Thread, seq: int) -> None:
         """A message at ``seq`` changed or went away: retire covering revisions and fence.

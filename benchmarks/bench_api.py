@@ -8,7 +8,13 @@
     with the hashing embedder, and with a near-free embedder (a CRC32 of the text picks one of
     64 fixed unit vectors), the library's own cost (target ≥ 5,000 messages/s); then with
     MiniLM and the hashing embedder and the heuristic extraction on, inline;
-(g) ``search(q, user_id=...)`` p50 on that store with MiniLM, the query embedding included.
+(g) ``search(q, user_id=...)`` p50 on that store with MiniLM, the query embedding included;
+(h) ``--mode chat``: the chat loop's card. A thread of 300 turns and 1,000 memories, summaries
+    refreshed after every append; 40 times: append one user message, then time the card (target
+    ≤ 10 ms with MiniLM), the card again on the unchanged thread, and a search; also the first
+    card of the thread in a new client. Rows: a rolling extractive summary (the newest 875
+    characters: it changes with every message), TextRank with ``context_card_token_limit=250``,
+    TextRank with the default limit (a summary of about 20,000 characters).
 
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_api.py`` (a few minutes: MiniLM embeds
 20,000 texts), ``--quick`` for a smoke run, ``--embedder hashing`` for the toy rows only;
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from palimpsest.adapters import HashingEmbedder, open_memory
@@ -32,6 +39,7 @@ from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryExtractionMode, SummaryText
 from palimpsest.application.searching import SearchStrategy
 from palimpsest.application.testing import ScriptedSummariser
+from palimpsest.domain import Message
 
 TOPICS = ["pizza", "travel", "rome", "budget", "hiking", "coffee", "music", "books", "cooking", "weather"]
 
@@ -174,6 +182,104 @@ def card_and_search_p50(
         client.close()
 
 
+PLACES = ["Rome", "Lisbon", "Kyoto", "Oslo", "Lima", "Cairo", "Hanoi", "Quito", "Porto", "Tunis"]
+THINGS = ["train tickets", "a hostel", "museum passes", "a rain jacket", "hiking boots", "a phrase book"]
+
+
+def _turn(i: int) -> str:
+    """Chat turn ``i``: one to three sentences, each new to the thread (user and assistant alternate)."""
+    place, thing, topic = PLACES[i % len(PLACES)], THINGS[(i * 5) % len(THINGS)], TOPICS[(i * 3) % len(TOPICS)]
+    if i % 2:
+        return (
+            f"I am thinking about {place} for trip number {i}. Do I need {thing} for {i % 9 + 2} days? "
+            f"Also, my friend {i} keeps talking about {topic} there."
+        )
+    return f"For {place} you will want {thing} in week {i}. The {topic} scene number {i} is lively near the centre."
+
+
+ROLLING_CHARS = 875
+"""The rolling summary's size: about 250 tokens, what MiniLM reads of a text."""
+
+
+def _rolling(previous: SummaryText | None, messages: Sequence[Message]) -> SummaryText:
+    """An extractive summary that changes with every message: the newest whole sentences of the
+    conversation, about 250 tokens."""
+    text = " ".join(([previous.text] if previous is not None else []) + [m.content for m in messages])
+    while len(text) > ROLLING_CHARS and ". " in text:
+        text = text.split(". ", 1)[1]
+    return SummaryText(text, ())
+
+
+def chat_loop(
+    folder: Path, embedder: object, history: int, turns: int, memories: int, token_limit: int | None, rolling: bool = False
+) -> dict[str, float]:
+    """(h) The chat loop's card: a thread of ``history`` turns with the default summariser
+    (TextRank, refreshed after every append, as ``open_memory`` configures it; extraction off),
+    ``memories`` memories in the user's scope; then ``turns`` times: append one user message,
+    get the card (timed: the card right after a new message), get it again (timed: the
+    unchanged thread), and search for a new question (timed, its query embedding included).
+    Also the first card of the thread in a new client on the same store. ``token_limit``: the
+    thread's ``context_card_token_limit`` (``None``: the default), which bounds the summary. p50s in ms."""
+    config = MemoryExtractionConfig(extract_memories=False)
+    path = folder / f"chat-{type(embedder).__name__}-{token_limit}-{rolling}.db"
+    summariser = {"summariser": ScriptedSummariser(_rolling)} if rolling else {}
+    client = open_memory(path, embedder=embedder, memory_extraction_config=config, **summariser)
+    try:
+        limit = {} if token_limit is None else {"context_card_token_limit": token_limit}
+        thread = client.create_thread(thread_id="chat", user_id="u1", agent_id="a1", **limit)
+        for first in range(0, history, 50):
+            thread.add_messages(
+                [
+                    {"role": "user" if i % 2 else "assistant", "content": _turn(i)}
+                    for i in range(first, min(first + 50, history))
+                ]
+            )
+        for i in range(memories):
+            client.add_memory(
+                f"Memory {i}: the user likes {TOPICS[i % len(TOPICS)]} in {PLACES[i % len(PLACES)]}.",
+                memory_type=("memory", "fact", "preference", "guideline")[i % 4],
+                user_id="u1",
+                agent_id="a1",
+            )
+        thread.get_context_card()
+        gc.collect()
+        after_new: list[float] = []
+        unchanged: list[float] = []
+        searches: list[float] = []
+        for turn in range(turns):
+            i = history + turn
+            thread.add_messages([{"role": "user", "content": _turn(2 * i + 1)}])
+            started = time.perf_counter()
+            thread.get_context_card()
+            after_new.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            card = thread.get_context_card()
+            unchanged.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            question = f"what did the user say about {PLACES[turn % len(PLACES)]} on turn {turn} ({path.stem})?"
+            client.search(question, user_id="u1")  # a new text each time, in every row: embedded
+            searches.append(time.perf_counter() - started)
+    finally:
+        client.close()
+    firsts: list[float] = []
+    for _ in range(3):  # a new process's first card: a new client, nothing cached
+        fresh = open_memory(path, embedder=type(embedder)(), memory_extraction_config=config, **summariser)
+        try:
+            started = time.perf_counter()
+            fresh.get_thread("chat").get_context_card()
+            firsts.append(time.perf_counter() - started)
+        finally:
+            fresh.close()
+    return {
+        "summary_chars": float(len(card.summary)),
+        "after_new": statistics.median(after_new) * 1000,
+        "after_new_p95": sorted(after_new)[int(0.95 * (len(after_new) - 1))] * 1000,
+        "unchanged": statistics.median(unchanged) * 1000,
+        "search": statistics.median(searches) * 1000,
+        "first": statistics.median(firsts) * 1000,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -186,6 +292,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embedder", choices=("both", "minilm", "hashing"), default="both", help="which rows to run (default both)"
     )
+    parser.add_argument(
+        "--mode",
+        choices=("all", "chat"),
+        default="all",
+        help="chat: only (h), the chat loop's card after each new message (default: every row)",
+    )
+    parser.add_argument("--history", type=int, default=300, help="(h): turns in the thread before the loop")
+    parser.add_argument("--turns", type=int, default=40, help="(h): loop iterations timed")
+    parser.add_argument(
+        "--card-token-limits",
+        default="rolling,250,default",
+        help="(h): the thread's context_card_token_limit of each row, comma-separated ('default': 100,000; "
+        "'rolling': the default limit and a summariser keeping the newest 875 characters, so that the "
+        "summary changes with every message)",
+    )
     args = parser.parse_args(argv)
     messages, memories, cards = (300, 300, 20) if args.quick else (10_000, 10_000, 200)
     rows: list[tuple[str, object]] = []
@@ -195,6 +316,29 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("MiniLM (default)", MiniLMEmbedder()))
     if args.embedder in ("both", "hashing"):
         rows.append(("hashing (toy)", HashingEmbedder()))
+    if args.mode == "chat":
+        history, turns = (60, 5) if args.quick else (args.history, args.turns)
+        print(f"(h) chat loop: a thread of {history} turns (default TextRank summary, extraction off), ")
+        print(f"    {min(memories, 1_000):,} memories in scope; {turns} turns: append a message, card, card, search")
+        with tempfile.TemporaryDirectory(prefix="palimpsest-api-bench-") as folder:
+            for name, embedder in rows:
+                for text in args.card_token_limits.split(","):
+                    limit = None if text in ("default", "rolling") else int(text)
+                    f = chat_loop(
+                        Path(folder), embedder, history, turns, min(memories, 1_000), limit, rolling=text == "rolling"
+                    )
+                    ok = "PASS" if f["after_new"] <= 10 else "FAIL"
+                    print(
+                        f"(h) {name}, {'rolling summary' if text == 'rolling' else f'context_card_token_limit {text}'} "
+                        f"(summary {f['summary_chars']:,.0f} characters): "
+                        f"card after a new message p50 {f['after_new']:.3f} ms (p95 {f['after_new_p95']:.3f})  "
+                        f"target <= 10 ms  {ok}"
+                    )
+                    print(
+                        f"    card on the unchanged thread p50 {f['unchanged']:.3f} ms; search p50 {f['search']:.3f} ms"
+                    )
+                    print(f"    first card of the thread in a new client (median of 3): {f['first']:.3f} ms")
+        return 0
     with tempfile.TemporaryDirectory(prefix="palimpsest-api-bench-") as folder:
         rate = add_rate(Path(folder), Crc32Embedder(), messages)
         rates = [(name, add_rate(Path(folder), embedder, min(messages, 2_000))) for name, embedder in rows]

@@ -130,6 +130,12 @@ class MessageRepository(Protocol):
         """The highest ``seq`` stored for the thread (expired rows included), 0 if none."""
         ...
 
+    def vectors(self, thread_id: str, message_ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored (unit) embeddings of those of ``message_ids`` that are messages of
+        ``thread_id`` stored with one, by id; any other id is left out (expired messages are not
+        told apart: a caller reads ids it got from the thread)."""
+        ...
+
     def list_for_thread(
         self,
         thread_id: str,
@@ -575,7 +581,7 @@ class StoreDiagnostics(Protocol):
 
 READ_METHODS: Mapping[str, frozenset[str]] = MappingProxyType({
     "threads": frozenset({"get", "list"}),
-    "messages": frozenset({"get", "last_seq", "list_for_thread"}),
+    "messages": frozenset({"get", "last_seq", "list_for_thread", "vectors"}),
     "records": frozenset({"get", "get_many", "expired_ids", "list"}),
     "links": frozenset({"get", "find", "between", "touching", "list"}),
     "summaries": frozenset({"latest", "list_for_thread"}),

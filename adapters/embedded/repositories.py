@@ -10,6 +10,8 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
+import sys
+from array import array
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -356,6 +358,24 @@ class SqliteMessageRepository(_Repository, MessageRepository):
                 "SELECT max(seq) FROM messages WHERE thread_id = ?", (thread_id,)
             ).fetchone()
         return int(row[0] or 0)
+
+    def vectors(self, thread_id: str, message_ids: Sequence[str]) -> dict[str, Vector]:
+        if not message_ids:
+            return {}
+        with translate():
+            rows = self._conn.execute(
+                "SELECT id, embedding FROM messages WHERE id IN (SELECT value FROM json_each(?)) "
+                "AND thread_id = ? AND embedding IS NOT NULL",
+                (json.dumps(list(message_ids)), thread_id),
+            ).fetchall()
+        out: dict[str, Vector] = {}
+        for message_id, blob in rows:
+            vector = array("f")
+            vector.frombytes(blob)  # little-endian float32, as the codec writes it
+            if sys.byteorder == "big":
+                vector.byteswap()
+            out[message_id] = vector
+        return out
 
     def list_for_thread(
         self,

@@ -247,6 +247,14 @@ class InMemoryMessageRepository(_Repository, MessageRepository):
     def last_seq(self, thread_id: str) -> int:
         return max((m.seq for m in self._s.messages.values() if m.thread_id == thread_id), default=0)
 
+    def vectors(self, thread_id: str, message_ids: Sequence[str]) -> dict[str, Sequence[float]]:
+        s = self._s
+        return {
+            i: s.vectors[("message", i)]
+            for i in message_ids
+            if ("message", i) in s.vectors and s.messages[i].thread_id == thread_id
+        }
+
     def list_for_thread(
         self,
         thread_id: str,

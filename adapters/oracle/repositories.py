@@ -410,6 +410,12 @@ class OracleMessageRepository(_Repository, MessageRepository):
         row = self._uow.fetch_one(st.message_last_seq(self._names, thread_id))
         return int(row[0]) if row is not None and row[0] is not None else 0
 
+    def vectors(self, thread_id: str, message_ids: Sequence[str]) -> dict[str, Vector]:
+        if not message_ids:
+            return {}
+        rows = self._uow.fetch_all(st.message_vectors(self._names, thread_id, message_ids))
+        return {row[0]: row[1] if isinstance(row[1], array.array) else tuple(map(float, row[1])) for row in rows}
+
     def list_for_thread(
         self,
         thread_id: str,

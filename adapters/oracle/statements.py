@@ -118,6 +118,7 @@ __all__ = [
     "message_list_for_thread",
     "message_place",
     "message_update",
+    "message_vectors",
     "messages_expired",
     "read_only_transaction",
     "record_delete",
@@ -547,6 +548,24 @@ def message_get(names: StoreNames, message_id: str, now: datetime) -> Statement:
 def message_last_seq(names: StoreNames, thread_id: str) -> Statement:
     sql = f"SELECT MAX(m.order_seq)\nFROM {names('MESSAGE')} m\nWHERE m.thread_id = :thread_id"
     return Statement("messages.last_seq", sql, {"thread_id": thread_id})
+
+
+def message_vectors(names: StoreNames, thread_id: str, message_ids: Sequence[str]) -> Statement:
+    """The stored embeddings of some messages of a thread (their chunk rows that have one), by id."""
+    sql = (
+        f"SELECT c.source_id, c.embedding\nFROM {names('RECORD_CHUNKS')} c\n"
+        "WHERE c.source_record_type = :source_record_type AND c.thread_id = :thread_id\n"
+        f"AND c.embedding IS NOT NULL AND c.source_id IN ({_ID_LIST})"
+    )
+    return Statement(
+        "messages.vectors",
+        sql,
+        {
+            "source_record_type": RecordType.MESSAGE.value,
+            "thread_id": thread_id,
+            "ids": json.dumps(list(message_ids)),
+        },
+    )
 
 
 def message_list_for_thread(

@@ -14,7 +14,7 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.model import RecordType
 from palimpsest.domain.ports import MemoryStore
 
-from .builders import E1, E2, NOW, at, committing, ids, message, query, reading, seed, thread
+from .builders import DIAG_12, E1, E2, NOW, at, committing, ids, message, query, reading, seed, thread
 
 MESSAGES_ONLY = frozenset({RecordType.MESSAGE})
 
@@ -213,3 +213,34 @@ def test_deleting_a_message_removes_it_from_reads_and_search(store: MemoryStore)
         assert [m.id for m in uow.messages.list_for_thread("t1", now=NOW)] == ["m2"]
         assert uow.threads.get("t1") is not None
     assert ids(store.search(query(vector=E1))) == ["m2"]
+
+
+def test_vectors_answers_the_stored_unit_vectors_of_the_messages_that_have_one(store: MemoryStore) -> None:
+    seed(
+        store,
+        threads=[thread("t1"), thread("t2")],
+        messages=[
+            (message("m1", "t1", 1), E1),
+            (message("m2", "t1", 2), DIAG_12),
+            (message("m3", "t1", 3), None),
+            (message("n1", "t2", 1), E2),
+        ],
+    )
+    with reading(store) as uow:
+        found = uow.messages.vectors("t1", ["m2", "m1", "m3", "ghost", "n1"])
+        assert set(found) == {"m1", "m2"}  # n1 is another thread's
+        assert list(found["m1"]) == pytest.approx(E1)
+        assert list(found["m2"]) == pytest.approx([2**-0.5, 2**-0.5, 0.0, 0.0], abs=1e-6)
+        assert uow.messages.vectors("t1", []) == {}
+        assert set(uow.messages.vectors("t2", ["m1", "n1"])) == {"n1"}
+
+
+def test_vectors_follow_an_update_and_a_deletion(store: MemoryStore) -> None:
+    seed(store, threads=[thread("t1")], messages=[(message("m1", "t1", 1), E1), (message("m2", "t1", 2), E2)])
+    with committing(store) as uow:
+        uow.messages.update(message("m1", "t1", 1, "edited"), embedding=E2)
+        uow.messages.delete("m2")
+    with reading(store) as uow:
+        found = uow.messages.vectors("t1", ["m1", "m2"])
+        assert set(found) == {"m1"}
+        assert list(found["m1"]) == pytest.approx(E2)

@@ -220,6 +220,7 @@ def _samples() -> dict[str, list[Sample]]:
             (st.message_before, lambda n, e, v: st.message_before(n, f"t1{v}", 3)),
             (st.message_after, lambda n, e, v: st.message_after(n, f"t1{v}", 3)),
             (st.message_update, lambda n, e, v: st.message_update(n, e["message"])),
+            (st.message_vectors, lambda n, e, v: st.message_vectors(n, f"t1{v}", [f"m1{v}", f"m2{v}"])),
             (st.message_delete, lambda n, e, v: st.message_delete(n, f"m1{v}")),
             (st.messages_expired, lambda n, e, v: st.messages_expired(n, NOW)),
         ],

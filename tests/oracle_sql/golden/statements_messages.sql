@@ -95,6 +95,15 @@ WHERE record_id = :record_id
 --   :record_id = 'm1'
 --   :user_id = 'u1'
 
+-- messages.vectors
+SELECT c.source_id, c.embedding
+FROM "RECORD_CHUNKS" c
+WHERE c.source_record_type = :source_record_type AND c.thread_id = :thread_id
+AND c.embedding IS NOT NULL AND c.source_id IN (SELECT ids.id FROM JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$')) ids)
+--   :ids = '["m1", "m2"]'
+--   :source_record_type = 'message'
+--   :thread_id = 't1'
+
 -- messages.delete
 DELETE FROM "MESSAGE"
 WHERE record_id = :record_id
@@ -203,6 +212,15 @@ WHERE record_id = :record_id
 --   :metadata = '{"lang":"en"}'
 --   :record_id = 'm1'
 --   :user_id = 'u1'
+
+-- messages.vectors
+SELECT c.source_id, c.embedding
+FROM "ACME_RECORD_CHUNKS" c
+WHERE c.source_record_type = :source_record_type AND c.thread_id = :thread_id
+AND c.embedding IS NOT NULL AND c.source_id IN (SELECT ids.id FROM JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$')) ids)
+--   :ids = '["m1", "m2"]'
+--   :source_record_type = 'message'
+--   :thread_id = 't1'
 
 -- messages.delete
 DELETE FROM "ACME_MESSAGE"
