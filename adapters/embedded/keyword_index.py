@@ -742,7 +742,7 @@ class PostingsKeywordIndex:
         agents = self._codes.intern(batch.agents).tolist()
         threads = self._codes.intern(batch.threads).tolist()
         documents = [document_terms(content) for content in batch.contents]
-        appended = self._add_bulk(scopes, list(range(len(batch))), documents, postings=False)
+        appended = self._add_bulk(scopes, list(range(len(batch))), documents, defer_postings=True)
         del documents
         self._place(appended, batch, agents, threads)
 
@@ -806,7 +806,12 @@ class PostingsKeywordIndex:
         return appended
 
     def _add_bulk(
-        self, scopes: list[Scope], members: list[int], documents: list[list[str]], *, postings: bool = True
+        self,
+        scopes: list[Scope],
+        members: list[int],
+        documents: list[list[str]],
+        *,
+        defer_postings: bool = False,
     ) -> dict[Scope, _Appended]:
         """:meth:`_add_each` for many documents at once (a rebuild at open, a bulk load).
 
@@ -872,7 +877,7 @@ class PostingsKeywordIndex:
                 part_widths.tolist(),
                 sizes[docs].tolist(),
             )
-        if not postings:  # a load: built from the forward index at the end (finish_loading)
+        if defer_postings:  # a load: built from the forward index at the end (finish_loading)
             return appended
         # Postings: pairs grouped by (partition, term), rows in document order within a group.
         group = pair_part * vocabulary + pair_term
