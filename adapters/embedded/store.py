@@ -764,33 +764,41 @@ class EmbeddedStore(MemoryStore):
             self._stale = False
 
     def _rebuild(self, conn: sqlite3.Connection) -> int:
-        """Fill the caches from the tables (inside the caller's read transaction).
+        """Fill the caches from the tables (inside the caller's read transaction on ``conn``).
 
-        Rows are read and indexed a batch at a time, so that only the caches grow with the
-        store, not the rows read (a million rows with their vectors and texts held at once, their
-        tokens, and copies of their columns took 7.7 GB): each partition's vector matrix is
-        allocated once, at the size the per-user counts give (:meth:`NumpyVectorIndex.expect`),
-        and keyword postings are built once per partition from its forward index at the end
-        (:meth:`PostingsKeywordIndex.load`).
+        Only the caches grow with the store, not what is read to fill them (a million rows read
+        at once, their tokens and copies of their columns took 7.7 GB): rows are read and
+        indexed a batch at a time; each partition's vector matrix is allocated once, at the size
+        the per-user counts give (:meth:`NumpyVectorIndex.expect`); keyword postings are built
+        once per partition, from its forward index, at the end (:meth:`PostingsKeywordIndex.load`).
+        The pages are read without the reader's memory map, which would otherwise keep every page
+        of its first ``READER_MMAP_BYTES`` mapped in this process (SQLite applies the change
+        once no mapped page is in use, so reads are right either way).
         """
         head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
         self._vectors.clear()
         self._keywords.clear()
         self._graph.clear()
         self._attrs.clear()
-        with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
-            expected: dict[tuple[str | None, bool], int] = {}
-            for table, message in (("records", False), ("messages", True)):
-                for user, count in conn.execute(f"SELECT user_id, count(*) FROM {table} GROUP BY user_id"):
-                    expected[(user, message)] = int(count)
-            self._vectors.expect(expected)
-            batch = self.REBUILD_BATCH_ROWS
-            for rows in _batches(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), batch):
-                self._load_records(rows, (), loading=True)
-            for rows in _batches(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), batch):
-                self._load_messages(rows, (), loading=True)
-            self._keywords.finish_loading()
-            self._vectors.finish_loading()
+        conn.execute("PRAGMA mmap_size = 0")
+        try:
+            with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
+                expected: dict[tuple[str | None, bool], int] = {}
+                for table, message in (("records", False), ("messages", True)):
+                    for user, count in conn.execute(
+                        f"SELECT user_id, count(*) FROM {table} GROUP BY user_id"
+                    ):
+                        expected[(user, message)] = int(count)
+                self._vectors.expect(expected)
+                size = self.REBUILD_BATCH_ROWS
+                for rows in _batches(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), size):
+                    self._load_records(rows, (), loading=True)
+                for rows in _batches(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), size):
+                    self._load_messages(rows, (), loading=True)
+                self._keywords.finish_loading()
+                self._vectors.finish_loading()
+        finally:
+            conn.execute(f"PRAGMA mmap_size = {int(self.READER_MMAP_BYTES)}")
         return int(head)
 
     def _replay(self, conn: sqlite3.Connection) -> int:
