@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -845,7 +846,15 @@ class EmbeddedStore(MemoryStore):
             self._attrs.pop(rid, None)
         drop: list[Key] = [(False, rid) for rid in gone]
         if rows:
-            ids, kinds, users, agents, threads, statuses, expires, pks, contents, blobs = zip(*rows)
+            ids, kinds, read_users, read_agents, read_threads, statuses, expires, pks, contents, blobs = zip(
+                *rows
+            )
+            # The attributes keep one string per distinct scope id, not a copy per record
+            # (the driver returns a new string for every value read).
+            users, agents, threads = (
+                [None if value is None else sys.intern(value) for value in column]
+                for column in (read_users, read_agents, read_threads)
+            )
             codes = [_CODE_BY_NAME[kind] for kind in kinds]
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             self._attrs.update(zip(ids, zip(codes, users, agents, threads, expiry, pks)))
