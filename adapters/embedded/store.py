@@ -295,7 +295,7 @@ class EmbeddedStore(MemoryStore):
     SNAPSHOT_MIN_CHANGES: int = 1_000
     """Changes since the snapshot from which it is written again at close (also at least one
     per hundred rows): fewer are cheaper to replay at the next open than to rewrite."""
-    REBUILD_BATCH_ROWS: int = 16_384
+    REBUILD_BATCH_ROWS: int = 4_096
     """Rows a rebuild reads and indexes at a time (see :meth:`_rebuild`)."""
     SNAPSHOT_BUSY_TIMEOUT: float = 1.0
     """Seconds ``close()`` waits for the write lock to record a new snapshot, else skips it."""
