@@ -772,9 +772,9 @@ class EmbeddedStore(MemoryStore):
         indexed a batch at a time; each partition's vector matrix is allocated once, at the size
         the per-user counts give (:meth:`NumpyVectorIndex.expect`); keyword postings are built
         once per partition, from its forward index, at the end (:meth:`PostingsKeywordIndex.load`).
-        The pages are read without the reader's memory map, which would otherwise keep every page
-        of its first ``READER_MMAP_BYTES`` mapped in this process (SQLite applies the change
-        once no mapped page is in use, so reads are right either way).
+        The pages are read without the reader's memory map, which would otherwise leave every page
+        of the file's first ``READER_MMAP_BYTES`` resident in this process (the pragma only
+        chooses how pages are read, so changing it inside the transaction reads the same rows).
         """
         head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
         self._vectors.clear()
