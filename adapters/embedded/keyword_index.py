@@ -307,6 +307,20 @@ class _KeywordPartition:
         self.tail_count = 0
         self.cache.clear()
 
+    def index_forward(self) -> None:
+        """Build the base from the forward index, in a partition that has no postings yet and
+        whose rows were appended in order (a load): each term's rows in row order, as
+        :meth:`consolidate` and the bulk path of an upsert lay them out."""
+        size = self.size
+        terms = np.frombuffer(self.terms, dtype=np.int32)
+        order = np.argsort(terms, kind="stable")
+        terms = terms[order]  # a copy: the forward index's buffer is free again
+        rows = np.repeat(np.arange(size, dtype=np.int32), self.width[:size])[order]
+        tfs = np.frombuffer(self.freqs, dtype=np.int32)[order]
+        del order
+        firsts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if len(terms) else np.zeros(0, np.int64)
+        self.set_base(terms[firsts], np.append(firsts, len(terms)).astype(np.int64), rows, tfs)
+
     def forward(self, row: int) -> tuple[array[int], array[int]]:
         """The row's distinct term ids and their frequencies."""
         first = int(self.start[row])
@@ -483,6 +497,7 @@ class PostingsKeywordIndex:
         self._df: list[int] = []  # live documents containing each term
         self._free: list[int] = []
         self._total_length = 0  # tokens in live documents
+        self._loading: set[Scope] = set()  # partitions filled by load(), postings not built yet
 
     def __len__(self) -> int:
         """Live documents (the N of BM25)."""
@@ -500,6 +515,7 @@ class PostingsKeywordIndex:
         self._df.clear()
         self._free.clear()
         self._total_length = 0
+        self._loading = set()
 
     # --- statistics (for tests, diagnostics and score normalisation) ------------------------------
 
@@ -674,29 +690,69 @@ class PostingsKeywordIndex:
                 appended = self._add_bulk(scopes, fresh, documents)
             else:
                 appended = self._add_each(scopes, fresh, documents)
-            for scope, (members, starts, widths, lengths) in appended.items():
-                partition = partitions[scope]
-                first = partition.size
-                partition.reserve(len(members))
-                partition.size = stop = first + len(members)
-                partition.norm = None
-                rows = slice(first, stop)
-                partition.start[rows] = starts
-                partition.width[rows] = widths
-                partition.length[rows] = lengths
-                self._write(partition, rows, members, batch, agents, threads)
-                new_ids = [batch.keys[i][1] for i in members]
-                partition.ids.extend(new_ids)
-                partition.id_key[rows] = id_keys(new_ids)
-                if partition.tail_count > max(self.CONSOLIDATE_MIN_POSTINGS, len(partition.base_rows)):
-                    partition.consolidate()
-                where.update(zip([batch.keys[i] for i in members], zip(repeat(scope), range(first, stop))))
+            self._place(appended, batch, agents, threads)
         for scope, pairs in rewrite.items():
             rows_array = np.array([row for _, row in pairs], dtype=np.int64)
             self._write(partitions[scope], rows_array, [i for i, _ in pairs], batch, agents, threads)
         for scope in killed:
             if scope in partitions:
                 self._tidy(scope)
+
+    def _place(
+        self, appended: dict[Scope, _Appended], batch: KeywordBatch, agents: list[int], threads: list[int]
+    ) -> None:
+        """Give the appended documents their rows: per-row columns, ids and places."""
+        partitions = self._partitions
+        for scope, (members, starts, widths, lengths) in appended.items():
+            partition = partitions[scope]
+            first = partition.size
+            partition.reserve(len(members))
+            partition.size = stop = first + len(members)
+            partition.norm = None
+            rows = slice(first, stop)
+            partition.start[rows] = starts
+            partition.width[rows] = widths
+            partition.length[rows] = lengths
+            self._write(partition, rows, members, batch, agents, threads)
+            new_ids = [batch.keys[i][1] for i in members]
+            partition.ids.extend(new_ids)
+            partition.id_key[rows] = id_keys(new_ids)
+            if partition.tail_count > max(self.CONSOLIDATE_MIN_POSTINGS, len(partition.base_rows)):
+                partition.consolidate()
+            self._where.update(zip([batch.keys[i] for i in members], zip(repeat(scope), range(first, stop))))
+
+    def load(self, batch: KeywordBatch) -> None:
+        """Append new documents to partitions being filled from the tables (a rebuild), batch
+        after batch, then :meth:`finish_loading` once.
+
+        Every key must be new and every partition it lands in new or filled by this load: the
+        rows get their columns, forward index and statistics now, and their postings only at
+        :meth:`finish_loading`, built once per partition from its forward index by numpy
+        sorts (no per-term Python object, no merge of one batch's postings into the last's).
+        Searching in between would miss the loaded rows: the store loads under its lock.
+        """
+        if not len(batch):
+            return
+        scopes = [(user, key[0]) for user, key in zip(batch.users, batch.keys)]
+        partitions, loading = self._partitions, self._loading
+        for scope in set(scopes):
+            if scope in partitions and scope not in loading:
+                raise ValueError("load() appends to partitions it created only")
+            loading.add(scope)
+        agents = self._codes.intern(batch.agents).tolist()
+        threads = self._codes.intern(batch.threads).tolist()
+        documents = [document_terms(content) for content in batch.contents]
+        appended = self._add_bulk(scopes, list(range(len(batch))), documents, defer_postings=True)
+        del documents
+        self._place(appended, batch, agents, threads)
+
+    def finish_loading(self) -> None:
+        """Build the postings of the partitions :meth:`load` filled."""
+        for scope in self._loading:
+            partition = self._partitions.get(scope)
+            if partition is not None:
+                partition.index_forward()
+        self._loading = set()
 
     def _partition(self, scope: Scope) -> _KeywordPartition:
         partition = self._partitions.get(scope)
@@ -750,7 +806,12 @@ class PostingsKeywordIndex:
         return appended
 
     def _add_bulk(
-        self, scopes: list[Scope], members: list[int], documents: list[list[str]]
+        self,
+        scopes: list[Scope],
+        members: list[int],
+        documents: list[list[str]],
+        *,
+        defer_postings: bool = False,
     ) -> dict[Scope, _Appended]:
         """:meth:`_add_each` for many documents at once (a rebuild at open, a bulk load).
 
@@ -776,9 +837,11 @@ class PostingsKeywordIndex:
         pair_doc = keys // vocabulary
         pair_term = keys - pair_doc * vocabulary
         widths = np.bincount(pair_doc, minlength=n)
-        added = np.bincount(pair_term, minlength=vocabulary)
+        # Per distinct term of the batch (not a vocabulary-long count per batch: a load of
+        # many batches would cost batches × vocabulary).
+        added, counts = np.unique(pair_term, return_counts=True)
         df = self._df
-        for tid, count in zip(np.flatnonzero(added).tolist(), added[added > 0].tolist()):
+        for tid, count in zip(added.tolist(), counts.tolist()):
             df[tid] += count
         self._total_length += int(sizes.sum())
         # Partitions: a number for each, and each document's row in its partition.
@@ -814,6 +877,8 @@ class PostingsKeywordIndex:
                 part_widths.tolist(),
                 sizes[docs].tolist(),
             )
+        if defer_postings:  # a load: built from the forward index at the end (finish_loading)
+            return appended
         # Postings: pairs grouped by (partition, term), rows in document order within a group.
         group = pair_part * vocabulary + pair_term
         order = np.argsort(group, kind="stable")

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -266,6 +267,12 @@ def _collector_paused(size: Callable[[], int] = lambda: _FULL_COLLECTION_MIN_OBJ
             gc.collect() if size() >= _FULL_COLLECTION_MIN_OBJECTS else gc.collect(1)
 
 
+def _batches(cursor: sqlite3.Cursor, size: int) -> Iterator[list[Any]]:
+    """The cursor's rows, ``size`` at a time."""
+    while rows := cursor.fetchmany(size):
+        yield rows
+
+
 class _Connections:
     """The calling thread's connections: a reader (search, cache sync), a writer, and a snapshot
     connection for read-only units of work (opened when first needed).
@@ -348,6 +355,8 @@ class EmbeddedStore(MemoryStore):
     SNAPSHOT_MIN_CHANGES: int = 1_000
     """Changes since the snapshot from which it is written again at close (also at least one
     per hundred rows): fewer are cheaper to replay at the next open than to rewrite."""
+    REBUILD_BATCH_ROWS: int = 4_096
+    """Rows a rebuild reads and indexes at a time (see :meth:`_rebuild`)."""
     SNAPSHOT_BUSY_TIMEOUT: float = 1.0
     """Seconds ``close()`` waits for the write lock to record a new snapshot, else skips it."""
 
@@ -860,14 +869,41 @@ class EmbeddedStore(MemoryStore):
             self._stale = False
 
     def _rebuild(self, conn: sqlite3.Connection) -> int:
+        """Fill the caches from the tables (inside the caller's read transaction on ``conn``).
+
+        Only the caches grow with the store, not what is read to fill them (a million rows read
+        at once, their tokens and copies of their columns took 7.7 GB): rows are read and
+        indexed a batch at a time; each partition's vector matrix is allocated once, at the size
+        the per-user counts give (:meth:`NumpyVectorIndex.expect`); keyword postings are built
+        once per partition, from its forward index, at the end (:meth:`PostingsKeywordIndex.load`).
+        The pages are read without the reader's memory map, which would otherwise leave every page
+        of the file's first ``READER_MMAP_BYTES`` resident in this process (the pragma only
+        chooses how pages are read, so changing it inside the transaction reads the same rows).
+        """
         head = conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0
         self._vectors.clear()
         self._keywords.clear()
         self._graph.clear()
         self._attrs.clear()
-        with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
-            self._load_records(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), ())
-            self._load_messages(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), ())
+        conn.execute("PRAGMA mmap_size = 0")
+        try:
+            with _collector_paused(lambda: len(self._attrs) + len(self._graph)):
+                expected: dict[tuple[str | None, bool], int] = {}
+                for table, message in (("records", False), ("messages", True)):
+                    for user, count in conn.execute(
+                        f"SELECT user_id, count(*) FROM {table} GROUP BY user_id"
+                    ):
+                        expected[(user, message)] = int(count)
+                self._vectors.expect(expected)
+                size = self.REBUILD_BATCH_ROWS
+                for rows in _batches(conn.execute(f"SELECT {_INDEX_COLUMNS} FROM records"), size):
+                    self._load_records(rows, (), loading=True)
+                for rows in _batches(conn.execute(f"SELECT {_MESSAGE_INDEX_COLUMNS} FROM messages"), size):
+                    self._load_messages(rows, (), loading=True)
+                self._keywords.finish_loading()
+                self._vectors.finish_loading()
+        finally:
+            conn.execute(f"PRAGMA mmap_size = {int(self.READER_MMAP_BYTES)}")
         return int(head)
 
     def _replay(self, conn: sqlite3.Connection) -> int:
@@ -899,8 +935,11 @@ class EmbeddedStore(MemoryStore):
             self._graph.replay(links, changed["link"])
         return int(head)
 
-    def _load_records(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
+    def _load_records(
+        self, cursor: Iterable[Sequence[Any]], refs: Iterable[str], *, loading: bool = False
+    ) -> None:
         """Upsert the given record rows into the caches; ``refs`` not among them are gone.
+        ``loading``: a batch of a rebuild (see :meth:`_rebuild`).
 
         Column-wise (``zip(*rows)``) rather than row by row: at open this runs over every
         record, and per-row Python work is most of the cost of a rebuild.
@@ -911,17 +950,27 @@ class EmbeddedStore(MemoryStore):
             self._attrs.pop(rid, None)
         drop: list[Key] = [(False, rid) for rid in gone]
         if rows:
-            ids, kinds, users, agents, threads, statuses, expires, pks, contents, blobs = zip(*rows)
+            ids, kinds, read_users, read_agents, read_threads, statuses, expires, pks, contents, blobs = zip(
+                *rows
+            )
+            # The attributes keep one string per distinct scope id, not a copy per record
+            # (the driver returns a new string for every value read).
+            users, agents, threads = (
+                [None if value is None else sys.intern(value) for value in column]
+                for column in (read_users, read_agents, read_threads)
+            )
             codes = [_CODE_BY_NAME[kind] for kind in kinds]
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             self._attrs.update(zip(ids, zip(codes, users, agents, threads, expiry, pks)))
             valid = [status == "valid" for status in statuses]
             drop.extend((False, rid) for rid, blob in zip(ids, blobs) if blob is None)
-            self._index(False, ids, users, agents, threads, codes, valid, expiry, contents, blobs)
+            self._index(False, ids, users, agents, threads, codes, valid, expiry, contents, blobs, loading)
         self._vectors.remove(drop)
         self._keywords.remove((False, rid) for rid in gone)
 
-    def _load_messages(self, cursor: Iterable[Sequence[Any]], refs: Iterable[str]) -> None:
+    def _load_messages(
+        self, cursor: Iterable[Sequence[Any]], refs: Iterable[str], *, loading: bool = False
+    ) -> None:
         rows = list(cursor)
         gone = [(True, mid) for mid in set(refs).difference(row[0] for row in rows)]
         drop: list[Key] = list(gone)
@@ -936,7 +985,9 @@ class EmbeddedStore(MemoryStore):
             expiry = [_NEVER if e is None else expiry_us(e) for e in expires]
             drop.extend((True, mid) for mid, blob in zip(ids, blobs) if blob is None)
             codes = [MESSAGE_CODE] * len(ids)
-            self._index(True, ids, users, agents, threads, codes, [True] * len(ids), expiry, contents, blobs)
+            self._index(
+                True, ids, users, agents, threads, codes, [True] * len(ids), expiry, contents, blobs, loading
+            )
         self._vectors.remove(drop)
         self._keywords.remove(gone)
 
@@ -952,15 +1003,16 @@ class EmbeddedStore(MemoryStore):
         expiry: Sequence[int],
         contents: Sequence[str],
         blobs: Sequence[bytes | None],
+        loading: bool = False,
     ) -> None:
         """Upsert every row into the keyword index, and the rows that have a vector into the
-        vector index.
+        vector index (``loading``: new rows of a rebuild, see :meth:`_rebuild`).
 
         The keyword index takes every row, vector or not: a store opened without an embedder
         has no vectors, and keyword search must still find its records and messages.
         """
         keys = [(message, row_id) for row_id in ids]
-        self._keywords.upsert(
+        (self._keywords.load if loading else self._keywords.upsert)(
             KeywordBatch(
                 keys=keys,
                 users=list(users),
@@ -993,7 +1045,7 @@ class EmbeddedStore(MemoryStore):
                     batch.append(
                         keys[i], users[i], agents[i], threads[i], codes[i], valid[i], expiry[i], blob
                     )
-        self._vectors.upsert(batch)
+        self._vectors.upsert(batch, new=loading)
 
     # --- search ----------------------------------------------------------------------------------
 

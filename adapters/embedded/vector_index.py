@@ -262,15 +262,15 @@ class _Partition:
 
     __slots__ = (*_COLUMNS, "bits", "ids", "size", "dead", "expiring", "invalid")
 
-    def __init__(self, dimension: int) -> None:
-        self.vectors = np.zeros((_MIN_CAPACITY, dimension), dtype=np.float32)
-        self.bits = np.zeros((0, _MIN_CAPACITY), dtype=np.uint64)
-        self.type_code = np.zeros(_MIN_CAPACITY, dtype=np.int8)
-        self.agent_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
-        self.thread_code = np.zeros(_MIN_CAPACITY, dtype=np.int32)
-        self.valid = np.zeros(_MIN_CAPACITY, dtype=bool)
-        self.expires = np.zeros(_MIN_CAPACITY, dtype=np.int64)
-        self.alive = np.zeros(_MIN_CAPACITY, dtype=bool)
+    def __init__(self, dimension: int, capacity: int = _MIN_CAPACITY) -> None:
+        self.vectors = np.zeros((capacity, dimension), dtype=np.float32)
+        self.bits = np.zeros((0, capacity), dtype=np.uint64)
+        self.type_code = np.zeros(capacity, dtype=np.int8)
+        self.agent_code = np.zeros(capacity, dtype=np.int32)
+        self.thread_code = np.zeros(capacity, dtype=np.int32)
+        self.valid = np.zeros(capacity, dtype=bool)
+        self.expires = np.zeros(capacity, dtype=np.int64)
+        self.alive = np.zeros(capacity, dtype=bool)
         self.ids: list[str] = []
         self.size = 0
         self.dead = 0
@@ -617,6 +617,7 @@ class NumpyVectorIndex:
         self._where: dict[Key, tuple[Scope, int]] = {}
         self._codes = _Codes()
         self.dimension: int | None = None
+        self._expected: dict[Scope, int] = {}  # see expect()
 
     def __len__(self) -> int:
         return len(self._where)
@@ -629,6 +630,19 @@ class NumpyVectorIndex:
         self._where.clear()
         self._codes = _Codes()
         self.dimension = None
+        self._expected = {}
+
+    def expect(self, rows: Mapping[Scope, int]) -> None:
+        """At most how many rows each partition will get from the upserts up to
+        :meth:`finish_loading` (a rebuild counts them first): a partition is then allocated once,
+        with the slack of a restored one, instead of doubling (each doubling copies the matrix
+        and holds it twice meanwhile). Rows counted but never written cost address space only:
+        the pages of a zeroed array are not resident until written."""
+        self._expected = dict(rows)
+
+    def finish_loading(self) -> None:
+        """Partitions created from now on start small again (see :meth:`expect`)."""
+        self._expected = {}
 
     @property
     def _words(self) -> int:
@@ -726,10 +740,11 @@ class NumpyVectorIndex:
             sizes[user] = sizes.get(user, 0) + partition.live
         return sizes
 
-    def upsert(self, batch: IndexBatch) -> None:
+    def upsert(self, batch: IndexBatch, *, new: bool = False) -> None:
         """Insert or replace rows in bulk: one vectorised scatter per partition.
 
-        Keys must be unique within a batch.
+        Keys must be unique within a batch; ``new``: the caller knows none is in the index
+        (a rebuild), so none is looked up.
         """
         n = len(batch)
         if n == 0:
@@ -752,7 +767,7 @@ class NumpyVectorIndex:
         for i, scope in enumerate(scopes):
             groups.setdefault(scope, []).append(i)
         where = self._where
-        if where:
+        if where and not new:
             moved = [
                 key
                 for key, scope in zip(batch.keys, scopes)
@@ -763,9 +778,11 @@ class NumpyVectorIndex:
         for scope, members in groups.items():
             partition = self._partitions.get(scope)
             if partition is None:
-                partition = self._partitions[scope] = _Partition(self.dimension)
+                expected = self._expected.get(scope)
+                capacity = _MIN_CAPACITY if expected is None else slack(expected)
+                partition = self._partitions[scope] = _Partition(self.dimension, capacity)
             old_rows, old_src, new_src = [], [], []
-            if not where:
+            if not where or new:
                 new_src = members
             else:
                 for i in members:
