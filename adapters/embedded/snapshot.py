@@ -5,30 +5,36 @@ keyword index and the record attributes exactly as they stood at one change-log 
 written beside the store file (``<store>.index``). SQLite stays the source of truth: a store
 opening a snapshot replays the change log after the snapshot's position, exactly as a running
 store catches up with another process's commits, and any doubt (another format, another schema
-version, a token the store file does not hold, a log pruned past the position, a damaged file)
-means a rebuild from the tables, never a wrong answer.
+version, a token the store file does not hold, a log pruned past the position, a checksum that
+does not match, a file of another size or one changed while it was read) means a rebuild from
+the tables, never a wrong answer.
 
-Layout: an 8-byte magic, the header's length (8 bytes, little-endian), the header (JSON:
-``meta`` for the caller, and each array's dtype, shape and offset), then the arrays at 64-byte
-aligned offsets. An array may be declared longer on its growing axis than the rows written
-(``capacity``): the rest of its region is a file hole (zeros, no disk), so that a partition
-restored from the file takes appends without first copying itself.
+Layout: an 8-byte magic, the header's length (8 bytes, little-endian) and its CRC-32 (4 bytes,
+then 4 of padding), the header (JSON: ``meta`` for the caller, each array's dtype, declared
+shape, rows written, offset and one CRC-32 per 16 MiB of its bytes, and where the data ends),
+then the arrays' bytes at 64-byte aligned offsets. An array may be declared longer on its
+growing axis than the rows written (``capacity``): only the rows are in the file, the reader
+adds zeros, so that a partition restored from the file takes appends without first copying
+itself.
 
-Reading maps the file copy-on-write: arrays are views on the mapping (writes stay private to
-the process and never reach the file), so opening reads only the pages a search touches and
-the kernel may drop clean pages under memory pressure. Nothing is unpickled: the header is
-JSON and every dtype is checked against a short list.
+Reading copies every array into the process's own memory and checks every checksum (on a
+second thread, overlapping the reads) before anything is used; the file is closed before the
+caller sees an array. So a reader never faults on the file, whatever happens to it later
+(truncated, overwritten in place, on a file system that fills up), and never answers from a
+file other than the one it checked. Nothing is unpickled: the header is JSON and every dtype is
+checked against a short list.
 """
 
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import struct
+import zlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,7 +43,6 @@ __all__ = [
     "Region",
     "SnapshotError",
     "StringTable",
-    "advise_sequential",
     "lookup",
     "read_snapshot",
     "snapshot_path",
@@ -47,10 +52,15 @@ __all__ = [
     "write_snapshot",
 ]
 
-MAGIC = b"PLMPIDX1"
+MAGIC = b"PLMPIDX2"
+_PREFIX = struct.Struct("<8sQI4x")  # magic, header length, header CRC-32
 _ALIGN = 64
+_CHUNK = 1 << 24
+"""Bytes per checksum: verification of one chunk overlaps the reading of the next."""
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
+T = TypeVar("T")
+_NO_CRC = "00000000"  # the header's placeholder while the data is written (same width)
 
 
 class SnapshotError(Exception):
@@ -69,13 +79,23 @@ class Region:
     data: np.ndarray
     capacity: int | None = None
     axis: int = 0
-    cold: bool = False
-    """Read at random and rarely (a vector matrix): left out of the page cache once written, so
-    that a reader maps only the pages it reads (see :func:`read_snapshot`)."""
 
 
 def _align(offset: int) -> int:
     return (offset + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def _chunks(length: int) -> range:
+    return range(0, length, _CHUNK)
+
+
+def _bytes(array: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array (empty ones too), writable if the array is."""
+    return memoryview(array.reshape(-1).view(np.uint8).data)
+
+
+def _crc(view: memoryview) -> str:
+    return f"{zlib.crc32(view):08x}"
 
 
 def write_snapshot(
@@ -84,54 +104,69 @@ def write_snapshot(
     regions: Mapping[str, Region],
     before_publish: Callable[[], None] = lambda: None,
 ) -> None:
-    """Write a snapshot to ``path`` atomically: a temporary file in the same folder, flushed to
-    disk, then renamed over ``path``. A crash leaves the old file or the new one, never half.
+    """Write a snapshot to ``path`` atomically: a temporary file in the same folder, renamed
+    over ``path``. A crash leaves the old file or the new one, never half: a new file whose
+    pages did not all reach the disk before a crash fails its checksums, which a reader treats
+    as no snapshot, so the file is not flushed to disk here (``close()`` does not wait for
+    gigabytes of writeback).
 
-    ``before_publish`` runs between the flush and the rename (the store records the new
-    snapshot's token there); if it raises, the temporary file is removed and ``path`` is left
-    as it was.
+    ``before_publish`` runs before the rename (the store records the new snapshot's token
+    there); if it raises, the temporary file is removed and ``path`` is left as it was.
     """
     layout: dict[str, dict[str, Any]] = {}
     offset = 0
-    prepared: list[tuple[int, Region, tuple[int, ...]]] = []
+    prepared: list[tuple[str, int, memoryview]] = []
     for name, region in regions.items():
         data = np.ascontiguousarray(region.data)
         dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
         data = data.astype(dtype, copy=False)
         if dtype.str not in _DTYPES:
             raise ValueError(f"snapshot arrays cannot hold dtype {dtype.str}")
+        if data.ndim not in (1, 2) or region.axis >= data.ndim:
+            raise ValueError("snapshot arrays are 1-D or 2-D, grown on an axis they have")
         shape = list(data.shape)
+        rows = shape[region.axis]
         if region.capacity is not None:
-            if region.capacity < shape[region.axis]:
+            if region.capacity < rows:
                 raise ValueError("a region's capacity is below its data")
             shape[region.axis] = region.capacity
+        raw = _bytes(data)
         offset = _align(offset)
-        layout[name] = {"dtype": dtype.str, "shape": shape, "offset": offset}
-        prepared.append((offset, replace(region, data=data), tuple(shape)))
-        offset += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        layout[name] = {
+            "dtype": dtype.str,
+            "shape": shape,
+            "axis": region.axis,
+            "rows": rows,
+            "offset": offset,
+            "crc": [_NO_CRC] * len(_chunks(len(raw))),
+        }
+        prepared.append((name, offset, raw))
+        offset += len(raw)
     _sweep(path)
-    header = json.dumps({"meta": dict(meta), "arrays": layout}, separators=(",", ":")).encode()
-    base = _align(len(MAGIC) + 8 + len(header))
-    total = base + offset
-    folder = os.path.dirname(os.path.abspath(path))
+    header = _encode_header(meta, layout, offset)
+    base = _align(_PREFIX.size + len(header))
     temporary = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     try:
-        with open(temporary, "wb") as out:
-            out.write(MAGIC + struct.pack("<Q", len(header)) + header)
-            for start, region, declared in prepared:
-                data = region.data
-                if region.axis == 0 or data.ndim == 1:
-                    out.seek(base + start)
-                    out.write(data.data.cast("B"))
-                else:  # 2-D along axis 1: each row of the region is `capacity` long
-                    row_bytes = declared[1] * data.dtype.itemsize
-                    for row in range(data.shape[0]):
-                        out.seek(base + start + row * row_bytes)
-                        out.write(np.ascontiguousarray(data[row]).data.cast("B"))
-            out.truncate(total)
+        with open(temporary, "wb") as out, ThreadPoolExecutor(1) as checker:
+            # Each chunk is checksummed on the second thread while the next one is written.
+            sums: list[tuple[str, list[Future[str]]]] = []
+            for name, start, raw in prepared:
+                out.seek(base + start)
+                futures = []
+                for at in _chunks(len(raw)):
+                    chunk = raw[at : at + _CHUNK]
+                    futures.append(_submit(checker, _crc, chunk))
+                    out.write(chunk)
+                sums.append((name, futures))
+            for name, futures in sums:
+                layout[name]["crc"] = [future.result() for future in futures]
+            final = _encode_header(meta, layout, offset)
+            if len(final) != len(header):
+                raise ValueError("the snapshot's header changed length")  # checksums are fixed-width
+            out.truncate(base + offset)
+            out.seek(0)
+            out.write(_PREFIX.pack(MAGIC, len(final), zlib.crc32(final)) + final)
             out.flush()
-            os.fsync(out.fileno())
-            _drop_cached(out.fileno(), [(base + start, region, declared) for start, region, declared in prepared])
         before_publish()
         os.replace(temporary, path)
     except BaseException:
@@ -140,68 +175,137 @@ def write_snapshot(
         except OSError:
             pass
         raise
+
+
+def _encode_header(meta: Mapping[str, Any], layout: Mapping[str, Any], end: int) -> bytes:
+    return json.dumps({"meta": dict(meta), "arrays": layout, "end": end}, separators=(",", ":")).encode()
+
+
+def read_snapshot(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The snapshot's ``meta`` and its arrays, read into the process's own (writable) memory
+    and checked against the writer's checksums.
+
+    Raises :class:`SnapshotError` for a missing, truncated, damaged or malformed file, or one
+    that changed while it was read.
+    """
     try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # a platform without directory handles: the rename is as durable as it gets
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError as exc:
+        raise SnapshotError("no snapshot") from exc
+    except OSError as exc:
+        raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
     try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
+        return _read(descriptor)
+    except OSError as exc:
+        raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
+    except (KeyError, TypeError, ValueError, OverflowError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
     finally:
         os.close(descriptor)
 
 
-def read_snapshot(
-    path: str, random_access: Callable[[str], bool] = lambda _name: False
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The snapshot's ``meta`` and its arrays (writable copy-on-write views of the file).
+def _identity(descriptor: int) -> tuple[int, ...]:
+    found = os.fstat(descriptor)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
-    Arrays whose name ``random_access`` accepts are advised as read at random (no read-ahead):
-    a search reads a few thousand rows of a vector matrix scattered over the file, and with
-    the kernel's read-ahead each of them would map hundreds of kilobytes around it (measured:
-    2,000 rows of a 1M-row matrix made 1.4 GB resident; advised, a few megabytes).
-    Raises :class:`SnapshotError` for a missing, truncated or malformed file.
-    """
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < len(MAGIC) + 8:
-                raise SnapshotError("the snapshot is truncated")
-            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
-    except FileNotFoundError as exc:
-        raise SnapshotError("no snapshot") from exc
-    except (OSError, ValueError) as exc:
-        raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
-    if mapping[: len(MAGIC)] != MAGIC:
+
+def _read(descriptor: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    identity = _identity(descriptor)
+    size = identity[2]
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is not None:
+        try:
+            advise(descriptor, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+        except OSError:
+            pass
+    prefix = bytearray(_PREFIX.size)
+    _read_exactly(descriptor, memoryview(prefix), 0)
+    magic, length, header_crc = _PREFIX.unpack(prefix)
+    if magic != MAGIC:
         raise SnapshotError("not a snapshot of this format")
-    (length,) = struct.unpack("<Q", mapping[len(MAGIC) : len(MAGIC) + 8])
     if length > min(_HEADER_MAX, size):
         raise SnapshotError("the snapshot's header is damaged")
-    try:
-        header = json.loads(mapping[len(MAGIC) + 8 : len(MAGIC) + 8 + length])
-        meta, layout = header["meta"], header["arrays"]
-        if not isinstance(meta, dict) or not isinstance(layout, dict):
-            raise TypeError("header fields")
-        base = _align(len(MAGIC) + 8 + length)
-        arrays: dict[str, np.ndarray] = {}
+    raw = bytearray(length)
+    _read_exactly(descriptor, memoryview(raw), _PREFIX.size)
+    if zlib.crc32(raw) != header_crc:
+        raise SnapshotError("the snapshot's header fails its checksum")
+    header = json.loads(raw)
+    meta, layout = header["meta"], header["arrays"]
+    if not isinstance(meta, dict) or not isinstance(layout, dict):
+        raise TypeError("header fields")
+    base = _align(_PREFIX.size + length)
+    if base + int(header["end"]) != size:
+        raise SnapshotError("the snapshot is not of the size its header gives")
+    arrays: dict[str, np.ndarray] = {}
+    checks: list[tuple[str, Future[bool]]] = []
+    spread: list[tuple[np.ndarray, np.ndarray]] = []  # axis-1 regions: (read, place into)
+    with ThreadPoolExecutor(1) as checker:
         for name, entry in layout.items():
-            dtype = np.dtype(entry["dtype"])
             if entry["dtype"] not in _DTYPES:
                 raise TypeError(f"dtype {entry['dtype']}")
-            shape = tuple(int(n) for n in entry["shape"])
-            if any(n < 0 for n in shape):
-                raise ValueError("negative shape")
-            count = int(np.prod(shape, dtype=np.int64))
+            dtype = np.dtype(entry["dtype"])
+            shape = [int(n) for n in entry["shape"]]
+            axis, rows = int(entry["axis"]), int(entry["rows"])
+            if len(shape) not in (1, 2) or axis not in range(len(shape)) or any(n < 0 for n in shape):
+                raise ValueError(f"array {name} has a damaged shape")
+            if not 0 <= rows <= shape[axis]:
+                raise ValueError(f"array {name} holds more rows than its shape")
+            stored = list(shape)
+            stored[axis] = rows
+            out = np.zeros(shape, dtype=dtype) if rows < shape[axis] else np.empty(shape, dtype=dtype)
+            if axis == 0:
+                target = out[:rows]
+            else:
+                target = np.empty(stored, dtype=dtype)
+                spread.append((target, out))
+            view = _bytes(target)
+            sums = entry["crc"]
             start = base + int(entry["offset"])
-            if start < base or start + count * dtype.itemsize > size:
-                raise ValueError(f"array {name} runs past the end of the file")
-            arrays[name] = np.frombuffer(mapping, dtype=dtype, count=count, offset=start).reshape(shape)
-            if count and random_access(name):
-                _advise_random(mapping, start, count * dtype.itemsize)
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
-        raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
+            if (
+                start < base
+                or start + len(view) > size
+                or not isinstance(sums, list)
+                or len(sums) != len(_chunks(len(view)))
+            ):
+                raise ValueError(f"array {name} does not fit the file")
+            for at, expected in zip(_chunks(len(view)), sums, strict=True):
+                chunk = view[at : at + _CHUNK]
+                _read_exactly(descriptor, chunk, start + at)
+                checks.append((name, _submit(checker, _matches, chunk, expected)))
+            arrays[name] = out
+        for name, check in checks:
+            if not check.result():
+                raise SnapshotError(f"the snapshot's {name} fails its checksum")
+    for target, out in spread:
+        out[:, : target.shape[1]] = target
+    if _identity(descriptor) != identity:
+        raise SnapshotError("the snapshot changed while it was read")
     return meta, arrays
+
+
+def _submit(checker: ThreadPoolExecutor, function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` on the checker's thread, or here if no thread can start any more
+    (an exit hook, after the interpreter began shutting down)."""
+    try:
+        return checker.submit(function, *args)
+    except RuntimeError:
+        done: Future[T] = Future()
+        done.set_result(function(*args))
+        return done
+
+
+def _matches(chunk: memoryview, expected: object) -> bool:
+    return isinstance(expected, str) and _crc(chunk) == expected
+
+
+def _read_exactly(descriptor: int, view: memoryview, offset: int) -> None:
+    """Fill ``view`` from the file at ``offset``; a short file is damage."""
+    done = 0
+    while done < len(view):
+        count = os.preadv(descriptor, [view[done:]], offset + done)
+        if count == 0:
+            raise SnapshotError("the snapshot is truncated")
+        done += count
 
 
 def _sweep(path: str) -> None:
@@ -232,55 +336,6 @@ def _alive(pid: int) -> bool:
     except (PermissionError, OSError):
         return True  # somebody else's process: leave its file alone
     return True
-
-
-def _drop_cached(descriptor: int, placed: list[tuple[int, Region, tuple[int, ...]]]) -> None:
-    """Evict the cold regions' pages (clean once flushed) from the page cache. Written pages
-    sit in large folios, and a reader faulting one row in would map a whole folio."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None:
-        return
-    for start, region, shape in placed:
-        if region.cold:
-            length = int(np.prod(shape, dtype=np.int64)) * region.data.dtype.itemsize
-            try:
-                advise(descriptor, start, length, os.POSIX_FADV_DONTNEED)
-            except OSError:
-                pass
-
-
-def _advise_random(mapping: mmap.mmap, start: int, length: int) -> None:
-    advice = getattr(mmap, "MADV_RANDOM", None)
-    if advice is None:
-        return  # a platform without madvise: read-ahead stays, correctness does not change
-    page = mmap.PAGESIZE
-    first = start // page * page
-    try:
-        mapping.madvise(advice, first, start + length - first)
-    except (OSError, ValueError):
-        pass
-
-
-def advise_sequential(arrays: Iterable[np.ndarray]) -> None:
-    """Undo :func:`read_snapshot`'s random-access advice on the mappings ``arrays`` view, before
-    a writer reads them through: read page by page without read-ahead, the 1.5 GB of a
-    1M-row matrix took 41 s instead of about one."""
-    advice = getattr(mmap, "MADV_SEQUENTIAL", None)
-    if advice is None:
-        return
-    seen: set[int] = set()
-    for array in arrays:
-        base: object = array
-        while isinstance(base, np.ndarray):
-            base = base.base
-        if isinstance(base, memoryview):
-            base = base.obj
-        if isinstance(base, mmap.mmap) and id(base) not in seen and not base.closed:
-            seen.add(id(base))
-            try:
-                base.madvise(advice)
-            except (OSError, ValueError):
-                pass
 
 
 def strings_region(values: list[str | None]) -> Region:

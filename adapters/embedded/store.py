@@ -73,7 +73,6 @@ from .snapshot import (
     Region,
     SnapshotError,
     StringTable,
-    advise_sequential,
     lookup,
     read_snapshot,
     snapshot_path,
@@ -603,7 +602,7 @@ class EmbeddedStore(MemoryStore):
         if not os.path.exists(path):
             return False
         try:
-            meta, arrays = read_snapshot(path, random_access=lambda name: name.endswith(".vectors"))
+            meta, arrays = read_snapshot(path)
         except SnapshotError as exc:
             _log.info("index snapshot not used (%s); rebuilding the caches", exc)
             return False
@@ -678,7 +677,6 @@ class EmbeddedStore(MemoryStore):
             with self._lock:
                 if self._closed or not self._snapshot_due():
                     return False
-                advise_sequential(self._vectors.matrices())  # restored ones are read through once
                 strings = StringTable()
                 vectors_meta, regions = self._vectors.export(strings, "v")
                 keywords_meta, keyword_regions = self._keywords.export(strings, "k")
