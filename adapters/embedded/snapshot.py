@@ -11,7 +11,7 @@ the tables, never a wrong answer.
 
 Layout: an 8-byte magic, the header's length (8 bytes, little-endian) and its CRC-32 (4 bytes,
 then 4 of padding), the header (JSON: ``meta`` for the caller, each array's dtype, declared
-shape, rows written, offset and one CRC-32 per 16 MiB of its bytes, and where the data ends),
+shape, rows written, offset and one CRC-32 per 64 MiB of its bytes, and where the data ends),
 then the arrays' bytes at 64-byte aligned offsets. An array may be declared longer on its
 growing axis than the rows written (``capacity``): only the rows are in the file, the reader
 adds zeros, so that a partition restored from the file takes appends without first copying
@@ -27,14 +27,15 @@ checked against a short list.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -42,8 +43,10 @@ __all__ = [
     "MAGIC",
     "Region",
     "SnapshotError",
+    "SnapshotReading",
     "StringTable",
     "lookup",
+    "open_snapshot",
     "read_snapshot",
     "snapshot_path",
     "string_objects",
@@ -55,7 +58,7 @@ __all__ = [
 MAGIC = b"PLMPIDX2"
 _PREFIX = struct.Struct("<8sQI4x")  # magic, header length, header CRC-32
 _ALIGN = 64
-_CHUNK = 1 << 24
+_CHUNK = 1 << 26
 """Bytes per checksum: verification of one chunk overlaps the reading of the next."""
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
@@ -188,99 +191,191 @@ def read_snapshot(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     Raises :class:`SnapshotError` for a missing, truncated, damaged or malformed file, or one
     that changed while it was read.
     """
+    with open_snapshot(path) as reading:
+        reading.finish()
+        return reading.meta, reading.arrays
+
+
+def open_snapshot(path: str, later: Callable[[str], bool] = lambda _name: False) -> SnapshotReading:
+    """Start reading a snapshot: when this returns, ``meta`` and the arrays are read and
+    checked, except those whose name ``later`` accepts (the large vector matrices): they are
+    still being read, on a thread of their own, so that the caller can restore the other caches
+    meanwhile, and may not be used before :meth:`SnapshotReading.finish` returns. Raises
+    :class:`SnapshotError`.
+    """
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError as exc:
         raise SnapshotError("no snapshot") from exc
     except OSError as exc:
         raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
+    reading = SnapshotReading(descriptor)
     try:
-        return _read(descriptor)
+        with _as_snapshot_errors():
+            reading._start(later)
+    except BaseException:
+        reading.close()
+        raise
+    return reading
+
+
+@contextlib.contextmanager
+def _as_snapshot_errors() -> Iterator[None]:
+    try:
+        yield
     except OSError as exc:
         raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
     except (KeyError, TypeError, ValueError, OverflowError, json.JSONDecodeError) as exc:
         raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
-    finally:
-        os.close(descriptor)
+
+
+class SnapshotReading:
+    """A snapshot being read (see :func:`open_snapshot`); a context manager that closes it."""
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor: int | None = descriptor
+        self._identity = _identity(descriptor)
+        self._checker = ThreadPoolExecutor(1)  # checksums, in the order the chunks are read
+        self._loader: ThreadPoolExecutor | None = None
+        self._loaded: Future[list[tuple[str, Future[bool]]]] | None = None
+        self._checks: list[tuple[str, Future[bool]]] = []
+        self._spread: list[tuple[np.ndarray, np.ndarray]] = []  # axis-1 arrays: (as read, placed)
+        self._stop = False
+        self.meta: dict[str, Any] = {}
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _start(self, later: Callable[[str], bool]) -> None:
+        descriptor = self._descriptor
+        assert descriptor is not None
+        size = self._identity[2]
+        advise = getattr(os, "posix_fadvise", None)
+        if advise is not None:
+            try:
+                advise(descriptor, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+            except OSError:
+                pass
+        prefix = bytearray(_PREFIX.size)
+        _read_exactly(descriptor, memoryview(prefix), 0)
+        magic, length, header_crc = _PREFIX.unpack(prefix)
+        if magic != MAGIC:
+            raise SnapshotError("not a snapshot of this format")
+        if length > min(_HEADER_MAX, size):
+            raise SnapshotError("the snapshot's header is damaged")
+        raw = bytearray(length)
+        _read_exactly(descriptor, memoryview(raw), _PREFIX.size)
+        if zlib.crc32(raw) != header_crc:
+            raise SnapshotError("the snapshot's header fails its checksum")
+        header = json.loads(raw)
+        meta, layout = header["meta"], header["arrays"]
+        if not isinstance(meta, dict) or not isinstance(layout, dict):
+            raise TypeError("header fields")
+        base = _align(_PREFIX.size + length)
+        if base + int(header["end"]) != size:
+            raise SnapshotError("the snapshot is not of the size its header gives")
+        deferred: list[_Job] = []
+        for name, entry in layout.items():
+            job = self._place(name, entry, base, size)
+            if later(name):
+                deferred.append(job)
+            else:
+                self._checks.extend(self._load_one(job))
+        self.meta = meta
+        if deferred:
+            self._loader = ThreadPoolExecutor(1)
+            self._loaded = _submit(self._loader, self._load, deferred)
+        self._verify()  # the arrays read so far (their checks are first in the checker's queue)
+
+    def _place(self, name: str, entry: Mapping[str, Any], base: int, size: int) -> _Job:
+        """Allocate array ``name`` (zeros past its rows) and say where its bytes are."""
+        if entry["dtype"] not in _DTYPES:
+            raise TypeError(f"dtype {entry['dtype']}")
+        dtype = np.dtype(entry["dtype"])
+        shape = [int(n) for n in entry["shape"]]
+        axis, rows = int(entry["axis"]), int(entry["rows"])
+        if len(shape) not in (1, 2) or axis not in range(len(shape)) or any(n < 0 for n in shape):
+            raise ValueError(f"array {name} has a damaged shape")
+        if not 0 <= rows <= shape[axis]:
+            raise ValueError(f"array {name} holds more rows than its shape")
+        stored = list(shape)
+        stored[axis] = rows
+        out = np.zeros(shape, dtype=dtype) if rows < shape[axis] else np.empty(shape, dtype=dtype)
+        if axis == 0:
+            target = out[:rows]
+        else:
+            target = np.empty(stored, dtype=dtype)
+            self._spread.append((target, out))
+        view = _bytes(target)
+        sums = entry["crc"]
+        start = base + int(entry["offset"])
+        if (
+            start < base
+            or start + len(view) > size
+            or not isinstance(sums, list)
+            or len(sums) != len(_chunks(len(view)))
+        ):
+            raise ValueError(f"array {name} does not fit the file")
+        self.arrays[name] = out
+        return name, view, start, sums
+
+    def _load_one(self, job: _Job) -> list[tuple[str, Future[bool]]]:
+        """Read one array, chunk by chunk, each chunk's checksum checked while the next is read."""
+        name, view, start, sums = job
+        descriptor = self._descriptor
+        checks = []
+        for at, expected in zip(_chunks(len(view)), sums, strict=True):
+            if self._stop or descriptor is None:
+                raise SnapshotError("the snapshot was closed while it was read")
+            chunk = view[at : at + _CHUNK]
+            _read_exactly(descriptor, chunk, start + at)
+            checks.append((name, _submit(self._checker, _matches, chunk, expected)))
+        return checks
+
+    def _load(self, jobs: list[_Job]) -> list[tuple[str, Future[bool]]]:
+        return [check for job in jobs for check in self._load_one(job)]
+
+    def finish(self) -> None:
+        """Wait until every array is read and checked. Raises :class:`SnapshotError` if any
+        checksum does not match or the file changed while it was read."""
+        with _as_snapshot_errors():
+            if self._loaded is not None:
+                self._checks.extend(self._loaded.result())
+                self._loaded = None
+            self._verify()
+            for target, out in self._spread:
+                out[:, : target.shape[1]] = target
+            self._spread = []
+            if self._descriptor is None or _identity(self._descriptor) != self._identity:
+                raise SnapshotError("the snapshot changed while it was read")
+
+    def _verify(self) -> None:
+        for name, check in self._checks:
+            if not check.result():
+                raise SnapshotError(f"the snapshot's {name} fails its checksum")
+        self._checks = []
+
+    def close(self) -> None:
+        """Stop reading (a reader that did not :meth:`finish` must not use the arrays)."""
+        self._stop = True
+        if self._loader is not None:
+            self._loader.shutdown(wait=True)
+        self._checker.shutdown(wait=True)
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
+_Job = tuple[str, memoryview, int, list[Any]]
 
 
 def _identity(descriptor: int) -> tuple[int, ...]:
     found = os.fstat(descriptor)
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
-
-
-def _read(descriptor: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    identity = _identity(descriptor)
-    size = identity[2]
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is not None:
-        try:
-            advise(descriptor, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-        except OSError:
-            pass
-    prefix = bytearray(_PREFIX.size)
-    _read_exactly(descriptor, memoryview(prefix), 0)
-    magic, length, header_crc = _PREFIX.unpack(prefix)
-    if magic != MAGIC:
-        raise SnapshotError("not a snapshot of this format")
-    if length > min(_HEADER_MAX, size):
-        raise SnapshotError("the snapshot's header is damaged")
-    raw = bytearray(length)
-    _read_exactly(descriptor, memoryview(raw), _PREFIX.size)
-    if zlib.crc32(raw) != header_crc:
-        raise SnapshotError("the snapshot's header fails its checksum")
-    header = json.loads(raw)
-    meta, layout = header["meta"], header["arrays"]
-    if not isinstance(meta, dict) or not isinstance(layout, dict):
-        raise TypeError("header fields")
-    base = _align(_PREFIX.size + length)
-    if base + int(header["end"]) != size:
-        raise SnapshotError("the snapshot is not of the size its header gives")
-    arrays: dict[str, np.ndarray] = {}
-    checks: list[tuple[str, Future[bool]]] = []
-    spread: list[tuple[np.ndarray, np.ndarray]] = []  # axis-1 regions: (read, place into)
-    with ThreadPoolExecutor(1) as checker:
-        for name, entry in layout.items():
-            if entry["dtype"] not in _DTYPES:
-                raise TypeError(f"dtype {entry['dtype']}")
-            dtype = np.dtype(entry["dtype"])
-            shape = [int(n) for n in entry["shape"]]
-            axis, rows = int(entry["axis"]), int(entry["rows"])
-            if len(shape) not in (1, 2) or axis not in range(len(shape)) or any(n < 0 for n in shape):
-                raise ValueError(f"array {name} has a damaged shape")
-            if not 0 <= rows <= shape[axis]:
-                raise ValueError(f"array {name} holds more rows than its shape")
-            stored = list(shape)
-            stored[axis] = rows
-            out = np.zeros(shape, dtype=dtype) if rows < shape[axis] else np.empty(shape, dtype=dtype)
-            if axis == 0:
-                target = out[:rows]
-            else:
-                target = np.empty(stored, dtype=dtype)
-                spread.append((target, out))
-            view = _bytes(target)
-            sums = entry["crc"]
-            start = base + int(entry["offset"])
-            if (
-                start < base
-                or start + len(view) > size
-                or not isinstance(sums, list)
-                or len(sums) != len(_chunks(len(view)))
-            ):
-                raise ValueError(f"array {name} does not fit the file")
-            for at, expected in zip(_chunks(len(view)), sums, strict=True):
-                chunk = view[at : at + _CHUNK]
-                _read_exactly(descriptor, chunk, start + at)
-                checks.append((name, _submit(checker, _matches, chunk, expected)))
-            arrays[name] = out
-        for name, check in checks:
-            if not check.result():
-                raise SnapshotError(f"the snapshot's {name} fails its checksum")
-    for target, out in spread:
-        out[:, : target.shape[1]] = target
-    if _identity(descriptor) != identity:
-        raise SnapshotError("the snapshot changed while it was read")
-    return meta, arrays
 
 
 def _submit(checker: ThreadPoolExecutor, function: Callable[..., T], *args: Any) -> Future[T]:
@@ -290,7 +385,10 @@ def _submit(checker: ThreadPoolExecutor, function: Callable[..., T], *args: Any)
         return checker.submit(function, *args)
     except RuntimeError:
         done: Future[T] = Future()
-        done.set_result(function(*args))
+        try:
+            done.set_result(function(*args))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, as a thread's would be
+            done.set_exception(exc)
         return done
 
 
@@ -355,22 +453,22 @@ class StringTable:
     """Interns the strings a snapshot refers to (ids, scope ids), so that each is written once
     and a restored index shares one string object per id with the other caches."""
 
-    __slots__ = ("_codes", "values")
+    __slots__ = ("_codes",)
 
     def __init__(self) -> None:
-        self._codes: dict[str | None, int] = {}
-        self.values: list[str | None] = []
+        self._codes: dict[str | None, int] = {}  # in the order of the codes
+
+    @property
+    def values(self) -> list[str | None]:
+        return list(self._codes)
 
     def code(self, value: str | None) -> int:
-        found = self._codes.get(value)
-        if found is None:
-            found = self._codes[value] = len(self.values)
-            self.values.append(value)
-        return found
+        return self._codes.setdefault(value, len(self._codes))
 
     def codes(self, values: Iterable[str | None]) -> np.ndarray:
-        get, code = self._codes.get, self.code
-        return np.array([found if (found := get(v)) is not None else code(v) for v in values], dtype=np.int32)
+        codes = self._codes
+        intern, count = codes.setdefault, codes.__len__  # one C call per value, seen or new
+        return np.array([intern(value, count()) for value in values], dtype=np.int32)
 
 
 def string_objects(array: np.ndarray) -> np.ndarray:

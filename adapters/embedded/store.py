@@ -72,9 +72,10 @@ from .link_graph import NetworkxLinkGraph
 from .snapshot import (
     Region,
     SnapshotError,
+    SnapshotReading,
     StringTable,
     lookup,
-    read_snapshot,
+    open_snapshot,
     snapshot_path,
     string_objects,
     strings_region,
@@ -602,20 +603,21 @@ class EmbeddedStore(MemoryStore):
         if not os.path.exists(path):
             return False
         try:
-            meta, arrays = read_snapshot(path)
+            # The vector matrices (most of the file) are read and checked on another thread
+            # while this one restores the keyword index and the record attributes.
+            reading = open_snapshot(path, later=lambda name: name.endswith(".vectors"))
         except SnapshotError as exc:
             _log.info("index snapshot not used (%s); rebuilding the caches", exc)
             return False
-        with self._reading() as conn, self._lock, translate():
+        with reading, self._reading() as conn, self._lock, translate():
             conn.execute("BEGIN")
             try:
-                return self._restore_from(conn, meta, arrays)
+                return self._restore_from(conn, reading)
             finally:
                 conn.execute("ROLLBACK")
 
-    def _restore_from(
-        self, conn: sqlite3.Connection, meta: dict[str, Any], arrays: dict[str, np.ndarray]
-    ) -> bool:
+    def _restore_from(self, conn: sqlite3.Connection, reading: SnapshotReading) -> bool:
+        meta, arrays = reading.meta, reading.arrays
         token = schema.read_meta(conn, "index_snapshot")
         floor = int(schema.read_meta(conn, "changes_floor") or 0)
         head = int(conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0)
@@ -634,9 +636,10 @@ class EmbeddedStore(MemoryStore):
         try:
             strings = string_objects(arrays["strings"])
             with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
-                self._vectors.restore(meta["vectors"], arrays, strings, "v")
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
+                reading.finish()  # every array read and its checksums matched
+                self._vectors.restore(meta["vectors"], arrays, strings, "v")
                 self._graph.clear()  # filled per record at its first expansion
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
