@@ -278,18 +278,16 @@ class SnapshotReading:
         base = _align(_PREFIX.size + length)
         if base + int(header["end"]) != size:
             raise SnapshotError("the snapshot is not of the size its header gives")
-        deferred: list[_Job] = []
-        for name, entry in layout.items():
-            job = self._place(name, entry, base, size)
-            if later(name):
-                deferred.append(job)
-            else:
-                self._checks.extend(self._load_one(job))
+        jobs = [self._place(name, entry, base, size) for name, entry in layout.items()]
         self.meta = meta
-        if deferred:
+        deferred = [job for job in jobs if later(job[0])]
+        if deferred:  # read and checked on the loader's thread while this one reads the rest
             self._loader = ThreadPoolExecutor(1)
             self._loaded = _submit(self._loader, self._load, deferred)
-        self._verify()  # the arrays read so far (their checks are first in the checker's queue)
+        for job in jobs:
+            if not later(job[0]):
+                self._checks.extend(self._load_one(job, self._checker))
+        self._verify()
 
     def _place(self, name: str, entry: Mapping[str, Any], base: int, size: int) -> _Job:
         """Allocate array ``name`` (zeros past its rows) and say where its bytes are."""
@@ -323,8 +321,9 @@ class SnapshotReading:
         self.arrays[name] = out
         return name, view, start, sums
 
-    def _load_one(self, job: _Job) -> list[tuple[str, Future[bool]]]:
-        """Read one array, chunk by chunk, each chunk's checksum checked while the next is read."""
+    def _load_one(self, job: _Job, checker: ThreadPoolExecutor | None) -> list[tuple[str, Future[bool]]]:
+        """Read one array chunk by chunk; each chunk's checksum is checked on ``checker``'s
+        thread while the next is read (here, without one)."""
         name, view, start, sums = job
         descriptor = self._descriptor
         checks = []
@@ -333,11 +332,14 @@ class SnapshotReading:
                 raise SnapshotError("the snapshot was closed while it was read")
             chunk = view[at : at + _CHUNK]
             _read_exactly(descriptor, chunk, start + at)
-            checks.append((name, _submit(self._checker, _matches, chunk, expected)))
+            if checker is None:
+                checks.append((name, _done(_matches(chunk, expected))))
+            else:
+                checks.append((name, _submit(checker, _matches, chunk, expected)))
         return checks
 
     def _load(self, jobs: list[_Job]) -> list[tuple[str, Future[bool]]]:
-        return [check for job in jobs for check in self._load_one(job)]
+        return [check for job in jobs for check in self._load_one(job, None)]
 
     def finish(self) -> None:
         """Wait until every array is read and checked. Raises :class:`SnapshotError` if any
@@ -390,6 +392,12 @@ def _submit(checker: ThreadPoolExecutor, function: Callable[..., T], *args: Any)
         except Exception as exc:  # noqa: BLE001 - handed to the caller, as a thread's would be
             done.set_exception(exc)
         return done
+
+
+def _done(value: T) -> Future[T]:
+    done: Future[T] = Future()
+    done.set_result(value)
+    return done
 
 
 def _matches(chunk: memoryview, expected: object) -> bool:

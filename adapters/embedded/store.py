@@ -605,7 +605,7 @@ class EmbeddedStore(MemoryStore):
         try:
             # The vector matrices (most of the file) are read and checked on another thread
             # while this one restores the keyword index and the record attributes.
-            reading = open_snapshot(path, later=lambda name: name.endswith(".vectors"))
+            reading = open_snapshot(path, later=lambda name: name.endswith((".vectors", ".bits")))
         except SnapshotError as exc:
             _log.info("index snapshot not used (%s); rebuilding the caches", exc)
             return False

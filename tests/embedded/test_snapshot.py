@@ -177,7 +177,7 @@ def test_close_leaves_a_snapshot_and_reopening_uses_it(
 
 
 def test_writes_after_restoring_match_a_rebuild(filled: tuple[Path, random.Random], tmp_path: Path) -> None:
-    """Updates in place (copy-on-write pages of the file), appends into the slack and past it,
+    """Updates in place (in the arrays read from the file), appends into the slack and past it,
     deletions, and a status change."""
     path, rng = filled
     before = Path(snapshot_path(str(path))).read_bytes()
@@ -194,7 +194,7 @@ def test_writes_after_restoring_match_a_rebuild(filled: tuple[Path, random.Rando
             uow.records.update(replace(invalidated, status=RecordStatus.INVALID))
             uow.records.delete("r00005")
             uow.commit()
-        assert Path(snapshot_path(str(path))).read_bytes() == before  # private pages: the file is untouched
+        assert Path(snapshot_path(str(path))).read_bytes() == before  # the process's own memory: the file is untouched
         requests = [*queries(rng), SearchQuery(k=5, now=NOW, text="zebra", scope=ScopeFilter(user_id=ANY))]
         with EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
             assert answers(store, requests) == answers(reference, requests)
