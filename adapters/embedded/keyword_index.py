@@ -585,7 +585,8 @@ class PostingsKeywordIndex:
         if len(df) != len(terms):  # an unhashable term fails below; a number matches no query
             raise SnapshotError("the keyword snapshot's vocabulary is damaged")
         self._terms = terms
-        self._term_ids = {term: tid for tid, term in enumerate(terms) if term is not None}
+        self._term_ids = dict(zip(terms, range(len(terms))))  # then without the free ids' None
+        self._term_ids.pop(None, None)  # type: ignore[call-overload]
         self._df = df.tolist()
         free = meta["free"]
         if not isinstance(free, list) or any(terms[tid] is not None for tid in free):
