@@ -9,10 +9,11 @@ version, a token the store file does not hold, a log pruned past the position, a
 does not match, a file of another size or one changed while it was read) means a rebuild from
 the tables, never a wrong answer.
 
-Layout: an 8-byte magic, the header's length (8 bytes, little-endian) and its CRC-32 (4 bytes,
-then 4 of padding), the header (JSON: ``meta`` for the caller, each array's dtype, declared
-shape, rows written, offset and one CRC-32 per 64 MiB of its bytes, and where the data ends),
-then the arrays' bytes at 64-byte aligned offsets. An array may be declared longer on its
+Layout: an 8-byte magic, the arrays' bytes at 64-byte aligned offsets, the header (JSON:
+``meta`` for the caller, each array's dtype, declared shape, rows written, offset and one
+CRC-32 per 64 MiB of its bytes), then a trailer: the header's offset and length (8 bytes each,
+little-endian), its CRC-32 (4 bytes, then 4 of padding) and the magic again. The header comes
+last so that the writer streams each array out as soon as it is computed. An array may be declared longer on its
 growing axis than the rows written (``capacity``): only the rows are in the file, the reader
 adds zeros, so that a partition restored from the file takes appends without first copying
 itself.
@@ -42,6 +43,7 @@ import numpy as np
 __all__ = [
     "MAGIC",
     "Region",
+    "RegionSource",
     "SnapshotError",
     "SnapshotReading",
     "StringTable",
@@ -56,14 +58,14 @@ __all__ = [
 ]
 
 MAGIC = b"PLMPIDX2"
-_PREFIX = struct.Struct("<8sQI4x")  # magic, header length, header CRC-32
+_TRAILER = struct.Struct("<QQI4x8s")  # the header's offset, length and CRC-32, the magic again
 _ALIGN = 64
 _CHUNK = 1 << 26
 """Bytes per checksum: verification of one chunk overlaps the reading of the next."""
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
 T = TypeVar("T")
-_NO_CRC = "00000000"  # the header's placeholder while the data is written (same width)
+_INLINE = 1 << 20  # smaller chunks are written and checksummed on the calling thread
 
 
 class SnapshotError(Exception):
@@ -82,6 +84,10 @@ class Region:
     data: np.ndarray
     capacity: int | None = None
     axis: int = 0
+
+
+RegionSource = Region | Callable[[], Region]
+"""A region, or a function that computes it when the writer reaches it (see :func:`write_snapshot`)."""
 
 
 def _align(offset: int) -> int:
@@ -104,7 +110,7 @@ def _crc(view: memoryview) -> str:
 def write_snapshot(
     path: str,
     meta: Mapping[str, Any],
-    regions: Mapping[str, Region],
+    regions: Mapping[str, RegionSource],
     before_publish: Callable[[], None] = lambda: None,
 ) -> None:
     """Write a snapshot to ``path`` atomically: a temporary file in the same folder, renamed
@@ -113,63 +119,20 @@ def write_snapshot(
     as no snapshot, so the file is not flushed to disk here (``close()`` does not wait for
     gigabytes of writeback).
 
+    Regions are written in their order; large ones on another thread (and checksummed on a
+    third), so that a region given as a function is computed here while the arrays before it
+    are being written. ``meta`` is encoded last (a region's function may still fill it in).
     ``before_publish`` runs before the rename (the store records the new snapshot's token
     there); if it raises, the temporary file is removed and ``path`` is left as it was.
     """
-    layout: dict[str, dict[str, Any]] = {}
-    offset = 0
-    prepared: list[tuple[str, int, memoryview]] = []
-    for name, region in regions.items():
-        data = np.ascontiguousarray(region.data)
-        dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
-        data = data.astype(dtype, copy=False)
-        if dtype.str not in _DTYPES:
-            raise ValueError(f"snapshot arrays cannot hold dtype {dtype.str}")
-        if data.ndim not in (1, 2) or region.axis >= data.ndim:
-            raise ValueError("snapshot arrays are 1-D or 2-D, grown on an axis they have")
-        shape = list(data.shape)
-        rows = shape[region.axis]
-        if region.capacity is not None:
-            if region.capacity < rows:
-                raise ValueError("a region's capacity is below its data")
-            shape[region.axis] = region.capacity
-        raw = _bytes(data)
-        offset = _align(offset)
-        layout[name] = {
-            "dtype": dtype.str,
-            "shape": shape,
-            "axis": region.axis,
-            "rows": rows,
-            "offset": offset,
-            "crc": [_NO_CRC] * len(_chunks(len(raw))),
-        }
-        prepared.append((name, offset, raw))
-        offset += len(raw)
     _sweep(path)
-    header = _encode_header(meta, layout, offset)
-    base = _align(_PREFIX.size + len(header))
     temporary = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     try:
-        with open(temporary, "wb") as out, ThreadPoolExecutor(1) as checker:
-            # Each chunk is checksummed on the second thread while the next one is written.
-            sums: list[tuple[str, list[Future[str]]]] = []
-            for name, start, raw in prepared:
-                out.seek(base + start)
-                futures = []
-                for at in _chunks(len(raw)):
-                    chunk = raw[at : at + _CHUNK]
-                    futures.append(_submit(checker, _crc, chunk))
-                    out.write(chunk)
-                sums.append((name, futures))
-            for name, futures in sums:
-                layout[name]["crc"] = [future.result() for future in futures]
-            final = _encode_header(meta, layout, offset)
-            if len(final) != len(header):
-                raise ValueError("the snapshot's header changed length")  # checksums are fixed-width
-            out.truncate(base + offset)
-            out.seek(0)
-            out.write(_PREFIX.pack(MAGIC, len(final), zlib.crc32(final)) + final)
-            out.flush()
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            _write_regions(descriptor, meta, regions)
+        finally:
+            os.close(descriptor)
         before_publish()
         os.replace(temporary, path)
     except BaseException:
@@ -180,8 +143,64 @@ def write_snapshot(
         raise
 
 
-def _encode_header(meta: Mapping[str, Any], layout: Mapping[str, Any], end: int) -> bytes:
-    return json.dumps({"meta": dict(meta), "arrays": layout, "end": end}, separators=(",", ":")).encode()
+def _write_regions(
+    descriptor: int, meta: Mapping[str, Any], regions: Mapping[str, RegionSource]
+) -> None:
+    layout: dict[str, dict[str, Any]] = {}
+    sums: list[tuple[str, list[Future[str]]]] = []
+    writes: list[Future[None]] = []
+    _write_all(descriptor, memoryview(MAGIC), 0)
+    offset = _align(len(MAGIC))
+    with ThreadPoolExecutor(1) as writer, ThreadPoolExecutor(1) as checker:
+        for name, given in regions.items():
+            region = given if isinstance(given, Region) else given()
+            data, entry = _prepared(region)
+            raw = _bytes(data)
+            layout[name] = {**entry, "offset": offset}
+            futures = []
+            for at in _chunks(len(raw)):
+                chunk = raw[at : at + _CHUNK]
+                if len(chunk) < _INLINE:  # not worth a hand-over
+                    _write_all(descriptor, chunk, offset + at)
+                    futures.append(_done(_crc(chunk)))
+                else:
+                    futures.append(_submit(checker, _crc, chunk))
+                    writes.append(_submit(writer, _write_all, descriptor, chunk, offset + at))
+            sums.append((name, futures))
+            offset = _align(offset + len(raw))
+            for write in writes:  # a failed write (a full disk) stops the writer now
+                if write.done():
+                    write.result()
+        for write in writes:
+            write.result()
+        for name, futures in sums:
+            layout[name]["crc"] = [future.result() for future in futures]
+    header = json.dumps({"meta": dict(meta), "arrays": layout}, separators=(",", ":")).encode()
+    _write_all(descriptor, memoryview(header + _TRAILER.pack(offset, len(header), zlib.crc32(header), MAGIC)), offset)
+
+
+def _prepared(region: Region) -> tuple[np.ndarray, dict[str, Any]]:
+    """A region's data, contiguous and little-endian, and its header entry (without offset)."""
+    data = np.ascontiguousarray(region.data)
+    dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
+    data = data.astype(dtype, copy=False)
+    if dtype.str not in _DTYPES:
+        raise ValueError(f"snapshot arrays cannot hold dtype {dtype.str}")
+    if data.ndim not in (1, 2) or region.axis >= data.ndim:
+        raise ValueError("snapshot arrays are 1-D or 2-D, grown on an axis they have")
+    shape = list(data.shape)
+    rows = shape[region.axis]
+    if region.capacity is not None:
+        if region.capacity < rows:
+            raise ValueError("a region's capacity is below its data")
+        shape[region.axis] = region.capacity
+    return data, {"dtype": dtype.str, "shape": shape, "axis": region.axis, "rows": rows}
+
+
+def _write_all(descriptor: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < len(view):
+        done += os.pwrite(descriptor, view[done:], offset + done)
 
 
 def read_snapshot(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -260,24 +279,26 @@ class SnapshotReading:
                 advise(descriptor, 0, 0, os.POSIX_FADV_SEQUENTIAL)
             except OSError:
                 pass
-        prefix = bytearray(_PREFIX.size)
-        _read_exactly(descriptor, memoryview(prefix), 0)
-        magic, length, header_crc = _PREFIX.unpack(prefix)
-        if magic != MAGIC:
+        if size < _align(len(MAGIC)) + _TRAILER.size:
+            raise SnapshotError("the snapshot is truncated")
+        magic = bytearray(len(MAGIC))
+        _read_exactly(descriptor, memoryview(magic), 0)
+        trailer = bytearray(_TRAILER.size)
+        _read_exactly(descriptor, memoryview(trailer), size - _TRAILER.size)
+        start, length, header_crc, end_magic = _TRAILER.unpack(trailer)
+        if magic != MAGIC or end_magic != MAGIC:
             raise SnapshotError("not a snapshot of this format")
-        if length > min(_HEADER_MAX, size):
-            raise SnapshotError("the snapshot's header is damaged")
+        if length > _HEADER_MAX or start < _align(len(MAGIC)) or start + length + _TRAILER.size != size:
+            raise SnapshotError("the snapshot's trailer is damaged")
         raw = bytearray(length)
-        _read_exactly(descriptor, memoryview(raw), _PREFIX.size)
+        _read_exactly(descriptor, memoryview(raw), start)
         if zlib.crc32(raw) != header_crc:
             raise SnapshotError("the snapshot's header fails its checksum")
         header = json.loads(raw)
         meta, layout = header["meta"], header["arrays"]
         if not isinstance(meta, dict) or not isinstance(layout, dict):
             raise TypeError("header fields")
-        base = _align(_PREFIX.size + length)
-        if base + int(header["end"]) != size:
-            raise SnapshotError("the snapshot is not of the size its header gives")
+        base, size = _align(len(MAGIC)), start  # the arrays lie between the magic and the header
         jobs = [self._place(name, entry, base, size) for name, entry in layout.items()]
         self.meta = meta
         deferred = [job for job in jobs if later(job[0])]
@@ -310,7 +331,7 @@ class SnapshotReading:
             self._spread.append((target, out))
         view = _bytes(target)
         sums = entry["crc"]
-        start = base + int(entry["offset"])
+        start = int(entry["offset"])
         if (
             start < base
             or start + len(view) > size
@@ -477,6 +498,11 @@ class StringTable:
         codes = self._codes
         intern, count = codes.setdefault, codes.__len__  # one C call per value, seen or new
         return np.array([intern(value, count()) for value in values], dtype=np.int32)
+
+    def region(self, values: Iterable[str | None]) -> Region:
+        """:meth:`codes` as a snapshot region (``partial(table.region, values)`` codes them
+        when the writer reaches it)."""
+        return Region(self.codes(values))
 
 
 def string_objects(array: np.ndarray) -> np.ndarray:

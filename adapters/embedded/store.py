@@ -12,6 +12,7 @@ in the log (:meth:`_Search.links_around`); the replays keep what it holds curren
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import json
 import logging
@@ -71,6 +72,7 @@ from .keyword_index import KeywordBatch, PostingsKeywordIndex
 from .link_graph import NetworkxLinkGraph
 from .snapshot import (
     Region,
+    RegionSource,
     SnapshotError,
     SnapshotReading,
     StringTable,
@@ -669,9 +671,10 @@ class EmbeddedStore(MemoryStore):
 
         Best effort and never raising: the snapshot is a cache, and a store that cannot write
         one (a read-only folder, a writer holding the lock) opens by a rebuild next time. The
-        file is flushed to disk, then its token is recorded in the store file, then it is
-        renamed into place: a crash in between leaves a token and a file that do not match,
-        which the next open treats as no snapshot.
+        file is written, then its token is recorded in the store file, then it is renamed into
+        place: a crash in between leaves a token and a file that do not match, and a crash
+        after it a file whose unwritten pages fail their checksums; the next open treats
+        either as no snapshot.
         """
         if len(self._keywords) < self.SNAPSHOT_MIN_ROWS:
             return False  # small stores (most, in tests) pay nothing at close
@@ -685,7 +688,7 @@ class EmbeddedStore(MemoryStore):
                 keywords_meta, keyword_regions = self._keywords.export(strings, "k")
                 regions.update(keyword_regions)
                 regions.update(_export_attrs(self._attrs, strings))
-                regions["strings"] = strings_region(strings.values)
+                regions["strings"] = lambda: strings_region(strings.values)  # last: every code known
                 token = os.urandom(16).hex()
                 meta = {
                     "format": SNAPSHOT_FORMAT,
@@ -1038,17 +1041,27 @@ class EmbeddedStore(MemoryStore):
         return admits
 
 
-def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, Region]:
-    columns = list(zip(*attrs.values())) if attrs else [()] * 6
-    codes, users, agents, threads, expiry, pks = columns
+def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, RegionSource]:
+    """The record attributes as snapshot regions, computed when the writer reaches them."""
+
+    @functools.cache
+    def columns() -> list[tuple[Any, ...]]:
+        return list(zip(*attrs.values())) if attrs else [()] * 6
+
+    def column(number: int, dtype: type) -> RegionSource:
+        return lambda: Region(np.array(columns()[number], dtype=dtype))
+
+    def coded(number: int) -> RegionSource:
+        return lambda: strings.region(columns()[number])
+
     return {
-        "a.ids": Region(strings.codes(attrs)),
-        "a.type": Region(np.array(codes, dtype=np.int8)),
-        "a.user": Region(strings.codes(users)),
-        "a.agent": Region(strings.codes(agents)),
-        "a.thread": Region(strings.codes(threads)),
-        "a.expiry": Region(np.array(expiry, dtype=np.int64)),
-        "a.pk": Region(np.array(pks, dtype=np.int64)),
+        "a.ids": functools.partial(strings.region, attrs),
+        "a.type": column(0, np.int8),
+        "a.user": coded(1),
+        "a.agent": coded(2),
+        "a.thread": coded(3),
+        "a.expiry": column(4, np.int64),
+        "a.pk": column(5, np.int64),
     }
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import repeat
 from typing import Final, Protocol, TypeVar
 
@@ -24,7 +25,7 @@ from palimpsest.domain.errors import StorageError
 from palimpsest.domain.sentinel import AnyType
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .snapshot import Region, SnapshotError, StringTable, lookup
+from .snapshot import Region, RegionSource, SnapshotError, StringTable, lookup
 
 __all__ = [
     "APPROXIMATE_MIN_ROWS",
@@ -658,11 +659,12 @@ class NumpyVectorIndex:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
         return self._codes.lookup(value)
 
-    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
-        """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays: the
-        caller writes them before the index changes again."""
+    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, RegionSource]]:
+        """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays (the
+        ids coded when the writer reaches them): the caller writes them before the index
+        changes again."""
         partitions: list[dict[str, object]] = []
-        regions: dict[str, Region] = {}
+        regions: dict[str, RegionSource] = {}
         for number, (scope, partition) in enumerate(self._partitions.items()):
             size = partition.size
             capacity = slack(size)
@@ -671,7 +673,7 @@ class NumpyVectorIndex:
             for column in _COLUMNS:
                 regions[name + column] = Region(getattr(partition, column)[:size], capacity)
             regions[name + "bits"] = Region(partition.bits[:, :size], capacity, axis=1)
-            regions[name + "ids"] = Region(strings.codes(partition.ids[:size]))
+            regions[name + "ids"] = partial(strings.region, partition.ids[:size])
         meta = {
             "dimension": self.dimension,
             "codes": strings.codes(self._codes.names()).tolist(),

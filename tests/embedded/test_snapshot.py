@@ -245,35 +245,32 @@ def test_a_snapshot_of_another_file_is_not_used(filled: tuple[Path, random.Rando
         assert len(reopened._keywords) == 1
 
 
-PREFIX = 24  # magic, header length, header checksum, padding
+TRAILER = struct.Struct("<QQI4x8s")  # the header's offset, length and checksum, the magic
 
 
-def header_of(data: bytes | bytearray) -> tuple[dict[str, Any], int]:
-    """The snapshot's header and where its arrays start."""
-    assert bytes(data[:8]) == MAGIC
-    prefix = PREFIX
-    (length,) = struct.unpack("<Q", bytes(data[8:16]))
-    return json.loads(bytes(data[prefix : prefix + length])), (prefix + length + 63) // 64 * 64
+def header_of(data: bytes | bytearray) -> tuple[dict[str, Any], int, int]:
+    """The snapshot's header, and where it lies in the file (offset, length)."""
+    start, length, _crc, magic = TRAILER.unpack(bytes(data[-TRAILER.size :]))
+    assert bytes(data[:8]) == magic == MAGIC
+    return json.loads(bytes(data[start : start + length])), start, length
 
 
 def rewrite_header(data: bytearray, edit: Callable[[dict[str, Any]], None]) -> None:
     """Edit the header in place, keeping its length and making its checksum fit again: damage
     that only the reader's own checks can find."""
-    (length,) = struct.unpack("<Q", bytes(data[8:16]))
-    header, _base = header_of(data)
+    header, start, length = header_of(data)
     edit(header)
     encoded = json.dumps(header, separators=(",", ":")).encode().ljust(length)[:length]
-    data[PREFIX : PREFIX + length] = encoded
-    data[16:20] = struct.pack("<I", zlib.crc32(encoded))
+    data[start : start + length] = encoded
+    data[-TRAILER.size :] = TRAILER.pack(start, length, zlib.crc32(encoded), MAGIC)
 
 
 def filled_span(data: bytes | bytearray, name: str) -> tuple[int, int]:
     """Where the rows of array ``name`` are in the file: (start, length in bytes)."""
-    header, base = header_of(data)
-    entry = header["arrays"][name]
+    entry = header_of(data)[0]["arrays"][name]
     shape = list(entry["shape"])
     shape[entry["axis"]] = entry["rows"]
-    return base + entry["offset"], int(np.prod(shape)) * np.dtype(entry["dtype"]).itemsize
+    return entry["offset"], int(np.prod(shape)) * np.dtype(entry["dtype"]).itemsize
 
 
 @pytest.mark.parametrize(
@@ -331,9 +328,9 @@ def test_damage_inside_an_array_or_the_header_is_detected_at_open(
     path, rng = filled
     index = Path(snapshot_path(str(path)))
     data = bytearray(index.read_bytes())
-    header, _base = header_of(data)
+    header, header_start, header_length = header_of(data)
     if region == "header":
-        start, length = PREFIX, struct.unpack("<Q", bytes(data[8:16]))[0]
+        start, length = header_start, header_length
     else:
         biggest = max(
             (n for n in header["arrays"] if n.endswith(region.split(".")[-1]) and n[0] == (region + "x")[0]),
