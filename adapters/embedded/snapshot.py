@@ -60,8 +60,8 @@ __all__ = [
 MAGIC = b"PLMPIDX2"
 _TRAILER = struct.Struct("<QQI4x8s")  # the header's offset, length and CRC-32, the magic again
 _ALIGN = 64
-_CHUNK = 1 << 26
-"""Bytes per checksum: verification of one chunk overlaps the reading of the next."""
+_CHUNK = 1 << 28
+"""Bytes per checksum: checking one chunk overlaps writing (or reading) the next."""
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
 T = TypeVar("T")
@@ -347,16 +347,18 @@ class SnapshotReading:
         thread while the next is read (here, without one)."""
         name, view, start, sums = job
         descriptor = self._descriptor
+        if self._stop or descriptor is None:
+            raise SnapshotError("the snapshot was closed while it was read")
+        pieces = [(view[at : at + _CHUNK], expected) for at, expected in zip(_chunks(len(view)), sums, strict=True)]
+        if checker is None:
+            # On the loader's thread: one read, then the checks; each call releases the GIL,
+            # and taking it back waits for the restoring thread's current call, so few calls.
+            _read_exactly(descriptor, view, start)
+            return [(name, _done(_matches(chunk, expected))) for chunk, expected in pieces]
         checks = []
-        for at, expected in zip(_chunks(len(view)), sums, strict=True):
-            if self._stop or descriptor is None:
-                raise SnapshotError("the snapshot was closed while it was read")
-            chunk = view[at : at + _CHUNK]
+        for at, (chunk, expected) in zip(_chunks(len(view)), pieces, strict=True):
             _read_exactly(descriptor, chunk, start + at)
-            if checker is None:
-                checks.append((name, _done(_matches(chunk, expected))))
-            else:
-                checks.append((name, _submit(checker, _matches, chunk, expected)))
+            checks.append((name, _submit(checker, _matches, chunk, expected)))
         return checks
 
     def _load(self, jobs: list[_Job]) -> list[tuple[str, Future[bool]]]:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.embedded import snapshot as snapshot_module
 from palimpsest.adapters.embedded import store as store_module
 from palimpsest.adapters.embedded.snapshot import MAGIC, read_snapshot, snapshot_path
 from palimpsest.domain.model import RecordStatus, RecordType
@@ -609,3 +610,30 @@ def test_a_full_file_system_under_a_restored_store_is_a_typed_error_or_success(s
             assert [rid for rid in acknowledged if uow.records.get(rid) is None] == []
         query = SearchQuery(k=1000, now=NOW, text="full disk", scope=ScopeFilter(user_id="u"))
         assert set(acknowledged) <= {hit.id for hit in reopened.search(query)}
+
+
+def test_arrays_of_many_checksummed_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 256 bytes, every one handed to the writer's and the checker's threads: the
+    store reopens from its snapshot as from a rebuild, and one changed byte in a late chunk of
+    a vector matrix is found."""
+    monkeypatch.setattr(snapshot_module, "_CHUNK", 256)
+    monkeypatch.setattr(snapshot_module, "_INLINE", 0)
+    path = tmp_path / "chunks.db"
+    rng = random.Random(12)
+    with EmbeddedStore(path, dimension=DIM) as store:
+        fill(store, rng, 0, 200)
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
+    index = Path(snapshot_path(str(path)))
+    data = bytearray(index.read_bytes())
+    entry = header_of(data)[0]["arrays"]
+    name = max((n for n in entry if n.endswith(".vectors")), key=lambda n: filled_span(data, n)[1])
+    assert len(entry[name]["crc"]) > 3
+    start, length = filled_span(data, name)
+    data[start + length - 5] ^= 0x10
+    index.write_bytes(bytes(data))
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert not restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
