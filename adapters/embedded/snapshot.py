@@ -11,19 +11,20 @@ the tables, never a wrong answer.
 
 Layout: an 8-byte magic, the arrays' bytes at 64-byte aligned offsets, the header (JSON:
 ``meta`` for the caller, each array's dtype, declared shape, rows written, offset and one
-CRC-32 per 64 MiB of its bytes), then a trailer: the header's offset and length (8 bytes each,
-little-endian), its CRC-32 (4 bytes, then 4 of padding) and the magic again. The header comes
-last so that the writer streams each array out as soon as it is computed. An array may be declared longer on its
-growing axis than the rows written (``capacity``): only the rows are in the file, the reader
-adds zeros, so that a partition restored from the file takes appends without first copying
-itself.
+CRC-32 per 256 MiB of its bytes), then a trailer: the header's offset and length (8 bytes
+each, little-endian), its CRC-32 (4 bytes, then 4 of padding) and the magic again. The header
+comes last so that the writer streams each array out as soon as it is computed. An array may
+be declared longer on its growing axis than the rows written (``capacity``): only the rows are
+in the file, the reader adds zeros, so that a partition restored from the file takes appends
+without first copying itself.
 
-Reading copies every array into the process's own memory and checks every checksum (on a
-second thread, overlapping the reads) before anything is used; the file is closed before the
-caller sees an array. So a reader never faults on the file, whatever happens to it later
-(truncated, overwritten in place, on a file system that fills up), and never answers from a
-file other than the one it checked. Nothing is unpickled: the header is JSON and every dtype is
-checked against a short list.
+Reading copies every array into the process's own memory (the largest on a thread of their
+own, see :func:`open_snapshot`) and checks every checksum, the file's size and that it did
+not change while it was read, before the caller uses anything; then the file is closed. Nothing
+is mapped, so a reader never faults on the file, whatever happens to it later (truncated,
+overwritten in place, on a file system that fills up), and never answers from a file other
+than the one it checked. Nothing is unpickled: the header is JSON and every dtype is checked
+against a short list.
 """
 
 from __future__ import annotations
@@ -113,11 +114,11 @@ def write_snapshot(
     regions: Mapping[str, RegionSource],
     before_publish: Callable[[], None] = lambda: None,
 ) -> None:
-    """Write a snapshot to ``path`` atomically: a temporary file in the same folder, renamed
-    over ``path``. A crash leaves the old file or the new one, never half: a new file whose
-    pages did not all reach the disk before a crash fails its checksums, which a reader treats
-    as no snapshot, so the file is not flushed to disk here (``close()`` does not wait for
-    gigabytes of writeback).
+    """Write a snapshot to ``path``: a temporary file in the same folder, renamed over ``path``.
+    A reader sees the old file or the new one, never half of one; after a crash, a new file
+    whose pages did not all reach the disk fails its checksums, which a reader treats as no
+    snapshot, so the file is not flushed to disk here (``close()`` does not wait for gigabytes
+    of writeback).
 
     Regions are written in their order; large ones on another thread (and checksummed on a
     third), so that a region given as a function is computed here while the arrays before it
