@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import struct
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -66,7 +67,7 @@ _CHUNK = 1 << 28
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
 T = TypeVar("T")
-_INLINE = 1 << 20  # smaller chunks are written and checksummed on the calling thread
+_INLINE = 1 << 20  # smaller chunks are checksummed on the calling thread
 
 
 class SnapshotError(Exception):
@@ -135,13 +136,30 @@ def write_snapshot(
         finally:
             os.close(descriptor)
         before_publish()
-        os.replace(temporary, path)
+        _replace(temporary, path)
     except BaseException:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         raise
+
+
+def _replace(temporary: str, path: str) -> None:
+    """Rename ``temporary`` over ``path``; the replaced file's space and cached pages (seconds
+    for gigabytes) are given back on another thread, which closes the last handle to it."""
+    try:
+        old: int | None = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        old = None
+    try:
+        os.replace(temporary, path)
+    finally:
+        if old is not None:
+            try:
+                threading.Thread(target=os.close, args=(old,), name="snapshot-release", daemon=True).start()
+            except RuntimeError:  # no new thread at interpreter shutdown
+                os.close(old)
 
 
 def _write_regions(
@@ -160,13 +178,11 @@ def _write_regions(
             layout[name] = {**entry, "offset": offset}
             futures = []
             for at in _chunks(len(raw)):
+                # Every write on the writer's thread: a write here would wait for the file's
+                # lock while that thread writes a large array.
                 chunk = raw[at : at + _CHUNK]
-                if len(chunk) < _INLINE:  # not worth a hand-over
-                    _write_all(descriptor, chunk, offset + at)
-                    futures.append(_done(_crc(chunk)))
-                else:
-                    futures.append(_submit(checker, _crc, chunk))
-                    writes.append(_submit(writer, _write_all, descriptor, chunk, offset + at))
+                writes.append(_submit(writer, _write_all, descriptor, chunk, offset + at))
+                futures.append(_done(_crc(chunk)) if len(chunk) < _INLINE else _submit(checker, _crc, chunk))
             sums.append((name, futures))
             offset = _align(offset + len(raw))
             for write in writes:  # a failed write (a full disk) stops the writer now
@@ -485,10 +501,11 @@ class StringTable:
     """Interns the strings a snapshot refers to (ids, scope ids), so that each is written once
     and a restored index shares one string object per id with the other caches."""
 
-    __slots__ = ("_codes",)
+    __slots__ = ("_codes", "_recent")
 
     def __init__(self) -> None:
         self._codes: dict[str | None, int] = {}  # in the order of the codes
+        self._recent: list[tuple[list[str | None], np.ndarray]] = []
 
     @property
     def values(self) -> list[str | None]:
@@ -498,9 +515,28 @@ class StringTable:
         return self._codes.setdefault(value, len(self._codes))
 
     def codes(self, values: Iterable[str | None]) -> np.ndarray:
+        """The codes of ``values``, new ones added. Every call is a few passes in C: the same
+        ids are coded for the vector index, the keyword index and the record attributes."""
+        values = list(values)
+        for seen, found in self._recent:  # often the very same list: compared in one pass
+            if len(seen) == len(values) and seen == values:
+                return found
         codes = self._codes
-        intern, count = codes.setdefault, codes.__len__  # one C call per value, seen or new
-        return np.array([intern(value, count()) for value in values], dtype=np.int32)
+        try:  # every value seen before
+            result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
+        except KeyError:
+            first = len(codes)
+            distinct = dict.fromkeys(values)
+            if len(distinct) == len(values) and codes.keys().isdisjoint(distinct):  # all new
+                codes.update(zip(values, range(first, first + len(values))))
+                result = np.arange(first, first + len(values), dtype=np.int32)
+            else:
+                new = distinct.keys() - codes.keys()
+                codes.update(zip(new, range(first, first + len(new))))
+                result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
+        if len(values) >= 1024:
+            self._recent = [(values, result), *self._recent[:1]]
+        return result
 
     def region(self, values: Iterable[str | None]) -> Region:
         """:meth:`codes` as a snapshot region (``partial(table.region, values)`` codes them

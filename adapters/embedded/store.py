@@ -16,6 +16,7 @@ import functools
 import gc
 import json
 import logging
+import operator
 import os
 import sqlite3
 import threading
@@ -1045,8 +1046,9 @@ def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[s
     """The record attributes as snapshot regions, computed when the writer reaches them."""
 
     @functools.cache
-    def columns() -> list[tuple[Any, ...]]:
-        return list(zip(*attrs.values())) if attrs else [()] * 6
+    def columns() -> list[list[Any]]:
+        rows = list(attrs.values())
+        return [list(map(operator.itemgetter(number), rows)) for number in range(6)]
 
     def column(number: int, dtype: type) -> RegionSource:
         return lambda: Region(np.array(columns()[number], dtype=dtype))
