@@ -35,6 +35,7 @@ import os
 import struct
 import threading
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -229,15 +230,16 @@ def read_snapshot(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """
     with open_snapshot(path) as reading:
         reading.finish()
-        return reading.meta, reading.arrays
+        return reading.meta, dict(reading.arrays)
 
 
-def open_snapshot(path: str, later: Callable[[str], bool] = lambda _name: False) -> SnapshotReading:
-    """Start reading a snapshot: when this returns, ``meta`` and the arrays are read and
-    checked, except those whose name ``later`` accepts (the large vector matrices): they are
-    still being read, on a thread of their own, so that the caller can restore the other caches
-    meanwhile, and may not be used before :meth:`SnapshotReading.finish` returns. Raises
-    :class:`SnapshotError`.
+def open_snapshot(path: str, order: Callable[[str], int] = lambda _name: 0) -> SnapshotReading:
+    """Start reading a snapshot on a thread of its own, the arrays in the order ``order`` gives
+    (lowest first). When this returns, ``meta`` is read and its checksum matched; looking an
+    array up in ``arrays`` waits until that array is read. The arrays' checksums are matched
+    by :meth:`SnapshotReading.finish`: a caller may compute from the arrays before (restoring
+    the caches while the rest is read), but must drop what it computed if ``finish`` raises.
+    Raises :class:`SnapshotError`.
     """
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -248,7 +250,7 @@ def open_snapshot(path: str, later: Callable[[str], bool] = lambda _name: False)
     reading = SnapshotReading(descriptor)
     try:
         with _as_snapshot_errors():
-            reading._start(later)
+            reading._start(order)
     except BaseException:
         reading.close()
         raise
@@ -265,20 +267,44 @@ def _as_snapshot_errors() -> Iterator[None]:
         raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
 
 
+_Job = tuple[str, memoryview, int, list[Any]]  # name, bytes to fill, offset in the file, checksums
+
+
+class _Arriving(Mapping[str, np.ndarray]):
+    """The arrays of a :class:`SnapshotReading`; looking one up waits until it is read."""
+
+    def __init__(self, reading: SnapshotReading) -> None:
+        self._reading = reading
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._reading._arrived(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._reading._arrays)
+
+    def __len__(self) -> int:
+        return len(self._reading._arrays)
+
+
 class SnapshotReading:
-    """A snapshot being read (see :func:`open_snapshot`); a context manager that closes it."""
+    """A snapshot being read (see :func:`open_snapshot`); a context manager that closes it.
+
+    The loader thread reads the arrays in batches (one read per run of adjacent arrays), then
+    matches checksums; :meth:`finish` matches the rest from the other end of the list."""
 
     def __init__(self, descriptor: int) -> None:
         self._descriptor: int | None = descriptor
         self._identity = _identity(descriptor)
-        self._checker = ThreadPoolExecutor(1)  # checksums, in the order the chunks are read
         self._loader: ThreadPoolExecutor | None = None
-        self._loaded: Future[list[tuple[str, Future[bool]]]] | None = None
-        self._checks: list[tuple[str, Future[bool]]] = []
-        self._spread: list[tuple[np.ndarray, np.ndarray]] = []  # axis-1 arrays: (as read, placed)
+        self._loaded: Future[None] | None = None
+        self._arrays: dict[str, np.ndarray] = {}
+        self._events: dict[str, threading.Event] = {}
+        self._read: set[str] = set()  # arrays read in full (before their event is set)
+        self._unchecked: deque[_Job] = deque()
+        self._failed: list[str] = []  # arrays whose checksum did not match
         self._stop = False
         self.meta: dict[str, Any] = {}
-        self.arrays: dict[str, np.ndarray] = {}
+        self.arrays: Mapping[str, np.ndarray] = _Arriving(self)
 
     def __enter__(self) -> Self:
         return self
@@ -286,7 +312,7 @@ class SnapshotReading:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def _start(self, later: Callable[[str], bool]) -> None:
+    def _start(self, order: Callable[[str], int]) -> None:
         descriptor = self._descriptor
         assert descriptor is not None
         size = self._identity[2]
@@ -315,20 +341,25 @@ class SnapshotReading:
         meta, layout = header["meta"], header["arrays"]
         if not isinstance(meta, dict) or not isinstance(layout, dict):
             raise TypeError("header fields")
-        base, size = _align(len(MAGIC)), start  # the arrays lie between the magic and the header
-        jobs = [self._place(name, entry, base, size) for name, entry in layout.items()]
+        batches: dict[int, list[tuple[_Job, np.ndarray | None]]] = {}
+        for name, entry in layout.items():
+            placed = self._place(name, entry, _align(len(MAGIC)), start)
+            batches.setdefault(order(name), []).append(placed)
         self.meta = meta
-        deferred = [job for job in jobs if later(job[0])]
-        if deferred:  # read and checked on the loader's thread while this one reads the rest
-            self._loader = ThreadPoolExecutor(1)
-            self._loaded = _submit(self._loader, self._load, deferred)
-        for job in jobs:
-            if not later(job[0]):
-                self._checks.extend(self._load_one(job, self._checker))
-        self._verify()
+        plan = []
+        for key in sorted(batches):
+            event = threading.Event()
+            batch = sorted(batches[key], key=lambda placed: placed[0][2])
+            self._events.update((job[0], event) for job, _out in batch)
+            plan.append((batch, event))
+        self._loader = ThreadPoolExecutor(1)
+        self._loaded = _submit(self._loader, self._load, plan)
 
-    def _place(self, name: str, entry: Mapping[str, Any], base: int, size: int) -> _Job:
-        """Allocate array ``name`` (zeros past its rows) and say where its bytes are."""
+    def _place(
+        self, name: str, entry: Mapping[str, Any], base: int, end: int
+    ) -> tuple[_Job, np.ndarray | None]:
+        """Allocate array ``name`` (zeros past its rows); where its bytes are, and for an array
+        grown on axis 1 (read whole, then placed) the array to place them in."""
         if entry["dtype"] not in _DTYPES:
             raise TypeError(f"dtype {entry['dtype']}")
         dtype = np.dtype(entry["dtype"])
@@ -341,78 +372,112 @@ class SnapshotReading:
         stored = list(shape)
         stored[axis] = rows
         out = np.zeros(shape, dtype=dtype) if rows < shape[axis] else np.empty(shape, dtype=dtype)
-        if axis == 0:
-            target = out[:rows]
-        else:
-            target = np.empty(stored, dtype=dtype)
-            self._spread.append((target, out))
+        target = out[:rows] if axis == 0 else np.empty(stored, dtype=dtype)
         view = _bytes(target)
         sums = entry["crc"]
-        start = int(entry["offset"])
+        offset = int(entry["offset"])
         if (
-            start < base
-            or start + len(view) > size
+            offset < base
+            or offset + len(view) > end
             or not isinstance(sums, list)
             or len(sums) != len(_chunks(len(view)))
         ):
             raise ValueError(f"array {name} does not fit the file")
-        self.arrays[name] = out
-        return name, view, start, sums
+        self._arrays[name] = out
+        return (name, view, offset, sums), (None if axis == 0 else out)
 
-    def _load_one(self, job: _Job, checker: ThreadPoolExecutor | None) -> list[tuple[str, Future[bool]]]:
-        """Read one array chunk by chunk; each chunk's checksum is checked on ``checker``'s
-        thread while the next is read (here, without one)."""
-        name, view, start, sums = job
-        descriptor = self._descriptor
-        if self._stop or descriptor is None:
-            raise SnapshotError("the snapshot was closed while it was read")
-        pieces = [(view[at : at + _CHUNK], expected) for at, expected in zip(_chunks(len(view)), sums, strict=True)]
-        if checker is None:
-            # On the loader's thread: one read, then the checks; each call releases the GIL,
-            # and taking it back waits for the restoring thread's current call, so few calls.
-            _read_exactly(descriptor, view, start)
-            return [(name, _done(_matches(chunk, expected))) for chunk, expected in pieces]
-        checks = []
-        for at, (chunk, expected) in zip(_chunks(len(view)), pieces, strict=True):
-            _read_exactly(descriptor, chunk, start + at)
-            checks.append((name, _submit(checker, _matches, chunk, expected)))
-        return checks
+    def _load(self, plan: list[tuple[list[tuple[_Job, np.ndarray | None]], threading.Event]]) -> None:
+        """The loader: every batch read (waking whoever waits for it), then checksums matched
+        until :meth:`finish`, working from the other end, has matched the rest."""
+        try:
+            for batch, event in plan:
+                for run in _runs([job for job, _out in batch]):
+                    if self._stop or self._descriptor is None:
+                        raise SnapshotError("the snapshot was closed while it was read")
+                    _read_runs(self._descriptor, run)
+                for job, out in batch:
+                    if out is not None and out.size:  # grown on axis 1: each row's filled part
+                        read = np.frombuffer(job[1], dtype=out.dtype).reshape(out.shape[0], -1)
+                        out[:, : read.shape[1]] = read
+                    self._read.add(job[0])
+                    self._unchecked.append(job)
+                event.set()
+        finally:
+            for _batch, event in plan:
+                event.set()  # a waiter finds its array unread and raises
+        self._check(self._unchecked.popleft)
 
-    def _load(self, jobs: list[_Job]) -> list[tuple[str, Future[bool]]]:
-        return [check for job in jobs for check in self._load_one(job, None)]
+    def _check(self, take: Callable[[], _Job]) -> None:
+        """Match checksums of the arrays ``take`` hands out until none is left."""
+        while not self._stop:
+            try:
+                name, view, _offset, sums = take()
+            except IndexError:
+                return
+            pieces = zip(_chunks(len(view)), sums, strict=True)
+            if not all(_matches(view[at : at + _CHUNK], expected) for at, expected in pieces):
+                self._failed.append(name)
+
+    def _arrived(self, name: str) -> np.ndarray:
+        array = self._arrays[name]
+        self._events[name].wait()
+        if name not in self._read:
+            raise SnapshotError("the snapshot could not be read")
+        return array
 
     def finish(self) -> None:
-        """Wait until every array is read and checked. Raises :class:`SnapshotError` if any
-        checksum does not match or the file changed while it was read."""
+        """Wait until every array is read and its checksums matched. Raises
+        :class:`SnapshotError` if one does not match or the file changed while it was read."""
         with _as_snapshot_errors():
-            if self._loaded is not None:
-                self._checks.extend(self._loaded.result())
-                self._loaded = None
-            self._verify()
-            for target, out in self._spread:
-                out[:, : target.shape[1]] = target
-            self._spread = []
+            if self._loaded is None:
+                raise SnapshotError("the snapshot is not being read")
+            for event in self._events.values():
+                event.wait()
+            if len(self._read) != len(self._arrays):
+                self._loaded.result()  # the loader's error
+                raise SnapshotError("the snapshot could not be read")
+            self._check(self._unchecked.pop)  # with the loader, from the other end
+            self._loaded.result()
+            if self._failed:
+                raise SnapshotError(f"the snapshot's {self._failed[0]} fails its checksum")
             if self._descriptor is None or _identity(self._descriptor) != self._identity:
                 raise SnapshotError("the snapshot changed while it was read")
-
-    def _verify(self) -> None:
-        for name, check in self._checks:
-            if not check.result():
-                raise SnapshotError(f"the snapshot's {name} fails its checksum")
-        self._checks = []
 
     def close(self) -> None:
         """Stop reading (a reader that did not :meth:`finish` must not use the arrays)."""
         self._stop = True
         if self._loader is not None:
             self._loader.shutdown(wait=True)
-        self._checker.shutdown(wait=True)
         if self._descriptor is not None:
             os.close(self._descriptor)
             self._descriptor = None
 
 
-_Job = tuple[str, memoryview, int, list[Any]]
+def _runs(jobs: list[_Job]) -> Iterator[list[_Job]]:
+    """``jobs`` (by offset) in runs of arrays that lie one after the other in the file."""
+    run: list[_Job] = []
+    for job in jobs:
+        if run and (job[2] != _align(run[-1][2] + len(run[-1][1])) or len(run) >= 256):
+            yield run
+            run = []
+        run.append(job)
+    if run:
+        yield run
+
+
+def _read_runs(descriptor: int, run: list[_Job]) -> None:
+    """One run of adjacent arrays in one read (the alignment gaps into a scratch buffer)."""
+    buffers: list[memoryview] = []
+    for number, (_name, view, offset, _sums) in enumerate(run):
+        if view:
+            buffers.append(view)
+        if number + 1 < len(run) and (gap := run[number + 1][2] - offset - len(view)):
+            buffers.append(memoryview(bytearray(gap)))
+    expected = sum(len(buffer) for buffer in buffers)
+    done = os.preadv(descriptor, buffers, run[0][2]) if buffers else 0
+    if done != expected:  # a short read: the rest, array by array
+        for _name, view, offset, _sums in run:
+            _read_exactly(descriptor, view, offset)
 
 
 def _identity(descriptor: int) -> tuple[int, ...]:

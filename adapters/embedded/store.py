@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
@@ -606,9 +606,9 @@ class EmbeddedStore(MemoryStore):
         if not os.path.exists(path):
             return False
         try:
-            # The vector matrices (most of the file) are read and checked on another thread
-            # while this one restores the keyword index and the record attributes.
-            reading = open_snapshot(path, later=lambda name: name.endswith((".vectors", ".bits")))
+            # Read on another thread in the order the caches are restored below (the vector
+            # matrices, most of the file, last), while this one restores them.
+            reading = open_snapshot(path, order=_restore_order)
         except SnapshotError as exc:
             _log.info("index snapshot not used (%s); rebuilding the caches", exc)
             return False
@@ -641,8 +641,8 @@ class EmbeddedStore(MemoryStore):
             with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
-                reading.finish()  # every array read and its checksums matched
                 self._vectors.restore(meta["vectors"], arrays, strings, "v")
+                reading.finish()  # every array read and its checksums matched, or all dropped
                 self._graph.clear()  # filled per record at its first expansion
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
@@ -1042,6 +1042,11 @@ class EmbeddedStore(MemoryStore):
         return admits
 
 
+def _restore_order(name: str) -> int:
+    """The order :meth:`EmbeddedStore._restore_from` needs the snapshot's arrays in."""
+    return {"s": 0, "k": 1, "a": 2}.get(name[:1], 3)
+
+
 def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, RegionSource]:
     """The record attributes as snapshot regions, computed when the writer reaches them."""
 
@@ -1067,7 +1072,7 @@ def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[s
     }
 
 
-def _restore_attrs(arrays: dict[str, np.ndarray], strings: np.ndarray) -> dict[str, RecordAttrs]:
+def _restore_attrs(arrays: Mapping[str, np.ndarray], strings: np.ndarray) -> dict[str, RecordAttrs]:
     ids = lookup(strings, arrays["a.ids"])
     columns = (
         arrays["a.type"].tolist(),
