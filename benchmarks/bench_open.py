@@ -11,7 +11,12 @@ vector search and one keyword search, and report:
   memory (the process's own) and file-backed pages (the mapped snapshot and SQLite's pages,
   which the kernel can drop), and the peak;
 - ``snapshot``: the store as closed; ``rebuild``: the same file with its snapshot moved aside
-  (the caches built from the tables, as before D26).
+  (the caches built from the tables, as before D26);
+- ``rewrite``: one interpreter opens the store from its snapshot, answers one search and closes
+  with a new snapshot due (timed: what a process closing on shutdown waits for); then a fresh
+  interpreter opens the store with ``vector_search="exact"`` and times its first full scan of
+  the vector matrix against the median of the next five (the first query after a snapshot is
+  written).
 
 Run: ``python benchmarks/bench_open.py --records 100000`` (about a minute to build),
 ``--records 1000000 --dir /some/folder`` (about 3 minutes to build, 2.5 GB of store file and
@@ -78,6 +83,74 @@ print(json.dumps({
 """
 
 
+CLOSE = r"""
+import json, sys, time
+from datetime import UTC, datetime
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.domain import ScopeFilter, SearchQuery
+
+store = EmbeddedStore(sys.argv[1])
+store.SNAPSHOT_MIN_ROWS = int(sys.argv[2])
+restored = store._snapshot_seq is not None
+now = datetime(2026, 1, 2, tzinfo=UTC)
+store.search(SearchQuery(k=10, now=now, text="benchmark memory topic 13", scope=ScopeFilter(user_id="solo")))
+store._snapshot_seq = None  # a new snapshot is due, as after 1 % of the rows changed
+started = time.perf_counter()
+store.close()
+print(json.dumps({"close_s": time.perf_counter() - started, "restored": restored}))
+"""
+
+SCAN = r"""
+import json, statistics, sys, time
+from datetime import UTC, datetime
+import numpy as np
+from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.domain import ScopeFilter, SearchQuery
+
+rng = np.random.default_rng(12)
+now = datetime(2026, 1, 2, tzinfo=UTC)
+
+def query():
+    vector = rng.standard_normal(384).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    return SearchQuery(k=10, now=now, vector=tuple(vector.tolist()), scope=ScopeFilter(user_id="solo"))
+
+started = time.perf_counter()
+store = EmbeddedStore(sys.argv[1], vector_search="exact")
+opened = time.perf_counter()
+store.search(query())
+first = time.perf_counter() - opened
+steady = []
+for _ in range(5):
+    begun = time.perf_counter()
+    store.search(query())
+    steady.append(time.perf_counter() - begun)
+restored = store._snapshot_seq is not None
+store.SNAPSHOT_MIN_ROWS = 1 << 62
+store.close()
+print(json.dumps({"open_s": opened - started, "first_scan_s": first, "steady_scan_s": statistics.median(steady),
+                  "restored": restored}))
+"""
+
+
+def child(code: str, *args: object) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True, capture_output=True, text=True).stdout
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def rewrite(path: Path, repeats: int, min_rows: int) -> None:
+    """Close with a new snapshot, then the first full scan of a fresh process (see the docstring)."""
+    for _ in range(repeats):
+        closed, scanned = child(CLOSE, path, min_rows), child(SCAN, path)
+        print(
+            f"rewrite  restored={closed['restored']!s:5s} close() writing the snapshot {closed['close_s']:.2f} s; "
+            f"then a fresh process (restored={scanned['restored']}): open {scanned['open_s']:.2f} s, "
+            f"first full scan {scanned['first_scan_s'] * 1000:,.0f} ms, "
+            f"steady {scanned['steady_scan_s'] * 1000:,.0f} ms (median of 5)"
+        )
+
+
 def measure(path: Path, mode: str, repeats: int) -> dict[str, object]:
     index = Path(str(path) + ".index")
     aside = Path(str(path) + ".index.aside")
@@ -111,7 +184,7 @@ def main() -> None:
         help="EmbeddedStore.SNAPSHOT_MIN_ROWS for the build (a small store gets a snapshot too)",
     )
     parser.add_argument(
-        "--modes", default="snapshot,rebuild", help="comma-separated: snapshot (the store as closed), rebuild"
+        "--modes", default="snapshot,rebuild", help="comma-separated: snapshot (the store as closed), rebuild, rewrite"
     )
     args = parser.parse_args()
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="palimpsest-open-"))
@@ -131,6 +204,9 @@ def main() -> None:
         print("files (MiB): " + ", ".join(f"{name} {size:,.0f}" for name, size in sorted(sizes.items())))
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         for mode in args.modes.split(","):
+            if mode == "rewrite":
+                rewrite(path, args.repeats, bench_search.EmbeddedStore.SNAPSHOT_MIN_ROWS)
+                continue
             run = measure(path, mode, args.repeats if mode == "snapshot" else max(1, args.repeats - 2))
             opened, searched = run["opened"], run["searched"]
             assert isinstance(opened, dict) and isinstance(searched, dict)

@@ -25,7 +25,7 @@ import numpy as np
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .snapshot import Region, SnapshotError, StringTable, strings_of, strings_region
+from .snapshot import Region, RegionSource, SnapshotError, StringTable, strings_of, strings_region
 from .vector_index import (
     NO_CODE,
     Key,
@@ -556,11 +556,11 @@ class PostingsKeywordIndex:
 
     # --- snapshot -----------------------------------------------------------------------------------
 
-    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
+    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, RegionSource]]:
         """The index as snapshot regions (see :mod:`.snapshot`). Tails are merged into each
         partition's base first, so that a restored partition has no per-term Python object."""
         partitions: list[dict[str, object]] = []
-        regions: dict[str, Region] = {
+        regions: dict[str, RegionSource] = {
             prefix + "terms": strings_region(self._terms),
             prefix + "df": Region(np.array(self._df, dtype=np.int64)),
         }
@@ -577,7 +577,7 @@ class PostingsKeywordIndex:
             regions[name + "freqs"] = Region(np.frombuffer(partition.freqs, dtype=np.int32))
             for base in ("base_terms", "base_offsets", "base_rows", "base_tfs"):
                 regions[name + base] = Region(getattr(partition, base))
-            regions[name + "ids"] = Region(strings.codes(partition.ids[:size]))
+            regions[name + "ids"] = functools.partial(strings.region, partition.ids[:size])
         meta = {
             "codes": strings.codes(self._codes.names()).tolist(),
             "free": list(self._free),
@@ -601,7 +601,8 @@ class PostingsKeywordIndex:
         if len(df) != len(terms):  # an unhashable term fails below; a number matches no query
             raise SnapshotError("the keyword snapshot's vocabulary is damaged")
         self._terms = terms
-        self._term_ids = {term: tid for tid, term in enumerate(terms) if term is not None}
+        self._term_ids = dict(zip(terms, range(len(terms))))  # then without the free ids' None
+        self._term_ids.pop(None, None)  # type: ignore[call-overload]
         self._df = df.tolist()
         free = meta["free"]
         if not isinstance(free, list) or any(terms[tid] is not None for tid in free):

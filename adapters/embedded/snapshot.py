@@ -5,40 +5,53 @@ keyword index and the record attributes exactly as they stood at one change-log 
 written beside the store file (``<store>.index``). SQLite stays the source of truth: a store
 opening a snapshot replays the change log after the snapshot's position, exactly as a running
 store catches up with another process's commits, and any doubt (another format, another schema
-version, a token the store file does not hold, a log pruned past the position, a damaged file)
-means a rebuild from the tables, never a wrong answer.
+version, a token the store file does not hold, a log pruned past the position, a checksum that
+does not match, a file of another size or one changed while it was read) means a rebuild from
+the tables, never a wrong answer.
 
-Layout: an 8-byte magic, the header's length (8 bytes, little-endian), the header (JSON:
-``meta`` for the caller, and each array's dtype, shape and offset), then the arrays at 64-byte
-aligned offsets. An array may be declared longer on its growing axis than the rows written
-(``capacity``): the rest of its region is a file hole (zeros, no disk), so that a partition
-restored from the file takes appends without first copying itself.
+Layout: an 8-byte magic, the arrays' bytes at 64-byte aligned offsets, the header (JSON:
+``meta`` for the caller, each array's dtype, declared shape, rows written, offset and one
+CRC-32 per 256 MiB of its bytes), then a trailer: the header's offset and length (8 bytes
+each, little-endian), its CRC-32 (4 bytes, then 4 of padding) and the magic again. The header
+comes last so that the writer streams each array out as soon as it is computed. An array may
+be declared longer on its growing axis than the rows written (``capacity``): only the rows are
+in the file, the reader adds zeros, so that a partition restored from the file takes appends
+without first copying itself.
 
-Reading maps the file copy-on-write: arrays are views on the mapping (writes stay private to
-the process and never reach the file), so opening reads only the pages a search touches and
-the kernel may drop clean pages under memory pressure. Nothing is unpickled: the header is
-JSON and every dtype is checked against a short list.
+Reading copies every array into the process's own memory (the largest on a thread of their
+own, see :func:`open_snapshot`) and checks every checksum, the file's size and that it did
+not change while it was read, before the caller uses anything; then the file is closed. Nothing
+is mapped, so a reader never faults on the file, whatever happens to it later (truncated,
+overwritten in place, on a file system that fills up), and never answers from a file other
+than the one it checked. Nothing is unpickled: the header is JSON and every dtype is checked
+against a short list.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import mmap
 import os
 import struct
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+import threading
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
 __all__ = [
     "MAGIC",
     "Region",
+    "RegionSource",
     "SnapshotError",
+    "SnapshotReading",
     "StringTable",
-    "advise_sequential",
     "lookup",
+    "open_snapshot",
     "read_snapshot",
     "snapshot_path",
     "string_objects",
@@ -47,10 +60,15 @@ __all__ = [
     "write_snapshot",
 ]
 
-MAGIC = b"PLMPIDX1"
+MAGIC = b"PLMPIDX2"
+_TRAILER = struct.Struct("<QQI4x8s")  # the header's offset, length and CRC-32, the magic again
 _ALIGN = 64
+_CHUNK = 1 << 28
+"""Bytes per checksum: checking one chunk overlaps writing (or reading) the next."""
 _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i4", "<i8", "<u8", "<f4", "<f8"})
 _HEADER_MAX = 1 << 30
+T = TypeVar("T")
+_INLINE = 1 << 20  # smaller chunks are checksummed on the calling thread
 
 
 class SnapshotError(Exception):
@@ -69,139 +87,436 @@ class Region:
     data: np.ndarray
     capacity: int | None = None
     axis: int = 0
-    cold: bool = False
-    """Read at random and rarely (a vector matrix): left out of the page cache once written, so
-    that a reader maps only the pages it reads (see :func:`read_snapshot`)."""
+
+
+RegionSource = Region | Callable[[], Region]
+"""A region, or a function that computes it when the writer reaches it (see :func:`write_snapshot`)."""
 
 
 def _align(offset: int) -> int:
     return (offset + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
+def _chunks(length: int) -> range:
+    return range(0, length, _CHUNK)
+
+
+def _bytes(array: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array (empty ones too), writable if the array is."""
+    return memoryview(array.reshape(-1).view(np.uint8).data)
+
+
+def _crc(view: memoryview) -> str:
+    return f"{zlib.crc32(view):08x}"
+
+
 def write_snapshot(
     path: str,
     meta: Mapping[str, Any],
-    regions: Mapping[str, Region],
+    regions: Mapping[str, RegionSource],
     before_publish: Callable[[], None] = lambda: None,
 ) -> None:
-    """Write a snapshot to ``path`` atomically: a temporary file in the same folder, flushed to
-    disk, then renamed over ``path``. A crash leaves the old file or the new one, never half.
+    """Write a snapshot to ``path``: a temporary file in the same folder, renamed over ``path``.
+    A reader sees the old file or the new one, never half of one; after a crash, a new file
+    whose pages did not all reach the disk fails its checksums, which a reader treats as no
+    snapshot, so the file is not flushed to disk here (``close()`` does not wait for gigabytes
+    of writeback).
 
-    ``before_publish`` runs between the flush and the rename (the store records the new
-    snapshot's token there); if it raises, the temporary file is removed and ``path`` is left
-    as it was.
+    Regions are written in their order; large ones on another thread (and checksummed on a
+    third), so that a region given as a function is computed here while the arrays before it
+    are being written. ``meta`` is encoded last (a region's function may still fill it in).
+    ``before_publish`` runs before the rename (the store records the new snapshot's token
+    there); if it raises, the temporary file is removed and ``path`` is left as it was.
     """
-    layout: dict[str, dict[str, Any]] = {}
-    offset = 0
-    prepared: list[tuple[int, Region, tuple[int, ...]]] = []
-    for name, region in regions.items():
-        data = np.ascontiguousarray(region.data)
-        dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
-        data = data.astype(dtype, copy=False)
-        if dtype.str not in _DTYPES:
-            raise ValueError(f"snapshot arrays cannot hold dtype {dtype.str}")
-        shape = list(data.shape)
-        if region.capacity is not None:
-            if region.capacity < shape[region.axis]:
-                raise ValueError("a region's capacity is below its data")
-            shape[region.axis] = region.capacity
-        offset = _align(offset)
-        layout[name] = {"dtype": dtype.str, "shape": shape, "offset": offset}
-        prepared.append((offset, replace(region, data=data), tuple(shape)))
-        offset += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     _sweep(path)
-    header = json.dumps({"meta": dict(meta), "arrays": layout}, separators=(",", ":")).encode()
-    base = _align(len(MAGIC) + 8 + len(header))
-    total = base + offset
-    folder = os.path.dirname(os.path.abspath(path))
     temporary = f"{path}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     try:
-        with open(temporary, "wb") as out:
-            out.write(MAGIC + struct.pack("<Q", len(header)) + header)
-            for start, region, declared in prepared:
-                data = region.data
-                if region.axis == 0 or data.ndim == 1:
-                    out.seek(base + start)
-                    out.write(data.data.cast("B"))
-                else:  # 2-D along axis 1: each row of the region is `capacity` long
-                    row_bytes = declared[1] * data.dtype.itemsize
-                    for row in range(data.shape[0]):
-                        out.seek(base + start + row * row_bytes)
-                        out.write(np.ascontiguousarray(data[row]).data.cast("B"))
-            out.truncate(total)
-            out.flush()
-            os.fsync(out.fileno())
-            _drop_cached(out.fileno(), [(base + start, region, declared) for start, region, declared in prepared])
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            _write_regions(descriptor, meta, regions)
+        finally:
+            os.close(descriptor)
         before_publish()
-        os.replace(temporary, path)
+        _replace(temporary, path)
     except BaseException:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         raise
+
+
+def _replace(temporary: str, path: str) -> None:
+    """Rename ``temporary`` over ``path``; the replaced file's space and cached pages (seconds
+    for gigabytes) are given back on another thread, which closes the last handle to it."""
     try:
-        descriptor = os.open(folder, os.O_RDONLY)
+        old: int | None = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return  # a platform without directory handles: the rename is as durable as it gets
+        old = None
     try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
+        os.replace(temporary, path)
     finally:
-        os.close(descriptor)
+        if old is not None:
+            try:
+                threading.Thread(target=os.close, args=(old,), name="snapshot-release", daemon=True).start()
+            except RuntimeError:  # no new thread at interpreter shutdown
+                os.close(old)
 
 
-def read_snapshot(
-    path: str, random_access: Callable[[str], bool] = lambda _name: False
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The snapshot's ``meta`` and its arrays (writable copy-on-write views of the file).
+def _write_regions(
+    descriptor: int, meta: Mapping[str, Any], regions: Mapping[str, RegionSource]
+) -> None:
+    layout: dict[str, dict[str, Any]] = {}
+    sums: list[tuple[str, list[Future[str]]]] = []
+    writes: list[Future[None]] = []
+    _write_all(descriptor, memoryview(MAGIC), 0)
+    offset = _align(len(MAGIC))
+    with ThreadPoolExecutor(1) as writer, ThreadPoolExecutor(1) as checker:
+        for name, given in regions.items():
+            region = given if isinstance(given, Region) else given()
+            data, entry = _prepared(region)
+            raw = _bytes(data)
+            layout[name] = {**entry, "offset": offset}
+            futures = []
+            for at in _chunks(len(raw)):
+                # Every write on the writer's thread: a write here would wait for the file's
+                # lock while that thread writes a large array.
+                chunk = raw[at : at + _CHUNK]
+                writes.append(_submit(writer, _write_all, descriptor, chunk, offset + at))
+                futures.append(_done(_crc(chunk)) if len(chunk) < _INLINE else _submit(checker, _crc, chunk))
+            sums.append((name, futures))
+            offset = _align(offset + len(raw))
+            for write in writes:  # a failed write (a full disk) stops the writer now
+                if write.done():
+                    write.result()
+        for write in writes:
+            write.result()
+        for name, futures in sums:
+            layout[name]["crc"] = [future.result() for future in futures]
+    header = json.dumps({"meta": dict(meta), "arrays": layout}, separators=(",", ":")).encode()
+    _write_all(descriptor, memoryview(header + _TRAILER.pack(offset, len(header), zlib.crc32(header), MAGIC)), offset)
 
-    Arrays whose name ``random_access`` accepts are advised as read at random (no read-ahead):
-    a search reads a few thousand rows of a vector matrix scattered over the file, and with
-    the kernel's read-ahead each of them would map hundreds of kilobytes around it (measured:
-    2,000 rows of a 1M-row matrix made 1.4 GB resident; advised, a few megabytes).
-    Raises :class:`SnapshotError` for a missing, truncated or malformed file.
+
+def _prepared(region: Region) -> tuple[np.ndarray, dict[str, Any]]:
+    """A region's data, contiguous and little-endian, and its header entry (without offset)."""
+    data = np.ascontiguousarray(region.data)
+    dtype = data.dtype.newbyteorder("<") if data.dtype.byteorder == ">" else data.dtype
+    data = data.astype(dtype, copy=False)
+    if dtype.str not in _DTYPES:
+        raise ValueError(f"snapshot arrays cannot hold dtype {dtype.str}")
+    if data.ndim not in (1, 2) or region.axis >= data.ndim:
+        raise ValueError("snapshot arrays are 1-D or 2-D, grown on an axis they have")
+    shape = list(data.shape)
+    rows = shape[region.axis]
+    if region.capacity is not None:
+        if region.capacity < rows:
+            raise ValueError("a region's capacity is below its data")
+        shape[region.axis] = region.capacity
+    return data, {"dtype": dtype.str, "shape": shape, "axis": region.axis, "rows": rows}
+
+
+def _write_all(descriptor: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < len(view):
+        done += os.pwrite(descriptor, view[done:], offset + done)
+
+
+def read_snapshot(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The snapshot's ``meta`` and its arrays, read into the process's own (writable) memory
+    and checked against the writer's checksums.
+
+    Raises :class:`SnapshotError` for a missing, truncated, damaged or malformed file, or one
+    that changed while it was read.
+    """
+    with open_snapshot(path) as reading:
+        reading.finish()
+        return reading.meta, dict(reading.arrays)
+
+
+def open_snapshot(path: str, order: Callable[[str], int] = lambda _name: 0) -> SnapshotReading:
+    """Start reading a snapshot on a thread of its own, the arrays in the order ``order`` gives
+    (lowest first). When this returns, ``meta`` is read and its checksum matched; looking an
+    array up in ``arrays`` waits until that array is read. The arrays' checksums are matched
+    by :meth:`SnapshotReading.finish`: a caller may compute from the arrays before (restoring
+    the caches while the rest is read), but must drop what it computed if ``finish`` raises.
+    Raises :class:`SnapshotError`.
     """
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < len(MAGIC) + 8:
-                raise SnapshotError("the snapshot is truncated")
-            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError as exc:
         raise SnapshotError("no snapshot") from exc
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
-    if mapping[: len(MAGIC)] != MAGIC:
-        raise SnapshotError("not a snapshot of this format")
-    (length,) = struct.unpack("<Q", mapping[len(MAGIC) : len(MAGIC) + 8])
-    if length > min(_HEADER_MAX, size):
-        raise SnapshotError("the snapshot's header is damaged")
+    reading = SnapshotReading(descriptor)
     try:
-        header = json.loads(mapping[len(MAGIC) + 8 : len(MAGIC) + 8 + length])
+        with _as_snapshot_errors():
+            reading._start(order)
+    except BaseException:
+        reading.close()
+        raise
+    return reading
+
+
+@contextlib.contextmanager
+def _as_snapshot_errors() -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise SnapshotError(f"the snapshot cannot be read: {exc}") from exc
+    except (KeyError, TypeError, ValueError, OverflowError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
+
+
+_Job = tuple[str, memoryview, int, list[Any]]  # name, bytes to fill, offset in the file, checksums
+
+
+class _Arriving(Mapping[str, np.ndarray]):
+    """The arrays of a :class:`SnapshotReading`; looking one up waits until it is read."""
+
+    def __init__(self, reading: SnapshotReading) -> None:
+        self._reading = reading
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._reading._arrived(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._reading._arrays)
+
+    def __len__(self) -> int:
+        return len(self._reading._arrays)
+
+
+class SnapshotReading:
+    """A snapshot being read (see :func:`open_snapshot`); a context manager that closes it.
+
+    The loader thread reads the arrays in batches (one read per run of adjacent arrays), then
+    matches checksums; :meth:`finish` matches the rest from the other end of the list."""
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor: int | None = descriptor
+        self._identity = _identity(descriptor)
+        self._loader: ThreadPoolExecutor | None = None
+        self._loaded: Future[None] | None = None
+        self._arrays: dict[str, np.ndarray] = {}
+        self._events: dict[str, threading.Event] = {}
+        self._read: set[str] = set()  # arrays read in full (before their event is set)
+        self._unchecked: deque[_Job] = deque()
+        self._failed: list[str] = []  # arrays whose checksum did not match
+        self._stop = False
+        self.meta: dict[str, Any] = {}
+        self.arrays: Mapping[str, np.ndarray] = _Arriving(self)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _start(self, order: Callable[[str], int]) -> None:
+        descriptor = self._descriptor
+        assert descriptor is not None
+        size = self._identity[2]
+        advise = getattr(os, "posix_fadvise", None)
+        if advise is not None:
+            try:
+                advise(descriptor, 0, 0, os.POSIX_FADV_SEQUENTIAL)
+            except OSError:
+                pass
+        if size < _align(len(MAGIC)) + _TRAILER.size:
+            raise SnapshotError("the snapshot is truncated")
+        magic = bytearray(len(MAGIC))
+        _read_exactly(descriptor, memoryview(magic), 0)
+        trailer = bytearray(_TRAILER.size)
+        _read_exactly(descriptor, memoryview(trailer), size - _TRAILER.size)
+        start, length, header_crc, end_magic = _TRAILER.unpack(trailer)
+        if magic != MAGIC or end_magic != MAGIC:
+            raise SnapshotError("not a snapshot of this format")
+        if length > _HEADER_MAX or start < _align(len(MAGIC)) or start + length + _TRAILER.size != size:
+            raise SnapshotError("the snapshot's trailer is damaged")
+        raw = bytearray(length)
+        _read_exactly(descriptor, memoryview(raw), start)
+        if zlib.crc32(raw) != header_crc:
+            raise SnapshotError("the snapshot's header fails its checksum")
+        header = json.loads(raw)
         meta, layout = header["meta"], header["arrays"]
         if not isinstance(meta, dict) or not isinstance(layout, dict):
             raise TypeError("header fields")
-        base = _align(len(MAGIC) + 8 + length)
-        arrays: dict[str, np.ndarray] = {}
+        batches: dict[int, list[tuple[_Job, np.ndarray | None]]] = {}
         for name, entry in layout.items():
-            dtype = np.dtype(entry["dtype"])
-            if entry["dtype"] not in _DTYPES:
-                raise TypeError(f"dtype {entry['dtype']}")
-            shape = tuple(int(n) for n in entry["shape"])
-            if any(n < 0 for n in shape):
-                raise ValueError("negative shape")
-            count = int(np.prod(shape, dtype=np.int64))
-            start = base + int(entry["offset"])
-            if start < base or start + count * dtype.itemsize > size:
-                raise ValueError(f"array {name} runs past the end of the file")
-            arrays[name] = np.frombuffer(mapping, dtype=dtype, count=count, offset=start).reshape(shape)
-            if count and random_access(name):
-                _advise_random(mapping, start, count * dtype.itemsize)
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
-        raise SnapshotError(f"the snapshot's header is damaged: {exc}") from exc
-    return meta, arrays
+            placed = self._place(name, entry, _align(len(MAGIC)), start)
+            batches.setdefault(order(name), []).append(placed)
+        self.meta = meta
+        plan = []
+        for key in sorted(batches):
+            event = threading.Event()
+            batch = sorted(batches[key], key=lambda placed: placed[0][2])
+            self._events.update((job[0], event) for job, _out in batch)
+            plan.append((batch, event))
+        self._loader = ThreadPoolExecutor(1)
+        self._loaded = _submit(self._loader, self._load, plan)
+
+    def _place(
+        self, name: str, entry: Mapping[str, Any], base: int, end: int
+    ) -> tuple[_Job, np.ndarray | None]:
+        """Allocate array ``name`` (zeros past its rows); where its bytes are, and for an array
+        grown on axis 1 (read whole, then placed) the array to place them in."""
+        if entry["dtype"] not in _DTYPES:
+            raise TypeError(f"dtype {entry['dtype']}")
+        dtype = np.dtype(entry["dtype"])
+        shape = [int(n) for n in entry["shape"]]
+        axis, rows = int(entry["axis"]), int(entry["rows"])
+        if len(shape) not in (1, 2) or axis not in range(len(shape)) or any(n < 0 for n in shape):
+            raise ValueError(f"array {name} has a damaged shape")
+        if not 0 <= rows <= shape[axis]:
+            raise ValueError(f"array {name} holds more rows than its shape")
+        stored = list(shape)
+        stored[axis] = rows
+        out = np.zeros(shape, dtype=dtype) if rows < shape[axis] else np.empty(shape, dtype=dtype)
+        target = out[:rows] if axis == 0 else np.empty(stored, dtype=dtype)
+        view = _bytes(target)
+        sums = entry["crc"]
+        offset = int(entry["offset"])
+        if (
+            offset < base
+            or offset + len(view) > end
+            or not isinstance(sums, list)
+            or len(sums) != len(_chunks(len(view)))
+        ):
+            raise ValueError(f"array {name} does not fit the file")
+        self._arrays[name] = out
+        return (name, view, offset, sums), (None if axis == 0 else out)
+
+    def _load(self, plan: list[tuple[list[tuple[_Job, np.ndarray | None]], threading.Event]]) -> None:
+        """The loader: every batch read (waking whoever waits for it), then checksums matched
+        until :meth:`finish`, working from the other end, has matched the rest."""
+        try:
+            for batch, event in plan:
+                for run in _runs([job for job, _out in batch]):
+                    if self._stop or self._descriptor is None:
+                        raise SnapshotError("the snapshot was closed while it was read")
+                    _read_runs(self._descriptor, run)
+                for job, out in batch:
+                    if out is not None and out.size:  # grown on axis 1: each row's filled part
+                        read = np.frombuffer(job[1], dtype=out.dtype).reshape(out.shape[0], -1)
+                        out[:, : read.shape[1]] = read
+                    self._read.add(job[0])
+                    self._unchecked.append(job)
+                event.set()
+        finally:
+            for _batch, event in plan:
+                event.set()  # a waiter finds its array unread and raises
+        self._check(self._unchecked.popleft)
+
+    def _check(self, take: Callable[[], _Job]) -> None:
+        """Match checksums of the arrays ``take`` hands out until none is left."""
+        while not self._stop:
+            try:
+                name, view, _offset, sums = take()
+            except IndexError:
+                return
+            pieces = zip(_chunks(len(view)), sums, strict=True)
+            if not all(_matches(view[at : at + _CHUNK], expected) for at, expected in pieces):
+                self._failed.append(name)
+
+    def _arrived(self, name: str) -> np.ndarray:
+        array = self._arrays[name]
+        self._events[name].wait()
+        if name not in self._read:
+            raise SnapshotError("the snapshot could not be read")
+        return array
+
+    def finish(self) -> None:
+        """Wait until every array is read and its checksums matched. Raises
+        :class:`SnapshotError` if one does not match or the file changed while it was read."""
+        with _as_snapshot_errors():
+            if self._loaded is None:
+                raise SnapshotError("the snapshot is not being read")
+            for event in self._events.values():
+                event.wait()
+            if len(self._read) != len(self._arrays):
+                self._loaded.result()  # the loader's error
+                raise SnapshotError("the snapshot could not be read")
+            self._check(self._unchecked.pop)  # with the loader, from the other end
+            self._loaded.result()
+            if self._failed:
+                raise SnapshotError(f"the snapshot's {self._failed[0]} fails its checksum")
+            if self._descriptor is None or _identity(self._descriptor) != self._identity:
+                raise SnapshotError("the snapshot changed while it was read")
+
+    def close(self) -> None:
+        """Stop reading (a reader that did not :meth:`finish` must not use the arrays)."""
+        self._stop = True
+        if self._loader is not None:
+            self._loader.shutdown(wait=True)
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None
+
+
+def _runs(jobs: list[_Job]) -> Iterator[list[_Job]]:
+    """``jobs`` (by offset) in runs of arrays that lie one after the other in the file."""
+    run: list[_Job] = []
+    for job in jobs:
+        if run and (job[2] != _align(run[-1][2] + len(run[-1][1])) or len(run) >= 256):
+            yield run
+            run = []
+        run.append(job)
+    if run:
+        yield run
+
+
+def _read_runs(descriptor: int, run: list[_Job]) -> None:
+    """One run of adjacent arrays in one read (the alignment gaps into a scratch buffer)."""
+    buffers: list[memoryview] = []
+    for number, (_name, view, offset, _sums) in enumerate(run):
+        if view:
+            buffers.append(view)
+        if number + 1 < len(run) and (gap := run[number + 1][2] - offset - len(view)):
+            buffers.append(memoryview(bytearray(gap)))
+    expected = sum(len(buffer) for buffer in buffers)
+    done = os.preadv(descriptor, buffers, run[0][2]) if buffers else 0
+    if done != expected:  # a short read: the rest, array by array
+        for _name, view, offset, _sums in run:
+            _read_exactly(descriptor, view, offset)
+
+
+def _identity(descriptor: int) -> tuple[int, ...]:
+    found = os.fstat(descriptor)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def _submit(checker: ThreadPoolExecutor, function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` on the checker's thread, or here if no thread can start any more
+    (an exit hook, after the interpreter began shutting down)."""
+    try:
+        return checker.submit(function, *args)
+    except RuntimeError:
+        done: Future[T] = Future()
+        try:
+            done.set_result(function(*args))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, as a thread's would be
+            done.set_exception(exc)
+        return done
+
+
+def _done(value: T) -> Future[T]:
+    done: Future[T] = Future()
+    done.set_result(value)
+    return done
+
+
+def _matches(chunk: memoryview, expected: object) -> bool:
+    return isinstance(expected, str) and _crc(chunk) == expected
+
+
+def _read_exactly(descriptor: int, view: memoryview, offset: int) -> None:
+    """Fill ``view`` from the file at ``offset``; a short file is damage."""
+    done = 0
+    while done < len(view):
+        count = os.preadv(descriptor, [view[done:]], offset + done)
+        if count == 0:
+            raise SnapshotError("the snapshot is truncated")
+        done += count
 
 
 def _sweep(path: str) -> None:
@@ -234,55 +549,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _drop_cached(descriptor: int, placed: list[tuple[int, Region, tuple[int, ...]]]) -> None:
-    """Evict the cold regions' pages (clean once flushed) from the page cache. Written pages
-    sit in large folios, and a reader faulting one row in would map a whole folio."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None:
-        return
-    for start, region, shape in placed:
-        if region.cold:
-            length = int(np.prod(shape, dtype=np.int64)) * region.data.dtype.itemsize
-            try:
-                advise(descriptor, start, length, os.POSIX_FADV_DONTNEED)
-            except OSError:
-                pass
-
-
-def _advise_random(mapping: mmap.mmap, start: int, length: int) -> None:
-    advice = getattr(mmap, "MADV_RANDOM", None)
-    if advice is None:
-        return  # a platform without madvise: read-ahead stays, correctness does not change
-    page = mmap.PAGESIZE
-    first = start // page * page
-    try:
-        mapping.madvise(advice, first, start + length - first)
-    except (OSError, ValueError):
-        pass
-
-
-def advise_sequential(arrays: Iterable[np.ndarray]) -> None:
-    """Undo :func:`read_snapshot`'s random-access advice on the mappings ``arrays`` view, before
-    a writer reads them through: read page by page without read-ahead, the 1.5 GB of a
-    1M-row matrix took 41 s instead of about one."""
-    advice = getattr(mmap, "MADV_SEQUENTIAL", None)
-    if advice is None:
-        return
-    seen: set[int] = set()
-    for array in arrays:
-        base: object = array
-        while isinstance(base, np.ndarray):
-            base = base.base
-        if isinstance(base, memoryview):
-            base = base.obj
-        if isinstance(base, mmap.mmap) and id(base) not in seen and not base.closed:
-            seen.add(id(base))
-            try:
-                base.madvise(advice)
-            except (OSError, ValueError):
-                pass
-
-
 def strings_region(values: list[str | None]) -> Region:
     """A list of strings (``None`` allowed) as a UTF-8 JSON region."""
     return Region(np.frombuffer(json.dumps(values, separators=(",", ":")).encode(), dtype=np.uint8))
@@ -300,22 +566,47 @@ class StringTable:
     """Interns the strings a snapshot refers to (ids, scope ids), so that each is written once
     and a restored index shares one string object per id with the other caches."""
 
-    __slots__ = ("_codes", "values")
+    __slots__ = ("_codes", "_recent")
 
     def __init__(self) -> None:
-        self._codes: dict[str | None, int] = {}
-        self.values: list[str | None] = []
+        self._codes: dict[str | None, int] = {}  # in the order of the codes
+        self._recent: list[tuple[list[str | None], np.ndarray]] = []
+
+    @property
+    def values(self) -> list[str | None]:
+        return list(self._codes)
 
     def code(self, value: str | None) -> int:
-        found = self._codes.get(value)
-        if found is None:
-            found = self._codes[value] = len(self.values)
-            self.values.append(value)
-        return found
+        return self._codes.setdefault(value, len(self._codes))
 
     def codes(self, values: Iterable[str | None]) -> np.ndarray:
-        get, code = self._codes.get, self.code
-        return np.array([found if (found := get(v)) is not None else code(v) for v in values], dtype=np.int32)
+        """The codes of ``values``, new ones added. Every call is a few passes in C: the same
+        ids are coded for the vector index, the keyword index and the record attributes."""
+        values = list(values)
+        for seen, found in self._recent:  # often the very same list: compared in one pass
+            if len(seen) == len(values) and seen == values:
+                return found
+        codes = self._codes
+        try:  # every value seen before
+            result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
+        except KeyError:
+            first = len(codes)
+            distinct = dict.fromkeys(values)
+            if len(distinct) == len(values) and codes.keys().isdisjoint(distinct):  # all new
+                codes.update(zip(values, range(first, first + len(values))))
+                result = np.arange(first, first + len(values), dtype=np.int32)
+            else:
+                new = distinct.keys() - codes.keys()
+                codes.update(zip(new, range(first, first + len(new))))
+                result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
+        if len(values) >= 1024:
+            self._recent = [(values, result), *self._recent[:1]]
+        return result
+
+    def region(self, values: Iterable[str | None]) -> Region:
+        """:meth:`codes` as a snapshot region (``partial(table.region, values)`` codes them
+        when the writer reaches it)."""
+        return Region(self.codes(values))
 
 
 def string_objects(array: np.ndarray) -> np.ndarray:

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import gc
 import json
 import logging
+import operator
 import os
 import sqlite3
 import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
@@ -74,11 +76,12 @@ from .keyword_index import KeywordBatch, PostingsKeywordIndex
 from .link_graph import NetworkxLinkGraph
 from .snapshot import (
     Region,
+    RegionSource,
     SnapshotError,
+    SnapshotReading,
     StringTable,
-    advise_sequential,
     lookup,
-    read_snapshot,
+    open_snapshot,
     snapshot_path,
     string_objects,
     strings_region,
@@ -716,20 +719,21 @@ class EmbeddedStore(MemoryStore):
         if not os.path.exists(path):
             return False
         try:
-            meta, arrays = read_snapshot(path, random_access=lambda name: name.endswith(".vectors"))
+            # Read on another thread in the order the caches are restored below (the vector
+            # matrices, most of the file, last), while this one restores them.
+            reading = open_snapshot(path, order=_restore_order)
         except SnapshotError as exc:
             _log.info("index snapshot not used (%s); rebuilding the caches", exc)
             return False
-        with self._reading() as conn, self._lock, translate():
+        with reading, self._reading() as conn, self._lock, translate():
             conn.execute("BEGIN")
             try:
-                return self._restore_from(conn, meta, arrays)
+                return self._restore_from(conn, reading)
             finally:
                 conn.execute("ROLLBACK")
 
-    def _restore_from(
-        self, conn: sqlite3.Connection, meta: dict[str, Any], arrays: dict[str, np.ndarray]
-    ) -> bool:
+    def _restore_from(self, conn: sqlite3.Connection, reading: SnapshotReading) -> bool:
+        meta, arrays = reading.meta, reading.arrays
         token = schema.read_meta(conn, "index_snapshot")
         floor = int(schema.read_meta(conn, "changes_floor") or 0)
         head = int(conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0)
@@ -748,9 +752,10 @@ class EmbeddedStore(MemoryStore):
         try:
             strings = string_objects(arrays["strings"])
             with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
-                self._vectors.restore(meta["vectors"], arrays, strings, "v")
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
+                self._vectors.restore(meta["vectors"], arrays, strings, "v")
+                reading.finish()  # every array read and its checksums matched, or all dropped
                 self._graph.clear()  # filled per record at its first expansion
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
@@ -780,9 +785,10 @@ class EmbeddedStore(MemoryStore):
 
         Best effort and never raising: the snapshot is a cache, and a store that cannot write
         one (a read-only folder, a writer holding the lock) opens by a rebuild next time. The
-        file is flushed to disk, then its token is recorded in the store file, then it is
-        renamed into place: a crash in between leaves a token and a file that do not match,
-        which the next open treats as no snapshot.
+        file is written, then its token is recorded in the store file, then it is renamed into
+        place: a crash in between leaves a token and a file that do not match, and a crash
+        after it a file whose unwritten pages fail their checksums; the next open treats
+        either as no snapshot.
         """
         if len(self._keywords) < self.SNAPSHOT_MIN_ROWS:
             return False  # small stores (most, in tests) pay nothing at close
@@ -791,13 +797,12 @@ class EmbeddedStore(MemoryStore):
             with self._lock:
                 if self._closed or not self._snapshot_due():
                     return False
-                advise_sequential(self._vectors.matrices())  # restored ones are read through once
                 strings = StringTable()
                 vectors_meta, regions = self._vectors.export(strings, "v")
                 keywords_meta, keyword_regions = self._keywords.export(strings, "k")
                 regions.update(keyword_regions)
                 regions.update(_export_attrs(self._attrs, strings))
-                regions["strings"] = strings_region(strings.values)
+                regions["strings"] = lambda: strings_region(strings.values)  # last: every code known
                 token = os.urandom(16).hex()
                 meta = {
                     "format": SNAPSHOT_FORMAT,
@@ -1193,21 +1198,37 @@ class EmbeddedStore(MemoryStore):
         return admits
 
 
-def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, Region]:
-    columns = list(zip(*attrs.values())) if attrs else [()] * 6
-    codes, users, agents, threads, expiry, pks = columns
+def _restore_order(name: str) -> int:
+    """The order :meth:`EmbeddedStore._restore_from` needs the snapshot's arrays in."""
+    return {"s": 0, "k": 1, "a": 2}.get(name[:1], 3)
+
+
+def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[str, RegionSource]:
+    """The record attributes as snapshot regions, computed when the writer reaches them."""
+
+    @functools.cache
+    def columns() -> list[list[Any]]:
+        rows = list(attrs.values())
+        return [list(map(operator.itemgetter(number), rows)) for number in range(6)]
+
+    def column(number: int, dtype: type) -> RegionSource:
+        return lambda: Region(np.array(columns()[number], dtype=dtype))
+
+    def coded(number: int) -> RegionSource:
+        return lambda: strings.region(columns()[number])
+
     return {
-        "a.ids": Region(strings.codes(attrs)),
-        "a.type": Region(np.array(codes, dtype=np.int8)),
-        "a.user": Region(strings.codes(users)),
-        "a.agent": Region(strings.codes(agents)),
-        "a.thread": Region(strings.codes(threads)),
-        "a.expiry": Region(np.array(expiry, dtype=np.int64)),
-        "a.pk": Region(np.array(pks, dtype=np.int64)),
+        "a.ids": functools.partial(strings.region, attrs),
+        "a.type": column(0, np.int8),
+        "a.user": coded(1),
+        "a.agent": coded(2),
+        "a.thread": coded(3),
+        "a.expiry": column(4, np.int64),
+        "a.pk": column(5, np.int64),
     }
 
 
-def _restore_attrs(arrays: dict[str, np.ndarray], strings: np.ndarray) -> dict[str, RecordAttrs]:
+def _restore_attrs(arrays: Mapping[str, np.ndarray], strings: np.ndarray) -> dict[str, RecordAttrs]:
     ids = lookup(strings, arrays["a.ids"])
     columns = (
         arrays["a.type"].tolist(),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import repeat
 from typing import Final, Protocol, TypeVar
 
@@ -24,7 +25,7 @@ from palimpsest.domain.errors import StorageError
 from palimpsest.domain.sentinel import AnyType
 
 from .codec import MESSAGE_CODE, TYPE_CODES
-from .snapshot import Region, SnapshotError, StringTable, lookup
+from .snapshot import Region, RegionSource, SnapshotError, StringTable, lookup
 
 __all__ = [
     "APPROXIMATE_MIN_ROWS",
@@ -672,26 +673,21 @@ class NumpyVectorIndex:
         """The code of an agent/thread id for :class:`VectorFilter` (``NO_CODE`` if unseen)."""
         return self._codes.lookup(value)
 
-    def matrices(self) -> list[np.ndarray]:
-        """The partitions' vector matrices (for the snapshot writer's read-ahead advice)."""
-        return [partition.vectors for partition in self._partitions.values()]
-
-    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, Region]]:
-        """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays: the
-        caller writes them before the index changes again."""
+    def export(self, strings: StringTable, prefix: str) -> tuple[dict[str, object], dict[str, RegionSource]]:
+        """The index as snapshot regions (see :mod:`.snapshot`), views of the live arrays (the
+        ids coded when the writer reaches them): the caller writes them before the index
+        changes again."""
         partitions: list[dict[str, object]] = []
-        regions: dict[str, Region] = {}
+        regions: dict[str, RegionSource] = {}
         for number, (scope, partition) in enumerate(self._partitions.items()):
             size = partition.size
             capacity = slack(size)
             name = f"{prefix}{number}."
             partitions.append(partition_entry(strings, scope, partition))
             for column in _COLUMNS:
-                regions[name + column] = Region(
-                    getattr(partition, column)[:size], capacity, cold=column == "vectors"
-                )
+                regions[name + column] = Region(getattr(partition, column)[:size], capacity)
             regions[name + "bits"] = Region(partition.bits[:, :size], capacity, axis=1)
-            regions[name + "ids"] = Region(strings.codes(partition.ids[:size]))
+            regions[name + "ids"] = partial(strings.region, partition.ids[:size])
         meta = {
             "dimension": self.dimension,
             "codes": strings.codes(self._codes.names()).tolist(),
@@ -702,9 +698,9 @@ class NumpyVectorIndex:
     def restore(
         self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
     ) -> None:
-        """Replace the whole index with a snapshot's (:meth:`export`); the arrays are used as
-        they are (copy-on-write views of the file). Raises :class:`SnapshotError` (leaving the
-        index empty) if anything does not fit."""
+        """Replace the whole index with a snapshot's (:meth:`export`); the arrays (the process's
+        own, see :func:`.snapshot.read_snapshot`) are used as they are. Raises
+        :class:`SnapshotError` (leaving the index empty) if anything does not fit."""
         restore_or_clear(self.clear, lambda: self._restore(meta, arrays, strings, prefix), "vector")
 
     def _restore(

@@ -10,18 +10,24 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.adapters.embedded import snapshot as snapshot_module
 from palimpsest.adapters.embedded import store as store_module
-from palimpsest.adapters.embedded.snapshot import read_snapshot, snapshot_path
+from palimpsest.adapters.embedded.snapshot import MAGIC, read_snapshot, snapshot_path
 from palimpsest.domain.model import RecordStatus, RecordType
 from palimpsest.domain.search import ScopeFilter, SearchQuery
 from palimpsest.domain.sentinel import ANY
@@ -172,7 +178,7 @@ def test_close_leaves_a_snapshot_and_reopening_uses_it(
 
 
 def test_writes_after_restoring_match_a_rebuild(filled: tuple[Path, random.Random], tmp_path: Path) -> None:
-    """Updates in place (copy-on-write pages of the file), appends into the slack and past it,
+    """Updates in place (in the arrays read from the file), appends into the slack and past it,
     deletions, and a status change."""
     path, rng = filled
     before = Path(snapshot_path(str(path))).read_bytes()
@@ -189,7 +195,7 @@ def test_writes_after_restoring_match_a_rebuild(filled: tuple[Path, random.Rando
             uow.records.update(replace(invalidated, status=RecordStatus.INVALID))
             uow.records.delete("r00005")
             uow.commit()
-        assert Path(snapshot_path(str(path))).read_bytes() == before  # private pages: the file is untouched
+        assert Path(snapshot_path(str(path))).read_bytes() == before  # the process's own memory: the file is untouched
         requests = [*queries(rng), SearchQuery(k=5, now=NOW, text="zebra", scope=ScopeFilter(user_id=ANY))]
         with EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
             assert answers(store, requests) == answers(reference, requests)
@@ -240,9 +246,37 @@ def test_a_snapshot_of_another_file_is_not_used(filled: tuple[Path, random.Rando
         assert len(reopened._keywords) == 1
 
 
+TRAILER = struct.Struct("<QQI4x8s")  # the header's offset, length and checksum, the magic
+
+
+def header_of(data: bytes | bytearray) -> tuple[dict[str, Any], int, int]:
+    """The snapshot's header, and where it lies in the file (offset, length)."""
+    start, length, _crc, magic = TRAILER.unpack(bytes(data[-TRAILER.size :]))
+    assert bytes(data[:8]) == magic == MAGIC
+    return json.loads(bytes(data[start : start + length])), start, length
+
+
+def rewrite_header(data: bytearray, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Edit the header in place, keeping its length and making its checksum fit again: damage
+    that only the reader's own checks can find."""
+    header, start, length = header_of(data)
+    edit(header)
+    encoded = json.dumps(header, separators=(",", ":")).encode().ljust(length)[:length]
+    data[start : start + length] = encoded
+    data[-TRAILER.size :] = TRAILER.pack(start, length, zlib.crc32(encoded), MAGIC)
+
+
+def filled_span(data: bytes | bytearray, name: str) -> tuple[int, int]:
+    """Where the rows of array ``name`` are in the file: (start, length in bytes)."""
+    entry = header_of(data)[0]["arrays"][name]
+    shape = list(entry["shape"])
+    shape[entry["axis"]] = entry["rows"]
+    return entry["offset"], int(np.prod(shape)) * np.dtype(entry["dtype"]).itemsize
+
+
 @pytest.mark.parametrize(
     "damage",
-    ["truncate", "garbage", "header", "bad-dtype", "short-array"],
+    ["truncate", "garbage", "header", "bad-dtype", "short-array", "longer", "no-checksums"],
 )
 def test_a_damaged_snapshot_means_a_rebuild(
     filled: tuple[Path, random.Random], tmp_path: Path, damage: str
@@ -250,22 +284,69 @@ def test_a_damaged_snapshot_means_a_rebuild(
     path, rng = filled
     index = Path(snapshot_path(str(path)))
     data = bytearray(index.read_bytes())
+    name = next(n for n in header_of(data)[0]["arrays"] if n.endswith(".vectors"))
     if damage == "truncate":
         data = data[: len(data) // 3]
     elif damage == "garbage":
         data[:8] = b"NOTANIDX"
+    elif damage == "header":
+        rewrite_header(data, lambda header: header["arrays"].pop(name))
+    elif damage == "bad-dtype":
+        rewrite_header(data, lambda header: header["arrays"][name].update(dtype="|O"))
+    elif damage == "short-array":
+        rewrite_header(data, lambda header: header["arrays"][name]["shape"].__setitem__(0, 1))
+    elif damage == "longer":
+        data += bytes(64)
     else:
-        (length,) = __import__("struct").unpack("<Q", bytes(data[8:16]))
-        header = json.loads(bytes(data[16 : 16 + length]))
-        name = next(n for n in header["arrays"] if n.endswith(".vectors"))
-        if damage == "header":
-            header["arrays"].pop(name)
-        elif damage == "bad-dtype":
-            header["arrays"][name]["dtype"] = "|O"
-        else:
-            header["arrays"][name]["shape"][0] -= 1
-        encoded = json.dumps(header, separators=(",", ":")).encode().ljust(length)
-        data[16 : 16 + length] = encoded[:length]
+        rewrite_header(data, lambda header: header["arrays"][name].update(crc=[]))
+    index.write_bytes(bytes(data))
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert not restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
+
+
+@pytest.mark.parametrize(
+    ("region", "damage"),
+    [
+        ("vectors", "zeroed-page"),
+        ("vectors", "flips"),
+        ("vectors", "flip-one-bit"),
+        ("v.alive", "flips"),
+        ("k.base_tfs", "flips"),
+        ("k.base_rows", "flips"),
+        ("a.expiry", "flips"),
+        ("strings", "flip-one-bit"),
+        ("header", "flip-one-bit"),
+    ],
+)
+def test_damage_inside_an_array_or_the_header_is_detected_at_open(
+    filled: tuple[Path, random.Random], tmp_path: Path, region: str, damage: str
+) -> None:
+    """Bytes changed inside the data, not its shape: a zeroed page of a vector matrix, random
+    bytes or one bit changed in other arrays or in the header. Every one is found at open
+    (the checksums), and the store answers as one rebuilt from the tables."""
+    path, rng = filled
+    index = Path(snapshot_path(str(path)))
+    data = bytearray(index.read_bytes())
+    header, header_start, header_length = header_of(data)
+    if region == "header":
+        start, length = header_start, header_length
+    else:
+        biggest = max(
+            (n for n in header["arrays"] if n.endswith(region.split(".")[-1]) and n[0] == (region + "x")[0]),
+            key=lambda n: filled_span(data, n)[1],
+        )
+        start, length = filled_span(data, biggest)
+    assert length > 0
+    picker = random.Random(f"{region}-{damage}")
+    if damage == "zeroed-page":
+        data[start : start + min(4096, length)] = bytes(min(4096, length))
+    elif damage == "flips":
+        for at in picker.sample(range(start, start + length), min(8, length)):
+            data[at] ^= picker.randrange(1, 256)
+    else:
+        data[picker.randrange(start, start + length)] ^= 1 << picker.randrange(8)
     index.write_bytes(bytes(data))
     requests = queries(rng)
     with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
@@ -376,3 +457,183 @@ def test_small_stores_leave_no_snapshot(tmp_path: Path, monkeypatch: pytest.Monk
     with EmbeddedStore(path, dimension=DIM) as store:
         fill(store, random.Random(1), 0, 30)
     assert not os.path.exists(snapshot_path(str(path)))
+
+
+READER = textwrap.dedent(
+    """
+    import json, random, sys
+    sys.path.insert(0, {tests!r})
+    from palimpsest.adapters.embedded import EmbeddedStore
+    from embedded.test_snapshot import answers, queries
+    store = EmbeddedStore({path!r})
+    requests = queries(random.Random(9))
+    print(json.dumps([store._snapshot_seq is not None, answers(store, requests)]), flush=True)
+    sys.stdin.readline()  # the file is changed meanwhile
+    print(json.dumps([store._snapshot_seq is not None, answers(store, requests)]), flush=True)
+    store.SNAPSHOT_MIN_ROWS = 10**9
+    store.close()
+    """
+)
+
+
+@pytest.mark.parametrize("change", ["truncate", "overwrite"])
+def test_a_snapshot_changed_in_place_under_a_reader(
+    filled: tuple[Path, random.Random], tmp_path: Path, change: str
+) -> None:
+    """A reader opened from the snapshot; then the file is truncated, or overwritten in place with
+    another store's snapshot (a backup tool restoring files): the reader neither dies nor answers
+    differently, and the next open does not use the changed file."""
+    path, _rng = filled
+    index = snapshot_path(str(path))
+    other = tmp_path / "other" / "store.db"
+    other.parent.mkdir()
+    with EmbeddedStore(other, dimension=DIM) as store:
+        fill(store, random.Random(99), 0, 300)
+    script = READER.format(tests=str(Path(__file__).parent.parent), path=str(path))
+    reader = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert reader.stdout is not None and reader.stdin is not None
+        first = json.loads(reader.stdout.readline() or "null")
+        assert first is not None and first[0], reader.stderr.read() if first is None else "not restored"
+        if change == "truncate":
+            os.truncate(index, os.path.getsize(index) // 2)
+        else:
+            shutil.copyfile(snapshot_path(str(other)), index)  # same inode, other bytes
+        reader.stdin.write("go\n")
+        reader.stdin.flush()
+        second = json.loads(reader.stdout.readline() or "null")
+        _out, errors = reader.communicate(timeout=120)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    assert reader.returncode == 0, errors
+    assert second == first
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert not restored(reopened)
+        requests = queries(random.Random(9))
+        assert answers(reopened, requests) == answers(reference, requests)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB tmpfs (the kind of file system containers and many temp folders use)."""
+    mount = tmp_path / "tmpfs"
+    mount.mkdir()
+    try:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True, text=True
+        )
+    except OSError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+FULL = textwrap.dedent(
+    """
+    import errno, json, os, random, sqlite3, sys
+    sys.path.insert(0, {tests!r})
+    from palimpsest.adapters.embedded import EmbeddedStore
+    from palimpsest.domain.errors import StorageError
+    from embedded.helpers import record
+    path, filler = {path!r}, {filler!r}
+    rng = random.Random(4)
+    EmbeddedStore.SNAPSHOT_MIN_ROWS = 1
+    store = EmbeddedStore(path)
+    acknowledged, outcomes = [], []
+
+    def add(ids):
+        with store.unit_of_work() as uow:
+            for rid in ids:
+                vector = [rng.uniform(-1, 1) for _ in range(384)]
+                uow.records.add(record(rid, "full disk " + rid, user_id="u"), embedding=vector)
+            uow.commit()
+        acknowledged.extend(ids)
+
+    add([f"a{{i}}" for i in range(40)])  # the log grows to hold them...
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(RESTART)")  # ...and is reused from its start: commits need no space
+    conn.close()
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    for block in (1 << 16, 1 << 12):
+        try:
+            while True:
+                os.write(descriptor, bytes(block))
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    os.close(descriptor)
+    for batch in range(3):
+        try:
+            add([f"b{{batch}}-{{i}}" for i in range(10)])
+            outcomes.append("ok")
+        except StorageError:
+            outcomes.append("StorageError")
+    os.unlink(filler)
+    add(["after"])
+    print(json.dumps({{"restored": store._snapshot_seq is not None, "outcomes": outcomes, "acknowledged": acknowledged}}))
+    store.close()
+    """
+)
+
+
+def test_a_full_file_system_under_a_restored_store_is_a_typed_error_or_success(small_tmpfs: Path) -> None:
+    """A store on a small tmpfs opened from its snapshot, written while the file system is full:
+    each write succeeds or raises ``StorageError`` (the process never dies), nothing acknowledged
+    is lost, and the store takes writes again once space is freed."""
+    path = small_tmpfs / "store.db"
+    rng = random.Random(8)
+    with EmbeddedStore(path, dimension=384) as store, store.unit_of_work() as uow:
+        for i in range(800):
+            vector = [rng.uniform(-1, 1) for _ in range(384)]
+            uow.records.add(record(f"r{i:04d}", f"seed {i}", user_id="u"), embedding=vector)
+        uow.commit()
+    assert os.path.exists(snapshot_path(str(path)))
+    script = FULL.format(
+        tests=str(Path(__file__).parent.parent), path=str(path), filler=str(small_tmpfs / "filler")
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"exit status {result.returncode}: {result.stderr[-2000:]}"
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["restored"]
+    assert set(report["outcomes"]) <= {"ok", "StorageError"}
+    acknowledged = report["acknowledged"]
+    assert "after" in acknowledged
+    with EmbeddedStore(path) as reopened:
+        with reopened.reading() as uow:
+            assert [rid for rid in acknowledged if uow.records.get(rid) is None] == []
+        query = SearchQuery(k=1000, now=NOW, text="full disk", scope=ScopeFilter(user_id="u"))
+        assert set(acknowledged) <= {hit.id for hit in reopened.search(query)}
+
+
+def test_arrays_of_many_checksummed_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 256 bytes, every one handed to the writer's and the checker's threads: the
+    store reopens from its snapshot as from a rebuild, and one changed byte in a late chunk of
+    a vector matrix is found."""
+    monkeypatch.setattr(snapshot_module, "_CHUNK", 256)
+    monkeypatch.setattr(snapshot_module, "_INLINE", 0)
+    path = tmp_path / "chunks.db"
+    rng = random.Random(12)
+    with EmbeddedStore(path, dimension=DIM) as store:
+        fill(store, rng, 0, 200)
+    requests = queries(rng)
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
+    index = Path(snapshot_path(str(path)))
+    data = bytearray(index.read_bytes())
+    entry = header_of(data)[0]["arrays"]
+    name = max((n for n in entry if n.endswith(".vectors")), key=lambda n: filled_span(data, n)[1])
+    assert len(entry[name]["crc"]) > 3
+    start, length = filled_span(data, name)
+    data[start + length - 5] ^= 0x10
+    index.write_bytes(bytes(data))
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert not restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
