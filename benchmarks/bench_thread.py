@@ -5,7 +5,8 @@ thread's settings say) and extraction off:
 
 (a) per-append time of one thread built one message at a time to 3,000 messages, with the hashing
     embedder (the library's own cost): the median of the 20 appends ending at 100, 1,000 and
-    3,000 messages (target: flat);
+    3,000 messages (target: flat); ``--grow batch`` appends the untimed messages in batches of
+    100 (the same state at each mark, minutes faster on a version whose appends grow);
 (b) 600 short, near-identical notes appended one at a time: the summary's and the default
     card's size in characters and how many of the summary's sentences repeat another one
     word for word once numbers are set aside (target: bounded, none);
@@ -50,7 +51,7 @@ def chat_turn(rng: random.Random, i: int) -> str:
     parts = []
     for _ in range(rng.choice((1, 1, 2))):
         a, b, c = rng.sample(WORDS, 3)
-        parts.append(f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {a} {b} near the {c} on day {i % 31 + 1}.")
+        parts.append(f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {a} {b} near the {c}.")
     return " ".join(parts)
 
 
@@ -58,21 +59,36 @@ def _client(path: Path, embedder: Any) -> Any:
     return open_memory(path, embedder=embedder, memory_extraction_config=MemoryExtractionConfig(extract_memories=False))
 
 
-def per_append(folder: Path, total: int, marks: list[int]) -> dict[int, float]:
-    """(a): median milliseconds of the 20 appends ending at each mark."""
+def per_append(folder: Path, marks: list[int], *, grow: str) -> dict[int, float]:
+    """(a): median milliseconds of the 20 single appends ending at each mark. ``grow="single"``
+    appends every message alone; ``"batch"`` appends the messages between the timed ones in
+    batches of 100 (the same thread state at each mark, in far less time on a slow version)."""
     rng = random.Random(7)
-    client = _client(folder / "long.db", HashingEmbedder())
-    times: list[float] = []
+    client = _client(folder / f"long-{grow}.db", HashingEmbedder())
+    figures: dict[int, float] = {}
     try:
         thread = client.create_thread(user_id="u1", agent_id="a1")
-        for i in range(total):
-            message = {"role": "user" if i % 2 else "assistant", "content": chat_turn(rng, i)}
-            started = time.perf_counter()
-            thread.add_messages([message])
-            times.append(time.perf_counter() - started)
+        count = 0
+
+        def message() -> dict[str, str]:
+            nonlocal count
+            count += 1
+            return {"role": "user" if count % 2 else "assistant", "content": chat_turn(rng, count)}
+
+        for mark in marks:
+            while count < mark - 20:
+                size = 1 if grow == "single" else min(100, mark - 20 - count)
+                thread.add_messages([message() for _ in range(size)])
+            times = []
+            while count < mark:
+                item = message()
+                started = time.perf_counter()
+                thread.add_messages([item])
+                times.append(time.perf_counter() - started)
+            figures[mark] = statistics.median(times) * 1000
     finally:
         client.close()
-    return {mark: statistics.median(times[mark - 20 : mark]) * 1000 for mark in marks}
+    return figures
 
 
 def _repeats(text: str) -> int:
@@ -122,14 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", choices=("a", "b", "c"))
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm", help="for (c)")
+    parser.add_argument(
+        "--grow", choices=("single", "batch"), default="single", help="(a): between the timed appends"
+    )
     args = parser.parse_args(argv)
-    total, marks, notes, messages = (300, [100, 300], 100, 200) if args.quick else (3000, [100, 1000, 3000], 600, 2000)
+    marks, notes, messages = ([100, 300], 100, 200) if args.quick else ([100, 1000, 3000], 600, 2000)
     with tempfile.TemporaryDirectory(prefix="palimpsest-thread-bench-") as name:
         folder = Path(name)
         if args.only in (None, "a"):
-            figures = per_append(folder, total, marks)
+            figures = per_append(folder, marks, grow=args.grow)
             row = ", ".join(f"{mark:,} messages {ms:.2f} ms" for mark, ms in figures.items())
-            print(f"(a) one append to a thread of (median of 20): {row}", flush=True)
+            print(f"(a) one append to a thread of (median of 20, grown {args.grow}): {row}", flush=True)
         if args.only in (None, "b"):
             sizes = near_identical_notes(folder, notes)
             print(
