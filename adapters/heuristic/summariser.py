@@ -140,7 +140,7 @@ def _similarities(word_sets: Sequence[frozenset[str]]) -> np.ndarray:
     shared = rows @ rows.T
     logs = np.log(rows.sum(axis=1) + 1)
     denominator = logs[:, None] + logs[None, :]
-    weights = np.divide(shared, denominator, out=np.zeros_like(shared), where=(shared > 0) & (denominator > 0))
+    weights: np.ndarray = np.divide(shared, denominator, out=np.zeros_like(shared), where=(shared > 0) & (denominator > 0))
     np.fill_diagonal(weights, 0.0)
     return weights
 
