@@ -37,8 +37,9 @@ _TOPIC_STOPWORDS: Final = FUNCTION_WORDS | TOPIC_FILLERS | frozenset({"user"})
 
 
 def _split(text: str) -> list[str]:
-    """The sentences of ``text``, each cut at 300 characters."""
-    return [cut for sentence in sentences(text) if (cut := sentence[:_MAX_SENTENCE_CHARS].strip())]
+    """The sentences of ``text``, each cut at 300 characters and ending in a sentence mark (one
+    is added where none closes it, so that a summary splits back into the same sentences)."""
+    return [_terminated(cut) for sentence in sentences(text) if (cut := sentence[:_MAX_SENTENCE_CHARS].strip())]
 
 
 @lru_cache(maxsize=_CACHED_SENTENCES)
@@ -221,7 +222,7 @@ class TextRankSummariser(Summariser):
             kept = self._select(kept + chunk, budget)
             if not incoming:
                 break
-        text = " ".join(_terminated(s) for s in kept)
+        text = " ".join(kept)
         if len(text) > budget:
             text = text[:budget].rsplit(" ", 1)[0] if " " in text[:budget] else text[:budget]
         return SummaryText(text, keyphrases(text))
