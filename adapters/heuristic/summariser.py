@@ -135,10 +135,13 @@ def _superseded(token_sets: Sequence[frozenset[str]], threshold: float) -> np.nd
 
 
 def _similarities(word_sets: Sequence[frozenset[str]]) -> np.ndarray:
-    """TextRank's overlap similarity of every pair at once: shared content stems over the sum of
-    the log lengths of the two sentences (zero on the diagonal and where nothing is shared)."""
+    """TextRank's overlap similarity of every pair at once: the shared content stems, each
+    weighted by its inverse frequency among the sentences, over the sum of the log lengths of
+    the two sentences (zero on the diagonal and where nothing is shared)."""
     rows = _binary_rows(word_sets)
-    shared = rows @ rows.T
+    document_frequency = rows.sum(axis=0)
+    idf = np.log((len(word_sets) + 1) / (document_frequency + 0.5))
+    shared = (rows * idf) @ rows.T
     logs = np.log(rows.sum(axis=1) + 1)
     denominator = logs[:, None] + logs[None, :]
     weights: np.ndarray = np.divide(shared, denominator, out=np.zeros_like(shared), where=(shared > 0) & (denominator > 0))
@@ -178,9 +181,11 @@ class TextRankSummariser(Summariser):
     * a sentence repeated by a later one is dropped (the Jaccard similarity of their word sets,
       every word lower-cased, at least ``duplicate_similarity``, 0.7 by default; the words are
       language-neutral: no stop words, no stemming), so a restated fact keeps its newest wording;
-    * the rest are ranked by PageRank over their pairwise similarities (shared content stems
-      over the log lengths of the two sentences, as in Mihalcea & Tarau's TextRank), computed as
-      one matrix with NumPy;
+    * the rest are ranked by PageRank over their pairwise similarities (shared content stems,
+      each weighted by its inverse frequency in the window, over the log lengths of the two
+      sentences, after Mihalcea & Tarau's TextRank), computed as one matrix with NumPy, times
+      the log of the sentence's content words (so "Wow, that sounds awesome!", which shares
+      common words with everything, does not outrank what was said);
     * the newest sentences are kept first, up to a quarter of the budget, so the summary always
       says what the thread is about now; the best-ranked fill the rest, at most 48 sentences in
       all, emitted in their original (chronological) order. A sentence that shares no word with
@@ -239,6 +244,7 @@ class TextRankSummariser(Summariser):
         degree = np.count_nonzero(weights, axis=1)
         has_edges = bool(degree.any())
         scores = _pagerank(weights) if has_edges else np.ones(len(window))
+        scores = scores * np.log1p([len(w) for w in words])  # what a sentence says, not only how central
 
         def chit_chat(index: int) -> bool:  # shares no word with anything and says little itself
             return has_edges and degree[index] == 0 and len(words[index]) < _MIN_ISOLATED_WORDS
