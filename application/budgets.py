@@ -13,6 +13,7 @@ from palimpsest.domain.sentinel import NotSetType
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DEFAULT_SUMMARY_TOKEN_BUDGET",
     "OMISSION_MARKER",
     "apply_token_budgets",
     "estimate_tokens",
@@ -20,6 +21,8 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN: Final = 3.5
+DEFAULT_SUMMARY_TOKEN_BUDGET: Final = 1000
+"""What ``get_summary`` returns at most by default (tokens), and what a summary is bounded to."""
 
 
 def estimate_tokens(text: str) -> int:

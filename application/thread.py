@@ -21,7 +21,7 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
-from .budgets import CHARS_PER_TOKEN
+from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
 from .context_cards import CardPlan
 from .messages import NewMessage
@@ -32,7 +32,6 @@ from .wiring import ApplicationServices
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
 
 DEFAULT_MESSAGE_WINDOW = 100
-DEFAULT_SUMMARY_TOKEN_BUDGET = 1000
 
 
 @dataclass(frozen=True, slots=True)

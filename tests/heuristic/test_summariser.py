@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
+import numpy as np
+import pytest
 from palimpsest.adapters.heuristic import TextRankSummariser
+from palimpsest.adapters.heuristic import summariser as summariser_module
 from palimpsest.application.ports import Summariser, SummaryText
 from palimpsest.domain.model import Message
 
@@ -40,10 +44,41 @@ def test_the_summary_keeps_central_sentences_in_chronological_order_and_drops_ch
     )
 
 
-def test_the_default_budget_is_about_six_hundred_characters() -> None:
-    long = [f"Sentence {i} talks about invoices, ledgers and reconciliation in detail." for i in range(60)]
+def test_the_default_budget_is_the_thousand_tokens_get_summary_returns() -> None:
+    words = "invoice ledger garden piano kitchen museum camera bicycle salary river lake tent boat map coffee".split()
+    rng = random.Random(3)
+    long = [f"Sentence {i} talks about the {' and the '.join(rng.sample(words, 4))}." for i in range(200)]
     summary = TextRankSummariser().summarise(None, _messages(*long))
-    assert 300 < len(summary.text) <= 600
+    assert 3000 < len(summary.text) <= 3500
+    assert len(TextRankSummariser().summarise(None, _messages(*long), token_limit=100_000).text) <= 3500
+    assert len(TextRankSummariser(max_chars=600).summarise(None, _messages(*long)).text) <= 600
+
+
+def test_near_identical_sentences_are_said_once_in_their_newest_wording_in_any_language() -> None:
+    notes = [f"Notiz {i}: die Pflanzen im Büro gießen." for i in range(300)]
+    summary = TextRankSummariser().summarise(None, _messages(*notes), token_limit=100_000)
+    assert summary.text == "Notiz 299: die Pflanzen im Büro gießen."
+
+
+def test_a_sentence_repeated_word_for_word_across_refreshes_is_kept_once() -> None:
+    previous = TextRankSummariser().summarise(None, _messages(*MAYA))
+    again = TextRankSummariser().summarise(previous, _messages(*MAYA))
+    assert again.text.count("ledger enrichment after reconciliation is the failing step") == 1
+
+
+def test_one_ranking_sees_a_bounded_window_however_large_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    windows: list[int] = []
+    rank = summariser_module._pagerank
+
+    def counting(weights: np.ndarray) -> np.ndarray:
+        windows.append(weights.shape[0])
+        return rank(weights)
+
+    monkeypatch.setattr(summariser_module, "_pagerank", counting)
+    turns = [f"Turn {i} is about the {w} and the {w}s of week {i % 7}." for i, w in enumerate(["boat", "tent", "map"] * 400)]
+    summary = TextRankSummariser().summarise(None, _messages(*turns), token_limit=100_000)
+    assert len(windows) >= 1200 // 128 and max(windows) <= 128
+    assert "Turn 1199" in summary.text, "the whole batch is folded in, window by window"
 
 
 def test_the_previous_summary_is_folded_in() -> None:
