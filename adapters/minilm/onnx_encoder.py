@@ -97,7 +97,7 @@ def build_graph(weights: BertWeights) -> Graph:
             external[name] = np.ascontiguousarray(array)
         return name
 
-    def node(op: str, inputs: Sequence[str], output: str, **attributes: float | int | tuple[int, ...]) -> str:
+    def node(op: str, inputs: Sequence[str], output: str, **attributes: float | tuple[int, ...]) -> str:
         nodes.append(Node(op, tuple(inputs), output, attributes))
         return output
 
@@ -207,7 +207,7 @@ def _float(number: int, value: float) -> bytes:
     return _varint(number << 3 | 5) + struct.pack("<f", value)
 
 
-def _attribute(name: str, value: float | int | tuple[int, ...]) -> bytes:
+def _attribute(name: str, value: float | tuple[int, ...]) -> bytes:
     # AttributeProto: name 1, f 2, i 3, ints 8, type 20.
     if isinstance(value, tuple):
         return _str(1, name) + b"".join(_int(8, v) for v in value) + _int(20, _ATTRIBUTE_INTS)

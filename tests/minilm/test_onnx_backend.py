@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from palimpsest.adapters.minilm import BACKEND_ENV, MiniLMEmbedder
-from palimpsest.adapters.minilm import bert, onnx_encoder
+from palimpsest.adapters.minilm import BACKEND_ENV, MiniLMEmbedder, bert, onnx_encoder
 from palimpsest.adapters.minilm import embedder as embedder_module
 from palimpsest.domain.errors import ConfigurationError
 
