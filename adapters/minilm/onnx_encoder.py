@@ -19,9 +19,11 @@ bytes against the ``onnx`` package's own builder.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,7 @@ import numpy.typing as npt
 
 from .bert import BertWeights
 
-__all__ = ["Graph", "Node", "OnnxEncoder", "available", "build_graph", "serialize"]
+__all__ = ["Graph", "Node", "OnnxEncoder", "available", "build_graph", "quantized_model", "serialize"]
 
 Array = npt.NDArray[np.float32]
 
@@ -268,10 +270,42 @@ def serialize(graph: Graph) -> bytes:
     return _int(1, IR_VERSION) + _str(2, "palimpsest") + _bytes(7, body) + _bytes(8, _str(1, "") + _int(2, OPSET))
 
 
-class OnnxEncoder:
-    """One onnxruntime session over :func:`build_graph`'s graph; thread-safe (``run`` is)."""
+def quantized_model(graph: Graph) -> bytes:
+    """``graph`` with the weights of its dense layers quantized to int8 (onnxruntime's dynamic
+    quantization, one scale per output channel; the activations are quantized at run time), as
+    a self-contained serialized model. Needs the ``onnx`` package (the quantizer works on its
+    messages); the quantizer writes a file, in a temporary folder removed at once."""
+    import tempfile
 
-    def __init__(self, weights: BertWeights, *, threads: int) -> None:
+    import onnx
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load_model_from_string(serialize(graph))
+    kept = [t for t in model.graph.initializer if t.name not in graph.weights]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept + [numpy_helper.from_array(a, n) for n, a in graph.weights.items()])
+    dense = [n.output for n in graph.nodes if n.op == "MatMul" and n.inputs[1] in graph.weights]
+    # The quantizer advises, on the root logger, a pre-processing step meant for convolutions.
+    def advice(record: logging.LogRecord) -> bool:
+        return "pre-processing" not in record.getMessage()
+
+    root = logging.getLogger()
+    root.addFilter(advice)
+    try:
+        with tempfile.TemporaryDirectory(prefix="minilm-int8-") as folder:
+            path = Path(folder) / "model.onnx"
+            quantize_dynamic(model, path, nodes_to_quantize=dense, per_channel=True, weight_type=QuantType.QInt8)
+            return path.read_bytes()
+    finally:
+        root.removeFilter(advice)
+
+
+class OnnxEncoder:
+    """One onnxruntime session over :func:`build_graph`'s graph; thread-safe (``run`` is).
+    ``int8``: the dense layers' weights quantized (:func:`quantized_model`): other vectors."""
+
+    def __init__(self, weights: BertWeights, *, threads: int, int8: bool = False) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -281,13 +315,15 @@ class OnnxEncoder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: no notes on stderr about fused nodes
         graph = build_graph(weights)
-        # The session reads the weights from these arrays: they stay referenced as long as it does.
-        self._weights = graph.weights
-        self._values = [ort.OrtValue.ortvalue_from_numpy(a) for a in graph.weights.values()]
-        options.add_external_initializers(list(graph.weights), self._values)
-        self._session = ort.InferenceSession(
-            serialize(graph), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        if int8:
+            model = quantized_model(graph)
+        else:
+            # The session reads the weights from these arrays: they stay referenced as long as it does.
+            self._weights = graph.weights
+            self._values = [ort.OrtValue.ortvalue_from_numpy(a) for a in graph.weights.values()]
+            options.add_external_initializers(list(graph.weights), self._values)
+            model = serialize(graph)
+        self._session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
     def pooled(self, ids: Sequence[Sequence[int]]) -> Array:
         """The mean token vector (not normalised) of each text, given its token ids; shape

@@ -272,3 +272,39 @@ def test_onnxruntime_batches_hold_at_most_sixteen_texts(monkeypatch: pytest.Monk
     sizes.clear()
     MiniLMEmbedder(backend="numpy", batch_size=32).embed_array([f"text number {i}" for i in range(40)])
     assert sizes == [32, 8]
+
+
+# --- The opt-in int8 mode ------------------------------------------------------------------------
+
+
+def test_the_int8_mode_has_its_own_model_id() -> None:
+    assert MiniLMEmbedder(backend="onnxruntime-int8").model_id == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+    assert (
+        MiniLMEmbedder(backend="onnxruntime-int8", max_seq_length=64).model_id
+        == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8-max64"
+    )
+
+
+@needs_model
+def test_the_int8_mode_without_the_onnx_package_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ConfigurationError, match="onnx"):
+        MiniLMEmbedder(backend="onnxruntime-int8").embed(["hello"])
+
+
+@needs_model
+@needs_onnxruntime
+@needs_onnx
+def test_the_int8_vectors_are_close_and_do_not_depend_on_the_batch(
+    both: tuple[MiniLMEmbedder, MiniLMEmbedder], caplog: pytest.LogCaptureFixture
+) -> None:
+    exact = both[0]
+    int8 = MiniLMEmbedder(backend="onnxruntime-int8")
+    texts = _texts()
+    with caplog.at_level("WARNING"):
+        batched = int8.embed_array(texts)
+    assert not caplog.records  # the quantizer's advice about pre-processing is not passed on
+    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    cosines = (batched * exact.embed_array(texts)).sum(axis=1)
+    assert cosines.min() > 0.95 and cosines.max() < 1.0 - 1e-4  # close, yet other vectors
+    assert np.array_equal(np.vstack([int8.embed_array([t]) for t in texts]), batched)
