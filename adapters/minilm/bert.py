@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["GELU_POOL_MIN_ELEMENTS", "BertConfig", "BertWeights", "encode", "gelu", "mean_pool_normalise"]
+__all__ = [
+    "GELU_POOL_MIN_ELEMENTS",
+    "BertConfig",
+    "BertWeights",
+    "encode",
+    "gelu",
+    "mean_pool_normalise",
+    "normalise",
+]
 
 Array = npt.NDArray[np.float32]
 
@@ -345,6 +353,11 @@ def mean_pool_normalise(hidden_states: Array, lengths: Sequence[int]) -> Array:
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     pooled: Array = np.add.reduceat(hidden_states, starts, axis=0)
     pooled /= counts.astype(np.float32)[:, None]
-    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    pooled /= np.maximum(norms, np.float32(1e-12))
-    return pooled
+    return normalise(pooled)
+
+
+def normalise(vectors: Array) -> Array:
+    """Each row divided by its L2 norm (sentence-transformers' Normalize), in place; returns it."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors /= np.maximum(norms, np.float32(1e-12))
+    return vectors

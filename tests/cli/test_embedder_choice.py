@@ -56,3 +56,38 @@ def test_a_store_made_by_an_unavailable_model_is_searched_by_keywords_with_a_not
     refused = invoke("--store", str(copy), "reembed")
     assert refused.exit_code == 1
     assert "reembed needs an embedder" in one_line_error(refused.stderr)
+
+
+@pytest.mark.parametrize(
+    ("stored", "backend", "model_id"),
+    [
+        ("sentence-transformers/all-MiniLM-L6-v2@numpy", None, "sentence-transformers/all-MiniLM-L6-v2@numpy"),
+        (
+            "sentence-transformers/all-MiniLM-L6-v2@numpy-max128",
+            None,
+            "sentence-transformers/all-MiniLM-L6-v2@numpy-max128",
+        ),
+        (
+            "sentence-transformers/all-MiniLM-L6-v2@onnx-int8",
+            "onnxruntime-int8",
+            "sentence-transformers/all-MiniLM-L6-v2@onnx-int8",
+        ),
+        (
+            "sentence-transformers/all-MiniLM-L6-v2@onnx-int8-max64",
+            "onnxruntime-int8",
+            "sentence-transformers/all-MiniLM-L6-v2@onnx-int8-max64",
+        ),
+    ],
+)
+def test_auto_follows_the_minilm_variant_the_store_records(
+    monkeypatch: pytest.MonkeyPatch, stored: str, backend: str | None, model_id: str
+) -> None:
+    from palimpsest.adapters import embedder_choice
+
+    monkeypatch.setattr(embedder_choice, "minilm_status", lambda: (True, "installed"))
+    monkeypatch.delenv("PALIMPSEST_MINILM_BACKEND", raising=False)
+    embedder, note = resolve_embedder(EmbedderChoice.AUTO, stored)
+    assert embedder is not None and note is None
+    assert embedder.model_id == model_id  # nothing is loaded: the id is known from the options
+    if backend is not None:
+        assert getattr(embedder, "backend", None) == backend

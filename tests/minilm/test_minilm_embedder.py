@@ -48,9 +48,12 @@ def reference() -> dict[str, object]:
     return data
 
 
-@pytest.fixture(scope="module")
-def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder().load()
+@pytest.fixture(scope="module", params=["onnxruntime", "numpy"])
+def embedder(request: pytest.FixtureRequest) -> MiniLMEmbedder:
+    """The embedder on each backend (onnxruntime skipped where it is not installed)."""
+    if request.param == "onnxruntime" and not _installed("onnxruntime"):
+        pytest.skip("onnxruntime not installed: pip install -e '.[minilm]'")
+    return MiniLMEmbedder(backend=request.param).load()
 
 
 def test_construction_loads_nothing_and_reports_the_model(tmp_path: Path) -> None:
@@ -244,17 +247,16 @@ def test_a_bad_query_cache_size_is_refused(size: object) -> None:
 
 
 def _count_encoded_texts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Patches the embedder's forward pass to count the texts it encodes (one entry per call)."""
-    from palimpsest.adapters.minilm import embedder as module
-
+    """Patches the embedder's forward pass (either backend's) to count the texts it encodes (one
+    entry per batch)."""
     calls: list[int] = []
-    real = module.encode
+    real = MiniLMEmbedder._encode
 
-    def counting(weights: object, input_ids: object, lengths: list[int], executor: object = None) -> object:
-        calls.append(len(lengths))
-        return real(weights, input_ids, lengths, executor)  # type: ignore[arg-type]
+    def counting(loaded: Any, ids: list[list[int]]) -> Any:
+        calls.append(len(ids))
+        return real(loaded, ids)
 
-    monkeypatch.setattr(module, "encode", counting)
+    monkeypatch.setattr(MiniLMEmbedder, "_encode", staticmethod(counting))
     return calls
 
 
