@@ -18,7 +18,7 @@ client that was never closed finishes its queued jobs within a bounded wait and 
 rest, durable, to the next client. A claim is a short lease (``JOB_LEASE``) renewed while its
 attempt runs, so the jobs of a process that died are free again soon; a closing client hands
 back the claims it holds for a retry. A forked child leaves its parent's jobs to the parent
-(ARCHITECTURE.md D15, D30).
+(ARCHITECTURE.md D15, D28).
 
 A pass is idempotent: its memories get ids derived from the job's id and are written together,
 so a retried job whose memories were already stored (the attempt failed later, while linking or
