@@ -27,6 +27,20 @@ E2 = (0.0, 1.0, 0.0, 0.0)
 NEAR_E1 = (0.9, 0.1, 0.0, 0.0)
 
 
+def answers(
+    store: EmbeddedStore, requests: list[SearchQuery]
+) -> list[list[tuple[str, float, tuple[str, ...]]]]:
+    """Each query's hits as (id, score to 9 places, ids of the linked records): two stores whose
+    caches agree give equal lists."""
+    return [
+        [
+            (hit.id, round(hit.score, 9), tuple(node.record.id for node in hit.linked))
+            for hit in store.search(q)
+        ]
+        for q in requests
+    ]
+
+
 def at(minutes: float = 0) -> datetime:
     return NOW + timedelta(minutes=minutes)
 

@@ -23,7 +23,7 @@ from palimpsest.domain.model import RecordStatus, RecordType
 from palimpsest.domain.search import ScopeFilter, SearchQuery
 from palimpsest.domain.sentinel import ANY
 
-from .helpers import NOW, at, link, message, record, thread
+from .helpers import NOW, answers, at, link, message, record, thread
 
 DIM = 6
 USERS = ("alice", "bob", "carol", None)
@@ -167,18 +167,6 @@ def queries(rng: random.Random) -> list[SearchQuery]:
         )
     )
     return found
-
-
-def answers(
-    store: EmbeddedStore, requests: list[SearchQuery]
-) -> list[list[tuple[str, float, tuple[str, ...]]]]:
-    return [
-        [
-            (hit.id, round(hit.score, 9), tuple(node.record.id for node in hit.linked))
-            for hit in store.search(q)
-        ]
-        for q in requests
-    ]
 
 
 def counters(store: EmbeddedStore, index: str) -> dict[object, tuple[int, int, int]]:

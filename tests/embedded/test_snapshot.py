@@ -32,7 +32,7 @@ from palimpsest.domain.model import RecordStatus, RecordType
 from palimpsest.domain.search import ScopeFilter, SearchQuery
 from palimpsest.domain.sentinel import ANY
 
-from .helpers import NOW, at, link, message, record, thread
+from .helpers import NOW, answers, at, link, message, record, thread
 
 DIM = 8
 USERS = ("alice", "bob", None)
@@ -102,18 +102,6 @@ def queries(rng: random.Random) -> list[SearchQuery]:
     found.append(SearchQuery(k=8, now=NOW, text="apple", scope=ScopeFilter(user_id=ANY, agent_id="agent-1")))
     found.append(SearchQuery(k=20, now=NOW, text=" ".join(WORDS), scope=ScopeFilter(user_id=ANY), num_hops=1))
     return found
-
-
-def answers(
-    store: EmbeddedStore, requests: list[SearchQuery]
-) -> list[list[tuple[str, float, tuple[str, ...]]]]:
-    return [
-        [
-            (hit.id, round(hit.score, 9), tuple(node.record.id for node in hit.linked))
-            for hit in store.search(q)
-        ]
-        for q in requests
-    ]
 
 
 def rebuilt_copy(path: Path, tmp_path: Path) -> Path:
