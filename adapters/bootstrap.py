@@ -35,7 +35,15 @@ from palimpsest.application.clock import SystemClock
 from palimpsest.domain.errors import ConfigurationError
 from palimpsest.domain.ports import MemoryStore
 
-from .backends import BACKENDS, Backend, OracleSettings, choose_backend
+from .backends import (
+    BACKENDS,
+    Backend,
+    ConnectionSettings,
+    OracleSettings,
+    StoreLocation,
+    choose_backend,
+    requested_location,
+)
 from .embedder_choice import EmbedderChoice, embedder_for_store
 
 __all__ = ["NO_EXTRACTION", "PORTS", "PROFILES", "Container", "build_container", "open_client", "open_memory"]
@@ -76,13 +84,13 @@ def _opened_store_on_pool(
     name: str,
     *,
     pool: Any,
-    settings: OracleSettings,
+    settings: ConnectionSettings,
     dimension: int | None,
 ) -> Iterator[MemoryStore]:
     yield from _opened_store(backends, name, pool=pool, dimension=dimension, **settings.store_options())
 
 
-def _opened_pool(backends: Mapping[str, Backend], name: str, settings: OracleSettings) -> Iterator[Any]:
+def _opened_pool(backends: Mapping[str, Backend], name: str, settings: ConnectionSettings) -> Iterator[Any]:
     backend = backends[name]
     if backend.open_pool is None or backend.close_pool is None:
         raise ConfigurationError(f"the {name} backend opens no pool.")
@@ -104,7 +112,7 @@ def _store_branch(
             backends,
             backend.name,
             pool=pool,
-            settings=config.oracle,
+            settings=config.connection,
             dimension=config.dimension,
         )
     if backend.location == "path":
@@ -162,8 +170,8 @@ class Container(containers.DeclarativeContainer):
     backends = providers.Object(BACKENDS)
     """The backend table the store and pool resources open with (one branch per row)."""
 
-    pool = providers.Resource(_opened_pool, backends, config.backend, config.oracle)
-    """The connection pool of a pooled backend (Oracle); opened only when its store is."""
+    pool = providers.Resource(_opened_pool, backends, config.backend, config.connection)
+    """The connection pool of a pooled backend; opened only when its store is."""
 
     store = _store_selector(config, backends, pool)
 
@@ -204,8 +212,12 @@ class Container(containers.DeclarativeContainer):
     )
 
 
+StoreLocationLike = str | os.PathLike[str] | StoreLocation | ConnectionSettings | OracleSettings
+"""What names a store: a path, ``":memory:"``, a URL, or settings (see ``parse_store_location``)."""
+
+
 def build_container(
-    path: str | os.PathLike[str] | None = None,
+    location: StoreLocationLike | None = None,
     *,
     backend: str | None = None,
     oracle: OracleSettings | None = None,
@@ -219,8 +231,9 @@ def build_container(
     ``overrides`` replaces providers by name (see :data:`PORTS`); a value of ``None`` there
     means "none" (no extractor, say), unlike :func:`open_memory`'s keywords, where ``None``
     means "the default". An overridden ``store`` is the caller's: the root never closes it.
-    Raises ``ConfigurationError`` for an unknown backend, profile or port, or arguments that
-    do not fit the chosen backend.
+    ``location`` is parsed by :func:`~palimpsest.adapters.backends.parse_store_location`;
+    ``oracle`` is the old spelling of an Oracle location. Raises ``ConfigurationError`` for an
+    unknown backend, profile, port or URL parameter, or arguments that do not fit the backend.
     """
     if profile not in PROFILES:
         raise ConfigurationError(f"profile must be one of {', '.join(map(repr, PROFILES))}, got {profile!r}.")
@@ -237,12 +250,13 @@ def build_container(
     container = Container()
     settings: dict[str, Any] = {"profile": profile, "embedder_choice": choice.value}
     if "store" in given:
-        if path is not None or backend is not None or oracle is not None or dimension is not None:
-            raise ConfigurationError("pass either a store or a path/backend/oracle/dimension, not both.")
+        if location is not None or backend is not None or oracle is not None or dimension is not None:
+            raise ConfigurationError("pass either a store or a location/backend/oracle/dimension, not both.")
     else:
-        chosen = choose_backend(backend, path=path, oracle=oracle)
-        settings |= {"backend": chosen.name, "path": os.fspath(path) if path is not None else None}
-        settings |= {"dimension": dimension, "oracle": oracle}
+        where = requested_location(location, oracle=oracle)
+        chosen = choose_backend(backend, where)
+        settings |= {"backend": chosen.name, "dimension": dimension}
+        settings |= {"path": where.path if where else None, "connection": where.connection if where else None}
     container.config.from_dict(settings)
     for name, value in given.items():
         getattr(container, name).override(providers.Object(value))
@@ -265,8 +279,9 @@ def open_client(container: Container, **client_options: Any) -> AgentMemory:
 
 
 def open_memory(
-    path: str | os.PathLike[str] | None = None,
+    location: StoreLocationLike | None = None,
     *,
+    path: str | os.PathLike[str] | None = None,
     backend: str | None = None,
     oracle: OracleSettings | None = None,
     profile: Profile = "app",
@@ -280,10 +295,13 @@ def open_memory(
     memory_extraction_config: MemoryExtractionConfig | None = None,
     **client_options: Any,
 ) -> AgentMemory:
-    """An ``AgentMemory`` on the embedded store at ``path`` (or in memory without a path).
-
-    ``oracle=OracleSettings(dsn, user, password, memory_store_id=...)`` opens an Oracle store
-    on a pool instead; ``backend`` names one of ``BACKENDS`` explicitly. Defaults are offline:
+    """An ``AgentMemory`` on the store at ``location``: a file path (``str`` or ``Path``) for the
+    embedded store, ``None`` or ``":memory:"`` for a store in this process only, or a URL such as
+    ``oracle://user:password@host:1521/service?memory_store_id=acme`` for a store on a pool
+    (the password may come from ``ORACLE_PASSWORD`` instead; see ``parse_store_location``).
+    ``oracle=OracleSettings(dsn, user, password, memory_store_id=...)`` is the old spelling of an
+    Oracle URL, and ``path=`` the old name of ``location``; ``backend`` names one of ``BACKENDS``
+    explicitly. Defaults are offline:
     the MiniLM embedder when installed, and the heuristic extractor, summariser and link
     resolver; ``profile="inspect"`` gives the passive client of an existing store (no
     extractor, no link resolver, the embedder that follows the store's recorded model).
@@ -292,6 +310,10 @@ def open_memory(
     go to ``AgentMemory``. Closing the client closes the store (and pool) that ``open_memory``
     opened, store first; a store passed in is left open.
     """
+    if path is not None:
+        if location is not None:
+            raise ConfigurationError("pass the store's location once (path= is the old name of location).")
+        location = path
     ports = {
         "store": store,
         "embedder": embedder,
@@ -302,7 +324,7 @@ def open_memory(
         "memory_extraction_config": memory_extraction_config,
     }
     container = build_container(
-        path,
+        location,
         backend=backend,
         oracle=oracle,
         profile=profile,

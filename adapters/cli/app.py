@@ -59,6 +59,7 @@ PANEL_EXPLORE: Final = "Explore a store"
 PANEL_EDIT: Final = "Edit links"
 PANEL_MOVE: Final = "Move and maintain data"
 PANEL_ADMIN: Final = "Diagnose and administer"
+PANEL_DEPRECATED: Final = "Deprecated options"
 
 
 # --- error handling ------------------------------------------------------------------------------
@@ -110,7 +111,8 @@ app = typer.Typer(
         "Durable memory for LLM agents, from the command line: inspect threads, messages and memory "
         "records, search with linked records, build context cards, link records, export and import "
         "whole stores, re-embed, and check an installation.\n\n"
-        "Choose the store with --store PATH (an embedded store file) or --oracle-dsn DSN. "
+        "Choose the store with --store: a store file's path, or a URL such as "
+        "oracle://USER@HOST:PORT/SERVICE (the password in the URL or in ORACLE_PASSWORD). "
         "New here? Run 'palimpsest demo'."
     ),
     no_args_is_help=True,
@@ -122,8 +124,9 @@ app = typer.Typer(
 
 oracle_app = typer.Typer(
     help=(
-        "Install, check or upgrade the Oracle schema of a memory store. Needs --oracle-dsn with "
-        "--oracle-user and --oracle-password (given before 'oracle'); --memory-store-id selects the store."
+        "Install, check or upgrade the Oracle schema of a memory store. Needs --store "
+        "oracle://USER@HOST:PORT/SERVICE (given before 'oracle'; or the deprecated --oracle-dsn with "
+        "--oracle-user and --oracle-password); --memory-store-id selects the store."
     ),
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -150,12 +153,17 @@ def _source(ctx: typer.Context, name: str) -> str | None:
 def _global_options(
     ctx: typer.Context,
     store: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--store",
+            "--dsn",
             envvar="PALIMPSEST_STORE",
-            metavar="PATH",
-            help="The embedded store file to work on (created by 'import' when missing).",
+            metavar="LOCATION",
+            help=(
+                "The store to work on: a store file's path (created by 'import' when missing), or a URL "
+                "such as oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or "
+                "in ORACLE_PASSWORD)."
+            ),
         ),
     ] = None,
     oracle_dsn: Annotated[
@@ -164,12 +172,19 @@ def _global_options(
             "--oracle-dsn",
             envvar="ORACLE_DSN",
             metavar="DSN",
-            help="Work on an Oracle store instead (host:port/service).",
+            help="Deprecated: use --store oracle://USER@HOST:PORT/SERVICE. An Oracle store at host:port/service.",
+            rich_help_panel=PANEL_DEPRECATED,
         ),
     ] = None,
     oracle_user: Annotated[
         str | None,
-        typer.Option("--oracle-user", envvar="ORACLE_USER", metavar="USER", help="The Oracle user."),
+        typer.Option(
+            "--oracle-user",
+            envvar="ORACLE_USER",
+            metavar="USER",
+            help="Deprecated, with --oracle-dsn: the Oracle user.",
+            rich_help_panel=PANEL_DEPRECATED,
+        ),
     ] = None,
     oracle_password: Annotated[
         str | None,
@@ -177,7 +192,8 @@ def _global_options(
             "--oracle-password",
             envvar="ORACLE_PASSWORD",
             metavar="PASSWORD",
-            help="The Oracle password (prefer the environment variable).",
+            help="Deprecated, with --oracle-dsn: the Oracle password (prefer the environment variable).",
+            rich_help_panel=PANEL_DEPRECATED,
         ),
     ] = None,
     memory_store_id: Annotated[
@@ -186,7 +202,7 @@ def _global_options(
             "--memory-store-id",
             envvar="PALIMPSEST_MEMORY_STORE_ID",
             metavar="ID",
-            help="Which memory store of the Oracle schema (default: the unprefixed one).",
+            help="Which memory store of a database (default: the unprefixed one); or ?memory_store_id=ID in the URL.",
         ),
     ] = None,
     embedder: Annotated[
@@ -221,7 +237,7 @@ def _global_options(
         elif dsn_source == "COMMANDLINE" and store_source == "ENVIRONMENT":
             store = None
     ctx.obj = CliSettings(
-        store=store,
+        store=store or None,
         oracle_dsn=oracle_dsn or None,
         oracle_user=oracle_user,
         oracle_password=oracle_password,
@@ -854,14 +870,9 @@ def import_(
                 items = read_items(handle, source=name)
     except UnicodeDecodeError:
         raise CliError(f"{name} is not UTF-8 text.") from None
-    new_file = (
-        settings.oracle_dsn is None
-        and settings.store is not None
-        and not settings.store.expanduser().exists()
-    )
-    created_folder = (
-        _first_missing_folder(settings.store.expanduser().parent) if new_file and settings.store else None
-    )
+    path = settings.location().path
+    new_file = path is not None and not Path(path).exists()
+    created_folder = _first_missing_folder(Path(path).parent) if new_file and path is not None else None
     try:
         with open_session(settings, create=True) as session:
             if reembed and session.embedder is None:
@@ -879,8 +890,8 @@ def import_(
                     source=name,
                 )
     except BaseException:
-        if new_file and settings.store is not None:
-            _remove_store_file(settings.store.expanduser(), created_folder)
+        if new_file and path is not None:
+            _remove_store_file(Path(path), created_folder)
         raise
     summary = f"imported {_counts(counts)} from {name}"
     if reembed and (counts.get("message") or counts.get("memory")):

@@ -2,10 +2,15 @@
 
 The global options of ``palimpsest`` become one :class:`CliSettings`; :func:`open_session` turns
 them into a ready :class:`Session`, built by the composition root
-(:mod:`palimpsest.adapters.bootstrap`) with ``profile="inspect"``: the store (``--store``
-selects the ``embedded`` backend, ``--oracle-dsn`` the ``oracle`` one, from
-:data:`palimpsest.adapters.backends.BACKENDS`), the embedder chosen by ``--embedder``, and an
-``AgentMemory`` over both. The root owns the store and the Oracle pool and closes them.
+(:mod:`palimpsest.adapters.bootstrap`) with ``profile="inspect"``: the store (``--store`` is a
+path, ``:memory:`` or a URL, parsed by the library's own
+:func:`~palimpsest.adapters.backends.parse_store_location`, which picks the row of
+:data:`~palimpsest.adapters.backends.BACKENDS`), the embedder chosen by ``--embedder``, and an
+``AgentMemory`` over both. The root owns the store and its pool and closes them.
+
+``--oracle-dsn``, ``--oracle-user`` and ``--oracle-password`` are the deprecated spelling of
+``--store oracle://...``: they build the library's old ``OracleSettings``, hence the same
+location.
 
 The command line's client is deliberately passive: it has no extractor and no link resolver,
 so opening a store never starts extraction work or links memories by itself (pending
@@ -15,13 +20,14 @@ them). It has the offline TextRank summariser, so context cards carry a summary.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from palimpsest.adapters.backends import OracleSettings, choose_backend
+from palimpsest.adapters.backends import OracleSettings, StoreLocation, parse_store_location
 from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client
 from palimpsest.adapters.embedder_choice import (
     DEFAULT_OPENAI_EMBEDDING_MODEL,
@@ -30,9 +36,8 @@ from palimpsest.adapters.embedder_choice import (
     resolve_embedder,
     stored_model_id,
 )
-from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.application import AgentMemory, Embedder
-from palimpsest.domain.errors import SchemaVersionError
+from palimpsest.domain.errors import AgentMemoryError, SchemaVersionError
 from palimpsest.domain.ports import MemoryStore
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "EmbedderChoice",
     "OpenedStore",
     "Session",
+    "StoreLocation",
     "minilm_status",
     "open_session",
     "open_store",
@@ -57,6 +63,11 @@ The import namespace stays ``palimpsest``; every install hint names this distrib
 
 _SCHEMA_HINT: Final = "palimpsest oracle install creates the store; palimpsest oracle upgrade upgrades it"
 
+NO_STORE_MESSAGE: Final = (
+    "no store given: pass --store PATH or URL (or set PALIMPSEST_STORE), e.g. --store memory.db or "
+    "--store oracle://USER@HOST:PORT/SERVICE."
+)
+
 
 class CliError(Exception):
     """A mistake the command line itself detects (a missing option, a missing file...).
@@ -66,9 +77,12 @@ class CliError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class CliSettings:
-    """The global options, as given on the command line or in the environment."""
+    """The global options, as given on the command line or in the environment.
 
-    store: Path | None = None
+    ``store`` is what ``--store`` (or ``--dsn``) names: a path, ``:memory:`` or a URL. The
+    ``oracle_*`` fields are the deprecated options that spell an Oracle URL in parts."""
+
+    store: str | os.PathLike[str] | None = None
     oracle_dsn: str | None = None
     oracle_user: str | None = None
     oracle_password: str | None = field(default=None, repr=False)
@@ -77,24 +91,55 @@ class CliSettings:
     debug: bool = False
 
     @property
-    def uses_oracle(self) -> bool:
-        return self.oracle_dsn is not None
+    def names_a_store(self) -> bool:
+        """Whether a store is given at all (by --store or the deprecated --oracle-dsn)."""
+        return self.store is not None or self.oracle_dsn is not None
 
     def describe_store(self) -> str:
         """A short human name for the configured store (no credentials)."""
-        if self.oracle_dsn is not None:
-            suffix = f", memory store {self.memory_store_id!r}" if self.memory_store_id else ""
-            return f"Oracle {self.oracle_dsn}{suffix}"
-        if self.store is not None:
-            return f"store file {self.store}"
-        return "no store"
+        if not self.names_a_store:
+            return "no store"
+        try:
+            return self.location().describe()
+        except (AgentMemoryError, CliError):
+            return "a store location that does not parse"  # never the text itself: it may hold a password
 
     def check(self) -> None:
         """Refuse contradictory global options."""
         if self.store is not None and self.oracle_dsn is not None:
-            raise CliError("give either --store (an embedded store file) or --oracle-dsn, not both.")
-        if self.memory_store_id is not None and self.oracle_dsn is None:
-            raise CliError("--memory-store-id applies to Oracle stores only; give --oracle-dsn as well.")
+            raise CliError("give either --store or the deprecated --oracle-dsn, not both.")
+
+    def location(self) -> StoreLocation:
+        """Where the store is, through the library's own parsing; ``CliError`` when no store is
+        given, ``ConfigurationError`` for a location that does not parse."""
+        self.check()
+        if self.oracle_dsn is not None:
+            location = parse_store_location(self._deprecated_oracle_settings())
+        elif self.store is None:
+            raise CliError(NO_STORE_MESSAGE)
+        else:
+            location = parse_store_location(self.store)
+        if location.path is not None:
+            location = replace(location, path=os.path.expanduser(location.path))
+        if self.memory_store_id is None:
+            return location
+        if location.connection is None:
+            raise CliError(
+                f"--memory-store-id applies to stores in a database (a URL), not to {location.describe()}."
+            )
+        named = location.connection.memory_store_id
+        if named is not None and named != self.memory_store_id:
+            raise CliError(f"--memory-store-id {self.memory_store_id!r} and the URL's memory_store_id {named!r} differ.")
+        return replace(location, connection=replace(location.connection, memory_store_id=self.memory_store_id))
+
+    def _deprecated_oracle_settings(self) -> OracleSettings:
+        """``--oracle-dsn/--oracle-user/--oracle-password``: the old spelling of ``--store oracle://...``."""
+        assert self.oracle_dsn is not None
+        if not self.oracle_user:
+            raise CliError("Oracle needs a user: pass --oracle-user (or set ORACLE_USER).")
+        if self.oracle_password is None:
+            raise CliError("Oracle needs a password: pass --oracle-password (or set ORACLE_PASSWORD).")
+        return OracleSettings(self.oracle_dsn, self.oracle_user, self.oracle_password)
 
 
 # --- stores ------------------------------------------------------------------------------------
@@ -103,34 +148,21 @@ class CliSettings:
 def _root(settings: CliSettings, *, create: bool) -> Container:
     """The composition root configured from the global options (nothing opened yet).
 
-    Without ``create`` an embedded store file must already exist and an Oracle store must
-    already be installed (``palimpsest oracle install``)."""
-    settings.check()
-    if settings.oracle_dsn is not None:
-        if not settings.oracle_user:
-            raise CliError("Oracle needs a user: pass --oracle-user (or set ORACLE_USER).")
-        if settings.oracle_password is None:
-            raise CliError("Oracle needs a password: pass --oracle-password (or set ORACLE_PASSWORD).")
-        oracle = OracleSettings(
-            settings.oracle_dsn,
-            settings.oracle_user,
-            settings.oracle_password,
-            memory_store_id=settings.memory_store_id,
-            schema_policy=SchemaPolicy.CREATE_IF_NECESSARY if create else SchemaPolicy.REQUIRE_EXISTING,
-        )
-        backend = choose_backend(oracle=oracle)
-        return build_container(backend=backend.name, oracle=oracle, **_inspect(settings))
-    if settings.store is None:
-        raise CliError("no store given: pass --store PATH (or set PALIMPSEST_STORE), or --oracle-dsn DSN.")
-    path = settings.store.expanduser()
-    if path.is_dir():
-        raise CliError(f"{path} is a folder, not a store file.")
-    if not create and not path.exists():
-        raise CliError(
-            f"no store file at {path} (import data with 'palimpsest import', or create one with open_memory)."
-        )
-    backend = choose_backend(path=path)  # creates a missing folder itself when opened
-    return build_container(path, backend=backend.name, **_inspect(settings))
+    Without ``create`` a store file must already exist and a store in a database must already
+    be installed (``palimpsest oracle install``)."""
+    location = settings.location()
+    if location.path is not None:
+        path = Path(location.path)
+        if path.is_dir():
+            raise CliError(f"{path} is a folder, not a store file.")
+        if not create and not path.exists():
+            raise CliError(
+                f"no store file at {path} (import data with 'palimpsest import', or create one with open_memory)."
+            )
+        # a missing folder is created by the store itself when opened
+    if not create:
+        location = location.requiring_existing()
+    return build_container(location, **_inspect(settings))
 
 
 def _inspect(settings: CliSettings) -> dict[str, Any]:
@@ -148,7 +180,7 @@ def _schema_hint() -> Iterator[None]:
 
 @dataclass
 class OpenedStore:
-    """An open store; ``close`` closes it and the Oracle pool under it (the root's resources)."""
+    """An open store; ``close`` closes it and the pool under it, if any (the root's resources)."""
 
     store: MemoryStore
     _shutdown: Callable[[], object] = field(repr=False)

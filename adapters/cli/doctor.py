@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Final
 
 from palimpsest.adapters.clock import SystemClock
@@ -86,22 +87,21 @@ def _schema_check(label: str, state: SchemaState | None, *, how: str = "") -> Ch
 
 def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | None]:
     """Checks of the store itself, and the opened store (to be closed by the caller) when it opens."""
-    try:
-        settings.check()
-    except CliError as exc:
-        return [Check("store", Status.FAIL, str(exc))], None
-    if settings.oracle_dsn is None and settings.store is None:
+    if not settings.names_a_store:
         return [
             Check(
                 "store",
                 Status.WARN,
-                "none configured: pass --store PATH (or set PALIMPSEST_STORE) or --oracle-dsn",
+                "none configured: pass --store PATH or URL (or set PALIMPSEST_STORE)",
             )
         ], None
-    label = settings.describe_store()
-    if settings.oracle_dsn is None:
-        assert settings.store is not None
-        path = settings.store.expanduser()
+    try:
+        location = settings.location()
+    except (AgentMemoryError, CliError) as exc:
+        return [Check("store", Status.FAIL, str(exc))], None
+    label = location.describe()
+    if location.path is not None:
+        path = Path(location.path)
         if not path.exists():
             return [Check("store", Status.FAIL, f"no store file at {path}")], None
         if not path.is_file():
@@ -132,8 +132,8 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
     except (AgentMemoryError, CliError, OSError) as exc:
         return [Check("store", Status.FAIL, f"{label} does not open: {exc}")], None
     try:
-        # An Oracle store opens with REQUIRE_EXISTING, which accepts the current version only.
-        how = "; checked with REQUIRE_EXISTING" if settings.oracle_dsn is not None else ""
+        # A store in a database opens with REQUIRE_EXISTING, which accepts the current version only.
+        how = "; checked with REQUIRE_EXISTING" if location.connection is not None else ""
         schema = _schema_check(label, diagnostics.schema_state(opened.store), how=how)
         counts = diagnostics.count_rows(opened.store, _CLOCK)
     except AgentMemoryError as exc:

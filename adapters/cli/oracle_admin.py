@@ -1,6 +1,8 @@
 """Adapters layer (command line): ``palimpsest oracle install|check|upgrade``, the Oracle schema by hand.
 
-Each action opens one connection to ``--oracle-dsn`` and hands it to the Oracle adapter's
+Each action opens one connection to the Oracle store that ``--store oracle://...`` names (or
+the deprecated ``--oracle-dsn``; both parsed as every command parses them) and hands it to the
+Oracle adapter's
 public ``administer_schema`` (which sets the session up as the store's own leases do and
 applies the store's ``SchemaManager``); this module only connects and words the report:
 
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final, Literal
 
+from palimpsest.adapters.backends import ConnectionSettings
 from palimpsest.domain.errors import SchemaVersionError
 
 from .context import CliError, CliSettings
@@ -27,34 +30,34 @@ __all__ = ["NO_DSN_MESSAGE", "OracleAction", "run_action"]
 OracleAction = Literal["install", "check", "upgrade"]
 
 NO_DSN_MESSAGE: Final = (
-    "the oracle commands need a database: pass --oracle-dsn DSN (or set ORACLE_DSN) with "
-    "--oracle-user and --oracle-password."
+    "the oracle commands need an Oracle store: pass --store oracle://USER@HOST:PORT/SERVICE (the password "
+    "in the URL or in ORACLE_PASSWORD), or the deprecated --oracle-dsn DSN with --oracle-user and --oracle-password."
 )
 
 
-@contextmanager
-def _connection(settings: CliSettings) -> Iterator[Any]:
-    if settings.oracle_dsn is None:
+def _oracle_connection(settings: CliSettings) -> ConnectionSettings:
+    if not settings.names_a_store:
         raise CliError(NO_DSN_MESSAGE)
-    if settings.store is not None:
-        raise CliError("the oracle commands work on --oracle-dsn; drop --store.")
+    connection = settings.location().connection
+    if connection is None or connection.backend != "oracle":
+        raise CliError(NO_DSN_MESSAGE)
+    return connection
+
+
+@contextmanager
+def _connection(settings: CliSettings) -> Iterator[tuple[Any, ConnectionSettings]]:
+    target = _oracle_connection(settings)
     try:
         import oracledb
     except ImportError:
         raise CliError("python-oracledb is not installed: pip install 'palimpsest-memory[oracle]'.") from None
-    if not settings.oracle_user:
-        raise CliError("Oracle needs a user: pass --oracle-user (or set ORACLE_USER).")
-    if settings.oracle_password is None:
-        raise CliError("Oracle needs a password: pass --oracle-password (or set ORACLE_PASSWORD).")
     try:
-        connection = oracledb.connect(
-            user=settings.oracle_user, password=settings.oracle_password, dsn=settings.oracle_dsn
-        )
+        connection = oracledb.connect(user=target.user, password=target.password, dsn=target.target)
     except oracledb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise CliError(f"cannot connect to Oracle at {settings.oracle_dsn}: {first}") from exc
+        raise CliError(f"cannot connect to Oracle at {target.target}: {first}") from exc
     try:
-        yield connection
+        yield connection, target
     finally:
         connection.close()
 
@@ -76,11 +79,11 @@ def run_action(
     vector_index: str = "hnsw",
 ) -> str:
     """Run ``action`` on the configured Oracle store; returns the one-line report."""
-    with _connection(settings) as connection:
+    with _connection(settings) as (connection, target):
         # Imported once connected: the adapter's modules need the driver, which _connection checked.
         from palimpsest.adapters.oracle import administer_schema, registered_version, store_label
 
-        store_id = settings.memory_store_id
+        store_id = target.memory_store_id
         label = store_label(store_id)
         if action == "upgrade" and registered_version(connection, memory_store_id=store_id) is None:
             raise SchemaVersionError(f"{label} is not installed; run 'palimpsest oracle install' first.")

@@ -13,7 +13,7 @@ import pytest
 from dependency_injector import providers
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters import clock as adapter_clock
-from palimpsest.adapters.backends import BACKENDS, OracleSettings, choose_backend
+from palimpsest.adapters.backends import BACKENDS, ConnectionSettings, OracleSettings, choose_backend, parse_store_location
 from palimpsest.adapters.bootstrap import PORTS, Container, build_container, open_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
@@ -41,8 +41,8 @@ def _fake_pooled_table(events: list[str]) -> dict[str, Any]:
     is an opaque token and the store an in-memory one, so no SQL runs; only the lifetime wiring
     of the real container (store resource on top of the pool resource) is exercised."""
 
-    def open_pool(settings: OracleSettings) -> str:
-        events.append(f"pool opened for {settings.dsn}")
+    def open_pool(settings: ConnectionSettings) -> str:
+        events.append(f"pool opened for {settings.target}")
         return "the pool"
 
     def close_pool(pool: str) -> None:
@@ -70,11 +70,12 @@ def test_the_container_has_one_store_branch_per_registered_backend() -> None:
     assert {name for name, backend in BACKENDS.items() if backend.persistent} == {"embedded", "oracle"}
 
 
-def test_the_backend_follows_from_the_arguments_unless_named(tmp_path: Path) -> None:
+def test_the_backend_follows_from_the_location_unless_named(tmp_path: Path) -> None:
     assert choose_backend().name == "memory"
-    assert choose_backend(path=tmp_path / "m.db").name == "embedded"
-    assert choose_backend(oracle=ORACLE).name == "oracle"
+    assert choose_backend(location=parse_store_location(tmp_path / "m.db")).name == "embedded"
+    assert choose_backend(location=parse_store_location(ORACLE)).name == "oracle"
     assert choose_backend("memory").name == "memory"
+    assert choose_backend("embedded", parse_store_location("m.db")).name == "embedded"
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,15 @@ def test_the_backend_follows_from_the_arguments_unless_named(tmp_path: Path) -> 
         {"backend": "embedded"},  # no path
         {"backend": "oracle"},  # no connection settings
         {"path": "m.db", "oracle": ORACLE},
+        {"location": "m.db", "oracle": ORACLE},
+        {"location": "m.db", "path": "n.db"},
         {"backend": "embedded", "path": "m.db", "oracle": ORACLE},
+        {"backend": "oracle", "location": "m.db"},
+        {"backend": "memory", "location": "oracle://scott:tiger@db:1521/FREEPDB1"},
+        {"backend": "embedded", "location": ":memory:"},
+        {"location": "oracle://scott:tiger@db:1521/FREEPDB1?memory_store_id=ACME&colour=blue"},
+        {"location": "postgresql://scott:tiger@db:5432/memory"},
+        {"oracle": "db:1521/FREEPDB1"},  # not an OracleSettings
     ],
 )
 def test_a_request_that_does_not_fit_a_backend_is_a_configuration_error_and_opens_nothing(

@@ -29,7 +29,8 @@ def test_no_store_is_a_one_line_error(invoke: Invoke) -> None:
     result = invoke("threads")
     assert result.exit_code == 1
     assert one_line_error(result.stderr) == (
-        "error: no store given: pass --store PATH (or set PALIMPSEST_STORE), or --oracle-dsn DSN."
+        "error: no store given: pass --store PATH or URL (or set PALIMPSEST_STORE), e.g. --store memory.db or "
+        "--store oracle://USER@HOST:PORT/SERVICE."
     )
 
 
@@ -77,8 +78,11 @@ def test_store_and_oracle_options_conflict_unless_one_comes_from_the_environment
         == "error: Oracle needs a user: pass --oracle-user (or set ORACLE_USER)."
     )
 
-    alone = invoke("--memory-store-id", "ACME", "threads")
-    assert "--memory-store-id applies to Oracle stores only" in one_line_error(alone.stderr)
+    monkeypatch.delenv("PALIMPSEST_STORE")
+    alone = invoke("--store", seeded.store, "--memory-store-id", "ACME", "threads")
+    assert "--memory-store-id applies to stores in a database (a URL), not to store file" in one_line_error(
+        alone.stderr
+    )
 
 
 @pytest.mark.parametrize("action", ["install", "check", "upgrade"])
@@ -86,8 +90,9 @@ def test_oracle_commands_without_a_dsn_are_a_one_line_error(invoke: Invoke, acti
     result = invoke("oracle", action)
     assert result.exit_code == 1
     assert one_line_error(result.stderr) == (
-        "error: the oracle commands need a database: pass --oracle-dsn DSN (or set ORACLE_DSN) with "
-        "--oracle-user and --oracle-password."
+        "error: the oracle commands need an Oracle store: pass --store oracle://USER@HOST:PORT/SERVICE (the "
+        "password in the URL or in ORACLE_PASSWORD), or the deprecated --oracle-dsn DSN with --oracle-user and "
+        "--oracle-password."
     )
 
 

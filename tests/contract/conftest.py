@@ -5,7 +5,8 @@ of the backend registry (``palimpsest.adapters.backends.BACKENDS``, the table th
 root opens stores with), each store opened by that row's own ``open_store``. A pooled backend
 (Oracle) is marked with its name and runs against ``ORACLE_DSN`` or a container on a Docker
 engine, and otherwise skips at once with one reason (``tests/oracle_database.py``, fixtures
-in ``tests/conftest.py``); each Oracle store is a fresh ``memory_store_id``, dropped afterwards.
+in ``tests/conftest.py``); each of its stores is a fresh ``memory_store_id``, dropped afterwards
+by the row's own ``drop_stores`` hook.
 """
 
 from __future__ import annotations
@@ -83,16 +84,9 @@ class StoreFactory:
     def close_all(self) -> None:
         for store in reversed(self._opened):
             store.close()
-        if self.adapter == "oracle":
-            from palimpsest.adapters.oracle.names import StoreNames
-            from palimpsest.adapters.oracle.schema import SchemaManager
-
-            connection = self._pool.acquire()
-            try:
-                for store_id in sorted(set(self._locations.values())):
-                    SchemaManager(StoreNames(store_id)).drop(connection)
-            finally:
-                self._pool.release(connection)
+        drop_stores = BACKENDS[self.adapter].drop_stores
+        if drop_stores is not None:  # a backend whose stores outlive their instances drops its own
+            drop_stores(self._pool, sorted(set(self._locations.values())))
 
 
 ADAPTERS = [
