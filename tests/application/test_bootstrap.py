@@ -13,7 +13,13 @@ import pytest
 from dependency_injector import providers
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters import clock as adapter_clock
-from palimpsest.adapters.backends import BACKENDS, ConnectionSettings, OracleSettings, choose_backend, parse_store_location
+from palimpsest.adapters.backends import (
+    BACKENDS,
+    ConnectionSettings,
+    OracleSettings,
+    choose_backend,
+    parse_store_location,
+)
 from palimpsest.adapters.bootstrap import PORTS, Container, build_container, open_client
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
