@@ -16,7 +16,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 SNIPPETS = {
     "quickstart": "with open_memory() as memory:",
     "model": "chat = OpenAIChatModel(client,",
-    "oracle": "memory = open_memory(oracle=settings,",
+    "oracle": 'memory = open_memory("oracle://',
     "langgraph": "middleware = ShortTermMemoryMiddleware(memory,",
 }
 """Snippet name → a line fragment that identifies its block."""

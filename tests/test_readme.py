@@ -79,7 +79,7 @@ def test_the_oracle_snippet_without_a_database_fails_at_once_with_a_storage_erro
     from palimpsest.domain.errors import AgentMemoryError, StorageError
 
     code = snippet("oracle")
-    [(host, port)] = re.findall(r'dsn="([\d.]+):(\d+)/', code)
+    [(host, port)] = re.findall(r"@([\d.]+):(\d+)/", code)
     if _listening(host, int(port)):
         pytest.skip(f"a database answers at {host}:{port}; the oracle tests cover that case")
     with pytest.raises(StorageError) as raised:
