@@ -90,7 +90,7 @@ def test_concurrent_opens_of_a_new_store_migrate_it_once(stores: StoreFactory) -
     def open_once() -> None:
         try:
             stores.open(store_id)
-        except BaseException as exc:  # collected for the assertion below
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion below
             errors.append(exc)
 
     workers = [threading.Thread(target=open_once) for _ in range(3)]
