@@ -39,13 +39,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
-from benchmarks.locomo.loader import Conversation, load  # noqa: E402
 from palimpsest.adapters.postgres import PostgresStoreCore  # noqa: E402
 from palimpsest.adapters.postgres.keywords import index_documents  # noqa: E402
 from palimpsest.domain.model import keyword_text  # noqa: E402
 from palimpsest.domain.search import ScopeFilter, SearchQuery  # noqa: E402
 from palimpsest.domain.text import query_terms  # noqa: E402
 from psycopg import sql  # noqa: E402
+
+from benchmarks.locomo.loader import Conversation, load  # noqa: E402
 
 K = 10
 
