@@ -191,6 +191,7 @@ def _v1_tables(conn: psycopg.Connection[Any]) -> None:
         )""",
         "CREATE INDEX messages_user ON messages (user_id)",
         "CREATE INDEX messages_expiry ON messages (expires_at) WHERE expires_at IS NOT NULL",
+        "CREATE INDEX messages_metadata ON messages USING gin (metadata jsonb_path_ops)",
         f"""CREATE TABLE records (
             id                   text COLLATE "C" PRIMARY KEY,
             record_type          text NOT NULL,
@@ -213,6 +214,7 @@ def _v1_tables(conn: psycopg.Connection[Any]) -> None:
         "CREATE INDEX records_agent ON records (agent_id)",
         "CREATE INDEX records_thread ON records (thread_id)",
         "CREATE INDEX records_expiry ON records (expires_at, id) WHERE expires_at IS NOT NULL",
+        "CREATE INDEX records_metadata ON records USING gin (metadata jsonb_path_ops)",
         """CREATE TABLE links (
             id                      text COLLATE "C" PRIMARY KEY,
             source_id               text COLLATE "C" NOT NULL REFERENCES records (id) ON DELETE CASCADE,

@@ -21,14 +21,16 @@ writer):
 * ``load``: records and messages by id, one statement per table.
 * ``message_neighbours``: one statement with a lateral join on ``(thread_id, seq)``.
 
-The metadata filter is checked in Python (:meth:`SearchQuery.admits_record`) on the candidate
-rows, a larger page being fetched when it drops rows from a full one; every row read is kept
+The metadata filter narrows the rows in SQL by ``jsonb`` containment (:func:`containment`, a
+necessary condition served by a GIN index) and is decided in Python
+(:meth:`SearchQuery.admits_record`) on the candidate rows, a larger page being fetched when it
+drops rows from a full one; every row read is kept
 for the session, so ``load`` sends no statement for a row a candidate page already returned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import psycopg
@@ -37,6 +39,7 @@ from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, Message, 
 from palimpsest.domain.ports import SearchSession
 from palimpsest.domain.search import NO_KEYWORD_CANDIDATES, CandidateKey, KeywordCandidates, SearchQuery
 from palimpsest.domain.sentinel import ANY
+from psycopg.types.json import Jsonb
 
 from .errors import translate
 from .keywords import BM25_SCORE_SQL, query_weights
@@ -55,6 +58,8 @@ __all__ = [
     "HNSW_EF_SEARCH",
     "HNSW_MAX_SCAN_TUPLES",
     "PostgresSearchSession",
+    "begin_search",
+    "containment",
     "vector_literal",
 ]
 
@@ -100,6 +105,33 @@ class _Where:
         return " AND ".join(self.clauses) if self.clauses else "true"
 
 
+def containment(flt: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``jsonb`` value every metadata the filter admits contains (``metadata @> value``): the
+    filter's exact values and nested filters, and the elements ``$array_contains`` asks for.
+    ``$not`` and ``$array_contains_any`` add nothing. A necessary condition only (an exact
+    list or object is contained in more than itself), so the Python check stays the judge;
+    what it buys is the GIN index on ``metadata`` narrowing the rows read."""
+    found: dict[str, Any] = {}
+    for key, expected in flt.items():
+        if isinstance(expected, Mapping) and expected and all(k.startswith("$") for k in expected):
+            wanted = expected.get("$array_contains")
+            if wanted is not None or "$array_contains" in expected:
+                found[key] = list(wanted) if isinstance(wanted, (list, tuple)) else [wanted]
+        elif isinstance(expected, Mapping):
+            found[key] = containment(expected)
+        else:
+            found[key] = expected
+    return found
+
+
+def _metadata(where: _Where, query: SearchQuery, alias: str) -> None:
+    if query.metadata_filter is None:
+        return
+    needed = containment(query.metadata_filter)
+    if needed:
+        where.add(f"{alias}.metadata @> %s", Jsonb(needed))
+
+
 def _scope(where: _Where, query: SearchQuery, alias: str) -> None:
     for dimension in ("user_id", "agent_id", "thread_id"):
         value = getattr(query.scope, dimension)
@@ -126,6 +158,7 @@ def _record_where(query: SearchQuery, alias: str, *, direct: bool) -> _Where | N
         where.add(f"{alias}.status = 'valid'")
     if direct and query.record_ids is not None:
         where.add(f"{alias}.id = ANY(%s)", sorted(query.record_ids))
+    _metadata(where, query, alias)
     return where
 
 
@@ -135,6 +168,7 @@ def _message_where(query: SearchQuery, alias: str) -> _Where | None:
         return None
     where = _Where()
     _scope(where, query, alias)
+    _metadata(where, query, alias)
     return where
 
 

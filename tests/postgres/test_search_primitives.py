@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.postgres import PostgresStoreCore
+from palimpsest.adapters.postgres.search import containment
 from palimpsest.domain.errors import VectorDimensionError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.search import SearchQuery, run_search
@@ -47,15 +48,18 @@ def _rows() -> dict[str, Any]:
         message("m6", "t2", 1, "The cafe on Main street serves great coffee coffee", user_id="u2", speaker="Ann"),
         message("m7", "t2", 2, "Expired chatter about coffee", user_id="u2", speaker="Bo", expires_at=at(30)),
     ]
-    fact = record("r1", "Caroline researches adoption agencies", user_id="u1", metadata={"topic": "family"})
+    fact = record("r1", "Caroline researches adoption agencies", user_id="u1",
+                  metadata={"topic": "family", "tags": ["kids", "work"], "place": {"city": "Paris"}})
     pref = record("r2", "Melanie drinks coffee every morning", record_type=RecordType.PREFERENCE, user_id="u1",
                   metadata={"topic": "food"})
     old = _invalid(record("r3", "Melanie drank tea in the morning", user_id="u1", metadata={"topic": "food"}))
     memo = record("r4", "Ann likes the café on Main street", record_type=RecordType.MEMORY, user_id="u2",
-                  metadata={"topic": "food"})
-    hike = record("r5", "Caroline hikes with her dog in the mountains", user_id="u1", thread_id="t1")
+                  metadata={"topic": "food", "tags": ["cafe"], "place": {"city": "Lyon"}})
+    hike = record("r5", "Caroline hikes with her dog in the mountains", user_id="u1", thread_id="t1",
+                  metadata={"tags": ["outdoor", "kids"], "rating": 4})
     gone = record("r6", "A coffee voucher valid until noon", user_id="u1", expires_at=at(30))
-    guide = record("r7", "Always answer questions about coffee briefly", record_type=RecordType.GUIDELINE)
+    guide = record("r7", "Always answer questions about coffee briefly", record_type=RecordType.GUIDELINE,
+                   metadata={"rating": 4.0, "tags": "kids"})
     records = [fact, pref, old, memo, hike, gone, guide]
     links = [link("l1", pref, old, "supersedes", created=1), link("l2", fact, hike, created=2),
              link("l3", hike, gone, created=3), link("l4", pref, guide, created=4)]
@@ -93,6 +97,17 @@ QUERIES = {
     "keyword, metadata, valid only": {"text": "morning coffee tea", "metadata_filter": {"topic": "food"}, "include_invalid": False},
     "keyword, named records": {"text": "coffee", "record_ids": frozenset({"r2", "r6", "r7"})},
     "keyword, unscoped agent": {"text": "coffee", "agent_id": None, "user_id": None},
+    "dense, array contains": {"vector_of": "r1", "metadata_filter": {"tags": {"$array_contains": "kids"}}},
+    "dense, array contains all": {"vector_of": "r1", "metadata_filter": {"tags": {"$array_contains": ["kids", "work"]}}},
+    "dense, array contains any": {"vector_of": "r1", "metadata_filter": {"tags": {"$array_contains_any": ["cafe", "outdoor"]}}},
+    "dense, exact list": {"vector_of": "r5", "metadata_filter": {"tags": ["kids", "work"]}},
+    "dense, number": {"vector_of": "r5", "metadata_filter": {"rating": 4}},
+    "dense, nested": {"vector_of": "m2", "metadata_filter": {"place": {"city": "Paris"}}},
+    "dense, nested object": {"vector_of": "m2", "metadata_filter": {"place": {}}},
+    "keyword, not": {"text": "coffee morning", "metadata_filter": {"topic": {"$not": "food"}}},
+    "keyword, speaker metadata": {"text": "coffee", "metadata_filter": {"speaker": "Melanie"}},
+    "hybrid, hops, not": {"vector_of": "r2", "text": "coffee", "num_hops": 2,
+                          "metadata_filter": {"tags": {"$not": {"$array_contains": "cafe"}}}},
     "hybrid with hops": {"vector_of": "r2", "text": "coffee morning", "num_hops": 2},
     "hybrid, neighbours": {"vector_of": "m3", "text": "coffee", "neighbour_weight": 0.5, "neighbour_radius": 1},
 }
@@ -216,3 +231,11 @@ def test_a_store_without_vectors_has_no_dense_candidates_and_a_wrong_dimension_i
     sized = stores.open(dimension=DIMENSION)
     with sized.searching() as session, pytest.raises(VectorDimensionError):
         session.dense_candidates(query(vector=[1.0, 0.0]), 5)
+
+
+def test_the_sql_metadata_condition_keeps_what_the_filter_requires_and_drops_what_it_cannot_express() -> None:
+    flt = {
+        "a": 1, "b": {"c": [1, 2]}, "t": {"$array_contains": "x"}, "u": {"$array_contains": ["x", "y"]},
+        "z": {"$array_contains": None}, "n": {"$not": 1}, "any": {"$array_contains_any": [1]}, "e": {},
+    }
+    assert containment(flt) == {"a": 1, "b": {"c": [1, 2]}, "t": ["x"], "u": ["x", "y"], "z": [None], "e": {}}
