@@ -6,6 +6,7 @@ brings psycopg and psycopg_pool). Design: decision D32 in ARCHITECTURE.md.
 
 * ``PostgresStoreCore``: a store's schema (one per ``memory_store_id``, versioned migrations)
   on a connection pool, its search reads (the five primitives in SQL) and its diagnostics;
+* ``read_schema_state``: a store's schema version, read without migrating (``doctor``);
 * ``PostgresDatabase``: the pool, with typed errors for a server that is down, a lost
   connection and refused credentials.
 """
@@ -16,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .connection import PostgresDatabase
-    from .core import PostgresStoreCore
+    from .core import PostgresStoreCore, read_schema_state
 
-__all__ = ["PostgresDatabase", "PostgresStoreCore"]
+__all__ = ["PostgresDatabase", "PostgresStoreCore", "read_schema_state"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "PostgresStoreCore":
-        from .core import PostgresStoreCore
+    if name in ("PostgresStoreCore", "read_schema_state"):
+        from . import core
 
-        return PostgresStoreCore
+        return getattr(core, name)
     if name == "PostgresDatabase":
         from .connection import PostgresDatabase
 

@@ -17,11 +17,12 @@ from typing import Any
 import psycopg
 from palimpsest.domain.ports import SchemaState, StoreDiagnostics
 
-from .connection import DEFAULT_POOL_TIMEOUT, PostgresDatabase
+from .connection import DEFAULT_POOL_TIMEOUT, PostgresDatabase, describe_location
+from .errors import translated_connect_error
 from .schema import LATEST_VERSION, ensure_vector_extension, migrate, schema_name, schema_state, use_schema
 from .search import PostgresSearchSession, begin_search
 
-__all__ = ["PostgresStoreCore"]
+__all__ = ["PostgresStoreCore", "read_schema_state"]
 
 
 class PostgresStoreCore(StoreDiagnostics):
@@ -79,3 +80,17 @@ class PostgresStoreCore(StoreDiagnostics):
 
     def close(self) -> None:
         self.database.close()
+
+
+def read_schema_state(url: str, *, memory_store_id: str | None = None) -> SchemaState:
+    """The schema state of a store, read over one connection without creating or migrating
+    anything (opening a :class:`PostgresStoreCore` would migrate an older schema)."""
+    schema = schema_name(memory_store_id)
+    try:
+        conn = psycopg.connect(url)
+    except psycopg.Error as exc:
+        raise translated_connect_error(exc, describe_location(url)) from exc
+    try:
+        return schema_state(conn, schema)
+    finally:
+        conn.close()

@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import psycopg
+from palimpsest.domain.model import keyword_text, speaker_of
 from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, document_terms, query_terms
 
 __all__ = [
     "KeywordStatistics",
     "QueryWeights",
     "index_documents",
+    "index_messages",
     "query_weights",
     "remove_documents",
     "statistics",
@@ -147,3 +149,31 @@ def index_documents(conn: psycopg.Connection[Any], documents: Sequence[tuple[boo
             "SELECT * FROM unnest(%s::text[], %s::boolean[], %s::text[], %s::integer[], %s::integer[])",
             (p_terms, p_flags, p_ids, p_frequencies, p_lengths),
         )
+
+
+def index_messages(conn: psycopg.Connection[Any], message_ids: Iterable[str], *, with_next: bool = True) -> None:
+    """(Re-)index the keyword documents of stored messages from their rows: each message's
+    :func:`~palimpsest.domain.model.keyword_text` with the turn before it in its thread, and
+    (``with_next``) the message after each, whose turn context it is. What a writer calls after
+    adding, editing or deleting messages (for a deleted one: with the ids of the messages that
+    followed it). Ids of messages that no longer exist are skipped."""
+    ids = list(dict.fromkeys(message_ids))
+    if not ids:
+        return
+    rows = conn.execute(
+        "WITH w AS (SELECT thread_id, seq FROM messages WHERE id = ANY(%s)), "
+        "targets AS (SELECT m.id, m.thread_id, m.seq FROM messages m JOIN w USING (thread_id, seq) "
+        "UNION SELECT n.id, n.thread_id, n.seq FROM w CROSS JOIN LATERAL (SELECT id, thread_id, seq "
+        "FROM messages x WHERE x.thread_id = w.thread_id AND x.seq > w.seq AND %s ORDER BY x.seq LIMIT 1) n) "
+        "SELECT t.id, m.content, m.metadata, b.content, b.metadata FROM targets t "
+        "JOIN messages m ON m.id = t.id LEFT JOIN LATERAL (SELECT content, metadata FROM messages y "
+        "WHERE y.thread_id = t.thread_id AND y.seq < t.seq ORDER BY y.seq DESC LIMIT 1) b ON true",
+        (ids, with_next),
+    ).fetchall()
+    index_documents(
+        conn,
+        [
+            (True, str(row_id), keyword_text(content, speaker_of(metadata), before, speaker_of(before_metadata)))
+            for row_id, content, metadata, before, before_metadata in rows
+        ],
+    )

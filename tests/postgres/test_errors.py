@@ -9,7 +9,7 @@ import uuid
 import psycopg
 import pytest
 from palimpsest.adapters.postgres import PostgresDatabase, PostgresStoreCore
-from palimpsest.domain.errors import ConfigurationError, StorageError, StoreUnavailableError
+from palimpsest.domain.errors import ConfigurationError, StorageError, StoreBusyError, StoreUnavailableError
 from postgres_server import PASSWORD, PASSWORD_ROLE
 from psycopg import sql
 
@@ -92,3 +92,11 @@ def test_a_database_without_pgvector_that_the_role_cannot_create_is_a_configurat
         with psycopg.connect(stores.url, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
             admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+def test_a_pool_with_no_free_connection_in_time_is_busy_not_unavailable(stores: StoreFactory) -> None:
+    core = stores.open(max_connections=1, pool_timeout=0.5)
+    with core.transaction(), pytest.raises(StoreBusyError, match="No free connection"), core.transaction():
+        pass
+    with core.transaction() as conn:  # the held connection came back
+        assert conn.execute("SELECT 1").fetchone() == (1,)

@@ -7,6 +7,7 @@ import threading
 
 import psycopg
 import pytest
+from palimpsest.adapters.postgres import read_schema_state
 from palimpsest.adapters.postgres.schema import LATEST_VERSION, MIGRATIONS, schema_name
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 from palimpsest.domain.ports import StoreDiagnostics
@@ -134,3 +135,18 @@ def test_a_store_without_a_dimension_has_untyped_vector_columns_until_one_is_fix
 def test_a_malformed_memory_store_id_is_a_configuration_error(bad: str) -> None:
     with pytest.raises(ConfigurationError, match="memory_store_id"):
         schema_name(bad)
+
+
+def test_the_schema_state_is_read_without_creating_or_migrating_anything(stores: StoreFactory) -> None:
+    store_id = stores.new_id()
+    assert read_schema_state(stores.url, memory_store_id=store_id).version is None
+    assert schema_name(store_id) not in _schemas(stores.url)  # reading created nothing
+    stores.open(store_id, schema_version=1).close()
+    state = read_schema_state(stores.url, memory_store_id=store_id)
+    assert (state.version, state.needs_migration) == (1, True)
+    assert _versions(stores.url, schema_name(store_id)) == [1]
+
+
+def _schemas(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        return {row[0] for row in conn.execute("SELECT nspname FROM pg_namespace")}
