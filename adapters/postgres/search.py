@@ -51,7 +51,7 @@ from .rows import (
     message_from_row,
     record_from_row,
 )
-from .schema import read_dimension
+from .schema import read_dimension, use_schema
 
 __all__ = [
     "EXACT_SEARCH_MAX",
@@ -407,8 +407,6 @@ class PostgresSearchSession(SearchSession):
 def begin_search(conn: psycopg.Connection[Any], schema: str, vector_schema: str) -> None:
     """Start the read of one search on ``conn`` (idle): ``REPEATABLE READ, READ ONLY``, so
     every primitive reads one snapshot and none waits for a writer, at the store's schema."""
-    from .schema import use_schema
-
     with translate():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         use_schema(conn, schema, vector_schema)
