@@ -127,11 +127,12 @@ def _stop_now(server: Any) -> None:
 
 
 def container_target() -> Iterator[PostgresTarget]:
-    from testcontainers.postgres import PostgresContainer
+    from testcontainers.community.postgres import PostgresContainer
 
     started = time.perf_counter()
     image = os.environ.get("PALIMPSEST_POSTGRES_IMAGE", DEFAULT_IMAGE)
-    with PostgresContainer(image, username="palimpsest", password="palimpsest", dbname="palimpsest") as container:
+    container = PostgresContainer(image, username="palimpsest", password="palimpsest", dbname="palimpsest", driver=None)
+    with container:
         host = container.get_container_host_ip()
         port = container.get_exposed_port(5432)
         url = f"postgresql://palimpsest:palimpsest@{host}:{port}/palimpsest"

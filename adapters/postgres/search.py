@@ -35,7 +35,14 @@ from typing import Any, Final
 
 import psycopg
 from palimpsest.domain.errors import VectorDimensionError
-from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, Message, RecordLink, RecordType
+from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
+    SPEAKER_KEY,
+    MemoryRecord,
+    Message,
+    RecordLink,
+    RecordType,
+)
 from palimpsest.domain.ports import SearchSession
 from palimpsest.domain.search import NO_KEYWORD_CANDIDATES, CandidateKey, KeywordCandidates, SearchQuery
 from palimpsest.domain.sentinel import ANY
@@ -74,7 +81,11 @@ HNSW_MAX_SCAN_TUPLES: Final = 20_000
 """How many index tuples an iterative HNSW scan may visit (pgvector's default)."""
 MAX_CANDIDATE_LIMIT: Final = 100_000
 _GROWTH: Final = 4
-_NAMED: Final = "jsonb_typeof({0}metadata -> 'speaker') = 'string' AND btrim({0}metadata ->> 'speaker', ' ') <> ''"
+_NAMED: Final = (
+    f"jsonb_typeof({{0}}metadata -> '{SPEAKER_KEY}') = 'string' AND btrim({{0}}metadata ->> '{SPEAKER_KEY}', ' ') <> ''"
+)
+"""A message has a speaker (:func:`~palimpsest.domain.model.speaker_of`): a string, not empty once
+its spaces are trimmed."""
 
 Entity = MemoryRecord | Message
 Row = tuple[str, str, float]
