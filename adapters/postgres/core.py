@@ -20,7 +20,7 @@ from palimpsest.domain.ports import SchemaState, StoreDiagnostics
 from .connection import DEFAULT_POOL_TIMEOUT, PostgresDatabase, describe_location
 from .errors import translated_connect_error
 from .schema import LATEST_VERSION, ensure_vector_extension, migrate, schema_name, schema_state, use_schema
-from .search import PostgresSearchSession, begin_search
+from .search import HNSW_EF_SEARCH, PostgresSearchSession, begin_search
 
 __all__ = ["PostgresStoreCore", "read_schema_state"]
 
@@ -65,12 +65,14 @@ class PostgresStoreCore(StoreDiagnostics):
             conn.commit()
 
     @contextmanager
-    def searching(self, *, exact: bool | None = None) -> Iterator[PostgresSearchSession]:
+    def searching(
+        self, *, exact: bool | None = None, ef_search: int = HNSW_EF_SEARCH
+    ) -> Iterator[PostgresSearchSession]:
         """A :class:`PostgresSearchSession` over one read-only snapshot of the store."""
         with self.database.connection() as conn:
             begin_search(conn, self.schema, self.vector_schema)
             try:
-                yield PostgresSearchSession(conn, exact=exact)
+                yield PostgresSearchSession(conn, exact=exact, ef_search=ef_search)
             finally:
                 conn.rollback()
 

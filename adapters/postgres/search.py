@@ -188,17 +188,20 @@ class PostgresSearchSession(SearchSession):
     read-only transaction whose ``search_path`` is the store's schema (see :func:`begin_search`).
 
     ``exact`` forces the dense search exact (``True``) or through the index (``False``); by
-    default (``None``) the scope's size decides (:data:`EXACT_SEARCH_MAX`)."""
+    default (``None``) the scope's size decides (:data:`EXACT_SEARCH_MAX`). ``ef_search`` is the
+    HNSW candidate list (raised to the candidates asked for, at most 1000)."""
 
     def __init__(
         self,
         conn: psycopg.Connection[Any],
         *,
         exact: bool | None = None,
+        ef_search: int = HNSW_EF_SEARCH,
         max_candidates: int = MAX_CANDIDATE_LIMIT,
     ) -> None:
         self._conn = conn
         self.exact = exact
+        self.ef_search = ef_search
         self.max_candidates = max_candidates
         self._dimension: tuple[int | None] | None = None
         self._loaded: dict[CandidateKey, Entity | None] = {}
@@ -320,7 +323,7 @@ class PostgresSearchSession(SearchSession):
             # Ordered by the distance plus zero: an expression no HNSW index serves.
             order = "(r.embedding <=> %s::vector) + 0, r.id"
         else:
-            ef_search = min(1000, max(HNSW_EF_SEARCH, limit))
+            ef_search = min(1000, max(self.ef_search, limit))
             self._conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
             self._conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             self._conn.execute(f"SET LOCAL hnsw.max_scan_tuples = {int(HNSW_MAX_SCAN_TUPLES)}")

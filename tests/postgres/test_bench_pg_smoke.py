@@ -37,4 +37,4 @@ def test_the_dense_benchmark_runs(postgres_target: PostgresTarget, capsys: pytes
     argv = ["--records", "200", "--users", "4", "--dimension", "8", "--queries", "4", "--url", postgres_target.url]
     assert bench_pg_dense.main(argv) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in ("scoped, auto", "scoped, hnsw", "unscoped, hnsw", "unscoped, exact"))
+    assert all(name in out for name in ("scoped, auto", "scoped, hnsw", "unscoped, hnsw ef 40", "unscoped, exact"))
