@@ -33,6 +33,7 @@ who do not know our names::
     │   ├── StoreBusyError (TimeoutError)     contention outlasted every retry
     │   ├── SchemaVersionError                the store file is newer than this library
     │   ├── StoreClosedError                  the store was used after close()
+    │   ├── StoreUnavailableError             the database server is down or the connection was lost
     │   └── ReadOnlyError                     a write through a read-only unit of work
     └── ModelError (RuntimeError)             a model request failed or its answer was unusable
         ├── ModelOutputError                  the answer was not JSON, or broke the expected schema
@@ -79,6 +80,7 @@ __all__ = [
     "StorageError",
     "StoreBusyError",
     "StoreClosedError",
+    "StoreUnavailableError",
     "ThreadNotFoundError",
     "ValidationError",
     "VectorDimensionError",
@@ -210,6 +212,13 @@ class SchemaVersionError(StorageError):
 
 class StoreClosedError(StorageError):
     """The store was used after ``close()``."""
+
+
+class StoreUnavailableError(StorageError):
+    """A database server could not be reached (down, wrong host or port) or the connection to
+    it was lost during a call; what the call would have written was not acknowledged. Trying
+    again later may succeed (unlike a wrong password or a missing extension, which are
+    :class:`ConfigurationError`)."""
 
 
 class ReadOnlyError(StorageError):

@@ -15,8 +15,10 @@ script tokenises.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 from typing import Final
 
 __all__ = [
@@ -29,8 +31,11 @@ __all__ = [
     "TOPIC_FILLERS",
     "bm25_idf",
     "contraction_tokens",
+    "document_terms",
+    "fold_diacritics",
     "keyword_terms",
     "normalise_apostrophes",
+    "query_terms",
     "word_key",
     "word_tokens",
 ]
@@ -120,6 +125,40 @@ def keyword_terms(text: str) -> list[str]:
     tokens = list(dict.fromkeys(word_tokens(text)))
     content = [token for token in tokens if token not in STOP_WORDS]
     return content or tokens
+
+
+@functools.lru_cache(maxsize=65_536)
+def _fold_non_ascii(term: str) -> str:
+    decomposed = unicodedata.normalize("NFD", term)
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+
+
+def fold_diacritics(term: str) -> str:
+    """``term`` without combining marks ("café" → "cafe", "crème" → "creme").
+
+    Applied on top of :func:`word_tokens`' terms, never instead of them: FTS5's ``remove_diacritics 2``
+    tokenizer, which keyword search used before, matched "cafe" with "Café", and
+    :class:`~palimpsest.domain.ports.RecordSearch` allows a store to fold diacritics.
+    """
+    return term if term.isascii() else _fold_non_ascii(term)
+
+
+def document_terms(content: str) -> list[str]:
+    """The indexed terms of a text: :func:`word_tokens`, diacritics
+    folded (duplicates kept: their count is the term frequency)."""
+    tokens = word_tokens(content)
+    if content.isascii():
+        return tokens
+    return [fold_diacritics(token) for token in tokens]
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms a keyword search asks for: :func:`keyword_terms`
+    with diacritics folded, in order of first appearance (the order scores are summed in)."""
+    terms = keyword_terms(text)
+    if text.isascii():
+        return terms
+    return list(dict.fromkeys(fold_diacritics(term) for term in terms))
 
 
 BM25_K1: Final = 1.2

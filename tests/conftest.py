@@ -8,6 +8,10 @@ hashing embedder, a ``ManualClock`` and extraction off; each keyword replaces on
 ``oracle_pool`` gives a python-oracledb pool on ``ORACLE_DSN`` or on a container started once per
 session when a Docker engine answers; otherwise the test asking for it is skipped at once, with
 one reason. Nothing connects or builds a container at import or collection time.
+
+``postgres_target`` is the PostgreSQL server of the session (``tests/postgres_server.py``):
+``PALIMPSEST_POSTGRES_URL``, else a private server started in a temporary folder, else a container;
+started when a test first asks for it, stopped and deleted at the end of the session.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import oracle_database
+import postgres_server
 import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder
@@ -75,3 +80,9 @@ def oracle_pool(oracle_target: oracle_database.OracleTarget) -> Iterator[Any]:
         yield pool
     finally:
         pool.close(force=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_target() -> Iterator[postgres_server.PostgresTarget]:
+    """The PostgreSQL server of this session (see tests/postgres_server.py)."""
+    yield from postgres_server.session_target()

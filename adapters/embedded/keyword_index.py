@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import unicodedata
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -22,7 +21,7 @@ from itertools import chain, repeat
 from typing import Final
 
 import numpy as np
-from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, keyword_terms, word_tokens
+from palimpsest.domain.text import BM25_B, BM25_K1, bm25_idf, document_terms, fold_diacritics, query_terms
 
 from .codec import MESSAGE_CODE, TYPE_CODES
 from .snapshot import Region, RegionSource, SnapshotError, StringTable, strings_of, strings_region
@@ -77,40 +76,6 @@ _DENSE_SHARE: Final = 8
 """Postings of a query are summed into a dense per-row array when they number at least
 1/``_DENSE_SHARE`` of the partition's rows (one pass over the rows is then cheaper than the sort
 that finding the distinct rows of a sparse set needs)."""
-
-
-@functools.lru_cache(maxsize=65_536)
-def _fold_non_ascii(term: str) -> str:
-    decomposed = unicodedata.normalize("NFD", term)
-    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
-
-
-def fold_diacritics(term: str) -> str:
-    """``term`` without combining marks ("café" → "cafe", "crème" → "creme").
-
-    Applied on top of the domain's terms, never instead of them: FTS5's ``remove_diacritics 2``
-    tokenizer, which keyword search used before, matched "cafe" with "Café", and
-    :class:`~palimpsest.domain.ports.RecordSearch` allows a store to fold diacritics.
-    """
-    return term if term.isascii() else _fold_non_ascii(term)
-
-
-def document_terms(content: str) -> list[str]:
-    """The indexed terms of a text: :func:`~palimpsest.domain.text.word_tokens`, diacritics
-    folded (duplicates kept: their count is the term frequency)."""
-    tokens = word_tokens(content)
-    if content.isascii():
-        return tokens
-    return [fold_diacritics(token) for token in tokens]
-
-
-def query_terms(text: str) -> list[str]:
-    """The distinct terms a keyword search asks for: :func:`~palimpsest.domain.text.keyword_terms`
-    with diacritics folded, in order of first appearance (the order scores are summed in)."""
-    terms = keyword_terms(text)
-    if text.isascii():
-        return terms
-    return list(dict.fromkeys(fold_diacritics(term) for term in terms))
 
 
 @dataclass(slots=True)

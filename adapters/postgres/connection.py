@@ -1,0 +1,118 @@
+"""Adapters layer (PostgreSQL): the connection pool and how it fails.
+
+:class:`PostgresDatabase` opens a ``psycopg_pool.ConnectionPool`` on a ``postgresql://`` URL
+(or libpq ``key=value`` string). Before the pool, one direct connection is made: libpq then says
+why a server cannot be used (down, wrong port, wrong password, unknown database), which a pool
+that retries in the background would only report as a timeout, and the error is typed
+(:func:`.errors.translated_connect_error`). Every connection the pool hands out is checked
+first (a server restarted since is noticed before a statement is sent) and speaks UTC.
+
+A statement that fails is translated (:mod:`.errors`); a connection lost during a call is a
+:class:`StoreUnavailableError` and is discarded by the pool. A pool that has no connection to
+give within ``timeout`` is probed with a direct connection: if the server cannot be reached the
+error says so, else the pool was exhausted (:class:`StoreBusyError`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import psycopg
+from palimpsest.domain.errors import ConfigurationError, StoreBusyError, StoreClosedError
+from psycopg import conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from .errors import translated, translated_connect_error
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_POOL_TIMEOUT", "PostgresDatabase", "describe_location"]
+
+DEFAULT_CONNECT_TIMEOUT: Final = 5
+"""Seconds a connection attempt may take (libpq's ``connect_timeout``)."""
+DEFAULT_POOL_TIMEOUT: Final = 10.0
+"""Seconds a caller waits for a free pooled connection."""
+
+
+def describe_location(url: str) -> str:
+    """Where ``url`` points, without its password: ``host:port/dbname`` (a Unix socket's folder
+    for the host). A string libpq cannot parse is a :class:`ConfigurationError`."""
+    try:
+        params = conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigurationError(f"not a PostgreSQL connection URL: {exc}") from None
+    host = str(params.get("host") or "localhost")
+    port = str(params.get("port") or "5432")
+    dbname = str(params.get("dbname") or params.get("user") or "")
+    return f"{host}:{port}/{dbname}"
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SET TIME ZONE 'UTC'")
+    conn.commit()
+
+
+class PostgresDatabase:
+    """A pool of connections to one PostgreSQL database (``min_size``..``max_size``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 8,
+        timeout: float = DEFAULT_POOL_TIMEOUT,
+        connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigurationError("a PostgreSQL store needs a connection URL (postgresql://...).")
+        self.location = describe_location(url)
+        self._url = url
+        self._connect_timeout = connect_timeout
+        self.probe()
+        self._pool: ConnectionPool[psycopg.Connection[Any]] | None = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"connect_timeout": connect_timeout},
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            open=False,
+            name=f"palimpsest {self.location}",
+        )
+        self._pool.open(wait=False)
+
+    def probe(self) -> None:
+        """Connect once, directly, and close: a typed error if the server cannot be used."""
+        try:
+            conn = psycopg.connect(self._url, connect_timeout=self._connect_timeout)
+        except psycopg.Error as exc:
+            raise translated_connect_error(exc, self.location) from exc
+        conn.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for one piece of work. Errors are translated; the pool rolls
+        back what the work left open (commit explicitly) and drops a broken connection."""
+        pool = self._pool
+        if pool is None:
+            raise StoreClosedError("The PostgreSQL store was used after close().")
+        try:
+            with pool.connection() as conn:
+                yield conn
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.rollback()
+        except PoolTimeout as exc:
+            self.probe()  # raises when the server is down or refuses us
+            raise StoreBusyError(
+                f"No free connection to PostgreSQL at {self.location} within the pool's timeout."
+            ) from exc
+        except psycopg.Error as exc:
+            raise translated(exc) from exc
+
+    def close(self) -> None:
+        """Close every pooled connection (idempotent)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
