@@ -13,7 +13,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 
 from .config import MemoryExtractionMode, ThreadSettings
 from .embedding import EmbeddingHelper
-from .extraction import ExtractionRunner
+from .jobs import ExtractionRunner
 from .indexing import INDEX_CONTEXT_SETTING
 from .record_service import RecordService
 from .store_settings import EMBEDDING_MODEL_SETTING
