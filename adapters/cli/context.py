@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from palimpsest.adapters.backends import OracleSettings, choose_backend
-from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client
+from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client, open_worker
 from palimpsest.adapters.embedder_choice import (
     DEFAULT_OPENAI_EMBEDDING_MODEL,
     EmbedderChoice,
@@ -32,6 +32,7 @@ from palimpsest.adapters.embedder_choice import (
 )
 from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.application import AgentMemory, Embedder
+from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import SchemaVersionError
 from palimpsest.domain.ports import MemoryStore
 
@@ -47,6 +48,7 @@ __all__ = [
     "minilm_status",
     "open_session",
     "open_store",
+    "open_worker_session",
     "resolve_embedder",
     "stored_model_id",
 ]
@@ -100,8 +102,9 @@ class CliSettings:
 # --- stores ------------------------------------------------------------------------------------
 
 
-def _root(settings: CliSettings, *, create: bool) -> Container:
-    """The composition root configured from the global options (nothing opened yet).
+def _root(settings: CliSettings, *, create: bool, role: dict[str, Any] | None = None) -> Container:
+    """The composition root configured from the global options (nothing opened yet), for the
+    passive "inspect" profile unless ``role`` gives the profile and its options.
 
     Without ``create`` an embedded store file must already exist and an Oracle store must
     already be installed (``palimpsest oracle install``)."""
@@ -119,7 +122,7 @@ def _root(settings: CliSettings, *, create: bool) -> Container:
             schema_policy=SchemaPolicy.CREATE_IF_NECESSARY if create else SchemaPolicy.REQUIRE_EXISTING,
         )
         backend = choose_backend(oracle=oracle)
-        return build_container(backend=backend.name, oracle=oracle, **_inspect(settings))
+        return build_container(backend=backend.name, oracle=oracle, **(role or _inspect(settings)))
     if settings.store is None:
         raise CliError("no store given: pass --store PATH (or set PALIMPSEST_STORE), or --oracle-dsn DSN.")
     path = settings.store.expanduser()
@@ -130,7 +133,7 @@ def _root(settings: CliSettings, *, create: bool) -> Container:
             f"no store file at {path} (import data with 'palimpsest import', or create one with open_memory)."
         )
     backend = choose_backend(path=path)  # creates a missing folder itself when opened
-    return build_container(path, backend=backend.name, **_inspect(settings))
+    return build_container(path, backend=backend.name, **(role or _inspect(settings)))
 
 
 def _inspect(settings: CliSettings) -> dict[str, Any]:
@@ -194,3 +197,28 @@ def open_session(
         yield Session(memory, memory.store, chosen.embedder, settings, chosen.note)
     finally:
         memory.close()
+
+
+@contextmanager
+def open_worker_session(
+    settings: CliSettings,
+    *,
+    extractor: str,
+    threads: int,
+    poll_seconds: float,
+    lease_seconds: float | None,
+    on_outcome: Callable[[JobOutcome], None],
+) -> Iterator[ExtractionWorker]:
+    """An extraction worker on the configured store (which must exist), from the composition
+    root's "worker" profile: the embedder that follows the store (``--embedder``) and the
+    ``extractor`` named; the store (and pool) are closed on exit."""
+    role = {"profile": "worker", "embedder_choice": settings.embedder, "extractor_choice": extractor}
+    root = _root(settings, create=False, role=role)
+    with _schema_hint():
+        client, worker = open_worker(
+            root, threads=threads, poll_seconds=poll_seconds, lease_seconds=lease_seconds, on_outcome=on_outcome
+        )
+    try:
+        yield worker
+    finally:
+        client.close()
