@@ -130,9 +130,13 @@ def test_a_claim_lasts_the_policy_s_lease() -> None:
         clock=clock,
         extraction_retry_policy=ExtractionRetryPolicy(lease_seconds=7),
     ) as client:
-        client.create_thread(thread_id="t1", user_id="u1").add_messages([{"role": "user", "content": "Hi."}])
-        assert entered.wait(60)
-        (job,) = client.pending_extractions()
-        assert job.claimed_until == clock.now() + timedelta(seconds=7)
-        release.set()
+        try:
+            start = clock.now()  # the manual clock ticks a microsecond per reading
+            client.create_thread(thread_id="t1", user_id="u1").add_messages([{"role": "user", "content": "Hi."}])
+            assert entered.wait(60)
+            (job,) = client.pending_extractions()
+            assert job.claimed_until is not None
+            assert timedelta(seconds=7) < job.claimed_until - start < timedelta(seconds=8)  # not the default 30
+        finally:
+            release.set()
         client.wait_for_memory_extraction(timeout=60)
