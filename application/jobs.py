@@ -76,7 +76,7 @@ QUEUE_LIMIT: Final = 128  # jobs queued in one client (the reference's scheduler
 THREAD_QUEUE_LIMIT: Final = 16  # ... and 16 of one thread
 WORKER_POLL_SECONDS: Final = 0.5  # how often a worker (or a client waiting for workers) looks for jobs
 WORKER_STOP_GRACE_SECONDS: Final = 10.0  # a stopping worker's wait for its attempts under way
-OFFER_WINDOW: Final = QUEUE_LIMIT * 4  # the oldest jobs a worker looks at for each thread's next one
+OFFER_WINDOW: Final = QUEUE_LIMIT * 2  # the oldest jobs a worker looks at for each thread's next one
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,6 +497,12 @@ class ExtractionRunner:
         """Whether a job of ``thread_id`` is queued or running here."""
         with self._lock:
             return thread_id in self._queues
+
+    @property
+    def backlog(self) -> int:
+        """Jobs queued (or running) here."""
+        with self._lock:
+            return self._queued
 
     @property
     def room(self) -> int:

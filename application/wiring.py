@@ -163,11 +163,11 @@ def build_worker(
     """A worker serving the store's extraction backlog with these services' extraction pass
     and retry policy: a runner of its own (``threads`` attempts at once) under the loop of
     :class:`~palimpsest.application.jobs.ExtractionWorker`; each job that ends is reported to
-    ``on_outcome`` and makes the worker look for the thread's next job at once."""
+    ``on_outcome``, and makes the worker look for more at once when its queue runs low."""
     worker: ExtractionWorker | None = None
 
     def ended(outcome: JobOutcome) -> None:
-        if worker is not None:
+        if worker is not None and runner.backlog <= threads:  # about to run dry: look now
             worker.wake()
         if on_outcome is not None:
             on_outcome(outcome)
