@@ -695,7 +695,7 @@ class ExtractionRunner:
             return
         try:
             self._on_outcome(outcome)
-        except Exception:  # noqa: BLE001 - a reporting hook never fails a job
+        except Exception:
             log.debug("extraction outcome hook failed", exc_info=True)
 
     def _busy_delay(self, job_id: str) -> float:

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import pydantic
 
@@ -146,8 +146,8 @@ class ScriptedChatModel(FunctionChatModel):
             (self._named.setdefault(operation, deque()) if operation else self._shared).extend(answers)
 
 
-_NEWEST = re.compile(r"<newest_messages>(.*?)</newest_messages>", re.S)
-_MESSAGE = re.compile(r"<message[^>]*>(.*?)</message>", re.S)
+_NEWEST = re.compile(r"<newest_messages>(.*?)</newest_messages>", re.DOTALL)
+_MESSAGE = re.compile(r"<message[^>]*>(.*?)</message>", re.DOTALL)
 
 
 class LoopbackExtractionServer:
@@ -224,7 +224,7 @@ class LoopbackExtractionServer:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
 
-    def __enter__(self) -> LoopbackExtractionServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -36,9 +36,9 @@ import pytest
 
 pytest.importorskip("openai", reason="the workers' model is the OpenAI-compatible extractor ('openai' extra)")
 
-from palimpsest.adapters.bootstrap import build_container, open_client  # noqa: E402
-from palimpsest.adapters.openai.testing import LoopbackExtractionServer  # noqa: E402
-from palimpsest.domain.model import ExtractionJob  # noqa: E402
+from palimpsest.adapters.bootstrap import build_container, open_client
+from palimpsest.adapters.openai.testing import LoopbackExtractionServer
+from palimpsest.domain.model import ExtractionJob
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="signals and process groups are POSIX")
 
