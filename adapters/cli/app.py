@@ -1021,8 +1021,8 @@ def worker(
     ) as serving:
 
         def stop_serving(signum: int, _frame: object) -> None:
-            stop.set()
-            serving.wake()
+            stop.set()  # the loop only reads this flag, so setting it here cannot deadlock; the wake-up
+            threading.Thread(target=serving.wake, daemon=True).start()  # takes a lock the loop may hold
 
         previous = {sig: signal.signal(sig, stop_serving) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
