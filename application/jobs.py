@@ -808,6 +808,7 @@ class ExtractionWorker:
         attempts under way)."""
         try:
             while not stop.is_set():
+                self._wake.clear()  # a wake-up from here on is seen by the wait below
                 try:
                     left = self._offer()
                 except StoreClosedError:
@@ -818,7 +819,6 @@ class ExtractionWorker:
                 if drain and not left and self._runner.idle():
                     return
                 self._wake.wait(self._poll)
-                self._wake.clear()
         finally:
             self._runner.stop(grace)
 
