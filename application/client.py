@@ -524,6 +524,8 @@ class AgentMemory:
             raise ConfigurationError("threads must be an integer between 1 and 64.")
         if isinstance(poll_seconds, bool) or not isinstance(poll_seconds, (int, float)) or not 0 < poll_seconds < 3600:
             raise ConfigurationError("poll_seconds must be a positive number of seconds (below an hour).")
+        if on_outcome is not None and not callable(on_outcome):
+            raise ConfigurationError("on_outcome must be a callable taking a JobOutcome, or None.")
         return build_worker(self._services, threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome)
 
     def pending_extractions(
