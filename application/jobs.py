@@ -76,6 +76,7 @@ QUEUE_LIMIT: Final = 128  # jobs queued in one client (the reference's scheduler
 THREAD_QUEUE_LIMIT: Final = 16  # ... and 16 of one thread
 WORKER_POLL_SECONDS: Final = 0.5  # how often a worker (or a client waiting for workers) looks for jobs
 WORKER_STOP_GRACE_SECONDS: Final = 10.0  # a stopping worker's wait for its attempts under way
+STOP_JOIN_SECONDS: Final = 2.0  # how long a stopped runner waits for its threads to end
 OFFER_WINDOW: Final = QUEUE_LIMIT * 2  # the oldest jobs a worker looks at for each thread's next one
 
 
@@ -204,6 +205,7 @@ class ExtractionRunner:
         self._running: set[str] = set()  # jobs with an attempt under way (their leases beat)
         self._held: dict[str, datetime] = {}  # jobs claimed for a retry: its time (handed back at close)
         self._beating = False  # a heartbeat thread runs
+        self._halted = threading.Event()  # set by stop(): the heartbeat ends now
         self._overflowing = False  # the queue was full: said once, until it drains
         self._inherited = False  # a forked child's copy of its parent's runner
         with _RUNNERS.lock:
@@ -492,6 +494,9 @@ class ExtractionRunner:
                 log.warning("could not hand back extraction job(s) %s (%s)", ", ".join(running), exc)
             else:
                 log.info("handed back extraction job(s) %s, cut short", ", ".join(running))
+        self._halted.set()  # nothing of ours is left to renew
+        with self._lock:  # let the worker threads end before the caller closes the store
+            self._lock.wait_for(lambda: self._workers == 0 and not self._beating, STOP_JOIN_SECONDS)
 
     def queued(self, thread_id: str) -> bool:
         """Whether a job of ``thread_id`` is queued or running here."""
@@ -536,6 +541,7 @@ class ExtractionRunner:
         self._lock = threading.Condition()
         self._stop = threading.Event()
         self._stop.set()
+        self._halted = threading.Event()
         self._inherited = True
         self._closed = True
         self._queues.clear()
@@ -556,6 +562,7 @@ class ExtractionRunner:
             with self._lock:
                 if self._closed or (not self._ready and not self._deferred):
                     self._workers -= 1
+                    self._lock.notify_all()
                     return
                 thread_id = self._ready.popleft() if self._ready else None
             if thread_id is not None:
@@ -639,11 +646,12 @@ class ExtractionRunner:
         of a shorter lease) until none
         is left (also after ``close()``: an attempt still running keeps its job)."""
         while True:
-            time.sleep(min(HEARTBEAT_SECONDS, self._policy.lease_seconds / 6))
+            halted = self._halted.wait(min(HEARTBEAT_SECONDS, self._policy.lease_seconds / 6))
             with self._lock:
                 running = sorted(self._running)
-                if not running or self._inherited:
+                if not running or self._inherited or halted:
                     self._beating = False
+                    self._lock.notify_all()
                     return
             try:
                 until = self._clock.now() + self._lease

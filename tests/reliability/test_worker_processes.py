@@ -73,7 +73,10 @@ def model() -> Iterator[LoopbackExtractionServer]:
 
 def worker_env(model: LoopbackExtractionServer) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PALIMPSEST_"))}
-    return env | {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "test-model"}
+    return env | {
+        "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "test-model",
+        "PYTHONFAULTHANDLER": "1",  # a crash prints its stacks
+    }
 
 
 def start_worker(path: Path, model: LoopbackExtractionServer, *options: str) -> subprocess.Popen[str]:
