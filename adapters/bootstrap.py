@@ -14,7 +14,12 @@ link resolver) and the clock are providers too, chosen by ``config.profile``:
   extractor, TextRank summariser and rule link resolver);
 - ``"inspect"``: a passive client for looking at an existing store (the command line): no
   extractor, no link resolver, extraction off, and the embedder that follows the model the
-  store records (``config.embedder_choice``, see :mod:`palimpsest.adapters.embedder_choice`).
+  store records (``config.embedder_choice``, see :mod:`palimpsest.adapters.embedder_choice`);
+- ``"worker"``: the client of an extraction worker (``palimpsest worker``, :func:`open_worker`):
+  the embedder that follows the store (as ``"inspect"``), the extractor named by
+  ``config.extractor_choice`` (``"heuristic"``, the library's default, or ``"openai"``: the
+  OpenAI-compatible extractor on the ``OPENAI_*`` settings), the rule link resolver, and
+  extraction left to workers, so the client itself resumes nothing.
 
 ``client`` builds ``AgentMemory`` from those providers, and :func:`open_client` hands it the
 container's ``shutdown_resources`` as ``on_close``: closing the client closes what the root
@@ -26,12 +31,13 @@ arguments, and users never see it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 from dependency_injector import containers, providers
-from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig
 from palimpsest.application.clock import SystemClock
+from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import ConfigurationError
 from palimpsest.domain.ports import MemoryStore
 
@@ -46,10 +52,22 @@ from .backends import (
 )
 from .embedder_choice import EmbedderChoice, embedder_for_store
 
-__all__ = ["NO_EXTRACTION", "PORTS", "PROFILES", "Container", "build_container", "open_client", "open_memory"]
+__all__ = [
+    "EXTRACTORS",
+    "NO_EXTRACTION",
+    "PORTS",
+    "PROFILES",
+    "Container",
+    "build_container",
+    "open_client",
+    "open_memory",
+    "open_worker",
+]
 
-Profile = Literal["app", "inspect"]
-PROFILES: Final = ("app", "inspect")
+Profile = Literal["app", "inspect", "worker"]
+PROFILES: Final = ("app", "inspect", "worker")
+EXTRACTORS: Final = ("heuristic", "openai")
+"""The extractors a worker can be given by name (``config.extractor_choice``)."""
 
 PORTS: Final = (
     "store",
@@ -152,6 +170,25 @@ def _heuristic(name: str) -> Any:
     return getattr(heuristic, name)()
 
 
+def _named_extractor(choice: str) -> Any:
+    """The extractor ``choice`` names: the heuristic one (the library's default), or the
+    OpenAI-compatible one on ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_MODEL``."""
+    if choice == "heuristic":
+        return _heuristic("HeuristicExtractor")
+    if choice != "openai":
+        raise ConfigurationError(f"extractor must be one of {', '.join(EXTRACTORS)}, got {choice!r}.")
+    try:
+        from .openai import LlmExtractor, OpenAIChatModel, client_from_env, model_from_env
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"the OpenAI extractor needs the openai package ({exc}); pip install 'palimpsest-memory[openai]'."
+        ) from None
+    model = model_from_env()
+    if model is None:
+        raise ConfigurationError("the OpenAI extractor needs OPENAI_MODEL (the chat model's name).")
+    return LlmExtractor(OpenAIChatModel(client_from_env(), model))
+
+
 def _extraction_defaults(extractor: object) -> MemoryExtractionConfig | None:
     """The client's own defaults with an extractor; extraction off without one."""
     return None if extractor is not None else NO_EXTRACTION
@@ -162,7 +199,13 @@ class Container(containers.DeclarativeContainer):
     and ``config.from_dict({...})`` in tests, then ``override`` any provider with a fake."""
 
     config = providers.Configuration(
-        default={"backend": "memory", "profile": "app", "dimension": None, "embedder_choice": "auto"}
+        default={
+            "backend": "memory",
+            "profile": "app",
+            "dimension": None,
+            "embedder_choice": "auto",
+            "extractor_choice": "heuristic",
+        }
     )
 
     clock = providers.Singleton(SystemClock)
@@ -182,22 +225,26 @@ class Container(containers.DeclarativeContainer):
         config.profile,
         app=providers.Singleton(_offline_embedder),
         inspect=store_embedder.provided.embedder,
+        worker=store_embedder.provided.embedder,
     )
     summariser = providers.Singleton(_heuristic, "TextRankSummariser")
     extractor = providers.Selector(
         config.profile,
         app=providers.Singleton(_heuristic, "HeuristicExtractor"),
         inspect=providers.Object(None),
+        worker=providers.Singleton(_named_extractor, config.extractor_choice),
     )
     link_resolver = providers.Selector(
         config.profile,
         app=providers.Singleton(_heuristic, "RuleLinkResolver"),
         inspect=providers.Object(None),
+        worker=providers.Singleton(_heuristic, "RuleLinkResolver"),
     )
     memory_extraction_config = providers.Selector(
         config.profile,
         app=providers.Callable(_extraction_defaults, extractor),
         inspect=providers.Object(NO_EXTRACTION),
+        worker=providers.Object(None),
     )
 
     client = providers.Factory(
@@ -224,6 +271,7 @@ def build_container(
     profile: Profile = "app",
     dimension: int | None = None,
     embedder_choice: EmbedderChoice | str = EmbedderChoice.AUTO,
+    extractor_choice: str = "heuristic",
     overrides: Mapping[str, Any] | None = None,
 ) -> Container:
     """A configured container; nothing is opened until a provider is called.
@@ -247,8 +295,14 @@ def build_container(
         names = ", ".join(repr(known.value) for known in EmbedderChoice)
         message = f"embedder_choice must be one of {names}, got {embedder_choice!r}."
         raise ConfigurationError(message) from None
+    if extractor_choice not in EXTRACTORS:
+        raise ConfigurationError(f"extractor must be one of {', '.join(EXTRACTORS)}, got {extractor_choice!r}.")
     container = Container()
-    settings: dict[str, Any] = {"profile": profile, "embedder_choice": choice.value}
+    settings: dict[str, Any] = {
+        "profile": profile,
+        "embedder_choice": choice.value,
+        "extractor_choice": extractor_choice,
+    }
     if "store" in given:
         if location is not None or backend is not None or oracle is not None or dimension is not None:
             raise ConfigurationError("pass either a store or a location/backend/oracle/dimension, not both.")
@@ -276,6 +330,28 @@ def open_client(container: Container, **client_options: Any) -> AgentMemory:
     except BaseException:
         container.shutdown_resources()
         raise
+
+
+def open_worker(
+    container: Container,
+    *,
+    threads: int = 4,
+    poll_seconds: float = 0.5,
+    lease_seconds: float | None = None,
+    on_outcome: Callable[[JobOutcome], None] | None = None,
+) -> tuple[AgentMemory, ExtractionWorker]:
+    """An extraction worker over the container's store (build it with ``profile="worker"``) and
+    the client it runs with. The client leaves extraction to workers (it resumes nothing by
+    itself); closing it shuts down what the container opened, once the worker has run.
+    ``lease_seconds`` sets the claims' lease (``ExtractionRetryPolicy.lease_seconds``)."""
+    policy = ExtractionRetryPolicy() if lease_seconds is None else ExtractionRetryPolicy(lease_seconds=lease_seconds)
+    client = open_client(container, extraction_runs_in="workers", extraction_retry_policy=policy)
+    try:
+        worker = client.extraction_worker(threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome)
+    except BaseException:
+        client.close()
+        raise
+    return client, worker
 
 
 def open_memory(

@@ -8,6 +8,7 @@ from .client import AgentMemory
 from .config import (
     BackgroundExtractionQueueFullBehavior,
     ExtractionRetryPolicy,
+    ExtractionRunsIn,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
     MemoryExtractionMode,
@@ -49,6 +50,7 @@ __all__ = [
     "ExtractedMemory",
     "ExtractionRequest",
     "ExtractionRetryPolicy",
+    "ExtractionRunsIn",
     "Extractor",
     "LinkProposal",
     "LinkResolution",

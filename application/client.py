@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
 from palimpsest.domain.model import (
@@ -29,6 +29,7 @@ from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
     ExtractionRetryPolicy,
+    ExtractionRunsIn,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
     RetrievalConfig,
@@ -40,7 +41,10 @@ from .searching import SearchScope, SearchStrategy, resolve_scope
 from .store_settings import sync_store_settings
 from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
-from .wiring import build_services
+from .wiring import build_services, build_worker
+
+if TYPE_CHECKING:
+    from .jobs import ExtractionWorker, JobOutcome
 
 __all__ = ["AgentMemory"]
 
@@ -76,6 +80,11 @@ class AgentMemory:
     ``link_resolver`` (automatic extraction). ``memory_extraction_config`` holds client-wide
     defaults that threads inherit; ``memory_retention_config`` is stored with the store so
     every client of it applies the same TTL policy.
+
+    ``extraction_runs_in="workers"`` leaves extraction to worker processes (``palimpsest worker
+    --store ...``; ARCHITECTURE.md D34): an append still records its extraction job with its
+    messages (no extractor is needed here), but this client runs no job, inline or in the
+    background, and resumes none; :meth:`wait_for_memory_extraction` waits for the workers.
     """
 
     def __init__(
@@ -95,8 +104,10 @@ class AgentMemory:
         close_store: bool = False,
         allow_embedding_model_change: bool = False,
         extraction_retry_policy: ExtractionRetryPolicy | None = None,
+        extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
         on_close: Callable[[], object] | None = None,
     ) -> None:
+        runs_in = ExtractionRunsIn.parse(extraction_runs_in)
         if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
             raise ConfigurationError("extraction_retry_policy must be an ExtractionRetryPolicy.")
         if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
@@ -136,12 +147,14 @@ class AgentMemory:
             retrieval=retrieval,
             new_id=id_factory or (lambda: str(uuid.uuid4())),
             retry_policy=extraction_retry_policy,
+            runs_in=runs_in,
         )
         self._closed = False
         self._close_store = close_store
         self._on_close = on_close
+        self._extractor = extractor
         if extractor is not None:
-            self._services.runner.resume()  # jobs left by a crash or an earlier process
+            self._services.runner.resume()  # jobs left by a crash or an earlier process (not for workers)
 
     @property
     def store(self) -> MemoryStore:
@@ -485,8 +498,35 @@ class AgentMemory:
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for the background extraction this client started, retries of failed attempts
         included, until each job is done or failed for good (``WaitTimeoutError`` when it
-        takes longer than ``timeout`` seconds; the jobs stay durable either way)."""
+        takes longer than ``timeout`` seconds; the jobs stay durable either way).
+
+        A client whose extraction runs in workers waits until every job that was to be run
+        when the call began (in the whole store) was run by the workers, done or failed for
+        good; ``WaitTimeoutError`` after ``timeout`` (when no worker runs, say)."""
         self._services.runner.wait(timeout)
+
+    def extraction_worker(
+        self,
+        *,
+        threads: int = 4,
+        poll_seconds: float = 0.5,
+        on_outcome: Callable[[JobOutcome], None] | None = None,
+    ) -> ExtractionWorker:
+        """A worker that serves the store's extraction backlog with this client's extractor,
+        models and retry policy (lease included): what ``palimpsest worker`` runs. Call its
+        ``run(stop, drain=...)`` (see :class:`~palimpsest.application.jobs.ExtractionWorker`);
+        ``threads`` attempts run at once; ``on_outcome`` hears of each job that ends. Build
+        the client with ``extraction_runs_in="workers"`` so it resumes nothing itself.
+        ``ConfigurationError`` without an extractor."""
+        if self._extractor is None:
+            raise ConfigurationError("an extraction worker needs a client with an extractor.")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 64:
+            raise ConfigurationError("threads must be an integer between 1 and 64.")
+        if isinstance(poll_seconds, bool) or not isinstance(poll_seconds, (int, float)) or not 0 < poll_seconds < 3600:
+            raise ConfigurationError("poll_seconds must be a positive number of seconds (below an hour).")
+        if on_outcome is not None and not callable(on_outcome):
+            raise ConfigurationError("on_outcome must be a callable taking a JobOutcome, or None.")
+        return build_worker(self._services, threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome)
 
     def pending_extractions(
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET

@@ -32,6 +32,7 @@ from .ports import Reranker
 __all__ = [
     "BackgroundExtractionQueueFullBehavior",
     "ExtractionRetryPolicy",
+    "ExtractionRunsIn",
     "MemoryExtractionConfig",
     "MemoryExtractionImageContext",
     "MemoryExtractionMode",
@@ -69,6 +70,29 @@ class MemoryExtractionImageContext(str, enum.Enum):
     DISABLED = "disabled"
     IMAGE = "image"
     CAPTION = "caption"
+
+
+class ExtractionRunsIn(str, enum.Enum):
+    """Where a client's extraction jobs run: CLIENT, in the client's own background threads
+    (or inline, as ``extraction_mode`` says); WORKERS, in worker processes
+    (``palimpsest worker --store ...``): the client records each job with its messages and runs
+    none (ARCHITECTURE.md D34)."""
+
+    CLIENT = "CLIENT"
+    WORKERS = "WORKERS"
+
+    @classmethod
+    def parse(cls, value: object) -> ExtractionRunsIn:
+        """``value`` as a member (by value or name, any case); ``ConfigurationError`` otherwise."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls[value.strip().upper()]
+            except KeyError:
+                pass
+        allowed = ", ".join(repr(m.value.lower()) for m in cls)
+        raise ConfigurationError(f"extraction_runs_in must be one of {allowed}, got {value!r}.")
 
 
 class BackgroundExtractionQueueFullBehavior(str, enum.Enum):
@@ -286,12 +310,16 @@ class ExtractionRetryPolicy:
     is not the job's failure: it is retried on the same schedule without counting an attempt.
     ``exit_wait_seconds`` bounds how long the interpreter's exit waits for queued extraction of
     a client that was never closed; what is left stays durable for the next client.
+    ``lease_seconds`` is a claim's lease: an attempt under way renews it every sixth of it (at
+    most every 5 s), so the job of a process that died (SIGKILL, a lost machine) is taken over
+    by another client or worker once it ends; shorter means a faster take-over and more renewals.
     """
 
     max_attempts: int = 5
     base_delay_seconds: float = 1.0
     max_delay_seconds: float = 30.0
     exit_wait_seconds: float = 30.0
+    lease_seconds: float = 30.0
 
     def __post_init__(self) -> None:
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
@@ -302,6 +330,9 @@ class ExtractionRetryPolicy:
                 raise ConfigurationError(f"{name} must be a non-negative, finite number of seconds.")
         if self.base_delay_seconds > self.max_delay_seconds:
             raise ConfigurationError("base_delay_seconds must not exceed max_delay_seconds.")
+        lease = self.lease_seconds
+        if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 0.1 <= lease <= 86_400:
+            raise ConfigurationError("lease_seconds must be a number of seconds between 0.1 and 86400.")
 
     def delay(self, failures: int, jitter: float) -> float:
         """Seconds to wait after the ``failures``-th failure (1, 2, ...); ``jitter`` in [0, 1)."""

@@ -13,8 +13,8 @@ from palimpsest.domain.ports import Clock, MemoryStore
 
 from .config import MemoryExtractionMode, ThreadSettings
 from .embedding import EmbeddingHelper
-from .extraction import ExtractionRunner
 from .indexing import INDEX_CONTEXT_SETTING
+from .jobs import ExtractionRunner
 from .record_service import RecordService
 from .store_settings import EMBEDDING_MODEL_SETTING
 from .summaries import SummaryService

@@ -24,7 +24,8 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import resolve_expiry
 from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
 from .embedding import EmbeddingHelper, IndexedMessage
-from .extraction import ExtractionRunner, ExtractionService
+from .extraction import ExtractionService
+from .jobs import ExtractionRunner
 from .summaries import SummaryService
 
 __all__ = ["MessageService", "NewMessage"]

@@ -14,10 +14,17 @@ from dataclasses import dataclass
 
 from palimpsest.domain.ports import Clock, MemoryStore
 
-from .config import ExtractionRetryPolicy, MemoryExtractionConfig, MemoryRetentionConfig, RetrievalConfig
+from .config import (
+    ExtractionRetryPolicy,
+    ExtractionRunsIn,
+    MemoryExtractionConfig,
+    MemoryRetentionConfig,
+    RetrievalConfig,
+)
 from .context_cards import ContextCardService
 from .embedding import EmbeddingHelper
-from .extraction import ExtractionRunner, ExtractionService
+from .extraction import ExtractionService
+from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
 from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService
@@ -28,7 +35,7 @@ from .searching import Searcher, SearchStrategy
 from .summaries import SummaryService
 from .thread_service import ThreadService
 
-__all__ = ["ApplicationServices", "build_services"]
+__all__ = ["ApplicationServices", "build_services", "build_worker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +84,12 @@ def build_services(
     retrieval: RetrievalConfig | None,
     new_id: Callable[[], str],
     retry_policy: ExtractionRetryPolicy | None,
+    runs_in: ExtractionRunsIn = ExtractionRunsIn.CLIENT,
 ) -> ApplicationServices:
-    """The services of one client, each built from the collaborators it needs."""
+    """The services of one client, each built from the collaborators it needs. A client whose
+    extraction runs in workers records jobs without an extractor of its own and runs none."""
+    to_workers = runs_in is ExtractionRunsIn.WORKERS
+    records_jobs = extractor is not None or to_workers
     searcher = Searcher(store, embedder, strategy, retrieval)
     embeddings = EmbeddingHelper(embedder, searcher.retrieval.index_context)
     memory = RecordService(store, clock, id_factory=new_id)
@@ -94,8 +105,9 @@ def build_services(
         embeddings=embeddings,
         retention=retention,
         new_id=new_id,
+        records_jobs=records_jobs,
     )
-    runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy)
+    runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy, runs_jobs=not to_workers)
     return ApplicationServices(
         store=store,
         clock=clock,
@@ -115,7 +127,7 @@ def build_services(
             extraction_config=extraction_config,
             new_id=new_id,
         ),
-        threads=ThreadService(store=store, clock=clock, has_extractor=extractor is not None),
+        threads=ThreadService(store=store, clock=clock, has_extractor=records_jobs),
         messages=MessageService(
             store=store,
             clock=clock,
@@ -136,6 +148,38 @@ def build_services(
             summaries=summaries,
             embeddings=embeddings,
             runner=runner,
-            has_extractor=extractor is not None,
+            has_extractor=records_jobs,
         ),
     )
+
+
+def build_worker(
+    services: ApplicationServices,
+    *,
+    threads: int = WORKERS,
+    poll_seconds: float = WORKER_POLL_SECONDS,
+    on_outcome: Callable[[JobOutcome], None] | None = None,
+) -> ExtractionWorker:
+    """A worker serving the store's extraction backlog with these services' extraction pass
+    and retry policy: a runner of its own (``threads`` attempts at once) under the loop of
+    :class:`~palimpsest.application.jobs.ExtractionWorker`; each job that ends is reported to
+    ``on_outcome``, and makes the worker look for more at once when its queue runs low."""
+    worker: ExtractionWorker | None = None
+
+    def ended(outcome: JobOutcome) -> None:
+        if worker is not None and runner.backlog <= threads:  # about to run dry: look now
+            worker.wake()
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    runner = ExtractionRunner(
+        services.store,
+        services.clock,
+        services.extraction.run_job,
+        policy=services.runner.policy,
+        workers=threads,
+        on_outcome=ended,
+        owner_prefix="worker",
+    )
+    worker = ExtractionWorker(services.store, services.clock, runner, poll_seconds=poll_seconds)
+    return worker

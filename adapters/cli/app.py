@@ -10,6 +10,7 @@ from bad input, is printed as one line with exit code 1 (``--debug`` prints the 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import logging
@@ -49,6 +50,7 @@ from .context import (
     Session,
     open_session,
     open_store,
+    open_worker_session,
 )
 from .render import clean, memories_view, messages_view, search_tree, threads_table
 
@@ -945,6 +947,108 @@ def doctor(ctx: typer.Context) -> None:
     warned = sum(1 for c in checks if c.status is Status.WARN)
     console.print(f"{failed} failed, {warned} warning(s), {len(checks) - failed - warned} OK", markup=False)
     raise typer.Exit(1 if failed else 0)
+
+
+class ExtractorChoice(str, enum.Enum):
+    heuristic = "heuristic"
+    openai = "openai"
+
+
+@app.command(rich_help_panel=PANEL_ADMIN)
+def worker(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", "--dsn", metavar="LOCATION",
+            help="The store to serve: a path or a URL (as the global --store).",
+        ),
+    ] = None,
+    drain: Annotated[
+        bool,
+        typer.Option("--drain", "--once", help="Exit once no extraction job is left to run (failed ones aside)."),
+    ] = False,
+    extractor: Annotated[
+        ExtractorChoice,
+        typer.Option(
+            "--extractor",
+            envvar="PALIMPSEST_EXTRACTOR",
+            case_sensitive=False,
+            help="heuristic: the offline default; openai: the OpenAI-compatible model of OPENAI_MODEL "
+            "with OPENAI_BASE_URL and OPENAI_API_KEY.",
+        ),
+    ] = ExtractorChoice.heuristic,
+    threads: Annotated[int, typer.Option("--threads", min=1, max=64, help="Jobs run at once.")] = 4,
+    lease: Annotated[
+        float,
+        typer.Option(
+            "--lease", min=0.1, max=86_400, metavar="SECONDS",
+            help="A claim's lease: the job of a worker that died is taken over this long after its last renewal.",
+        ),
+    ] = 30.0,
+    poll: Annotated[
+        float, typer.Option("--poll", min=0.01, max=3600, metavar="SECONDS", help="How often to look for jobs.")
+    ] = 0.5,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace", min=0, max=3600, metavar="SECONDS",
+            help="On SIGTERM or SIGINT, how long jobs under way may run on before their claims are handed back.",
+        ),
+    ] = 10.0,
+) -> None:
+    """Run the store's extraction jobs, with no client process, until SIGTERM or SIGINT.
+
+    Clients leave their jobs to workers with AgentMemory(extraction_runs_in="workers"). Several
+    workers may serve one store: each job is run by the worker that claims it, and the job of a
+    worker that died is taken over when its lease ends. One line per job on standard error; on
+    SIGTERM or SIGINT the worker hands back its claims and exits 0."""
+    import signal
+    import threading
+
+    from palimpsest.application.jobs import JobOutcome
+
+    settings = _settings(ctx)
+    if store is not None:
+        settings = dataclasses.replace(settings, store=store, oracle_dsn=None)
+    counts = {"done": 0, "failed": 0}
+    lock = threading.Lock()
+
+    def report(outcome: JobOutcome) -> None:
+        job = outcome.job
+        with lock:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        detail = f"in {outcome.seconds:.2f} s" if outcome.status == "done" else _one_line(Exception(outcome.reason))
+        typer.echo(
+            f"job {job.id} thread {job.thread_id} messages {job.first_seq}-{job.last_seq}: {outcome.status} {detail}",
+            err=True,
+        )
+
+    stop = threading.Event()
+    with open_worker_session(
+        settings,
+        extractor=extractor.value,
+        threads=threads,
+        poll_seconds=poll,
+        lease_seconds=lease,
+        on_outcome=report,
+    ) as serving:
+
+        def stop_serving(signum: int, _frame: object) -> None:
+            stop.set()  # the loop only reads this flag, so setting it here cannot deadlock; the wake-up
+            threading.Thread(target=serving.wake, daemon=True).start()  # takes a lock the loop may hold
+
+        previous = {sig: signal.signal(sig, stop_serving) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            _note(
+                f"worker serving {settings.describe_store()} ({extractor.value} extractor, {threads} at once"
+                + (", until the backlog is empty)" if drain else ", until SIGTERM)")
+            )
+            serving.run(stop, drain=drain, grace=grace)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    _note(f"worker stopped: {counts['done']} job(s) done, {counts['failed']} failed")
 
 
 def _oracle(ctx: typer.Context, action: str, **options: Any) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from palimpsest.adapters.backends import OracleSettings, StoreLocation, parse_store_location
-from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client
+from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client, open_worker
 from palimpsest.adapters.embedder_choice import (
     DEFAULT_OPENAI_EMBEDDING_MODEL,
     EmbedderChoice,
@@ -37,6 +37,7 @@ from palimpsest.adapters.embedder_choice import (
     stored_model_id,
 )
 from palimpsest.application import AgentMemory, Embedder
+from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import AgentMemoryError, SchemaVersionError
 from palimpsest.domain.ports import MemoryStore
 
@@ -53,6 +54,7 @@ __all__ = [
     "minilm_status",
     "open_session",
     "open_store",
+    "open_worker_session",
     "resolve_embedder",
     "stored_model_id",
 ]
@@ -145,8 +147,9 @@ class CliSettings:
 # --- stores ------------------------------------------------------------------------------------
 
 
-def _root(settings: CliSettings, *, create: bool) -> Container:
-    """The composition root configured from the global options (nothing opened yet).
+def _root(settings: CliSettings, *, create: bool, role: dict[str, Any] | None = None) -> Container:
+    """The composition root configured from the global options (nothing opened yet), for the
+    passive "inspect" profile unless ``role`` gives the profile and its options.
 
     Without ``create`` a store file must already exist and a store in a database must already
     be installed (``palimpsest oracle install``)."""
@@ -162,7 +165,7 @@ def _root(settings: CliSettings, *, create: bool) -> Container:
         # a missing folder is created by the store itself when opened
     if not create:
         location = location.requiring_existing()
-    return build_container(location, **_inspect(settings))
+    return build_container(location, **(role or _inspect(settings)))
 
 
 def _inspect(settings: CliSettings) -> dict[str, Any]:
@@ -226,3 +229,28 @@ def open_session(
         yield Session(memory, memory.store, chosen.embedder, settings, chosen.note)
     finally:
         memory.close()
+
+
+@contextmanager
+def open_worker_session(
+    settings: CliSettings,
+    *,
+    extractor: str,
+    threads: int,
+    poll_seconds: float,
+    lease_seconds: float | None,
+    on_outcome: Callable[[JobOutcome], None],
+) -> Iterator[ExtractionWorker]:
+    """An extraction worker on the configured store (which must exist), from the composition
+    root's "worker" profile: the embedder that follows the store (``--embedder``) and the
+    ``extractor`` named; the store (and pool) are closed on exit."""
+    role = {"profile": "worker", "embedder_choice": settings.embedder, "extractor_choice": extractor}
+    root = _root(settings, create=False, role=role)
+    with _schema_hint():
+        client, worker = open_worker(
+            root, threads=threads, poll_seconds=poll_seconds, lease_seconds=lease_seconds, on_outcome=on_outcome
+        )
+    try:
+        yield worker
+    finally:
+        client.close()

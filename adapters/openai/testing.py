@@ -11,13 +11,16 @@ is recorded as an estimate (4 characters per token), labelled as such by :attr:`
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import pydantic
 
@@ -26,7 +29,7 @@ from .errors import ModelOutputError, ModelUnavailableError
 from .llm import JsonModel
 from .usage import TokenUsage
 
-__all__ = ["Answer", "ChatRequest", "FunctionChatModel", "ScriptedChatModel"]
+__all__ = ["Answer", "ChatRequest", "FunctionChatModel", "LoopbackExtractionServer", "ScriptedChatModel"]
 
 CHARS_PER_TOKEN = 4
 
@@ -141,3 +144,92 @@ class ScriptedChatModel(FunctionChatModel):
         """Append answers to the shared script or to one operation's script."""
         with self._script_lock:
             (self._named.setdefault(operation, deque()) if operation else self._shared).extend(answers)
+
+
+_NEWEST = re.compile(r"<newest_messages>(.*?)</newest_messages>", re.DOTALL)
+_MESSAGE = re.compile(r"<message[^>]*>(.*?)</message>", re.DOTALL)
+
+
+class LoopbackExtractionServer:
+    """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks of extraction in
+    other processes (``palimpsest worker --extractor openai`` with ``OPENAI_BASE_URL`` set to
+    :attr:`base_url`): every chat request is answered, after ``delay`` seconds, with one fact
+    per newest message of the extraction prompt (``"Fact: <its text>"``), and recorded in
+    :attr:`calls` (the newest messages' texts of each request, in arrival order).
+
+    Clear :attr:`open` to hold every request until it is set again (a model that hangs);
+    :attr:`entered` is set when a request arrives. Nothing leaves the machine.
+    """
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.delay = delay
+        self.calls: list[list[str]] = []
+        self.open = threading.Event()
+        self.open.set()
+        self.entered = threading.Event()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = json.dumps(server._answer(json.loads(raw or b"{}"))).encode("utf-8")
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the caller went away (a killed worker)
+                    pass
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def targets(self) -> list[str]:
+        """Every newest message any request carried, once per request that carried it."""
+        with self._lock:
+            return [text for call in self.calls for text in call]
+
+    def _answer(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
+        block = _NEWEST.search(prompt)
+        texts = [html.unescape(t) for t in _MESSAGE.findall(block.group(1))] if block else []
+        with self._lock:
+            self.calls.append(texts)
+        self.entered.set()
+        self.open.wait()
+        if self.delay:
+            time.sleep(self.delay)
+        content = json.dumps({"memories": [{"text": f"Fact: {t}", "record_type": "fact"} for t in texts]})
+        return {
+            "id": "chatcmpl-loopback",
+            "object": "chat.completion",
+            "created": 0,
+            "model": str(body.get("model", "loopback")),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.open.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)

@@ -20,7 +20,7 @@ from palimpsest.application import (
     MemoryExtractionMode,
     MemoryThread,
 )
-from palimpsest.application.extraction import THREAD_QUEUE_LIMIT
+from palimpsest.application.jobs import THREAD_QUEUE_LIMIT
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import WaitTimeoutError
 

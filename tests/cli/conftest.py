@@ -29,6 +29,7 @@ HOSTILE = "[bold red]not markup[/bold red] \x1b[31mESC\x1b[0m"
 _ENVIRONMENT = (
     "PALIMPSEST_STORE",
     "PALIMPSEST_EMBEDDER",
+    "PALIMPSEST_EXTRACTOR",
     "PALIMPSEST_MEMORY_STORE_ID",
     "ORACLE_DSN",
     "ORACLE_USER",

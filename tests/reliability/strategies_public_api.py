@@ -379,6 +379,9 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "batch_size": integers,
     "progress": progress_callbacks,
     "timeout": timeouts,
+    "threads": anything(st.sampled_from([1, 4, 64, 65, 0, True]), integers),
+    "poll_seconds": anything(st.sampled_from([0.5, 0.01, 0, -1.0, 3600, float("nan"), float("inf")])),
+    "on_outcome": anything(st.none(), st.just(lambda outcome: None)),
     "messages": message_lists,
     "start": anything(st.none(), integers),
     "end": anything(st.none(), integers),
@@ -411,7 +414,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "create_thread", "get_thread", "update_thread", "delete_thread", "list_threads", "add_memory",
             "update_memory", "delete_memory", "list_memories", "link_records", "update_record_link",
             "delete_record_link", "search", "purge_expired", "reembed", "wait_for_memory_extraction", "close",
-            "failed_extractions", "pending_extractions", "retry_failed_extractions",
+            "failed_extractions", "pending_extractions", "retry_failed_extractions", "extraction_worker",
         }
     ),
     "MemoryThread": frozenset(

@@ -152,9 +152,9 @@ def test_an_attempt_under_way_keeps_its_renewed_lease_after_close_timed_out(
 ) -> None:
     """The job's lease is renewed while its attempt runs, past the old 10-minute lease, so a
     new client never takes it; when the attempt ends, the closed client finishes the job."""
-    import palimpsest.application.extraction as extraction
+    import palimpsest.application.jobs as jobs
 
-    monkeypatch.setattr(extraction, "HEARTBEAT_SECONDS", 0.02, raising=False)  # (not on older code)
+    monkeypatch.setattr(jobs, "HEARTBEAT_SECONDS", 0.02)
     clock = ManualClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
     gate = Gate()
     first = build_client(

@@ -1,0 +1,142 @@
+"""A client that leaves its extraction to workers (``extraction_runs_in="workers"``), and the
+worker the composition root builds (``open_worker``, what ``palimpsest worker`` runs), in one
+process on one store. The same across processes: tests/reliability/test_worker_processes.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+from clients import build_client
+from palimpsest.adapters import HashingEmbedder
+from palimpsest.adapters.bootstrap import build_container, open_worker
+from palimpsest.adapters.inmemory import InMemoryStore
+from palimpsest.application import (
+    ExtractedMemory,
+    ExtractionRequest,
+    ExtractionRetryPolicy,
+    ExtractionRunsIn,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+)
+from palimpsest.application.jobs import JobOutcome
+from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.domain import RecordType
+from palimpsest.domain.errors import ConfigurationError, WaitTimeoutError
+
+
+def fact_per_message(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+    return [ExtractedMemory(RecordType.FACT, f"Fact: {m.content}") for m in request.target_messages]
+
+
+def test_a_client_leaving_extraction_to_workers_records_jobs_and_runs_none() -> None:
+    store = InMemoryStore()
+    calls: list[str] = []
+
+    def counted(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        calls.append(request.target_messages[0].content)
+        return fact_per_message(request)
+
+    inline = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.INLINE)
+    client = build_client(
+        store, embedder=HashingEmbedder(), extractor=ScriptedExtractor(counted), extraction_runs_in="workers",
+        memory_extraction_config=inline,
+    )
+    thread = client.create_thread(thread_id="t1", user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I live in Oslo."}])  # INLINE, yet left to workers
+    thread.add_messages([{"role": "user", "content": "I walk to work."}])
+
+    assert calls == [] and client.list_memories(user_id="u1") == []
+    assert [j.first_seq for j in client.pending_extractions()] == [1, 2]
+    with pytest.raises(WaitTimeoutError, match="palimpsest worker"):
+        client.wait_for_memory_extraction(timeout=0.05)  # no worker runs
+    client.close()  # returns at once: the jobs are the workers'
+    with store.reading() as uow:
+        assert len(uow.jobs.list()) == 2
+    store.close()
+
+
+def test_a_client_without_an_extractor_may_leave_extraction_to_workers() -> None:
+    with build_client(embedder=HashingEmbedder(), extraction_runs_in=ExtractionRunsIn.WORKERS) as client:
+        thread = client.create_thread(thread_id="t1", user_id="u1")  # extraction on: the workers extract
+        thread.add_messages([{"role": "user", "content": "I live in Oslo."}])
+        assert len(client.pending_extractions()) == 1
+    with build_client(embedder=HashingEmbedder()) as plain, pytest.raises(ConfigurationError):
+        plain.create_thread(thread_id="t1", user_id="u1")  # as before: extraction needs an extractor
+
+
+def test_the_root_s_worker_drains_the_jobs_and_the_waiting_client_returns() -> None:
+    store = InMemoryStore()
+    client = build_client(store, embedder=HashingEmbedder(), extraction_runs_in="workers")
+    for t in range(3):
+        thread = client.create_thread(thread_id=f"t{t}", user_id="u1")
+        for i in range(3):
+            thread.add_messages([{"role": "user", "content": f"note {t}.{i}"}])
+    seen: list[tuple[str, int]] = []
+
+    def heard(outcome: JobOutcome) -> None:
+        seen.append((outcome.job.thread_id, outcome.job.first_seq))
+
+    container = build_container(
+        overrides={"store": store, "embedder": HashingEmbedder(), "extractor": ScriptedExtractor(fact_per_message)},
+        profile="worker",
+    )
+    worker_client, worker = open_worker(container, poll_seconds=0.02, on_outcome=heard)
+    drained = threading.Thread(target=worker.run, args=(threading.Event(),), kwargs={"drain": True})
+    drained.start()
+    client.wait_for_memory_extraction(timeout=60)
+    drained.join(60)
+    assert not drained.is_alive()
+    worker_client.close()
+
+    assert client.pending_extractions() == [] and client.failed_extractions() == []
+    assert sorted(m.content for m in client.list_memories(user_id="u1")) == sorted(
+        f"Fact: note {t}.{i}" for t in range(3) for i in range(3)
+    )
+    for t in range(3):  # one thread's jobs ran in order
+        assert [seq for tid, seq in seen if tid == f"t{t}"] == [1, 2, 3]
+    client.close()
+    store.close()
+
+
+def test_bad_worker_settings_are_configuration_errors() -> None:
+    with pytest.raises(ConfigurationError, match="extraction_runs_in"):
+        build_client(extraction_runs_in="elsewhere")
+    with pytest.raises(ConfigurationError, match="lease_seconds"):
+        ExtractionRetryPolicy(lease_seconds=0)
+    with build_client() as client, pytest.raises(ConfigurationError, match="extractor"):
+        client.extraction_worker()
+    with pytest.raises(ConfigurationError, match="extractor"):
+        build_container(profile="worker", extractor_choice="magic")
+
+
+def test_a_claim_lasts_the_policy_s_lease() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from palimpsest.adapters.inmemory import ManualClock
+
+    clock = ManualClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
+    entered, release = threading.Event(), threading.Event()
+
+    def gate(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        entered.set()
+        assert release.wait(60)
+        return fact_per_message(request)
+
+    with build_client(
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(gate),
+        clock=clock,
+        extraction_retry_policy=ExtractionRetryPolicy(lease_seconds=7),
+    ) as client:
+        try:
+            start = clock.now()  # the manual clock ticks a microsecond per reading
+            client.create_thread(thread_id="t1", user_id="u1").add_messages([{"role": "user", "content": "Hi."}])
+            assert entered.wait(60)
+            (job,) = client.pending_extractions()
+            assert job.claimed_until is not None
+            assert timedelta(seconds=7) < job.claimed_until - start < timedelta(seconds=8)  # not the default 30
+        finally:
+            release.set()
+        client.wait_for_memory_extraction(timeout=60)
