@@ -130,7 +130,7 @@ _MESSAGE_INDEX_COLUMNS: Final = (
 speaker and those of the message just before it in its thread (the (thread_id, seq) index)."""
 
 
-SNAPSHOT_FORMAT: Final = 1
+SNAPSHOT_FORMAT: Final = 2
 """The index snapshot's format: bumped whenever what the caches hold for a row changes (the
 tokeniser, the keyword text, a column), so that a snapshot of older code is rebuilt over."""
 _OPEN_STORES: weakref.WeakSet[EmbeddedStore] = weakref.WeakSet()
@@ -812,9 +812,10 @@ class EmbeddedStore(MemoryStore):
                     "vectors": vectors_meta,
                     "keywords": keywords_meta,
                 }
-                write_snapshot(
+                if not write_snapshot(
                     snapshot_path(self._path), meta, regions, before_publish=lambda: self._record_token(token)
-                )
+                ):
+                    return False  # another process is writing one
                 self._snapshot_seq = self._last_seen
                 return True
         except Exception as exc:  # noqa: BLE001 - a cache that could not be written is no error

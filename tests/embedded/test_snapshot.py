@@ -405,38 +405,56 @@ SCRIPT = textwrap.dedent(
     from palimpsest.adapters.embedded import snapshot
     from embedded.test_snapshot import fill
     EmbeddedStore.SNAPSHOT_MIN_ROWS = 1
+    EmbeddedStore.SNAPSHOT_MIN_CHANGES = 1
+    how = sys.argv[1]
     store = EmbeddedStore({path!r}, dimension=8)
     fill(store, random.Random(3), 0, 200)
-    if sys.argv[1] == "kill":
-        real = snapshot.os.replace
-        def replace_then_die(src, dst):
-            os.kill(os.getpid(), 9)
-        snapshot.os.replace = replace_then_die
+    if how.startswith("kill-"):  # a first snapshot in place, then more rows
+        store.close()
+        store = EmbeddedStore({path!r})
+        fill(store, random.Random(4), 200, 40)
+    if how.startswith("kill"):
+        real, calls = snapshot.os.rename, []
+        def rename_or_die(src, dst):
+            calls.append(src)
+            if len(calls) == int(how[5:] or 1):
+                os.kill(os.getpid(), 9)
+            real(src, dst)
+        snapshot.os.rename = rename_or_die
         store.close()
     # "exit": the script ends without close()
     """
 )
 
 
-@pytest.mark.parametrize("how", ["exit", "kill"])
+@pytest.mark.parametrize("how", ["exit", "kill", "kill-1", "kill-2", "kill-3"])
 def test_a_script_that_never_closes_or_dies_while_writing(tmp_path: Path, how: str) -> None:
+    """``kill``: the first snapshot, killed before it is renamed into place; ``kill-N``: a later
+    one, killed at the Nth rename of publishing it (the old file aside, the new one in place,
+    the old one as the spare). Every time, the store opens with every row, from a snapshot only
+    if the one in place is whole and recorded, and the next writer sweeps what was left."""
     path = tmp_path / "script.db"
     script = SCRIPT.format(tests=str(Path(__file__).parent.parent), path=str(path))
     result = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=120)
+    rows = 205 + (45 if how.startswith("kill-") else 0)
     if how == "exit":
         assert result.returncode == 0, result.stderr
         assert os.path.exists(snapshot_path(str(path)))
     else:
-        assert result.returncode == -9
-        assert not os.path.exists(snapshot_path(str(path)))  # killed before the rename
+        assert result.returncode == -9, result.stderr
+        in_place = how != "kill-2"  # killed after the old one was moved aside: no snapshot
+        assert os.path.exists(snapshot_path(str(path))) == (how != "kill" and in_place)
     rng = random.Random(5)
     requests = queries(rng)
     with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
-        assert restored(reopened) == (how == "exit")
+        # kill-1: the new token was recorded, the old file is still in place: not used
+        assert restored(reopened) == (how in ("exit", "kill-3"))
         assert answers(reopened, requests) == answers(reference, requests)
-        assert len(reopened._keywords) == 205
-    if how == "kill":  # the next writer sweeps the dead process's temporary file
-        assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+        assert len(reopened._keywords) == rows
+        fill(reopened, rng, 1000, 1)  # a new snapshot is due at close
+    with EmbeddedStore(path) as again:
+        assert restored(again)
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]  # the next writer swept the rest
 
 
 def test_small_stores_leave_no_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
