@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import struct
@@ -595,8 +596,16 @@ def strings_region(values: list[str | None]) -> Region:
     """A list of strings (``None`` allowed) as a region: the strings' UTF-8 joined by NUL, after
     a line of JSON giving their number and where the ``None`` are (one split decodes a million
     ids in a tenth of the time a JSON list takes); strings holding a NUL as one JSON list."""
-    nones = [number for number, value in enumerate(values) if value is None] if None in values else []
-    body = "\x00".join(values if not nones else ["" if value is None else value for value in values])  # type: ignore[arg-type]
+    nones: list[int] = []
+    with contextlib.suppress(ValueError):  # found in C, a few at most (list.index stops at each)
+        while True:
+            nones.append(values.index(None, nones[-1] + 1 if nones else 0))  # type: ignore[arg-type]
+    texts = values
+    if nones:
+        texts = list(values)
+        for number in nones:
+            texts[number] = ""
+    body = "\x00".join(texts)  # type: ignore[arg-type]
     if body.count("\x00") != max(len(values) - 1, 0):
         head = b"J"
         encoded = json.dumps(values, separators=(",", ":")).encode()
@@ -650,21 +659,24 @@ class StringTable:
     def codes(self, values: Iterable[str | None]) -> np.ndarray:
         """The codes of ``values``, new ones added. Every call is a few passes in C: the same
         ids are coded for the vector index, the keyword index and the record attributes."""
-        values = list(values)
+        values = values if type(values) is list else list(values)
         for seen, found in self._recent:  # often the very same list: compared in one pass
             if len(seen) == len(values) and seen == values:
                 return found
         codes = self._codes
+        first = len(codes)
         try:  # every value seen before
             result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
         except KeyError:
-            first = len(codes)
-            distinct = dict.fromkeys(values)
-            if len(distinct) == len(values) and codes.keys().isdisjoint(distinct):  # all new
+            if codes.keys().isdisjoint(values):  # all new (ids): one pass to code them
                 codes.update(zip(values, range(first, first + len(values))))
-                result = np.arange(first, first + len(values), dtype=np.int32)
+                if len(codes) == first + len(values):
+                    result = np.arange(first, first + len(values), dtype=np.int32)
+                else:  # repeated values were coded by their last place: renumber, in order
+                    codes.update(zip(list(itertools.islice(codes, first, None)), itertools.count(first)))
+                    result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
             else:
-                new = distinct.keys() - codes.keys()
+                new = dict.fromkeys(values).keys() - codes.keys()
                 codes.update(zip(new, range(first, first + len(new))))
                 result = np.fromiter(map(codes.__getitem__, values), dtype=np.int32, count=len(values))
         if len(values) >= 1024:

@@ -1208,15 +1208,14 @@ def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[s
     """The record attributes as snapshot regions, computed when the writer reaches them."""
 
     @functools.cache
-    def columns() -> list[list[Any]]:
-        rows = list(attrs.values())
-        return [list(map(operator.itemgetter(number), rows)) for number in range(6)]
+    def rows() -> list[RecordAttrs]:
+        return list(attrs.values())
 
     def column(number: int, dtype: type) -> RegionSource:
-        return lambda: Region(np.array(columns()[number], dtype=dtype))
+        return lambda: Region(np.fromiter(map(operator.itemgetter(number), rows()), dtype=dtype, count=len(rows())))
 
     def coded(number: int) -> RegionSource:
-        return lambda: strings.region(columns()[number])
+        return lambda: strings.region(list(map(operator.itemgetter(number), rows())))
 
     return {
         "a.ids": functools.partial(strings.region, attrs),

@@ -643,3 +643,33 @@ def test_arrays_of_many_checksummed_chunks(tmp_path: Path, monkeypatch: pytest.M
     with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
         assert not restored(reopened)
         assert answers(reopened, requests) == answers(reference, requests)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [""],
+        ["a", None, "b", None, "ü", ""],
+        ["x\x00y", None, "z"],  # a NUL inside a string: written as JSON
+        [None],
+    ],
+)
+def test_string_tables_round_trip(values: list[str | None]) -> None:
+    written = snapshot_module.strings_region(values).data
+    assert snapshot_module.strings_of(written) == values
+
+
+def test_string_codes_are_dense_in_first_seen_order_whatever_repeats() -> None:
+    """All-new values with repeats, then a mix of old and new: every value one code, the codes
+    0..n-1 in the order values were first seen, and the table decodes them back."""
+    table = snapshot_module.StringTable()
+    first = ["b", "a", "b", "c", "a"]
+    second = ["c", "d", None, "d", "b"]
+    codes = [table.codes(first).tolist(), table.codes(second).tolist()]
+    values = table.values
+    assert sorted(table.codes(values).tolist()) == list(range(len(values))) == list(range(5))
+    assert values[:3] == ["b", "a", "c"]
+    objects = snapshot_module.string_objects(snapshot_module.strings_region(values).data)
+    assert snapshot_module.lookup(objects, np.array(codes[0])) == first
+    assert snapshot_module.lookup(objects, np.array(codes[1])) == second
