@@ -599,7 +599,7 @@ def strings_region(values: list[str | None]) -> Region:
     nones: list[int] = []
     with contextlib.suppress(ValueError):  # found in C, a few at most (list.index stops at each)
         while True:
-            nones.append(values.index(None, nones[-1] + 1 if nones else 0))  # type: ignore[arg-type]
+            nones.append(values.index(None, nones[-1] + 1 if nones else 0))
     texts = values
     if nones:
         texts = list(values)
