@@ -755,8 +755,9 @@ class EmbeddedStore(MemoryStore):
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
                 self._vectors.restore(meta["vectors"], arrays, strings, "v")
-                reading.finish()  # every array read and its checksums matched, or all dropped
                 self._graph.clear()  # filled per record at its first expansion
+            # After the collection, which runs while the other thread still checks the arrays:
+            reading.finish()  # every array read and its checksums matched, or all dropped
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
         except (SnapshotError, KeyError, TypeError, ValueError) as exc:
