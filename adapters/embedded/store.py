@@ -754,7 +754,7 @@ class EmbeddedStore(MemoryStore):
             with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
-                self._vectors.restore(meta["vectors"], arrays, strings, "v")
+                self._vectors.restore(meta["vectors"], arrays, strings, "v", like=self._keywords.placement())
                 self._graph.clear()  # filled per record at its first expansion
             # After the collection, which runs while the other thread still checks the arrays:
             reading.finish()  # every array read and its checksums matched, or all dropped

@@ -673,3 +673,35 @@ def test_string_codes_are_dense_in_first_seen_order_whatever_repeats() -> None:
     objects = snapshot_module.string_objects(snapshot_module.strings_region(values).data)
     assert snapshot_module.lookup(objects, np.array(codes[0])) == first
     assert snapshot_module.lookup(objects, np.array(codes[1])) == second
+
+
+@pytest.mark.parametrize("same_rows", [True, False])
+def test_vector_placement_shared_from_the_keyword_index_only_when_it_holds_the_same_rows(
+    tmp_path: Path, same_rows: bool
+) -> None:
+    """Every record with a vector and none deleted: the vector index's key map is a copy of the
+    keyword index's (not the same dict: each then changes on its own); else (a record without a
+    vector) it is built. Either way it equals a rebuild's, and so do answers after more writes."""
+    path = tmp_path / "same.db"
+    rng = random.Random(11)
+    with EmbeddedStore(path, dimension=DIM) as store, store.unit_of_work() as uow:
+        for i in range(120):
+            vec = None if (not same_rows and i == 7) else vector(rng)
+            uow.records.add(record(f"r{i:04d}", text(rng), user_id=USERS[i % 3]), embedding=vec)
+        uow.commit()
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened)
+        vectors, keywords = reopened._vectors._where, reopened._keywords._where
+        assert vectors == reference._vectors._where and vectors is not keywords
+        assert (vectors == keywords) == same_rows
+        shared = [mine is theirs for mine, theirs in zip(vectors, keywords)]  # the same key objects
+        assert all(shared) if same_rows else not any(shared)
+        for store in (reopened, reference):
+            with store.unit_of_work() as uow:
+                uow.records.delete("r0003")
+                uow.records.add(record("r9999", "apple banana", user_id="bob"), embedding=vector(random.Random(1)))
+                uow.commit()
+        assert reopened._vectors._where == reference._vectors._where
+        assert reopened._keywords._where == reference._keywords._where
+        requests = queries(random.Random(2))
+        assert answers(reopened, requests) == answers(reference, requests)
