@@ -116,7 +116,7 @@ def write_snapshot(
     path: str,
     meta: Mapping[str, Any],
     regions: Mapping[str, RegionSource],
-    before_publish: Callable[[], None] = lambda: None,
+    before_writing: Callable[[], None] = lambda: None,
 ) -> bool:
     """Write a snapshot to ``path``; False (nothing written) if another writer holds the lock.
 
@@ -135,20 +135,21 @@ def write_snapshot(
     Regions are written in their order; large ones on another thread (and checksummed on a
     third), so that a region given as a function is computed here while the arrays before it
     are being written. ``meta`` is encoded last (a region's function may still fill it in).
-    ``before_publish`` runs before the rename (the store records the new snapshot's token
-    there); if it raises, ``path`` is left as it was.
+    ``before_writing`` runs once the lock is held (the store records the new snapshot's token
+    there, before this process dirties gigabytes of pages that a sync would then wait for); if
+    it raises, nothing is written.
     """
     _sweep(path)
     with _writing(path) as locked:
         if not locked:
             return False
+        before_writing()
         spare = path + ".spare"
         descriptor = os.open(spare, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             os.ftruncate(descriptor, _write_regions(descriptor, meta, regions))
         finally:
             os.close(descriptor)
-        before_publish()
         _publish(spare, path)
         return True
 
