@@ -7,7 +7,8 @@ opening a snapshot replays the change log after the snapshot's position, exactly
 store catches up with another process's commits, and any doubt (another format, another schema
 version, a token the store file does not hold, a log pruned past the position, a checksum that
 does not match, a file of another size or one changed while it was read) means a rebuild from
-the tables, never a wrong answer.
+the tables, never a wrong answer. A new snapshot is written over the previous one's file, kept
+as ``<store>.index.spare``, then renamed into place (see :func:`write_snapshot`).
 
 Layout: an 8-byte magic, the arrays' bytes at 64-byte aligned offsets, the header (JSON:
 ``meta`` for the caller, each array's dtype, declared shape, rows written, offset and one
