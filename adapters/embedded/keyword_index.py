@@ -28,6 +28,7 @@ from .snapshot import Region, RegionSource, SnapshotError, StringTable, strings_
 from .vector_index import (
     NO_CODE,
     Key,
+    Placement,
     Scope,
     VectorFilter,
     _Codes,
@@ -550,6 +551,11 @@ class PostingsKeywordIndex:
             "partitions": partitions,
         }
         return meta, regions
+
+    def placement(self) -> Placement:
+        """The partitions and where each live key is in them (for another index restored from
+        the same snapshot, see :func:`.vector_index.restored_where`); not to be changed."""
+        return self._partitions, self._where
 
     def restore(
         self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str

@@ -130,7 +130,7 @@ _MESSAGE_INDEX_COLUMNS: Final = (
 speaker and those of the message just before it in its thread (the (thread_id, seq) index)."""
 
 
-SNAPSHOT_FORMAT: Final = 1
+SNAPSHOT_FORMAT: Final = 2
 """The index snapshot's format: bumped whenever what the caches hold for a row changes (the
 tokeniser, the keyword text, a column), so that a snapshot of older code is rebuilt over."""
 _OPEN_STORES: weakref.WeakSet[EmbeddedStore] = weakref.WeakSet()
@@ -734,15 +734,14 @@ class EmbeddedStore(MemoryStore):
 
     def _restore_from(self, conn: sqlite3.Connection, reading: SnapshotReading) -> bool:
         meta, arrays = reading.meta, reading.arrays
-        token = schema.read_meta(conn, "index_snapshot")
+        tokens = (schema.read_meta(conn, "index_snapshot") or "").split()
         floor = int(schema.read_meta(conn, "changes_floor") or 0)
         head = int(conn.execute("SELECT max(seq) FROM changes").fetchone()[0] or 0)
         dimension = schema.read_meta(conn, "dimension")
         seq = meta.get("seq")
         if (
             meta.get("format") != SNAPSHOT_FORMAT
-            or token is None
-            or meta.get("token") != token
+            or meta.get("token") not in tokens
             or meta.get("schema") != self._schema_version
             or not isinstance(seq, int)
             or not floor <= seq <= head
@@ -754,9 +753,10 @@ class EmbeddedStore(MemoryStore):
             with _collector_paused(lambda: len(self._attrs) + len(self._keywords)):
                 self._keywords.restore(meta["keywords"], arrays, strings, "k")
                 self._attrs = _restore_attrs(arrays, strings)
-                self._vectors.restore(meta["vectors"], arrays, strings, "v")
-                reading.finish()  # every array read and its checksums matched, or all dropped
+                self._vectors.restore(meta["vectors"], arrays, strings, "v", like=self._keywords.placement())
                 self._graph.clear()  # filled per record at its first expansion
+            # After the collection, which runs while the other thread still checks the arrays:
+            reading.finish()  # every array read and its checksums matched, or all dropped
             if dimension is not None and self._vectors.dimension not in (None, int(dimension)):
                 raise SnapshotError("the snapshot's vectors are of another dimension")
         except (SnapshotError, KeyError, TypeError, ValueError) as exc:
@@ -784,11 +784,11 @@ class EmbeddedStore(MemoryStore):
         """Leave an index snapshot beside the file if one is due (see ``SNAPSHOT_MIN_ROWS``).
 
         Best effort and never raising: the snapshot is a cache, and a store that cannot write
-        one (a read-only folder, a writer holding the lock) opens by a rebuild next time. The
-        file is written, then its token is recorded in the store file, then it is renamed into
-        place: a crash in between leaves a token and a file that do not match, and a crash
-        after it a file whose unwritten pages fail their checksums; the next open treats
-        either as no snapshot.
+        one (a read-only folder, a writer holding the lock) opens from the snapshot in place,
+        or by a rebuild, next time. The new file's token is recorded in the store file beside
+        the one in place, then the file is written and renamed into place: a crash before that
+        leaves the old snapshot usable, and a crash after it a file whose unwritten pages fail
+        their checksums, which the next open treats as no snapshot.
         """
         if len(self._keywords) < self.SNAPSHOT_MIN_ROWS:
             return False  # small stores (most, in tests) pay nothing at close
@@ -812,9 +812,10 @@ class EmbeddedStore(MemoryStore):
                     "vectors": vectors_meta,
                     "keywords": keywords_meta,
                 }
-                write_snapshot(
-                    snapshot_path(self._path), meta, regions, before_publish=lambda: self._record_token(token)
-                )
+                if not write_snapshot(
+                    snapshot_path(self._path), meta, regions, before_writing=lambda: self._record_token(token)
+                ):
+                    return False  # another process is writing one
                 self._snapshot_seq = self._last_seen
                 return True
         except Exception as exc:  # noqa: BLE001 - a cache that could not be written is no error
@@ -822,16 +823,21 @@ class EmbeddedStore(MemoryStore):
             return False
 
     def _record_token(self, token: str) -> None:
-        """Record a snapshot's token in the file, on a connection of its own that waits at most
-        ``SNAPSHOT_BUSY_TIMEOUT`` for the write lock."""
+        """Record a new snapshot's token in the file, before it is written, beside the newest
+        one recorded before (the snapshot in place, which stays usable while the new one is
+        written and if this process dies first), on a connection of its own that waits at most
+        ``SNAPSHOT_BUSY_TIMEOUT`` for the write lock; then checkpoint the log, while this
+        process has not yet dirtied the snapshot's pages that a sync would wait for."""
         conn = schema.connect(self._path, self.SNAPSHOT_BUSY_TIMEOUT)
         try:
             conn.execute("BEGIN IMMEDIATE")
             if schema.read_meta(conn, "schema_version") != self._schema_version:
                 conn.execute("ROLLBACK")
                 raise SnapshotError("the store file was migrated meanwhile")
-            schema.write_meta(conn, "index_snapshot", token)
+            recorded = (schema.read_meta(conn, "index_snapshot") or "").split()
+            schema.write_meta(conn, "index_snapshot", " ".join([*recorded[-1:], token]))
             conn.execute("COMMIT")
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         finally:
             conn.close()
 
@@ -1207,15 +1213,14 @@ def _export_attrs(attrs: dict[str, RecordAttrs], strings: StringTable) -> dict[s
     """The record attributes as snapshot regions, computed when the writer reaches them."""
 
     @functools.cache
-    def columns() -> list[list[Any]]:
-        rows = list(attrs.values())
-        return [list(map(operator.itemgetter(number), rows)) for number in range(6)]
+    def rows() -> list[RecordAttrs]:
+        return list(attrs.values())
 
     def column(number: int, dtype: type) -> RegionSource:
-        return lambda: Region(np.array(columns()[number], dtype=dtype))
+        return lambda: Region(np.fromiter(map(operator.itemgetter(number), rows()), dtype=dtype, count=len(rows())))
 
     def coded(number: int) -> RegionSource:
-        return lambda: strings.region(columns()[number])
+        return lambda: strings.region(list(map(operator.itemgetter(number), rows())))
 
     return {
         "a.ids": functools.partial(strings.region, attrs),

@@ -535,14 +535,15 @@ def restored_codes(meta: Mapping[str, object], strings: np.ndarray) -> _Codes:
 
 def place_restored(
     partitions: dict[Scope, R],
-    where: dict[Key, tuple[Scope, int]],
+    where: dict[Key, tuple[Scope, int]] | None,
     partition: R,
     entry: Mapping[str, object],
     ids: np.ndarray,
     strings: np.ndarray,
 ) -> None:
     """Finish restoring ``partition`` (its columns set by the caller): its ids and counters from
-    ``entry`` (:func:`partition_entry`), its place in ``partitions``, its live rows in ``where``."""
+    ``entry`` (:func:`partition_entry`), its place in ``partitions``, its live rows in ``where``
+    (unless None: see :func:`restored_where`)."""
     size = int(entry["size"])  # type: ignore[call-overload]
     partition.ids = lookup(strings, ids)
     if len(partition.ids) != size:
@@ -557,6 +558,13 @@ def place_restored(
     if scope in partitions:
         raise SnapshotError("the snapshot names a partition twice")
     partitions[scope] = partition
+    if where is not None:
+        add_live_rows(where, scope, partition)
+
+
+def add_live_rows(where: dict[Key, tuple[Scope, int]], scope: Scope, partition: _Restorable) -> None:
+    message = scope[1]
+    size = partition.size
     names = partition.ids
     if partition.dead:
         rows = np.flatnonzero(partition.alive[:size]).tolist()
@@ -564,6 +572,32 @@ def place_restored(
         where.update(zip(keys, zip(repeat(scope), rows)))
     else:
         where.update(zip(zip(repeat(message), names), zip(repeat(scope), range(size))))
+
+
+Placement = tuple[Mapping[Scope, _Restorable], dict[Key, tuple[Scope, int]]]
+"""An index's partitions and where each live key is in them."""
+
+
+def restored_where(partitions: Mapping[Scope, _Restorable], like: Placement | None) -> dict[Key, tuple[Scope, int]]:
+    """Where each live key of restored ``partitions`` is: a copy of ``like``'s map (the other
+    index's, restored first) when that index holds exactly the same rows, the same ids in the
+    same places and none dead (the ids lists are compared by identity first: a restored store's
+    caches share one string object per id), else built row by row."""
+    if like is not None:
+        other, where = like
+        if (
+            other.keys() == partitions.keys()
+            and len(where) == sum(partition.size for partition in partitions.values())
+            and all(
+                partition.dead == 0 and other[scope].dead == 0 and partition.ids == other[scope].ids
+                for scope, partition in partitions.items()
+            )
+        ):
+            return where.copy()
+    built: dict[Key, tuple[Scope, int]] = {}
+    for scope, partition in partitions.items():
+        add_live_rows(built, scope, partition)
+    return built
 
 
 def restore_or_clear(clear: Callable[[], None], restore: Callable[[], None], what: str) -> None:
@@ -696,15 +730,26 @@ class NumpyVectorIndex:
         return meta, regions
 
     def restore(
-        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+        self,
+        meta: Mapping[str, object],
+        arrays: Mapping[str, np.ndarray],
+        strings: np.ndarray,
+        prefix: str,
+        like: Placement | None = None,
     ) -> None:
         """Replace the whole index with a snapshot's (:meth:`export`); the arrays (the process's
-        own, see :func:`.snapshot.read_snapshot`) are used as they are. Raises
-        :class:`SnapshotError` (leaving the index empty) if anything does not fit."""
-        restore_or_clear(self.clear, lambda: self._restore(meta, arrays, strings, prefix), "vector")
+        own, see :func:`.snapshot.read_snapshot`) are used as they are; ``like``: another
+        restored index's placement, shared if it holds the same rows (:func:`restored_where`).
+        Raises :class:`SnapshotError` (leaving the index empty) if anything does not fit."""
+        restore_or_clear(self.clear, lambda: self._restore(meta, arrays, strings, prefix, like), "vector")
 
     def _restore(
-        self, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], strings: np.ndarray, prefix: str
+        self,
+        meta: Mapping[str, object],
+        arrays: Mapping[str, np.ndarray],
+        strings: np.ndarray,
+        prefix: str,
+        like: Placement | None,
     ) -> None:
         dimension = meta["dimension"]
         if dimension is not None and (not isinstance(dimension, int) or dimension < 1):
@@ -726,8 +771,9 @@ class NumpyVectorIndex:
             if self._words == 0:
                 bits = np.zeros((0, capacity), dtype=np.uint64)
             partition.bits = bits
-            place_restored(self._partitions, self._where, partition, entry, arrays[name + "ids"], strings)
+            place_restored(self._partitions, None, partition, entry, arrays[name + "ids"], strings)
             self._two_pass(partition)
+        self._where = restored_where(self._partitions, like)
 
     def partition_sizes(self) -> dict[str | None, int]:
         """Live rows per user, records and messages together (for tests and diagnostics)."""

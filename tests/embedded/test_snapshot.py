@@ -405,38 +405,65 @@ SCRIPT = textwrap.dedent(
     from palimpsest.adapters.embedded import snapshot
     from embedded.test_snapshot import fill
     EmbeddedStore.SNAPSHOT_MIN_ROWS = 1
+    EmbeddedStore.SNAPSHOT_MIN_CHANGES = 1
+    how = sys.argv[1]
     store = EmbeddedStore({path!r}, dimension=8)
     fill(store, random.Random(3), 0, 200)
-    if sys.argv[1] == "kill":
-        real = snapshot.os.replace
-        def replace_then_die(src, dst):
-            os.kill(os.getpid(), 9)
-        snapshot.os.replace = replace_then_die
+    if how.startswith("kill-"):  # a first snapshot in place, then more rows
+        store.close()
+        store = EmbeddedStore({path!r})
+        fill(store, random.Random(4), 200, 40)
+    if how == "kill-w":  # half the spare written
+        real_write, writes = snapshot.os.pwrite, []
+        def write_or_die(descriptor, data, offset):
+            writes.append(offset)
+            if len(writes) == 3:
+                os.kill(os.getpid(), 9)
+            return real_write(descriptor, data, offset)
+        snapshot.os.pwrite = write_or_die
+        store.close()
+    elif how.startswith("kill"):
+        real, calls = snapshot.os.rename, []
+        def rename_or_die(src, dst):
+            calls.append(src)
+            if len(calls) == int(how[5:] or 1):
+                os.kill(os.getpid(), 9)
+            real(src, dst)
+        snapshot.os.rename = rename_or_die
         store.close()
     # "exit": the script ends without close()
     """
 )
 
 
-@pytest.mark.parametrize("how", ["exit", "kill"])
+@pytest.mark.parametrize("how", ["exit", "kill", "kill-w", "kill-1", "kill-2", "kill-3"])
 def test_a_script_that_never_closes_or_dies_while_writing(tmp_path: Path, how: str) -> None:
+    """``kill``: the first snapshot, killed before it is renamed into place; ``kill-w``: a later
+    one, killed while it is written; ``kill-N``: killed at the Nth rename of publishing it (the
+    old file aside, the new one in place, the old one as the spare). Every time, the store
+    opens with every row, from the snapshot in place if there is one (its token is kept beside
+    the new one's), and the next writer sweeps what was left."""
     path = tmp_path / "script.db"
     script = SCRIPT.format(tests=str(Path(__file__).parent.parent), path=str(path))
     result = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=120)
+    rows = 205 + (45 if how.startswith("kill-") else 0)
     if how == "exit":
         assert result.returncode == 0, result.stderr
         assert os.path.exists(snapshot_path(str(path)))
     else:
-        assert result.returncode == -9
-        assert not os.path.exists(snapshot_path(str(path)))  # killed before the rename
+        assert result.returncode == -9, result.stderr
+        in_place = how != "kill-2"  # killed after the old one was moved aside: no snapshot
+        assert os.path.exists(snapshot_path(str(path))) == (how != "kill" and in_place)
     rng = random.Random(5)
     requests = queries(rng)
     with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
-        assert restored(reopened) == (how == "exit")
+        assert restored(reopened) == (how not in ("kill", "kill-2"))
         assert answers(reopened, requests) == answers(reference, requests)
-        assert len(reopened._keywords) == 205
-    if how == "kill":  # the next writer sweeps the dead process's temporary file
-        assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+        assert len(reopened._keywords) == rows
+        fill(reopened, rng, 1000, 1)  # a new snapshot is due at close
+    with EmbeddedStore(path) as again:
+        assert restored(again)
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]  # the next writer swept the rest
 
 
 def test_small_stores_leave_no_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -624,4 +651,66 @@ def test_arrays_of_many_checksummed_chunks(tmp_path: Path, monkeypatch: pytest.M
     index.write_bytes(bytes(data))
     with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
         assert not restored(reopened)
+        assert answers(reopened, requests) == answers(reference, requests)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [""],
+        ["a", None, "b", None, "ü", ""],
+        ["x\x00y", None, "z"],  # a NUL inside a string: written as JSON
+        [None],
+    ],
+)
+def test_string_tables_round_trip(values: list[str | None]) -> None:
+    written = snapshot_module.strings_region(values).data
+    assert snapshot_module.strings_of(written) == values
+
+
+def test_string_codes_are_dense_in_first_seen_order_whatever_repeats() -> None:
+    """All-new values with repeats, then a mix of old and new: every value one code, the codes
+    0..n-1 in the order values were first seen, and the table decodes them back."""
+    table = snapshot_module.StringTable()
+    first = ["b", "a", "b", "c", "a"]
+    second = ["c", "d", None, "d", "b"]
+    codes = [table.codes(first).tolist(), table.codes(second).tolist()]
+    values = table.values
+    assert sorted(table.codes(values).tolist()) == list(range(len(values))) == list(range(5))
+    assert values[:3] == ["b", "a", "c"]
+    objects = snapshot_module.string_objects(snapshot_module.strings_region(values).data)
+    assert snapshot_module.lookup(objects, np.array(codes[0])) == first
+    assert snapshot_module.lookup(objects, np.array(codes[1])) == second
+
+
+@pytest.mark.parametrize("same_rows", [True, False])
+def test_vector_placement_shared_from_the_keyword_index_only_when_it_holds_the_same_rows(
+    tmp_path: Path, same_rows: bool
+) -> None:
+    """Every record with a vector and none deleted: the vector index's key map is a copy of the
+    keyword index's (not the same dict: each then changes on its own); else (a record without a
+    vector) it is built. Either way it equals a rebuild's, and so do answers after more writes."""
+    path = tmp_path / "same.db"
+    rng = random.Random(11)
+    with EmbeddedStore(path, dimension=DIM) as store, store.unit_of_work() as uow:
+        for i in range(120):
+            vec = None if (not same_rows and i == 7) else vector(rng)
+            uow.records.add(record(f"r{i:04d}", text(rng), user_id=USERS[i % 3]), embedding=vec)
+        uow.commit()
+    with EmbeddedStore(path) as reopened, EmbeddedStore(rebuilt_copy(path, tmp_path)) as reference:
+        assert restored(reopened)
+        vectors, keywords = reopened._vectors._where, reopened._keywords._where
+        assert vectors == reference._vectors._where and vectors is not keywords
+        assert (vectors == keywords) == same_rows
+        shared = [mine is theirs for mine, theirs in zip(vectors, keywords)]  # the same key objects
+        assert all(shared) if same_rows else not any(shared)
+        for store in (reopened, reference):
+            with store.unit_of_work() as uow:
+                uow.records.delete("r0003")
+                uow.records.add(record("r9999", "apple banana", user_id="bob"), embedding=vector(random.Random(1)))
+                uow.commit()
+        assert reopened._vectors._where == reference._vectors._where
+        assert reopened._keywords._where == reference._keywords._where
+        requests = queries(random.Random(2))
         assert answers(reopened, requests) == answers(reference, requests)
