@@ -8,8 +8,12 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -29,6 +33,7 @@ from palimpsest.domain.search import (
     DEFAULT_MAX_LINKED_RESULTS,
     MAX_SEARCH_K,
     CandidateKey,
+    KeywordCandidates,
     ScopeFilter,
     ScopeValue,
     SearchHit,
@@ -42,7 +47,7 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .embedding import RecentVectors
-from .ports import Embedder, SummaryText
+from .ports import Embedder, SummaryText, embeds_off_thread
 from .quotes import quoted
 from .results import SearchResult
 from .retrieval import (
@@ -200,6 +205,57 @@ def _thinning(stages: Sequence[Stage]) -> tuple[Sequence[Stage], Sequence[Stage]
     return stages[:n], stages[n:]
 
 
+MAX_EMBED_WORKERS = 4
+"""Worker threads embedding the queries of concurrent hybrid searches (one a search), for an
+embedder that releases the interpreter lock (:func:`~.ports.embeds_off_thread`)."""
+
+
+def _same_keyword_candidates(a: SearchQuery, b: SearchQuery) -> bool:
+    """Whether ``a`` and ``b`` have the same keyword candidates at one depth: the text and the
+    direct candidates' filters decide them (:class:`~palimpsest.domain.ports.SearchSession`),
+    not ``k``, the vector or the fusion settings."""
+    return (
+        a.text == b.text
+        and a.scope == b.scope
+        and a.types == b.types
+        and a.include_invalid == b.include_invalid
+        and a.now == b.now
+        and a.metadata_filter == b.metadata_filter
+        and a.record_ids == b.record_ids
+    )
+
+
+class _KeywordsRead(SearchSession):
+    """A search session whose keyword candidates for ``query`` at ``depth`` were read while the
+    query's vector was computed (:meth:`Searcher.run`): asked for them again (a hybrid search's
+    pools share their fusion depth), it answers them as read; everything else goes to ``session``."""
+
+    __slots__ = ("_depth", "_found", "_query", "_session")
+
+    def __init__(self, session: SearchSession, query: SearchQuery, depth: int, found: KeywordCandidates) -> None:
+        self._session = session
+        self._query = query
+        self._depth = depth
+        self._found = found
+
+    def dense_candidates(self, query: SearchQuery, depth: int) -> Sequence[tuple[CandidateKey, float]]:
+        return self._session.dense_candidates(query, depth)
+
+    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
+        if depth == self._depth and _same_keyword_candidates(query, self._query):
+            return self._found
+        return self._session.keyword_candidates(query, depth)
+
+    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> Mapping[str, Sequence[RecordLink]]:
+        return self._session.links_around(frontier, query)
+
+    def load(self, keys: Sequence[CandidateKey]) -> Mapping[CandidateKey, MemoryRecord | Message]:
+        return self._session.load(keys)
+
+    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Mapping[str, Sequence[str]]:
+        return self._session.message_neighbours(message_ids, radius)
+
+
 def _row(vector: Sequence[float]) -> np.ndarray:
     """A vector as a float32 row, without a float-by-float copy of a float32 buffer (stores answer
     ``array("f")``)."""
@@ -225,6 +281,25 @@ class Searcher:
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
         self._summaries = RecentVectors(RECENT_QUERIES)  # a digest of a card's query and quotes -> its vector
+        self._workers: tuple[ThreadPoolExecutor, int] | None = None  # the embedding workers, their process id
+        self._workers_lock = threading.Lock()
+
+    def _embedding_pool(self) -> ThreadPoolExecutor:
+        """The worker threads that embed hybrid searches' queries (see :meth:`run`), created on
+        first use, and anew after :meth:`close` or in a forked child (whose copy has no threads)."""
+        with self._workers_lock:
+            if self._workers is None or self._workers[1] != os.getpid():
+                pool = ThreadPoolExecutor(max_workers=MAX_EMBED_WORKERS, thread_name_prefix="palimpsest-embed")
+                self._workers = (pool, os.getpid())
+            return self._workers[0]
+
+    def close(self) -> None:
+        """Shut the embedding worker threads down (waiting for running embeddings); idempotent.
+        A search afterwards starts new ones."""
+        with self._workers_lock:
+            workers, self._workers = self._workers, None
+        if workers is not None and workers[1] == os.getpid():
+            workers[0].shutdown(wait=True)
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -397,7 +472,12 @@ class Searcher:
         cached = self._recent.get(text)
         if cached is not None:
             return cached
-        vector = tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
+        return self._embedded(text)
+
+    def _embedded(self, text: str) -> tuple[float, ...]:
+        """``text`` embedded as a query (an embedder is required), kept among the recent queries."""
+        assert self._embedder is not None
+        vector = tuple(map(float, self._embedder.embed([text], is_query=True)[0]))
         self._recent.put(text, vector)
         return vector
 
@@ -459,6 +539,21 @@ class Searcher:
             self._summaries.put(key, vector)
         return vector
 
+    @staticmethod
+    def _with_vector(base: SearchQuery, vector: Sequence[float] | None, strategy: SearchStrategy) -> SearchQuery:
+        """The search for ``base``'s text with ``vector``: a vector search without the text."""
+        if vector is None:
+            return base
+        return replace(base, vector=tuple(vector), text=None if strategy == "vector" else base.text)
+
+    def _search(
+        self, session: SearchSession, text: str, query: SearchQuery, k: int, stages: Sequence[Stage]
+    ) -> list[SearchHit]:
+        """The pipeline and the refinements of the search for ``text`` (``query``), in one read."""
+        context = StageContext(text=text, query=query, k=k, pool=(), graph=_SessionGraph(session, walk_query(query)))
+        pool, thinned = self._candidates(session, query, context, stages)
+        return self._refine(session, thinned, replace(context, pool=pool), stages)
+
     def run(
         self,
         query: str,
@@ -493,16 +588,11 @@ class Searcher:
         include_invalid = True if isinstance(include_invalid_results, NotSetType) else include_invalid_results
         if not isinstance(include_invalid, bool):
             raise ValidationError("include_invalid_results must be True or False.")
-        if strategy == "keyword":
-            qvec = None
-        else:
-            qvec = self.query_vector(query, strategy) if isinstance(vector, NotSetType) else vector
-        text = None if strategy == "vector" and qvec is not None else query
-        search_query = SearchQuery(
+        # The arguments are checked (here, with no vector yet) before the query is embedded.
+        base = SearchQuery(
             k=self._pool(k),
             now=now,
-            vector=tuple(qvec) if qvec is not None else None,
-            text=text,
+            text=query,
             scope=scope,
             record_types=_record_types(record_types),
             include_invalid=include_invalid,
@@ -519,11 +609,34 @@ class Searcher:
             neighbour_radius=self._retrieval.neighbour_radius,
         )
         stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
-        with self._store.searching() as session:
-            context = StageContext(
-                text=query, query=search_query, k=k, pool=(), graph=_SessionGraph(session, walk_query(search_query))
-            )
-            pool, thinned = self._candidates(session, search_query, context, stages)
-            hits = self._refine(session, thinned, replace(context, pool=pool), stages)
+        qvec: Sequence[float] | None = None
+        pending: Future[tuple[float, ...]] | None = None
+        if strategy == "keyword":
+            pass
+        elif not isinstance(vector, NotSetType):
+            qvec = vector
+        else:
+            qvec = self._recent.get(query)
+            if qvec is None and strategy == "hybrid" and embeds_off_thread(self._embedder):
+                # Embedded on a worker thread while this one reads the keyword candidates,
+                # which do not depend on the vector (the embedder releases the interpreter lock).
+                pending = self._embedding_pool().submit(self._embedded, query)
+            elif qvec is None:
+                qvec = self._embedded(query)
+        if pending is None:
+            search_query = self._with_vector(base, qvec, strategy)
+            with self._store.searching() as session:
+                hits = self._search(session, query, search_query, k, stages)
+        else:
+            with ExitStack() as stack:
+                try:
+                    session = stack.enter_context(self._store.searching())
+                    depth = base.fusion_depth  # that of every pool of the hybrid search below
+                    read = _KeywordsRead(session, base, depth, session.keyword_candidates(base, depth))
+                except BaseException:
+                    pending.result()  # the embedder's error first, as when the query was embedded first
+                    raise
+                search_query = self._with_vector(base, pending.result(), strategy)
+                hits = self._search(read, query, search_query, k, stages)
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return within_token_budgets(results, token_budget, soft_token_budget)

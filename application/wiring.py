@@ -55,12 +55,15 @@ class ApplicationServices:
     maintenance: MaintenanceService
 
     def close(self, timeout: float | None) -> None:
-        """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
-        card search workers."""
+        """Finish the queued extraction jobs (within ``timeout``), then stop the runner, the
+        card search workers and the query embedding workers."""
         try:
             self.runner.close(timeout)
         finally:
-            self.cards.close()
+            try:
+                self.cards.close()
+            finally:
+                self.searcher.close()
 
 
 def build_services(
