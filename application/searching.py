@@ -225,18 +225,28 @@ def _same_keyword_candidates(a: SearchQuery, b: SearchQuery) -> bool:
     )
 
 
-class _KeywordsRead(SearchSession):
-    """A search session whose keyword candidates for ``query`` at ``depth`` were read while the
-    query's vector was computed (:meth:`Searcher.run`): asked for them again (a hybrid search's
-    pools share their fusion depth), it answers them as read; everything else goes to ``session``."""
+class _ReadAhead(SearchSession):
+    """A search session with what a hybrid search read while its query was embedded
+    (:meth:`Searcher.run`): the keyword candidates of ``query`` at ``depth`` (a hybrid search's
+    pools all ask for those: they share their fusion depth), and the conversation neighbours of
+    their messages at the query's radius (the pipeline asks for those of the dense and keyword
+    candidates' messages together: only the others are read then). Everything else goes to
+    ``session``."""
 
-    __slots__ = ("_depth", "_found", "_query", "_session")
+    __slots__ = ("_asked", "_depth", "_found", "_neighbours", "_query", "_session")
 
-    def __init__(self, session: SearchSession, query: SearchQuery, depth: int, found: KeywordCandidates) -> None:
+    def __init__(self, session: SearchSession, query: SearchQuery, depth: int) -> None:
         self._session = session
         self._query = query
         self._depth = depth
-        self._found = found
+        self._found = session.keyword_candidates(query, depth)
+        self._asked: frozenset[str] = frozenset()
+        self._neighbours: Mapping[str, Sequence[str]] = {}
+        if query.neighbour_weight > 0 and query.neighbour_radius > 0:
+            messages = list(dict.fromkeys(key[1] for key, _score in self._found.ranked if key[0]))
+            if messages:
+                self._neighbours = session.message_neighbours(messages, query.neighbour_radius)
+                self._asked = frozenset(messages)
 
     def dense_candidates(self, query: SearchQuery, depth: int) -> Sequence[tuple[CandidateKey, float]]:
         return self._session.dense_candidates(query, depth)
@@ -253,7 +263,17 @@ class _KeywordsRead(SearchSession):
         return self._session.load(keys)
 
     def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Mapping[str, Sequence[str]]:
-        return self._session.message_neighbours(message_ids, radius)
+        if radius != self._query.neighbour_radius or not self._asked:
+            return self._session.message_neighbours(message_ids, radius)
+        wanted = list(dict.fromkeys(message_ids))
+        rest = [message_id for message_id in wanted if message_id not in self._asked]
+        found = self._session.message_neighbours(rest, radius) if rest else {}
+        out: dict[str, Sequence[str]] = {}
+        for message_id in wanted:
+            around = (self._neighbours if message_id in self._asked else found).get(message_id)
+            if around is not None:
+                out[message_id] = around
+        return out
 
 
 def _row(vector: Sequence[float]) -> np.ndarray:
@@ -618,8 +638,8 @@ class Searcher:
         else:
             qvec = self._recent.get(query)
             if qvec is None and strategy == "hybrid" and embeds_off_thread(self._embedder):
-                # Embedded on a worker thread while this one reads the keyword candidates,
-                # which do not depend on the vector (the embedder releases the interpreter lock).
+                # Embedded on a worker thread while this one reads what does not depend on the
+                # vector (_ReadAhead); the embedder releases the interpreter lock.
                 pending = self._embedding_pool().submit(self._embedded, query)
             elif qvec is None:
                 qvec = self._embedded(query)
@@ -631,8 +651,7 @@ class Searcher:
             with ExitStack() as stack:
                 try:
                     session = stack.enter_context(self._store.searching())
-                    depth = base.fusion_depth  # that of every pool of the hybrid search below
-                    read = _KeywordsRead(session, base, depth, session.keyword_candidates(base, depth))
+                    read = _ReadAhead(session, base, base.fusion_depth)  # the depth of every pool below
                 except BaseException:
                     pending.result()  # the embedder's error first, as when the query was embedded first
                     raise

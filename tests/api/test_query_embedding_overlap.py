@@ -5,8 +5,9 @@ embedder's errors as they were, nothing written, and the arguments checked befor
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -184,3 +185,46 @@ def test_closing_the_client_stops_the_embedding_workers(make_client: ClientFacto
     assert workers and all(t.is_alive() for t in workers)
     client.close()
     assert not any(t.is_alive() for t in workers)
+
+
+class _RecordingSession:
+    """Passes a search session's calls through, recording the keyword and neighbour reads."""
+
+    def __init__(self, inner: Any, log: list[tuple[str, Any]]) -> None:
+        self._inner = inner
+        self._log = log
+
+    def keyword_candidates(self, query: Any, depth: int) -> Any:
+        self._log.append(("keyword", (query.text, depth)))
+        return self._inner.keyword_candidates(query, depth)
+
+    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Any:
+        self._log.append(("neighbours", tuple(message_ids)))
+        return self._inner.message_neighbours(message_ids, radius)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_the_read_ahead_is_not_read_again(
+    make_client: ClientFactory, store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sequential = make_client(embedder=_Recording())
+    _fill(sequential)
+    expected = _seen(sequential.search("pizza in Rome", user_id="u"))
+    log: list[tuple[str, Any]] = []
+    opened = store.searching
+
+    @contextmanager
+    def recorded() -> Iterator[Any]:
+        with opened() as session:
+            yield _RecordingSession(session, log)
+
+    monkeypatch.setattr(store, "searching", recorded)
+    client = make_client(embedder=_OffThread())
+    assert _seen(client.search("pizza in Rome", user_id="u")) == expected
+    assert [entry for entry in log if entry[0] == "keyword"] == [("keyword", ("pizza in Rome", 50))]
+    neighbours = [ids for kind, ids in log if kind == "neighbours"]
+    assert neighbours and neighbours[0]  # the keyword candidates' messages, read ahead
+    later = {i for ids in neighbours[1:] for i in ids}
+    assert not later & set(neighbours[0])  # each message's neighbours read once
