@@ -304,14 +304,15 @@ class Searcher:
         self._workers: tuple[ThreadPoolExecutor, int] | None = None  # the embedding workers, their process id
         self._workers_lock = threading.Lock()
 
-    def _embedding_pool(self) -> ThreadPoolExecutor:
-        """The worker threads that embed hybrid searches' queries (see :meth:`run`), created on
-        first use, and anew after :meth:`close` or in a forked child (whose copy has no threads)."""
+    def _embed_off_thread(self, text: str) -> Future[tuple[float, ...]]:
+        """``text`` embedded as a query (:meth:`_embedded`) on one of the worker threads, which
+        are created on first use, and anew after :meth:`close` or in a forked child (whose copy
+        of them has no threads). Submitted under the lock, so that :meth:`close` waits for it."""
         with self._workers_lock:
             if self._workers is None or self._workers[1] != os.getpid():
                 pool = ThreadPoolExecutor(max_workers=MAX_EMBED_WORKERS, thread_name_prefix="palimpsest-embed")
                 self._workers = (pool, os.getpid())
-            return self._workers[0]
+            return self._workers[0].submit(self._embedded, text)
 
     def close(self) -> None:
         """Shut the embedding worker threads down (waiting for running embeddings); idempotent.
@@ -640,7 +641,7 @@ class Searcher:
             if qvec is None and strategy == "hybrid" and embeds_off_thread(self._embedder):
                 # Embedded on a worker thread while this one reads what does not depend on the
                 # vector (_ReadAhead); the embedder releases the interpreter lock.
-                pending = self._embedding_pool().submit(self._embedded, query)
+                pending = self._embed_off_thread(query)
             elif qvec is None:
                 qvec = self._embedded(query)
         if pending is None:
