@@ -28,19 +28,12 @@ __all__ = [
     "Reranker",
     "Summariser",
     "SummaryText",
-    "embeds_off_thread",
 ]
 
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Texts → unit vectors of a fixed dimension.
-
-    Optional: an attribute ``releases_gil`` that is ``True`` says that ``embed`` spends its time
-    outside Python's interpreter lock (native code, a network call) and may be called from any
-    thread; a hybrid search then embeds its query on a worker thread while it reads its keyword
-    candidates (:func:`embeds_off_thread`). Without it, the query is embedded on the calling thread.
-    """
+    """Texts → unit vectors of a fixed dimension."""
 
     @property
     def dimension(self) -> int:
@@ -56,11 +49,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> Sequence[Sequence[float]]:
         """One unit vector per text, in order. ``is_query`` lets asymmetric models add a prefix."""
         ...
-
-
-def embeds_off_thread(embedder: Embedder | None) -> bool:
-    """Whether ``embedder`` declares ``releases_gil = True`` (see :class:`Embedder`)."""
-    return getattr(embedder, "releases_gil", False) is True
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,8 @@ agent id narrows exactly; a thread id narrows only with ``exact_thread_match=Tru
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -33,7 +29,6 @@ from palimpsest.domain.search import (
     DEFAULT_MAX_LINKED_RESULTS,
     MAX_SEARCH_K,
     CandidateKey,
-    KeywordCandidates,
     ScopeFilter,
     ScopeValue,
     SearchHit,
@@ -47,7 +42,7 @@ from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 from .budgets import apply_token_budgets
 from .config import RetrievalConfig
 from .embedding import RecentVectors
-from .ports import Embedder, SummaryText, embeds_off_thread
+from .ports import Embedder, SummaryText
 from .quotes import quoted
 from .results import SearchResult
 from .retrieval import (
@@ -205,77 +200,6 @@ def _thinning(stages: Sequence[Stage]) -> tuple[Sequence[Stage], Sequence[Stage]
     return stages[:n], stages[n:]
 
 
-MAX_EMBED_WORKERS = 4
-"""Worker threads embedding the queries of concurrent hybrid searches (one a search), for an
-embedder that releases the interpreter lock (:func:`~.ports.embeds_off_thread`)."""
-
-
-def _same_keyword_candidates(a: SearchQuery, b: SearchQuery) -> bool:
-    """Whether ``a`` and ``b`` have the same keyword candidates at one depth: the text and the
-    direct candidates' filters decide them (:class:`~palimpsest.domain.ports.SearchSession`),
-    not ``k``, the vector or the fusion settings."""
-    return (
-        a.text == b.text
-        and a.scope == b.scope
-        and a.types == b.types
-        and a.include_invalid == b.include_invalid
-        and a.now == b.now
-        and a.metadata_filter == b.metadata_filter
-        and a.record_ids == b.record_ids
-    )
-
-
-class _ReadAhead(SearchSession):
-    """A search session with what a hybrid search read while its query was embedded
-    (:meth:`Searcher.run`): the keyword candidates of ``query`` at ``depth`` (a hybrid search's
-    pools all ask for those: they share their fusion depth), and the conversation neighbours of
-    their messages at the query's radius (the pipeline asks for those of the dense and keyword
-    candidates' messages together: only the others are read then). Everything else goes to
-    ``session``."""
-
-    __slots__ = ("_asked", "_depth", "_found", "_neighbours", "_query", "_session")
-
-    def __init__(self, session: SearchSession, query: SearchQuery, depth: int) -> None:
-        self._session = session
-        self._query = query
-        self._depth = depth
-        self._found = session.keyword_candidates(query, depth)
-        self._asked: frozenset[str] = frozenset()
-        self._neighbours: Mapping[str, Sequence[str]] = {}
-        if query.neighbour_weight > 0 and query.neighbour_radius > 0:
-            messages = list(dict.fromkeys(key[1] for key, _score in self._found.ranked if key[0]))
-            if messages:
-                self._neighbours = session.message_neighbours(messages, query.neighbour_radius)
-                self._asked = frozenset(messages)
-
-    def dense_candidates(self, query: SearchQuery, depth: int) -> Sequence[tuple[CandidateKey, float]]:
-        return self._session.dense_candidates(query, depth)
-
-    def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
-        if depth == self._depth and _same_keyword_candidates(query, self._query):
-            return self._found
-        return self._session.keyword_candidates(query, depth)
-
-    def links_around(self, frontier: Sequence[str], query: SearchQuery) -> Mapping[str, Sequence[RecordLink]]:
-        return self._session.links_around(frontier, query)
-
-    def load(self, keys: Sequence[CandidateKey]) -> Mapping[CandidateKey, MemoryRecord | Message]:
-        return self._session.load(keys)
-
-    def message_neighbours(self, message_ids: Sequence[str], radius: int) -> Mapping[str, Sequence[str]]:
-        if radius != self._query.neighbour_radius or not self._asked:
-            return self._session.message_neighbours(message_ids, radius)
-        wanted = list(dict.fromkeys(message_ids))
-        rest = [message_id for message_id in wanted if message_id not in self._asked]
-        found = self._session.message_neighbours(rest, radius) if rest else {}
-        out: dict[str, Sequence[str]] = {}
-        for message_id in wanted:
-            around = (self._neighbours if message_id in self._asked else found).get(message_id)
-            if around is not None:
-                out[message_id] = around
-        return out
-
-
 def _row(vector: Sequence[float]) -> np.ndarray:
     """A vector as a float32 row, without a float-by-float copy of a float32 buffer (stores answer
     ``array("f")``)."""
@@ -301,26 +225,6 @@ class Searcher:
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
         self._summaries = RecentVectors(RECENT_QUERIES)  # a digest of a card's query and quotes -> its vector
-        self._workers: tuple[ThreadPoolExecutor, int] | None = None  # the embedding workers, their process id
-        self._workers_lock = threading.Lock()
-
-    def _embed_off_thread(self, text: str) -> Future[tuple[float, ...]]:
-        """``text`` embedded as a query (:meth:`_embedded`) on one of the worker threads, which
-        are created on first use, and anew after :meth:`close` or in a forked child (whose copy
-        of them has no threads). Submitted under the lock, so that :meth:`close` waits for it."""
-        with self._workers_lock:
-            if self._workers is None or self._workers[1] != os.getpid():
-                pool = ThreadPoolExecutor(max_workers=MAX_EMBED_WORKERS, thread_name_prefix="palimpsest-embed")
-                self._workers = (pool, os.getpid())
-            return self._workers[0].submit(self._embedded, text)
-
-    def close(self) -> None:
-        """Shut the embedding worker threads down (waiting for running embeddings); idempotent.
-        A search afterwards starts new ones."""
-        with self._workers_lock:
-            workers, self._workers = self._workers, None
-        if workers is not None and workers[1] == os.getpid():
-            workers[0].shutdown(wait=True)
 
     @property
     def strategy(self) -> SearchStrategy:
@@ -493,11 +397,6 @@ class Searcher:
         cached = self._recent.get(text)
         if cached is not None:
             return cached
-        return self._embedded(text)
-
-    def _embedded(self, text: str) -> tuple[float, ...]:
-        """``text`` embedded as a query (an embedder is required), kept among the recent queries."""
-        assert self._embedder is not None
         vector = tuple(map(float, self._embedder.embed([text], is_query=True)[0]))
         self._recent.put(text, vector)
         return vector
@@ -560,21 +459,6 @@ class Searcher:
             self._summaries.put(key, vector)
         return vector
 
-    @staticmethod
-    def _with_vector(base: SearchQuery, vector: Sequence[float] | None, strategy: SearchStrategy) -> SearchQuery:
-        """The search for ``base``'s text with ``vector``: a vector search without the text."""
-        if vector is None:
-            return base
-        return replace(base, vector=tuple(vector), text=None if strategy == "vector" else base.text)
-
-    def _search(
-        self, session: SearchSession, text: str, query: SearchQuery, k: int, stages: Sequence[Stage]
-    ) -> list[SearchHit]:
-        """The pipeline and the refinements of the search for ``text`` (``query``), in one read."""
-        context = StageContext(text=text, query=query, k=k, pool=(), graph=_SessionGraph(session, walk_query(query)))
-        pool, thinned = self._candidates(session, query, context, stages)
-        return self._refine(session, thinned, replace(context, pool=pool), stages)
-
     def run(
         self,
         query: str,
@@ -609,8 +493,8 @@ class Searcher:
         include_invalid = True if isinstance(include_invalid_results, NotSetType) else include_invalid_results
         if not isinstance(include_invalid, bool):
             raise ValidationError("include_invalid_results must be True or False.")
-        # The arguments are checked (here, with no vector yet) before the query is embedded.
-        base = SearchQuery(
+        # The arguments are all checked (a query without its vector yet) before the query is embedded.
+        search_query = SearchQuery(
             k=self._pool(k),
             now=now,
             text=query,
@@ -629,34 +513,18 @@ class Searcher:
             neighbour_weight=self._retrieval.neighbour_weight,
             neighbour_radius=self._retrieval.neighbour_radius,
         )
-        stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
-        qvec: Sequence[float] | None = None
-        pending: Future[tuple[float, ...]] | None = None
         if strategy == "keyword":
-            pass
-        elif not isinstance(vector, NotSetType):
-            qvec = vector
+            qvec = None
         else:
-            qvec = self._recent.get(query)
-            if qvec is None and strategy == "hybrid" and embeds_off_thread(self._embedder):
-                # Embedded on a worker thread while this one reads what does not depend on the
-                # vector (_ReadAhead); the embedder releases the interpreter lock.
-                pending = self._embed_off_thread(query)
-            elif qvec is None:
-                qvec = self._embedded(query)
-        if pending is None:
-            search_query = self._with_vector(base, qvec, strategy)
-            with self._store.searching() as session:
-                hits = self._search(session, query, search_query, k, stages)
-        else:
-            with ExitStack() as stack:
-                try:
-                    session = stack.enter_context(self._store.searching())
-                    read = _ReadAhead(session, base, base.fusion_depth)  # the depth of every pool below
-                except BaseException:
-                    pending.result()  # the embedder's error first, as when the query was embedded first
-                    raise
-                search_query = self._with_vector(base, pending.result(), strategy)
-                hits = self._search(read, query, search_query, k, stages)
+            qvec = self.query_vector(query, strategy) if isinstance(vector, NotSetType) else vector
+        if qvec is not None:  # a vector search leaves the words out
+            search_query = replace(search_query, vector=tuple(qvec), text=None if strategy == "vector" else query)
+        stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
+        with self._store.searching() as session:
+            context = StageContext(
+                text=query, query=search_query, k=k, pool=(), graph=_SessionGraph(session, walk_query(search_query))
+            )
+            pool, thinned = self._candidates(session, search_query, context, stages)
+            hits = self._refine(session, thinned, replace(context, pool=pool), stages)
         results = [SearchResult.from_hit(hit, include_invalid_results=include_invalid) for hit in hits]
         return within_token_budgets(results, token_budget, soft_token_budget)

@@ -55,15 +55,12 @@ class ApplicationServices:
     maintenance: MaintenanceService
 
     def close(self, timeout: float | None) -> None:
-        """Finish the queued extraction jobs (within ``timeout``), then stop the runner, the
-        card search workers and the query embedding workers."""
+        """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
+        card search workers."""
         try:
             self.runner.close(timeout)
         finally:
-            try:
-                self.cards.close()
-            finally:
-                self.searcher.close()
+            self.cards.close()
 
 
 def build_services(

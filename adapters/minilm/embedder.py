@@ -170,13 +170,6 @@ class MiniLMEmbedder(Embedder):
         return DIMENSION
 
     @property
-    def releases_gil(self) -> bool:
-        """``True``: the model runs in native code (onnxruntime, or BLAS for numpy's matmuls)
-        and ``embed`` is thread-safe, so a search embeds its query on a worker thread while it
-        reads its keyword candidates (see the ``Embedder`` port)."""
-        return True
-
-    @property
     def model_id(self) -> str:
         # One id for the numpy and onnxruntime backends: their vectors agree within 1e-6.
         suffix = "" if self._max_seq_length == MAX_SEQ_LENGTH else f"-max{self._max_seq_length}"
