@@ -397,7 +397,7 @@ class Searcher:
         cached = self._recent.get(text)
         if cached is not None:
             return cached
-        vector = tuple(float(x) for x in self._embedder.embed([text], is_query=True)[0])
+        vector = tuple(map(float, self._embedder.embed([text], is_query=True)[0]))
         self._recent.put(text, vector)
         return vector
 
@@ -493,16 +493,11 @@ class Searcher:
         include_invalid = True if isinstance(include_invalid_results, NotSetType) else include_invalid_results
         if not isinstance(include_invalid, bool):
             raise ValidationError("include_invalid_results must be True or False.")
-        if strategy == "keyword":
-            qvec = None
-        else:
-            qvec = self.query_vector(query, strategy) if isinstance(vector, NotSetType) else vector
-        text = None if strategy == "vector" and qvec is not None else query
+        # The arguments are all checked (a query without its vector yet) before the query is embedded.
         search_query = SearchQuery(
             k=self._pool(k),
             now=now,
-            vector=tuple(qvec) if qvec is not None else None,
-            text=text,
+            text=query,
             scope=scope,
             record_types=_record_types(record_types),
             include_invalid=include_invalid,
@@ -518,6 +513,12 @@ class Searcher:
             neighbour_weight=self._retrieval.neighbour_weight,
             neighbour_radius=self._retrieval.neighbour_radius,
         )
+        if strategy == "keyword":
+            qvec = None
+        else:
+            qvec = self.query_vector(query, strategy) if isinstance(vector, NotSetType) else vector
+        if qvec is not None:  # a vector search leaves the words out
+            search_query = replace(search_query, vector=tuple(qvec), text=None if strategy == "vector" else query)
         stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
         with self._store.searching() as session:
             context = StageContext(

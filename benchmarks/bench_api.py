@@ -19,7 +19,8 @@
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_api.py`` (a few minutes: MiniLM embeds
 20,000 texts), ``--quick`` for a smoke run, ``--embedder hashing`` for the toy rows only;
 ``--strategy vector|keyword|hybrid`` times the cards with that search strategy instead of the
-client's default one (printed in the report).
+client's default one (printed in the report); ``--minilm-threads N`` gives the MiniLM embedder N
+intra-op threads (default: one under ``OPENBLAS_NUM_THREADS=1``).
 """
 
 from __future__ import annotations
@@ -298,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="chat: only (h), the chat loop's card after each new message (default: every row)",
     )
+    parser.add_argument(
+        "--minilm-threads",
+        type=int,
+        default=None,
+        help="MiniLMEmbedder(threads=...): onnxruntime's intra-op threads (default: BLAS's count, "
+        "one under OPENBLAS_NUM_THREADS=1)",
+    )
     parser.add_argument("--history", type=int, default=300, help="(h): turns in the thread before the loop")
     parser.add_argument("--turns", type=int, default=40, help="(h): loop iterations timed")
     parser.add_argument(
@@ -313,7 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.embedder in ("both", "minilm"):
         from palimpsest.adapters.minilm import MiniLMEmbedder
 
-        rows.append(("MiniLM (default)", MiniLMEmbedder()))
+        threads = args.minilm_threads
+        name = "MiniLM (default)" if threads is None else f"MiniLM ({threads} threads)"
+        rows.append((name, MiniLMEmbedder(threads=threads)))
     if args.embedder in ("both", "hashing"):
         rows.append(("hashing (toy)", HashingEmbedder()))
     if args.mode == "chat":

@@ -107,12 +107,13 @@ class Fusion(str, enum.Enum):
 def check_vector(vector: Sequence[float], dimension: int | None = None) -> tuple[float, ...]:
     """A non-empty, finite vector (of ``dimension`` entries when given), as a tuple of floats."""
     try:
-        values = tuple(float(x) for x in vector)
+        values = tuple(map(float, vector))
     except (TypeError, ValueError):
         raise VectorDimensionError("a vector must be a sequence of numbers.") from None
     if not values:
         raise VectorDimensionError("a vector must not be empty.")
-    if not all(math.isfinite(x) for x in values):
+    # A finite sum (one pass in C) means finite values; only another sum needs the value-by-value check.
+    if not math.isfinite(sum(values)) and not all(math.isfinite(x) for x in values):
         raise VectorDimensionError("a vector must contain only finite values.")
     if dimension is not None and len(values) != dimension:
         raise VectorDimensionError(

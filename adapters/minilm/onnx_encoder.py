@@ -4,7 +4,9 @@ The graph is built in memory from the loaded weights (:class:`.bert.BertWeights`
 downloaded, converted offline or written to disk. It has the operations of :func:`.bert.encode`
 (word + position + token-type embeddings, layer norms, self-attention, the exact erf GELU) and
 the masked mean pooling of :func:`.bert.mean_pool_normalise`; the L2 normalisation stays in
-numpy. Texts of one batch are padded to the longest of them; the attention mask keeps the
+numpy. Each layer runs on onnxruntime's own fused operators (``Attention``,
+``SkipLayerNormalization``, ``BiasGelu``: exact, not approximations), which its graph optimizer
+does not find in this graph by itself. Texts of one batch are padded to the longest of them; the attention mask keeps the
 padding out of every softmax and of the mean, so a text's vector does not depend on its batch
 (to float32 rounding).
 
@@ -42,7 +44,8 @@ IR_VERSION = 8  # the IR version of opset 17: readable by every onnxruntime that
 _MASKED_SCORE = -1e4
 # Weight tensors of this many elements or more are handed to the session as external data.
 _EXTERNAL_ELEMENTS = 256
-_FLOAT, _INT64 = 1, 7  # TensorProto.DataType
+_FLOAT, _INT32, _INT64 = 1, 6, 7  # TensorProto.DataType
+CONTRIB = "com.microsoft"  # the domain of onnxruntime's own operators (version 1)
 _ATTRIBUTE_FLOAT, _ATTRIBUTE_INT, _ATTRIBUTE_INTS = 1, 2, 7  # AttributeProto.AttributeType
 
 
@@ -60,6 +63,7 @@ class Node:
     inputs: tuple[str, ...]
     output: str  # also the node's name
     attributes: Mapping[str, float | int | tuple[int, ...]] = field(default_factory=dict)
+    domain: str = ""  # "" for ONNX's own operators, CONTRIB for onnxruntime's
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,106 +79,151 @@ class Graph:
     name: str = "all-MiniLM-L6-v2"
 
 
-def build_graph(weights: BertWeights) -> Graph:
+class _Builder:
+    """Collects a graph's nodes, constants (serialized in the model) and weights (external data)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.constants: dict[str, npt.NDArray[Any]] = {}
+        self.external: dict[str, Array] = {}
+
+    def const(self, name: str, value: npt.ArrayLike, dtype: Any = np.float32) -> str:
+        array = np.asarray(value, dtype=dtype)
+        if array.size < _EXTERNAL_ELEMENTS:
+            self.constants[name] = array
+        else:  # the transposed weights are copied; the others are used as they are
+            self.external[name] = np.ascontiguousarray(array)
+        return name
+
+    def node(
+        self, op: str, inputs: Sequence[str], output: str, domain: str = "", **attributes: float | tuple[int, ...]
+    ) -> str:
+        self.nodes.append(Node(op, tuple(inputs), output, attributes, domain))
+        return output
+
+    def linear(self, x: str, weight: Array, bias: Array, name: str) -> str:
+        return self.node("Add", [self.matmul(x, weight, name), self.const(f"{name}.b", bias)], f"{name}.out")
+
+    def matmul(self, x: str, weight: Array, name: str) -> str:
+        # PyTorch's (out, in) layout transposed to MatMul's (in, out).
+        return self.node("MatMul", [x, self.const(f"{name}.w", weight.T)], f"{name}.mm")
+
+    def layer_norm(self, x: str, gamma: Array, beta: Array, eps: float, name: str) -> str:
+        inputs = [x, self.const(f"{name}.g", gamma), self.const(f"{name}.b", beta)]
+        return self.node("LayerNormalization", inputs, name, axis=-1, epsilon=eps)
+
+    def skip_layer_norm(self, x: str, skip: str, bias: Array, gamma: Array, beta: Array, eps: float, name: str) -> str:
+        """LayerNorm(x + skip + bias): a dense layer's bias, the residual and the norm in one node."""
+        inputs = [x, skip, self.const(f"{name}.g", gamma), self.const(f"{name}.b", beta), self.const(f"{name}.bias", bias)]
+        return self.node("SkipLayerNormalization", inputs, name, CONTRIB, epsilon=eps)
+
+
+def build_graph(weights: BertWeights, *, fused: bool = True) -> Graph:
     """The encoder and the masked mean pooling as a :class:`Graph`.
 
     Inputs ``input_ids`` (int64, batch × length) and ``attention_mask`` (float32, 1 for a token,
     0 for padding); output ``pooled`` (float32, batch × hidden): each text's mean token vector,
-    not normalised.
+    not normalised. ``fused`` (the default): each layer's attention, its two bias-residual-norm
+    steps and its bias and GELU are onnxruntime's own operators (:data:`CONTRIB`: ``Attention``,
+    ``SkipLayerNormalization``, ``BiasGelu``, whose GELU is the exact erf one), 7 nodes a layer
+    instead of 28, the same vectors to float32 rounding; else ONNX's operators alone (the graph
+    the int8 quantizer rewrites).
     """
     config = weights.config
-    hidden = config.hidden_size
-    heads = config.num_attention_heads
-    head_dim = hidden // heads
-    eps = config.layer_norm_eps
-    nodes: list[Node] = []
-    constants: dict[str, npt.NDArray[Any]] = {}
-    external: dict[str, Array] = {}
-
-    def const(name: str, value: npt.ArrayLike, dtype: Any = np.float32) -> str:
-        array = np.asarray(value, dtype=dtype)
-        if array.size < _EXTERNAL_ELEMENTS:
-            constants[name] = array
-        else:  # the transposed weights are copied; the others are used as they are
-            external[name] = np.ascontiguousarray(array)
-        return name
-
-    def node(op: str, inputs: Sequence[str], output: str, **attributes: float | tuple[int, ...]) -> str:
-        nodes.append(Node(op, tuple(inputs), output, attributes))
-        return output
-
-    def linear(x: str, weight: Array, bias: Array, name: str) -> str:
-        # PyTorch's (out, in) layout transposed to MatMul's (in, out).
-        product = node("MatMul", [x, const(f"{name}.w", weight.T)], f"{name}.mm")
-        return node("Add", [product, const(f"{name}.b", bias)], f"{name}.out")
-
-    def layer_norm(x: str, gamma: Array, beta: Array, name: str) -> str:
-        inputs = [x, const(f"{name}.g", gamma), const(f"{name}.b", beta)]
-        return node("LayerNormalization", inputs, name, axis=-1, epsilon=float(eps))
-
+    eps = float(config.layer_norm_eps)
+    g = _Builder()
     # Embeddings: the first `length` rows of the position table, token type 0 for every token.
-    length = node("Shape", ["input_ids"], "length", start=1, end=2)
-    positions = node(
-        "Slice", [const("position", weights.position), const("zero", [0], np.int64), length], "positions"
+    length = g.node("Shape", ["input_ids"], "length", start=1, end=2)
+    positions = g.node(
+        "Slice", [g.const("position", weights.position), g.const("zero", [0], np.int64), length], "positions"
     )
-    words = node("Gather", [const("word", weights.word), "input_ids"], "words")
-    x = node("Add", [words, positions], "emb.sum")
-    x = node("Add", [x, const("token_type0", weights.token_type[0])], "emb.typed")
-    x = layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, "emb.ln")
-
-    # (batch, 1, 1, keys): 0 for a token, _MASKED_SCORE for padding.
-    one = const("one", 1.0)
-    inverted = node("Sub", [one, "attention_mask"], "mask.inverted")
-    bias = node("Mul", [inverted, const("masked", _MASKED_SCORE)], "mask.scaled")
-    bias = node("Unsqueeze", [bias, const("mask.axes", [1, 2], np.int64)], "mask.bias")
-    split_shape = const("heads.shape", [0, 0, 3, heads, head_dim], np.int64)
-    merged_shape = const("hidden.shape", [0, 0, hidden], np.int64)
-    sqrt_half = const("sqrt_half", np.sqrt(0.5))
-    half = const("half", 0.5)
-    picks = [const(f"pick{i}", i, np.int64) for i in range(3)]
-
-    for i, layer in enumerate(weights.layers):
-        p = f"l{i}"
-        # The query weights come scaled by 1/√head_dim (BertWeights): the scores come out scaled.
-        qkv = linear(x, layer.qkv_w, layer.qkv_b, f"{p}.qkv")
-        qkv = node("Reshape", [qkv, split_shape], f"{p}.qkv.split")
-        qkv = node("Transpose", [qkv], f"{p}.qkv.heads", perm=(2, 0, 3, 1, 4))  # (3, b, h, s, d)
-        q, k, v = (node("Gather", [qkv, picks[j]], f"{p}.{n}", axis=0) for j, n in enumerate("qkv"))
-        kt = node("Transpose", [k], f"{p}.kt", perm=(0, 1, 3, 2))
-        scores = node("MatMul", [q, kt], f"{p}.scores")
-        scores = node("Add", [scores, bias], f"{p}.scores.masked")
-        probs = node("Softmax", [scores], f"{p}.probs", axis=-1)
-        context = node("MatMul", [probs, v], f"{p}.context")  # (b, h, s, d)
-        context = node("Transpose", [context], f"{p}.context.t", perm=(0, 2, 1, 3))
-        context = node("Reshape", [context, merged_shape], f"{p}.context.merged")
-        attended = linear(context, layer.out_w, layer.out_b, f"{p}.attn")
-        attended = node("Add", [attended, x], f"{p}.attn.res")
-        attended = layer_norm(attended, layer.ln1_g, layer.ln1_b, f"{p}.ln1")
-        inner = linear(attended, layer.up_w, layer.up_b, f"{p}.up")
-        # The exact GELU, x·½(1 + erf(x/√2)), as BERT (and bert.gelu) computes it.
-        erf = node("Erf", [node("Mul", [inner, sqrt_half], f"{p}.gelu.scaled")], f"{p}.gelu.erf")
-        phi = node("Mul", [node("Add", [erf, one], f"{p}.gelu.sum"), half], f"{p}.gelu.phi")
-        activated = node("Mul", [inner, phi], f"{p}.gelu")
-        down = linear(activated, layer.down_w, layer.down_b, f"{p}.down")
-        down = node("Add", [down, attended], f"{p}.down.res")
-        x = layer_norm(down, layer.ln2_g, layer.ln2_b, f"{p}.ln2")
+    words = g.node("Gather", [g.const("word", weights.word), "input_ids"], "words")
+    x = g.node("Add", [words, positions], "emb.sum")
+    x = g.node("Add", [x, g.const("token_type0", weights.token_type[0])], "emb.typed")
+    x = g.layer_norm(x, weights.emb_ln_g, weights.emb_ln_b, eps, "emb.ln")
+    x = _fused_layers(g, weights, x) if fused else _layers(g, weights, x)
 
     # Masked mean over the tokens: sum(h · mask) / sum(mask).
-    mask3 = node("Unsqueeze", ["attention_mask", const("pool.axes", [2], np.int64)], "pool.mask")
-    masked = node("Mul", [x, mask3], "pool.masked")
-    summed = node("ReduceSum", [masked, const("pool.axis", [1], np.int64)], "pool.sum", keepdims=0)
-    counts = node("ReduceSum", ["attention_mask", "pool.axis"], "pool.count", keepdims=1)
-    node("Div", [summed, counts], "pooled")
+    mask3 = g.node("Unsqueeze", ["attention_mask", g.const("pool.axes", [2], np.int64)], "pool.mask")
+    masked = g.node("Mul", [x, mask3], "pool.masked")
+    summed = g.node("ReduceSum", [masked, g.const("pool.axis", [1], np.int64)], "pool.sum", keepdims=0)
+    counts = g.node("ReduceSum", ["attention_mask", "pool.axis"], "pool.count", keepdims=1)
+    g.node("Div", [summed, counts], "pooled")
     return Graph(
-        nodes=tuple(nodes),
-        constants=constants,
-        weights=external,
+        nodes=tuple(g.nodes),
+        constants=g.constants,
+        weights=g.external,
         inputs=(
             ("input_ids", _INT64, ("batch", "length")),
             ("attention_mask", _FLOAT, ("batch", "length")),
         ),
-        outputs=(("pooled", _FLOAT, ("batch", hidden)),),
+        outputs=(("pooled", _FLOAT, ("batch", config.hidden_size)),),
     )
+
+
+def _fused_layers(g: _Builder, weights: BertWeights, x: str) -> str:
+    """The encoder layers on onnxruntime's fused operators (see :func:`build_graph`)."""
+    eps = float(weights.config.layer_norm_eps)
+    # Attention's raw mask: 1 for a token, 0 for padding, whose keys get its mask_filter_value
+    # added to their scores (-10,000, as _MASKED_SCORE: exactly no weight).
+    mask = g.node("Cast", ["attention_mask"], "mask.int32", to=_INT32)
+    for i, layer in enumerate(weights.layers):
+        p = f"l{i}"
+        # The query weights come scaled by 1/√head_dim (BertWeights): scale 1 keeps the scores so.
+        qkv = [x, g.const(f"{p}.qkv.w", layer.qkv_w.T), g.const(f"{p}.qkv.b", layer.qkv_b), mask]
+        heads = weights.config.num_attention_heads
+        context = g.node("Attention", qkv, f"{p}.context", CONTRIB, num_heads=heads, scale=1.0)
+        attended = g.matmul(context, layer.out_w, f"{p}.attn")
+        attended = g.skip_layer_norm(attended, x, layer.out_b, layer.ln1_g, layer.ln1_b, eps, f"{p}.ln1")
+        inner = g.matmul(attended, layer.up_w, f"{p}.up")
+        activated = g.node("BiasGelu", [inner, g.const(f"{p}.up.b", layer.up_b)], f"{p}.gelu", CONTRIB)
+        down = g.matmul(activated, layer.down_w, f"{p}.down")
+        x = g.skip_layer_norm(down, attended, layer.down_b, layer.ln2_g, layer.ln2_b, eps, f"{p}.ln2")
+    return x
+
+
+def _layers(g: _Builder, weights: BertWeights, x: str) -> str:
+    """The encoder layers on ONNX's operators alone."""
+    config = weights.config
+    hidden = config.hidden_size
+    heads = config.num_attention_heads
+    eps = float(config.layer_norm_eps)
+    # (batch, 1, 1, keys): 0 for a token, _MASKED_SCORE for padding.
+    one = g.const("one", 1.0)
+    inverted = g.node("Sub", [one, "attention_mask"], "mask.inverted")
+    bias = g.node("Mul", [inverted, g.const("masked", _MASKED_SCORE)], "mask.scaled")
+    bias = g.node("Unsqueeze", [bias, g.const("mask.axes", [1, 2], np.int64)], "mask.bias")
+    split_shape = g.const("heads.shape", [0, 0, 3, heads, hidden // heads], np.int64)
+    merged_shape = g.const("hidden.shape", [0, 0, hidden], np.int64)
+    sqrt_half = g.const("sqrt_half", np.sqrt(0.5))
+    half = g.const("half", 0.5)
+    picks = [g.const(f"pick{i}", i, np.int64) for i in range(3)]
+    for i, layer in enumerate(weights.layers):
+        p = f"l{i}"
+        # The query weights come scaled by 1/√head_dim (BertWeights): the scores come out scaled.
+        qkv = g.linear(x, layer.qkv_w, layer.qkv_b, f"{p}.qkv")
+        qkv = g.node("Reshape", [qkv, split_shape], f"{p}.qkv.split")
+        qkv = g.node("Transpose", [qkv], f"{p}.qkv.heads", perm=(2, 0, 3, 1, 4))  # (3, b, h, s, d)
+        q, k, v = (g.node("Gather", [qkv, picks[j]], f"{p}.{n}", axis=0) for j, n in enumerate("qkv"))
+        kt = g.node("Transpose", [k], f"{p}.kt", perm=(0, 1, 3, 2))
+        scores = g.node("MatMul", [q, kt], f"{p}.scores")
+        scores = g.node("Add", [scores, bias], f"{p}.scores.masked")
+        probs = g.node("Softmax", [scores], f"{p}.probs", axis=-1)
+        context = g.node("MatMul", [probs, v], f"{p}.context")  # (b, h, s, d)
+        context = g.node("Transpose", [context], f"{p}.context.t", perm=(0, 2, 1, 3))
+        context = g.node("Reshape", [context, merged_shape], f"{p}.context.merged")
+        attended = g.linear(context, layer.out_w, layer.out_b, f"{p}.attn")
+        attended = g.node("Add", [attended, x], f"{p}.attn.res")
+        attended = g.layer_norm(attended, layer.ln1_g, layer.ln1_b, eps, f"{p}.ln1")
+        inner = g.linear(attended, layer.up_w, layer.up_b, f"{p}.up")
+        # The exact GELU, x·½(1 + erf(x/√2)), as BERT (and bert.gelu) computes it.
+        erf = g.node("Erf", [g.node("Mul", [inner, sqrt_half], f"{p}.gelu.scaled")], f"{p}.gelu.erf")
+        phi = g.node("Mul", [g.node("Add", [erf, one], f"{p}.gelu.sum"), half], f"{p}.gelu.phi")
+        activated = g.node("Mul", [inner, phi], f"{p}.gelu")
+        down = g.linear(activated, layer.down_w, layer.down_b, f"{p}.down")
+        down = g.node("Add", [down, attended], f"{p}.down.res")
+        x = g.layer_norm(down, layer.ln2_g, layer.ln2_b, eps, f"{p}.ln2")
+    return x
 
 
 # --- The protobuf wire format of the ONNX messages used (onnx.proto's field numbers) ------------
@@ -226,6 +275,7 @@ def _node(node: Node) -> bytes:
         + _str(3, node.output)
         + _str(4, node.op)
         + b"".join(_bytes(5, _attribute(k, v)) for k, v in sorted(node.attributes.items()))  # as onnx.helper
+        + (_str(7, node.domain) if node.domain else b"")
     )
 
 
@@ -267,7 +317,10 @@ def serialize(graph: Graph) -> bytes:
     )
     # ModelProto: ir_version 1, producer_name 2, graph 7, opset_import 8 (OperatorSetIdProto:
     # domain 1, version 2; the default domain is the empty string).
-    return _int(1, IR_VERSION) + _str(2, "palimpsest") + _bytes(7, body) + _bytes(8, _str(1, "") + _int(2, OPSET))
+    opsets = _bytes(8, _str(1, "") + _int(2, OPSET))
+    if any(n.domain == CONTRIB for n in graph.nodes):
+        opsets += _bytes(8, _str(1, CONTRIB) + _int(2, 1))
+    return _int(1, IR_VERSION) + _str(2, "palimpsest") + _bytes(7, body) + opsets
 
 
 def quantized_model(graph: Graph) -> bytes:
@@ -303,9 +356,10 @@ def quantized_model(graph: Graph) -> bytes:
 
 class OnnxEncoder:
     """One onnxruntime session over :func:`build_graph`'s graph; thread-safe (``run`` is).
-    ``int8``: the dense layers' weights quantized (:func:`quantized_model`): other vectors."""
+    ``int8``: the dense layers' weights quantized (:func:`quantized_model`, on the unfused
+    graph): other vectors. ``fused=False``: the unfused graph (the same vectors, more nodes)."""
 
-    def __init__(self, weights: BertWeights, *, threads: int, int8: bool = False) -> None:
+    def __init__(self, weights: BertWeights, *, threads: int, int8: bool = False, fused: bool = True) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -314,7 +368,7 @@ class OnnxEncoder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: no notes on stderr about fused nodes
-        graph = build_graph(weights)
+        graph = build_graph(weights, fused=fused and not int8)
         if int8:
             model = quantized_model(graph)
         else:

@@ -46,6 +46,7 @@ def _helper_model(graph: onnx_encoder.Graph) -> Any:
             list(n.inputs),
             [n.output],
             name=n.output,
+            domain=n.domain or None,
             **{k: list(v) if isinstance(v, tuple) else v for k, v in n.attributes.items()},
         )
         for n in graph.nodes
@@ -69,18 +70,23 @@ def _helper_model(graph: onnx_encoder.Graph) -> Any:
         [info(*spec) for spec in graph.outputs],
         initializer=initializers,
     )
-    model = helper.make_model(made, opset_imports=[helper.make_opsetid("", onnx_encoder.OPSET)])
+    opsets = [helper.make_opsetid("", onnx_encoder.OPSET)]
+    if any(n.domain for n in graph.nodes):
+        opsets.append(helper.make_opsetid(onnx_encoder.CONTRIB, 1))
+    model = helper.make_model(made, opset_imports=opsets)
     model.ir_version = onnx_encoder.IR_VERSION
     model.producer_name = "palimpsest"
     return model
 
 
 @needs_onnx
-def test_the_serialized_model_is_what_the_onnx_helpers_build() -> None:
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_serialized_model_is_what_the_onnx_helpers_build(fused: bool) -> None:
     import onnx
 
     _, weights = _tiny_weights()
-    graph = onnx_encoder.build_graph(weights)
+    graph = onnx_encoder.build_graph(weights, fused=fused)
+    assert any(n.domain == onnx_encoder.CONTRIB for n in graph.nodes) is fused
     assert graph.weights and graph.constants  # both kinds of initializer are exercised
     ours = onnx.load_model_from_string(onnx_encoder.serialize(graph))
     assert ours == _helper_model(graph)
@@ -93,10 +99,27 @@ def test_the_serialized_model_is_what_the_onnx_helpers_build() -> None:
     onnx.checker.check_model(ours, full_check=True)
 
 
+def test_the_default_graph_runs_the_layers_on_onnxruntime_s_fused_operators() -> None:
+    _, weights = _tiny_weights()
+    fused = onnx_encoder.build_graph(weights)
+    contrib = [n.op for n in fused.nodes if n.domain == onnx_encoder.CONTRIB]
+    layers = CONFIG.num_hidden_layers
+    assert sorted(set(contrib)) == ["Attention", "BiasGelu", "SkipLayerNormalization"]
+    assert (contrib.count("Attention"), contrib.count("BiasGelu"), contrib.count("SkipLayerNormalization")) == (
+        layers,
+        layers,
+        2 * layers,
+    )
+    assert not {"Erf", "Softmax", "Transpose"} & {n.op for n in fused.nodes}  # nothing left unfused
+    plain = onnx_encoder.build_graph(weights, fused=False)  # ONNX's operators only (the int8 mode's)
+    assert all(n.domain == "" for n in plain.nodes) and len(plain.nodes) > 2 * len(fused.nodes)
+
+
 @needs_onnxruntime
-def test_the_session_computes_bert_on_padded_batches() -> None:
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_session_computes_bert_on_padded_batches(fused: bool) -> None:
     state, weights = _tiny_weights()
-    encoder = onnx_encoder.OnnxEncoder(weights, threads=1)
+    encoder = onnx_encoder.OnnxEncoder(weights, threads=1, fused=fused)
     texts = [[1, 7, 9, 4, 2], [1, 3, 3, 8, 2, 10, 11, 12, 13], [1, 5, 2], [1]]
     expected = np.array([_reference(state, t).mean(axis=0) for t in texts])
     batched = encoder.pooled(texts)  # padded to 9 tokens
@@ -242,6 +265,28 @@ def test_both_backends_give_the_same_vectors_batched_and_one_by_one(
         assert np.abs(onnx_path.embed_array([text])[0] - expected[i]).max() <= 1e-6, text[:40]
     # A text's vector does not depend on what it is padded with in its batch.
     assert np.abs(onnx_path.embed_array(texts[::-1])[::-1] - batched).max() <= 1e-6
+
+
+@needs_model
+@needs_onnxruntime
+def test_the_fused_graph_gives_the_vectors_of_the_unfused_one_and_of_numpy(
+    both: tuple[MiniLMEmbedder, MiniLMEmbedder],
+) -> None:
+    numpy_path, onnx_path = both
+    assert numpy_path.model_id == onnx_path.model_id == "sentence-transformers/all-MiniLM-L6-v2@numpy"
+    loaded = numpy_path._load()
+    assert loaded.weights is not None
+    texts = _texts()[:-1]  # the reference sentences and the short, empty and non-ASCII texts
+    ids = [e.ids for e in loaded.tokenizer.encode_batch(texts, add_special_tokens=True)]
+    fused = onnx_encoder.OnnxEncoder(loaded.weights, threads=1)
+    plain = onnx_encoder.OnnxEncoder(loaded.weights, threads=1, fused=False)
+    expected = numpy_path.embed_array(texts)
+    for i, tokens in enumerate(ids):
+        one_fused = bert.normalise(fused.pooled([tokens]))[0]
+        assert np.abs(one_fused - bert.normalise(plain.pooled([tokens]))[0]).max() <= 1e-6, texts[i][:40]
+        assert np.abs(one_fused - expected[i]).max() <= 1e-6, texts[i][:40]
+    # Padded together: the mask keeps each text's vector its own.
+    assert np.abs(bert.normalise(fused.pooled(ids)) - expected).max() <= 1e-6
 
 
 @needs_model

@@ -262,6 +262,22 @@ def test_check_vector_enforces_the_dimension_and_returns_floats() -> None:
         check_vector([1, 0, 0], 4)
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_check_vector_refuses_a_value_that_is_not_finite(bad: float) -> None:
+    with pytest.raises(VectorDimensionError, match="finite"):
+        check_vector([0.5, bad, 0.5])
+    with pytest.raises(VectorDimensionError, match="finite"):
+        check_vector([1e308, 1e308, bad])  # a sum that overflows as well
+
+
+def test_check_vector_accepts_finite_values_whose_sum_overflows() -> None:
+    assert check_vector([1e308, 1e308, -1.0]) == (1e308, 1e308, -1.0)
+    with pytest.raises(VectorDimensionError, match="numbers"):
+        check_vector(["x", 1.0])
+    with pytest.raises(VectorDimensionError, match="zeros"):
+        check_vector([0.0, -0.0])
+
+
 # --- shortest_path_tree -----------------------------------------------------------------------
 
 
