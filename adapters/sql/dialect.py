@@ -56,13 +56,15 @@ class Dialect:
 
     ``paramstyle`` is the DB-API one (``qmark``: ``?``, ``named``: ``:name``, ``pyformat``:
     ``%(name)s``, ``format``: ``%s``). ``id_batch_bytes`` bounds the JSON text of an id list
-    sent as one bind (``None``: no bound).
+    sent as one bind (``None``: no bound). ``driver_error`` is the driver's base exception
+    class; only those are translated.
     """
 
     name: ClassVar[str] = "sql"
     paramstyle: ClassVar[str] = "qmark"
     id_batch_bytes: ClassVar[int | None] = None
-    driver_error: ClassVar[type[BaseException]] = Exception
+    driver_error: ClassVar[type[BaseException] | tuple[type[BaseException], ...]] = ()
+    """The driver's base exception class: what the unit of work translates (none by default)."""
 
     # --- placeholders and statements ---------------------------------------------------------
 

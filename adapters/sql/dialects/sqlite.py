@@ -63,7 +63,7 @@ class SqliteDialect(Dialect):
 
     name: ClassVar[str] = "sqlite"
     paramstyle: ClassVar[str] = "qmark"
-    driver_error: ClassVar[type[BaseException]] = sqlite3.Error
+    driver_error: ClassVar[type[BaseException] | tuple[type[BaseException], ...]] = sqlite3.Error
 
     def __init__(self, keys: Mapping[str, str] | None = None) -> None:
         self._keys = dict(keys or {})
