@@ -71,7 +71,7 @@ class OracleDialect(Dialect):
     """An id list travels as one JSON text bind, the argument of ``JSON_TABLE``. A VARCHAR2 value
     in a SQL expression holds at most 4000 bytes unless the database runs with ``MAX_STRING_SIZE
     = EXTENDED`` (a longer bind fails, ORA-01460/ORA-01461)."""
-    driver_error: ClassVar[type[BaseException]] = oracledb.Error
+    driver_error: ClassVar[type[BaseException] | tuple[type[BaseException], ...]] = oracledb.Error
 
     def __init__(self, names: StoreNames | None = None) -> None:
         self.names = names
