@@ -15,29 +15,18 @@ import array
 import decimal
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import oracledb
-from palimpsest.adapters.sql.dialect import Dialect, Key, Statement, unit_vector
+from palimpsest.adapters.sql.dialect import Dialect, Statement, unit_vector
 from palimpsest.domain.errors import AgentMemoryError, NotFoundError
 
 from . import sql
-from .errors import constraint_base, error_info, is_connection_lost, translated
+from .errors import UNIQUE_KEYS, constraint_base, error_info, is_connection_lost, translated
 from .names import StoreNames
 
 __all__ = ["OracleDialect", "encode_vector"]
 
-_KEYS: Final = {
-    "THREAD_PK": Key.THREAD_ID,
-    "MESSAGE_PK": Key.MESSAGE_ID,
-    "MESSAGE_THREAD_ORDER_UQ": Key.MESSAGE_SEQ,
-    "MEMORY_PK": Key.RECORD_ID,
-    "MEMORY_LINK_PK": Key.LINK_ID,
-    "MEMORY_LINK_UQ": Key.LINK_RELATION,
-    "THREAD_SUMMARY_PK": Key.SUMMARY_ID,
-    "THREAD_SUMMARY_REVISION_UQ": Key.SUMMARY_REVISION,
-    "EXTRACTION_JOB_PK": Key.JOB_ID,
-}
 
 
 def encode_vector(vector: Sequence[float], dimension: int | None) -> array.array[float]:
@@ -169,7 +158,7 @@ class OracleDialect(Dialect):
         if exc is None:
             return None
         base = constraint_base(error_info(exc).message, self.names)
-        return None if base is None else _KEYS.get(base)
+        return None if base is None else UNIQUE_KEYS.get(base)
 
     def is_connection_lost(self, exc: BaseException) -> bool:
         return is_connection_lost(exc)

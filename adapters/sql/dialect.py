@@ -19,10 +19,17 @@ from collections.abc import Mapping, Sequence, Sized
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final, Protocol
 
-from palimpsest.domain.errors import AgentMemoryError, StorageError, VectorDimensionError
+from palimpsest.domain.errors import (
+    AgentMemoryError,
+    ConflictError,
+    DuplicateIdError,
+    LinkExistsError,
+    StorageError,
+    VectorDimensionError,
+)
 from palimpsest.domain.search import check_vector
 
-__all__ = ["Dialect", "Key", "Statement"]
+__all__ = ["Dialect", "Key", "Statement", "unique_violation"]
 
 
 class Key:
@@ -37,6 +44,20 @@ class Key:
     SUMMARY_ID: Final = "summary_id"
     SUMMARY_REVISION: Final = "summary_revision"
     JOB_ID: Final = "job_id"
+
+
+def unique_violation(key: str | None, detail: str) -> AgentMemoryError:
+    """The domain error for a violated unique key (``key``: its logical name, if known): the
+    map every dialect's translation shares."""
+    if key == Key.LINK_RELATION:
+        return LinkExistsError("A link with this source, target and relation type already exists.")
+    if key == Key.SUMMARY_REVISION:
+        return ConflictError(
+            "The thread already has this summary revision; it was refreshed or invalidated concurrently."
+        )
+    if key == Key.MESSAGE_SEQ:
+        return DuplicateIdError("The thread already has a message with this seq.")
+    return DuplicateIdError(f"The id is already taken ({detail}).")
 
 
 class Statement(Protocol):

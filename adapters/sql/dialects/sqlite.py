@@ -18,13 +18,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
-from palimpsest.adapters.sql.dialect import Dialect, Key, Statement, same_length
+from palimpsest.adapters.sql.dialect import Dialect, Statement, same_length, unique_violation
 from palimpsest.adapters.sql.vectors import normalise_many
 from palimpsest.domain.errors import (
     AgentMemoryError,
-    ConflictError,
-    DuplicateIdError,
-    LinkExistsError,
     SelfLinkError,
     StorageError,
     StoreBusyError,
@@ -156,17 +153,8 @@ class SqliteDialect(Dialect):
         self, exc: sqlite3.IntegrityError, missing: type[AgentMemoryError] | None
     ) -> AgentMemoryError:
         text = str(exc)
-        key = self.violated(exc)
-        if key == Key.LINK_RELATION:
-            return LinkExistsError("A link with this source, target and relation type already exists.")
-        if key == Key.SUMMARY_REVISION:
-            return ConflictError(
-                "The thread already has this summary revision; it was refreshed or invalidated concurrently."
-            )
-        if key == Key.MESSAGE_SEQ:
-            return DuplicateIdError("The thread already has a message with this seq.")
         if text.startswith(_UNIQUE):
-            return DuplicateIdError(f"The id is already taken ({text}).")
+            return unique_violation(self.violated(exc), text)
         if "CHECK constraint failed" in text:
             return SelfLinkError("A memory cannot be linked to itself.")
         if "FOREIGN KEY constraint failed" in text and missing is not None:
