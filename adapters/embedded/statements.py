@@ -39,6 +39,14 @@ def _marks(columns: str) -> str:
     return ", ".join("?" * len(columns.split(",")))
 
 
+_THREAD_INSERT: Final = f"INSERT INTO threads ({THREAD_COLUMNS}) VALUES ({_marks(THREAD_COLUMNS)})"
+_MESSAGE_INSERT: Final = f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) VALUES ({_marks(MESSAGE_COLUMNS)}, ?)"
+_RECORD_INSERT: Final = f"INSERT INTO records ({RECORD_COLUMNS}, embedding) VALUES ({_marks(RECORD_COLUMNS)}, ?)"
+_LINK_INSERT: Final = f"INSERT INTO links ({LINK_COLUMNS}) VALUES ({_marks(LINK_COLUMNS)})"
+_SUMMARY_INSERT: Final = f"INSERT INTO summaries ({SUMMARY_COLUMNS}) VALUES ({_marks(SUMMARY_COLUMNS)})"
+_JOB_INSERT: Final = f"INSERT INTO extraction_jobs ({JOB_COLUMNS}) VALUES ({_marks(JOB_COLUMNS)})"
+
+
 class _Where:
     """A growing list of SQL conditions with their parameters."""
 
@@ -77,11 +85,8 @@ def _newest(name: str, columns: str, table: str, where: _Where, order: Sequence[
     if limit is None:
         return Sql(name, f"SELECT {columns} FROM {table} WHERE {where.sql()} ORDER BY {ascending}", where.params)
     descending = ", ".join(f"{column} DESC" for column in order)
-    sql = (
-        f"SELECT * FROM (SELECT {columns} FROM {table} WHERE {where.sql()} ORDER BY {descending} LIMIT ?) "
-        f"ORDER BY {ascending}"
-    )
-    return Sql(f"{name}_newest", sql, (*where.params, limit))
+    sql = f"SELECT {columns} FROM {table} WHERE {where.sql()} ORDER BY {descending} LIMIT ?"
+    return Sql(f"{name}_newest", sql, (*where.params, limit), reverse=True)
 
 
 class SqliteStatements:
@@ -98,7 +103,7 @@ class SqliteStatements:
     # --- threads -------------------------------------------------------------------------------
 
     def thread_insert(self, thread: Thread) -> Sql:
-        sql = f"INSERT INTO threads ({THREAD_COLUMNS}) VALUES ({_marks(THREAD_COLUMNS)})"
+        sql = _THREAD_INSERT
         return Sql("threads.insert", sql, self._codec.thread_values(thread))
 
     def thread_get(self, thread_id: str) -> Sql:
@@ -139,7 +144,7 @@ class SqliteStatements:
     # --- messages ------------------------------------------------------------------------------
 
     def message_insert(self, message: Message, vector: Any) -> Sql:
-        sql = f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) VALUES ({_marks(MESSAGE_COLUMNS)}, ?)"
+        sql = _MESSAGE_INSERT
         return Sql("messages.insert", sql, (*self._codec.message_values(message), vector))
 
     def message_logged(self, message_ids: Sequence[str]) -> Sql:
@@ -216,7 +221,7 @@ class SqliteStatements:
     # --- records -------------------------------------------------------------------------------
 
     def record_insert(self, record: MemoryRecord, vector: Any) -> Sql:
-        sql = f"INSERT INTO records ({RECORD_COLUMNS}, embedding) VALUES ({_marks(RECORD_COLUMNS)}, ?)"
+        sql = _RECORD_INSERT
         return Sql("records.insert", sql, (*self._codec.record_values(record), vector))
 
     def record_get(self, record_id: str, *, now: datetime | None = None) -> Sql:
@@ -295,7 +300,7 @@ class SqliteStatements:
         return Sql("links.check_add", sql, params)
 
     def link_insert(self, link: RecordLink) -> Sql:
-        sql = f"INSERT INTO links ({LINK_COLUMNS}) VALUES ({_marks(LINK_COLUMNS)})"
+        sql = _LINK_INSERT
         return Sql("links.insert", sql, self._codec.link_values(link))
 
     @staticmethod
@@ -364,7 +369,7 @@ class SqliteStatements:
         return Sql("summaries.check_add", sql, (summary.thread_id, summary.id, summary.thread_id, summary.revision))
 
     def summary_insert(self, summary: ThreadSummary) -> Sql:
-        sql = f"INSERT INTO summaries ({SUMMARY_COLUMNS}) VALUES ({_marks(SUMMARY_COLUMNS)})"
+        sql = _SUMMARY_INSERT
         return Sql("summaries.insert", sql, self._codec.summary_values(summary))
 
     def summary_latest(self, thread_id: str, *, valid_only: bool = False) -> Sql:
@@ -394,7 +399,7 @@ class SqliteStatements:
     # --- extraction jobs -----------------------------------------------------------------------
 
     def job_insert(self, job: ExtractionJob) -> Sql:
-        sql = f"INSERT INTO extraction_jobs ({JOB_COLUMNS}) VALUES ({_marks(JOB_COLUMNS)})"
+        sql = _JOB_INSERT
         return Sql("jobs.insert", sql, self._codec.job_values(job))
 
     def job_get(self, job_id: str) -> Sql:

@@ -11,7 +11,6 @@ bind by name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any, Final
 
 from palimpsest.domain.model import (
@@ -97,8 +96,8 @@ class RowCodec:
             metadata=decode_json(row[3]),
             config=decode_json(row[4]) or {},
             state=decode_json(row[5]) or {},
-            created_at=_required(decode_time(row[6])),
-            updated_at=_required(decode_time(row[7])),
+            created_at=decode_time(row[6]),  # type: ignore[arg-type]  # NOT NULL column
+            updated_at=decode_time(row[7]),  # type: ignore[arg-type]  # NOT NULL column
         )
 
     def message(self, row: Sequence[Any]) -> Message:
@@ -113,7 +112,7 @@ class RowCodec:
             metadata=self._json(row[6]),
             user_id=row[7],
             agent_id=row[8],
-            created_at=_required(decode_time(row[9])),
+            created_at=decode_time(row[9]),  # type: ignore[arg-type]  # NOT NULL column
             expires_at=decode_time(row[10]),
         )
 
@@ -132,8 +131,8 @@ class RowCodec:
             invalidated_at=decode_time(row[9]),
             timestamp=decode_time(row[10]),
             expires_at=decode_time(row[11]),
-            created_at=_required(decode_time(row[12])),
-            updated_at=_required(decode_time(row[13])),
+            created_at=decode_time(row[12]),  # type: ignore[arg-type]  # NOT NULL column
+            updated_at=decode_time(row[13]),  # type: ignore[arg-type]  # NOT NULL column
         )
 
     def link(self, row: Sequence[Any]) -> RecordLink:
@@ -148,7 +147,7 @@ class RowCodec:
             opposite_relation_type=row[6],
             metadata=self._json(row[7]),
             timestamp=decode_time(row[8]),
-            created_at=_required(decode_time(row[9])),
+            created_at=decode_time(row[9]),  # type: ignore[arg-type]  # NOT NULL column
         )
 
     def summary(self, row: Sequence[Any]) -> ThreadSummary:
@@ -163,7 +162,7 @@ class RowCodec:
             user_id=row[7],
             agent_id=row[8],
             metadata=self._json(row[9]),
-            created_at=_required(self._time(row[10])),
+            created_at=self._time(row[10]),  # type: ignore[arg-type]  # NOT NULL column
         )
 
     def job(self, row: Sequence[Any]) -> ExtractionJob:
@@ -173,7 +172,7 @@ class RowCodec:
             thread_id=row[1],
             first_seq=int(row[2]),
             last_seq=int(row[3]),
-            created_at=_required(decode_time(row[4])),
+            created_at=decode_time(row[4]),  # type: ignore[arg-type]  # NOT NULL column
             attempts=int(row[5]),
             claimed_by=row[6],
             claimed_until=decode_time(row[7]),
@@ -276,7 +275,3 @@ class RowCodec:
             job.failure_reason,
         )
 
-
-def _required(value: datetime | None) -> datetime:
-    """A NOT NULL time column's value (the entity constructor reports a missing one)."""
-    return value  # type: ignore[return-value]

@@ -144,11 +144,15 @@ class Dialect:
             cursor.close()
 
     def fetch_all(self, connection: Any, statement: Statement) -> list[Any]:
+        """Every row (reversed when the statement asks for it: see :class:`~.statements.Sql`)."""
         cursor = self.execute(connection, statement)
         try:
-            return list(cursor.fetchall())
+            rows = list(cursor.fetchall())
         finally:
             cursor.close()
+        if getattr(statement, "reverse", False):
+            rows.reverse()
+        return rows
 
     def run(self, connection: Any, statement: Statement) -> int:
         """Run DML; the row count."""

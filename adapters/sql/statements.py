@@ -14,9 +14,9 @@ repository hooks.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -36,13 +36,16 @@ __all__ = ["Keyset", "Sql", "Statements"]
 Scope = str | None | NotSetType
 
 
-@dataclass(frozen=True, slots=True)
-class Sql:
-    """A plain statement: a name (for logs and tests), SQL text and its parameters."""
+class Sql(NamedTuple):
+    """A plain statement: a name (for logs and tests), SQL text and its parameters (a tuple:
+    cheap to build, since a batch builds one per row). ``reverse``: the query reads the rows
+    newest first (``ORDER BY ... DESC LIMIT``) and the fetch reverses them (cheaper than a
+    sorting subquery)."""
 
     name: str
     sql: str
-    params: Sequence[Any] | Mapping[str, Any] = field(default=())
+    params: Sequence[Any] | Mapping[str, Any] = ()
+    reverse: bool = False
 
 
 @dataclass(frozen=True, slots=True)

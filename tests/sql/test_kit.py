@@ -186,3 +186,12 @@ def test_a_savepoint_undoes_only_its_own_write() -> None:
         dialect.run(conn, statement)
     conn.execute("COMMIT")
     assert dialect.fetch_all(conn, Sql("all", "SELECT v FROM x")) == [(1,)]
+
+
+def test_a_newest_first_statement_is_read_back_oldest_first() -> None:
+    dialect = SqliteDialect()
+    conn = sqlite3.connect(":memory:")
+    conn.executescript("CREATE TABLE x (v INTEGER); INSERT INTO x VALUES (1), (2), (3);")
+    newest = Sql("newest", "SELECT v FROM x ORDER BY v DESC LIMIT 2", reverse=True)
+    assert dialect.fetch_all(conn, newest) == [(2,), (3,)]
+    assert Dialect().fetch_all(conn, newest) == [(2,), (3,)]

@@ -75,7 +75,10 @@ class SqliteDialect(Dialect):
         return row
 
     def fetch_all(self, connection: Any, statement: Statement) -> list[Any]:
-        return connection.execute(statement.sql, statement.params).fetchall()  # type: ignore[no-any-return]
+        rows: list[Any] = connection.execute(statement.sql, statement.params).fetchall()
+        if getattr(statement, "reverse", False):
+            rows.reverse()
+        return rows
 
     def run(self, connection: Any, statement: Statement) -> int:
         return max(int(connection.execute(statement.sql, statement.params).rowcount), 0)
