@@ -1,4 +1,8 @@
-"""Embedded adapter: conversions between domain values and SQLite column values (text, JSON, blobs)."""
+"""Embedded adapter: conversions between domain values and SQLite column values (text, JSON, blobs).
+
+The row codecs and value encodings are the SQL kit's (:mod:`palimpsest.adapters.sql`) with its
+SQLite dialect; what stays here is the embedded store's own: its column lists, the record type
+codes and integer clocks of its caches, and the trusted rehydration of its search path."""
 
 from __future__ import annotations
 
@@ -9,22 +13,30 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
 import numpy as np
-from palimpsest.domain.errors import VectorDimensionError
+from palimpsest.adapters.sql.codec import RowCodec
+from palimpsest.adapters.sql.dialect import Key
+from palimpsest.adapters.sql.dialects.sqlite import SqliteDialect
+from palimpsest.adapters.sql.vectors import normalise, normalise_many
 from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordLink,
     RecordStatus,
     RecordType,
-    Thread,
-    ThreadSummary,
 )
-from palimpsest.domain.search import check_vector
 
 __all__ = [
+    "CODEC",
+    "DIALECT",
     "EPOCH",
+    "JOB_COLUMNS",
+    "LINK_COLUMNS",
     "MESSAGE_CODE",
+    "MESSAGE_COLUMNS",
     "NO_EXPIRY_US",
+    "RECORD_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "THREAD_COLUMNS",
     "TYPES_BY_CODE",
     "TYPE_CODES",
     "decode_embedding",
@@ -34,8 +46,12 @@ __all__ = [
     "encode_json",
     "encode_time",
     "epoch_us",
+    "expiry_us",
+    "job_from_row",
     "link_from_row",
     "message_from_row",
+    "normalise",
+    "normalise_many",
     "record_from_row",
     "stored_link",
     "stored_message",
@@ -60,17 +76,34 @@ TYPES_BY_CODE: Final = tuple(sorted(RecordType, key=lambda t: t.value))
 MESSAGE_CODE: Final = TYPE_CODES[RecordType.MESSAGE]
 
 
-def encode_time(value: datetime | None) -> str | None:
-    """Fixed-width UTC text: equal widths make SQLite's text comparison a time comparison."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+DIALECT: Final = SqliteDialect(
+    {
+        "threads.id": Key.THREAD_ID,
+        "messages.id": Key.MESSAGE_ID,
+        "messages.thread_id, messages.seq": Key.MESSAGE_SEQ,
+        "records.id": Key.RECORD_ID,
+        "links.id": Key.LINK_ID,
+        "links.source_id, links.target_id, links.relation_type": Key.LINK_RELATION,
+        "summaries.id": Key.SUMMARY_ID,
+        "summaries.thread_id, summaries.revision": Key.SUMMARY_REVISION,
+        "extraction_jobs.id": Key.JOB_ID,
+    }
+)
+"""The embedded schema's SQLite dialect: its unique keys by the columns SQLite names."""
+CODEC: Final = RowCodec(DIALECT)
+"""The SQL kit's row codecs with SQLite values."""
 
-
-def decode_time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromisoformat(value)
+encode_time: Final = DIALECT.encode_time
+decode_time: Final = DIALECT.decode_time
+encode_json: Final = DIALECT.encode_json
+decode_json: Final = DIALECT.decode_json
+encode_embedding: Final = DIALECT.encode_vector
+thread_from_row: Final = CODEC.thread
+message_from_row: Final = CODEC.message
+record_from_row: Final = CODEC.record
+link_from_row: Final = CODEC.link
+summary_from_row: Final = CODEC.summary
+job_from_row: Final = CODEC.job
 
 
 def epoch_us(value: datetime) -> int:
@@ -85,184 +118,31 @@ def expiry_us(value: str | None) -> int:
     return epoch_us(datetime.fromisoformat(value))
 
 
-def encode_json(value: Mapping[str, Any] | None) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def decode_json(value: str | None) -> Any:
-    if value is None:
-        return None
-    return json.loads(value)
-
-
-def normalise_many(vectors: Sequence[Sequence[float]], dimension: int | None) -> list[np.ndarray]:
-    """:func:`normalise` for a batch in one vectorised pass (bulk inserts); any irregular
-    input takes the one-by-one path so that errors name the same problems."""
-    if not vectors:
-        return []
-    try:
-        matrix = np.array(vectors, dtype=np.float64)
-    except (TypeError, ValueError):
-        matrix = None
-    if (
-        matrix is None
-        or matrix.ndim != 2
-        or matrix.shape[1] == 0
-        or (dimension is not None and matrix.shape[1] != dimension)
-        or not np.isfinite(matrix).all()
-    ):
-        return [normalise(v, dimension) for v in vectors]
-    norms = np.linalg.norm(matrix, axis=1)
-    if not norms.all():
-        return [normalise(v, dimension) for v in vectors]
-    unit = (matrix / norms[:, None]).astype(np.float32)
-    return list(unit)
-
-
-def normalise(vector: Sequence[float], dimension: int | None) -> np.ndarray:
-    """A validated, L2-normalised float32 copy of ``vector`` (raises ``VectorDimensionError``).
-
-    The domain's :func:`check_vector` defines what a valid vector is; plain numeric sequences
-    and arrays take an equivalent vectorised path because per-element Python checks would
-    dominate the cost of a bulk insert, and anything else falls back to ``check_vector``.
-    """
-    try:
-        array = np.array(vector, dtype=np.float64)
-    except (TypeError, ValueError):
-        array = None
-    if array is None or array.ndim != 1 or array.size == 0:
-        # Anything unusual gets the domain's own checks and error messages.
-        array = np.asarray(check_vector(vector, dimension), dtype=np.float64)
-    else:
-        if not np.isfinite(array).all():
-            raise VectorDimensionError("a vector must contain only finite values.")
-        if dimension is not None and array.size != dimension:
-            raise VectorDimensionError(
-                f"vector has {array.size} dimensions but this store holds {dimension}-dimensional vectors."
-            )
-        if not array.any():
-            raise VectorDimensionError("a vector must not be all zeros (it has no direction).")
-    norm = float(np.sqrt(np.dot(array, array)))
-    if not np.isfinite(norm) or norm == 0.0:  # overflowing or underflowing magnitudes
-        scale = float(np.abs(array).max())
-        array = array / scale
-        norm = float(np.sqrt(np.dot(array, array)))
-    return (array / norm).astype(np.float32)
-
-
-def encode_embedding(vector: np.ndarray) -> bytes:
-    return vector.astype("<f4", copy=False).tobytes()
-
-
 def decode_embedding(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
-# --- rows → entities -------------------------------------------------------------------------
-# Column lists are kept next to the decoders that depend on their order.
+# --- column lists ----------------------------------------------------------------------------------
+# In the kit's column order (palimpsest.adapters.sql.codec.COLUMN_ORDER), with the embedded names.
 
 THREAD_COLUMNS: Final = "id, user_id, agent_id, metadata, config, state, created_at, updated_at"
-
-
-def thread_from_row(row: Sequence[Any]) -> Thread:
-    return Thread(
-        id=row[0],
-        user_id=row[1],
-        agent_id=row[2],
-        metadata=decode_json(row[3]),
-        config=decode_json(row[4]) or {},
-        state=decode_json(row[5]) or {},
-        created_at=datetime.fromisoformat(row[6]),
-        updated_at=datetime.fromisoformat(row[7]),
-    )
-
-
 MESSAGE_COLUMNS: Final = (
     "id, thread_id, seq, role, content, timestamp, metadata, user_id, agent_id, created_at, expires_at"
 )
-
-
-def message_from_row(row: Sequence[Any]) -> Message:
-    return Message(
-        id=row[0],
-        thread_id=row[1],
-        seq=row[2],
-        role=row[3],
-        content=row[4],
-        timestamp=decode_time(row[5]),
-        metadata=decode_json(row[6]),
-        user_id=row[7],
-        agent_id=row[8],
-        created_at=datetime.fromisoformat(row[9]),
-        expires_at=decode_time(row[10]),
-    )
-
-
 RECORD_COLUMNS: Final = (
     "id, record_type, content, user_id, agent_id, thread_id, metadata, status, invalidation_reason, "
     "invalidated_at, timestamp, expires_at, created_at, updated_at"
 )
-
-
-def record_from_row(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row[0],
-        record_type=RecordType(row[1]),
-        content=row[2],
-        user_id=row[3],
-        agent_id=row[4],
-        thread_id=row[5],
-        metadata=decode_json(row[6]),
-        status=RecordStatus(row[7]),
-        invalidation_reason=row[8],
-        invalidated_at=decode_time(row[9]),
-        timestamp=decode_time(row[10]),
-        expires_at=decode_time(row[11]),
-        created_at=datetime.fromisoformat(row[12]),
-        updated_at=datetime.fromisoformat(row[13]),
-    )
-
-
 LINK_COLUMNS: Final = (
     "id, source_id, source_type, target_id, target_type, relation_type, opposite_relation_type, "
     "metadata, timestamp, created_at"
 )
-
-
-def link_from_row(row: Sequence[Any]) -> RecordLink:
-    return RecordLink(
-        id=row[0],
-        source_id=row[1],
-        source_type=RecordType(row[2]),
-        target_id=row[3],
-        target_type=RecordType(row[4]),
-        relation_type=row[5],
-        opposite_relation_type=row[6],
-        metadata=decode_json(row[7]),
-        timestamp=decode_time(row[8]),
-        created_at=datetime.fromisoformat(row[9]),
-    )
-
-
-SUMMARY_COLUMNS: Final = "id, thread_id, revision, text, topics, covered_through_seq, status, user_id, agent_id, metadata, created_at"
-
-
-def summary_from_row(row: Sequence[Any]) -> ThreadSummary:
-    return ThreadSummary(
-        id=row[0],
-        thread_id=row[1],
-        revision=row[2],
-        text=row[3],
-        topics=tuple(json.loads(row[4])),
-        covered_through_seq=row[5],
-        status=RecordStatus(row[6]),
-        user_id=row[7],
-        agent_id=row[8],
-        metadata=decode_json(row[9]),
-        created_at=datetime.fromisoformat(row[10]),
-    )
+SUMMARY_COLUMNS: Final = (
+    "id, thread_id, revision, text, topics, covered_through_seq, status, user_id, agent_id, metadata, created_at"
+)
+JOB_COLUMNS: Final = (
+    "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
+)
 
 
 # --- trusted rehydration (search hot path) ------------------------------------------------------

@@ -1,21 +1,20 @@
 """Embedded adapter: the unit of work, one SQLite write transaction (BEGIN IMMEDIATE … COMMIT), or
-one read transaction (BEGIN DEFERRED) for a read-only unit of work."""
+one read transaction on a snapshot connection for a read-only unit of work.
+
+The lifecycle is the SQL kit's (:class:`palimpsest.adapters.sql.SqlUnitOfWork`); this class says
+where the connection comes from, how the transaction begins and commits, and where the dimension
+lives (the ``meta`` table)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-from palimpsest.domain.errors import StorageError
-from palimpsest.domain.ports import UnitOfWork, restrict_to_reads
-from palimpsest.domain.sentinel import NOTSET, NotSetType
+from palimpsest.adapters.sql import SqlUnitOfWork
+from palimpsest.domain.sentinel import NotSetType
 
 from . import schema
-from .codec import encode_embedding, normalise, normalise_many
-from .errors import translate
+from .codec import CODEC, DIALECT
 from .repositories import (
     SqliteJobRepository,
     SqliteLinkRepository,
@@ -25,16 +24,17 @@ from .repositories import (
     SqliteSummaryRepository,
     SqliteThreadRepository,
 )
+from .statements import SqliteStatements
 
 if TYPE_CHECKING:
     from .store import EmbeddedStore, _Connections
 
 __all__ = ["SqliteUnitOfWork"]
 
-_NEW, _ACTIVE, _DONE = "new", "active", "done"
+_STATEMENTS: Final = SqliteStatements(CODEC)
 
 
-class SqliteUnitOfWork(UnitOfWork):
+class SqliteUnitOfWork(SqlUnitOfWork):
     """One write transaction on the calling thread's writer connection.
 
     ``BEGIN IMMEDIATE`` takes SQLite's single write lock on enter, so two units of work never
@@ -47,125 +47,70 @@ class SqliteUnitOfWork(UnitOfWork):
     writes and ``commit`` only ends it.
     """
 
+    thread_repository = SqliteThreadRepository
+    message_repository = SqliteMessageRepository
+    record_repository = SqliteRecordRepository
+    link_repository = SqliteLinkRepository
+    summary_repository = SqliteSummaryRepository
+    settings_repository = SqliteSettingsRepository
+    job_repository = SqliteJobRepository
+
     def __init__(self, store: EmbeddedStore, *, read_only: bool = False) -> None:
         self._store = store
-        self._read_only = read_only
-        self._conn: sqlite3.Connection | None = None
         self._holder: _Connections | None = None  # the entering thread's, released at the end
-        self._state = _NEW
-        self._dimension: int | None | NotSetType = NOTSET
-        self.threads = SqliteThreadRepository(self)
-        self.messages = SqliteMessageRepository(self)
-        self.records = SqliteRecordRepository(self)
-        self.links = SqliteLinkRepository(self)
-        self.summaries = SqliteSummaryRepository(self)
-        self.settings = SqliteSettingsRepository(self)
-        self.jobs = SqliteJobRepository(self)
-        if read_only:
-            restrict_to_reads(self)
+        super().__init__(DIALECT, _STATEMENTS, CODEC, read_only=read_only)
 
-    # --- lifecycle ---------------------------------------------------------------------------
-
-    def __enter__(self) -> Self:
-        if self._state is not _NEW:
-            raise StorageError("A unit of work can be entered only once.")
-        if self._read_only:
-            self._holder, self._conn = self._store._acquire_snapshot()
-            self._state = _ACTIVE
-            return self
-        holder, conn = self._store._acquire_writer()
+    def _begin(self) -> sqlite3.Connection:
+        store = self._store
+        if self.read_only:
+            self._holder, conn = store._acquire_snapshot()
+            return conn
+        holder, conn = store._acquire_writer()
         try:
-            schema.begin_immediate(conn, self._store._busy_timeout)
+            schema.begin_immediate(conn, store._busy_timeout)
         except BaseException:
-            self._store._release_writer(holder)
+            store._release_writer(holder)
             raise
         self._holder = holder
-        self._conn = conn
-        self._state = _ACTIVE
-        return self
+        return conn
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._state is _ACTIVE:
-            self.rollback()
+    def _commit_connection(self, connection: Any) -> None:
+        self._store._before_commit(connection)
+        schema.commit(connection, self._store._busy_timeout)
 
-    def commit(self) -> None:
-        conn = self.connection()
-        if self._read_only:
-            self._finish(rollback=True)  # nothing to commit: just end the snapshot
+    def _rollback_connection(self, connection: Any) -> None:
+        # A closed store or a failed COMMIT may have ended the transaction already; a read-only
+        # one's snapshot belongs to the store.
+        if not self.read_only and connection.in_transaction:
+            connection.execute("ROLLBACK")
+
+    def _release(self, connection: Any) -> None:
+        holder, self._holder = self._holder, None
+        if holder is None:
             return
-        try:
-            with translate():
-                self._store._before_commit(conn)
-            schema.commit(conn, self._store._busy_timeout)
-        except BaseException:
-            self._finish(rollback=True)
-            raise
+        if self.read_only:
+            self._store._release_snapshot(holder)
+        else:
+            self._store._release_writer(holder)
+
+    def _committed(self) -> None:
         dimension = self._dimension
-        self._finish(rollback=False)
         self._store._after_commit(None if isinstance(dimension, NotSetType) else dimension)
 
-    def rollback(self) -> None:
-        if self._state is _ACTIVE:
-            self._finish(rollback=True)
-        else:
-            self._state = _DONE
-
-    def _finish(self, *, rollback: bool) -> None:
-        conn, self._conn, self._state = self._conn, None, _DONE
-        if self._read_only:
-            holder, self._holder = self._holder, None
-            if holder is not None:
-                self._store._release_snapshot(holder)
-            return
-        try:
-            if rollback and conn is not None and conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # a closed store or a failed COMMIT may have ended the transaction already
-        finally:
-            if self._holder is not None:
-                self._store._release_writer(self._holder)
-                self._holder = None
-
-    def connection(self) -> sqlite3.Connection:
-        """The transaction's connection; ``StorageError`` once the unit of work is finished."""
-        if self._state is not _ACTIVE or self._conn is None:
-            raise StorageError(
-                "This unit of work is not active (use it inside `with`, before commit/rollback)."
-            )
+    def _check_open(self) -> None:
         self._store._check_open()
-        return self._conn
 
     # --- vectors -----------------------------------------------------------------------------
 
-    def dimension(self) -> int | None:
+    def _read_dimension(self, *, for_update: bool) -> int | None:
         """The store's dimension as of this transaction (the write lock, or the read snapshot,
         makes ``meta`` final)."""
-        if isinstance(self._dimension, NotSetType):
-            dimension = self._store._dimension
-            if dimension is None:
-                with translate():
-                    raw = schema.read_meta(self.connection(), "dimension")
-                dimension = None if raw is None else int(raw)
-            self._dimension = dimension
-        return self._dimension
+        if not for_update and self._store._dimension is not None:
+            return self._store._dimension
+        with self.translating():
+            raw = schema.read_meta(self.connection(), "dimension")
+        return None if raw is None else int(raw)
 
-    def validate_vector(self, embedding: Sequence[float]) -> np.ndarray:
-        """Check and normalise an embedding before anything is written."""
-        return normalise(embedding, self.dimension())
-
-    def validate_vectors(self, embeddings: Sequence[Sequence[float]]) -> list[np.ndarray]:
-        """:meth:`validate_vector` for a batch, in one vectorised pass."""
-        return normalise_many(embeddings, self.dimension())
-
-    def store_vector(self, vector: np.ndarray) -> bytes:
-        """The blob to store; the first vector of a store without dimension fixes it."""
-        if self.dimension() is None:
-            schema.write_meta(self.connection(), "dimension", str(vector.shape[0]))
-            self._dimension = int(vector.shape[0])
-        return encode_embedding(vector)
+    def _write_dimension(self, dimension: int) -> None:
+        with self.translating():
+            schema.write_meta(self.connection(), "dimension", str(dimension))

@@ -6,9 +6,11 @@ with ``code`` (the ORA number, 0 for driver errors), ``full_code`` (``"ORA-00001
 the message, ``ORA-00001: unique constraint (OWNER.NAME) violated``; the constraint's base name
 (without the store prefix) decides the domain error:
 
-* ``ORA-00001`` unique violation: ``MEMORY_LINK_UQ`` → :class:`LinkExistsError`,
-  ``THREAD_SUMMARY_REVISION_UQ`` → :class:`ConflictError` (the summary revision compare-and-set),
-  any other key (primary keys, ``MESSAGE_THREAD_ORDER_UQ``...) → :class:`DuplicateIdError`;
+* ``ORA-00001`` unique violation: the constraint's logical key (:data:`UNIQUE_KEYS`) decides, as
+  for every SQL store (:func:`palimpsest.adapters.sql.dialect.unique_violation`):
+  ``MEMORY_LINK_UQ`` → :class:`LinkExistsError`, ``THREAD_SUMMARY_REVISION_UQ`` →
+  :class:`ConflictError` (the summary revision compare-and-set), any other key (primary keys,
+  ``MESSAGE_THREAD_ORDER_UQ``...) → :class:`DuplicateIdError`;
 * ``ORA-02291`` parent key not found: the thread foreign keys → :class:`ThreadNotFoundError`, the
   link endpoints → :class:`RecordNotFoundError` (else the caller's ``missing`` error);
 * ``ORA-02290`` check constraint: ``MEMORY_LINK_NOT_SELF_CK`` → :class:`SelfLinkError`, any other
@@ -31,11 +33,9 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 import oracledb
+from palimpsest.adapters.sql.dialect import Key, unique_violation
 from palimpsest.domain.errors import (
     AgentMemoryError,
-    ConflictError,
-    DuplicateIdError,
-    LinkExistsError,
     NotFoundError,
     RecordNotFoundError,
     SelfLinkError,
@@ -107,6 +107,18 @@ _CONNECTION_LOST_DRIVER_CODES: Final = frozenset(
 _BUSY_CODES: Final = frozenset({54, 60, 1013, 8177, 30006})
 _BUSY_DRIVER_CODES: Final = frozenset({"DPY-4005", "DPY-4024", "DPI-1067", "DPI-1080"})
 
+UNIQUE_KEYS: Final = {
+    "THREAD_PK": Key.THREAD_ID,
+    "MESSAGE_PK": Key.MESSAGE_ID,
+    "MESSAGE_THREAD_ORDER_UQ": Key.MESSAGE_SEQ,
+    "MEMORY_PK": Key.RECORD_ID,
+    "MEMORY_LINK_PK": Key.LINK_ID,
+    "MEMORY_LINK_UQ": Key.LINK_RELATION,
+    "THREAD_SUMMARY_PK": Key.SUMMARY_ID,
+    "THREAD_SUMMARY_REVISION_UQ": Key.SUMMARY_REVISION,
+    "EXTRACTION_JOB_PK": Key.JOB_ID,
+}
+"""The SQL kit's logical name of each unique key of a store (by its base name)."""
 _THREAD_KEYS: Final = frozenset(
     {
         "MESSAGE_THREAD_FK",
@@ -221,16 +233,7 @@ def translated(
     info = error_info(exc)
     where = _describe(info)
     if info.code == UNIQUE_VIOLATED:
-        base = constraint_base(info.message, names)
-        if base == "MEMORY_LINK_UQ":
-            return LinkExistsError("A link with this source, target and relation type already exists.")
-        if base == "THREAD_SUMMARY_REVISION_UQ":
-            return ConflictError(
-                "The thread already has this summary revision; it was refreshed or invalidated concurrently."
-            )
-        if base == "MESSAGE_THREAD_ORDER_UQ":
-            return DuplicateIdError("The thread already has a message with this seq.")
-        return DuplicateIdError(f"The id is already taken ({where}).")
+        return unique_violation(UNIQUE_KEYS.get(constraint_base(info.message, names) or ""), where)
     if info.code == PARENT_KEY_NOT_FOUND:
         base = constraint_base(info.message, names)
         if base in _THREAD_KEYS:

@@ -52,6 +52,11 @@ class Statement:
     sql: str
     binds: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The binds, as the SQL kit's statements call their parameters."""
+        return self.binds
+
     def __post_init__(self) -> None:
         used = placeholders(self.sql)
         given = set(self.binds)

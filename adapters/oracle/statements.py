@@ -44,10 +44,11 @@ from __future__ import annotations
 import array
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from palimpsest.adapters.sql.codec import column_names, named
+from palimpsest.adapters.sql.statements import Keyset
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -61,6 +62,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (
+    CODEC,
     JOB_COLUMNS,
     LINK_COLUMNS,
     MEMORY_COLUMNS,
@@ -68,7 +70,6 @@ from .codec import (
     SUMMARY_COLUMNS,
     THREAD_COLUMNS,
     columns,
-    encode_json,
     encode_time,
 )
 from .names import StoreNames
@@ -79,6 +80,7 @@ __all__ = [
     "CHUNK_SEQ",
     "MEMORY_TYPE_VALUES",
     "Keyset",
+    "OracleStatements",
     "ScopeValue",
     "chunk_delete",
     "chunk_insert",
@@ -166,20 +168,16 @@ _BIND_NAMES: Final = {"timestamp": "event_time"}
 _ID_LIST: Final = "SELECT ids.id FROM JSON_TABLE(:ids, '$[*]' COLUMNS (id VARCHAR2(512) PATH '$')) ids"
 
 
-@dataclass(frozen=True, slots=True)
-class Keyset:
-    """Where a newest-first page continues: strictly older than (``created_at``, ``id``)."""
-
-    created_at: datetime
-    id: str
-
-
 # --- helpers ---------------------------------------------------------------------------------------
 
 
 def _bind(column: str) -> str:
     """The bind name of a column (``timestamp`` is a keyword; its bind is ``:event_time``)."""
     return _BIND_NAMES.get(column, column)
+
+
+def _bind_names(column_list: str) -> list[str]:
+    return [_bind(name) for name in column_names(column_list)]
 
 
 def _placeholders(column_list: str) -> str:
@@ -436,16 +434,7 @@ def chunks_clear_vectors(names: StoreNames) -> Statement:
 
 
 def _thread_binds(thread: Thread) -> dict[str, Any]:
-    return {
-        "record_id": thread.id,
-        "user_id": thread.user_id,
-        "agent_id": thread.agent_id,
-        "metadata": encode_json(thread.metadata),
-        "runtime_config": encode_json(thread.config),
-        "runtime_state": encode_json(thread.state),
-        "created_at": encode_time(thread.created_at),
-        "updated_at": encode_time(thread.updated_at),
-    }
+    return named(_bind_names(THREAD_COLUMNS), CODEC.thread_values(thread))
 
 
 def thread_insert(names: StoreNames, thread: Thread) -> Statement:
@@ -517,19 +506,7 @@ def thread_list(
 
 
 def _message_binds(message: Message) -> dict[str, Any]:
-    return {
-        "record_id": message.id,
-        "thread_id": message.thread_id,
-        "order_seq": message.seq,
-        "message_role": message.role,
-        "content": message.content,
-        "event_time": encode_time(message.timestamp),
-        "metadata": encode_json(message.metadata),
-        "user_id": message.user_id,
-        "agent_id": message.agent_id,
-        "created_at": encode_time(message.created_at),
-        "expires_at": encode_time(message.expires_at),
-    }
+    return named(_bind_names(MESSAGE_COLUMNS), CODEC.message_values(message))
 
 
 def message_insert(names: StoreNames, message: Message) -> Statement:
@@ -664,22 +641,7 @@ def messages_expired(names: StoreNames, now: datetime) -> Statement:
 
 
 def _record_binds(record: MemoryRecord) -> dict[str, Any]:
-    return {
-        "record_id": record.id,
-        "memory_type": record.record_type.value,
-        "content": record.content,
-        "user_id": record.user_id,
-        "agent_id": record.agent_id,
-        "thread_id": record.thread_id,
-        "metadata": encode_json(record.metadata),
-        "status": record.status.value,
-        "invalidation_reason": record.invalidation_reason,
-        "invalidated_at": encode_time(record.invalidated_at),
-        "event_time": encode_time(record.timestamp),
-        "expires_at": encode_time(record.expires_at),
-        "created_at": encode_time(record.created_at),
-        "updated_at": encode_time(record.updated_at),
-    }
+    return named(_bind_names(MEMORY_COLUMNS), CODEC.record_values(record))
 
 
 def record_insert(names: StoreNames, record: MemoryRecord) -> Statement:
@@ -798,18 +760,7 @@ def record_list(
 
 
 def _link_binds(link: RecordLink) -> dict[str, Any]:
-    return {
-        "relation_id": link.id,
-        "source_memory_id": link.source_id,
-        "source_memory_type": link.source_type.value,
-        "target_memory_id": link.target_id,
-        "target_memory_type": link.target_type.value,
-        "relation_type": link.relation_type,
-        "opposite_relation_type": link.opposite_relation_type,
-        "metadata": encode_json(link.metadata),
-        "event_time": encode_time(link.timestamp),
-        "created_at": encode_time(link.created_at),
-    }
+    return named(_bind_names(LINK_COLUMNS), CODEC.link_values(link))
 
 
 def link_check_add(names: StoreNames, link: RecordLink) -> Statement:
@@ -983,19 +934,7 @@ def summary_check_add(names: StoreNames, summary: ThreadSummary) -> Statement:
 
 def summary_insert(names: StoreNames, summary: ThreadSummary) -> Statement:
     """Store a revision; ``THREAD_SUMMARY_REVISION_UQ`` refuses a taken (thread, revision)."""
-    binds = {
-        "record_id": summary.id,
-        "thread_id": summary.thread_id,
-        "revision": summary.revision,
-        "content": summary.text,
-        "topics": encode_json(list(summary.topics)),
-        "covered_through_seq": summary.covered_through_seq,
-        "status": summary.status.value,
-        "user_id": summary.user_id,
-        "agent_id": summary.agent_id,
-        "metadata": encode_json(summary.metadata),
-        "created_at": encode_time(summary.created_at),
-    }
+    binds = named(_bind_names(SUMMARY_COLUMNS), CODEC.summary_values(summary))
     sql = f"INSERT INTO {names('THREAD_SUMMARY')} ({SUMMARY_COLUMNS})\nVALUES ({_placeholders(SUMMARY_COLUMNS)})"
     return Statement("summaries.insert", sql, binds)
 
@@ -1060,18 +999,7 @@ def summary_prune(names: StoreNames, thread_id: str, keep: int) -> Statement:
 
 
 def job_insert(names: StoreNames, job: ExtractionJob) -> Statement:
-    binds = {
-        "job_id": job.id,
-        "thread_id": job.thread_id,
-        "first_seq": job.first_seq,
-        "last_seq": job.last_seq,
-        "created_at": encode_time(job.created_at),
-        "attempts": job.attempts,
-        "claimed_by": job.claimed_by,
-        "claimed_until": encode_time(job.claimed_until),
-        "failed_at": encode_time(job.failed_at),
-        "failure_reason": job.failure_reason,
-    }
+    binds = named(_bind_names(JOB_COLUMNS), CODEC.job_values(job))
     sql = f"INSERT INTO {names('EXTRACTION_JOB')} ({JOB_COLUMNS})\nVALUES ({_placeholders(JOB_COLUMNS)})"
     return Statement("jobs.insert", sql, binds)
 
@@ -1258,3 +1186,195 @@ def setting_set(names: StoreNames, key: str, value_json: str) -> Statement:
 def setting_delete(names: StoreNames, key: str) -> Statement:
     sql = f"DELETE FROM {names('STORE_SETTING')}\nWHERE setting_key = :setting_key"
     return Statement("settings.delete", sql, {"setting_key": key})
+
+
+# --- the SQL kit's statements ----------------------------------------------------------------------
+
+
+class OracleStatements:
+    """The builders above, bound to one store's names, as the SQL kit's repositories call them
+    (:class:`palimpsest.adapters.sql.Statements`). Vectors live in the chunk rows, which the
+    Oracle repositories' hooks write: the entity statements ignore them."""
+
+    filters_metadata: ClassVar[bool] = False
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: StoreNames) -> None:
+        self.names = names
+
+    # threads
+    def thread_insert(self, thread: Thread) -> Statement:
+        return thread_insert(self.names, thread)
+
+    def thread_get(self, thread_id: str) -> Statement:
+        return thread_get(self.names, thread_id)
+
+    def threads_existing(self, thread_ids: Sequence[str]) -> Statement:
+        return threads_existing(self.names, thread_ids)
+
+    def thread_update(self, thread: Thread) -> Statement:
+        return thread_update(self.names, thread)
+
+    def thread_delete(self, thread_id: str) -> Statement:
+        return thread_delete(self.names, thread_id)
+
+    def thread_list(self, **kwargs: Any) -> Statement:
+        return thread_list(self.names, **kwargs)
+
+    # messages
+    def message_insert(self, message: Message, vector: Any) -> Statement:
+        return message_insert(self.names, message)
+
+    def message_get(self, message_id: str, now: datetime) -> Statement:
+        return message_get(self.names, message_id, now)
+
+    def message_last_seq(self, thread_id: str) -> Statement:
+        return message_last_seq(self.names, thread_id)
+
+    def message_vectors(self, thread_id: str, message_ids: Sequence[str]) -> Statement:
+        return message_vectors(self.names, thread_id, message_ids)
+
+    def message_list_for_thread(self, thread_id: str, **kwargs: Any) -> Statement:
+        return message_list_for_thread(self.names, thread_id, **kwargs)
+
+    def message_place(self, message_id: str, *, with_text: bool = False) -> Statement:
+        return message_place(self.names, message_id, with_text=with_text)
+
+    def message_update(self, message: Message, vector: Any) -> Statement:
+        return message_update(self.names, message)
+
+    def message_delete(self, message_id: str) -> Statement:
+        return message_delete(self.names, message_id)
+
+    def messages_expired(self, now: datetime) -> Statement:
+        return messages_expired(self.names, now)
+
+    # records
+    def record_insert(self, record: MemoryRecord, vector: Any) -> Statement:
+        return record_insert(self.names, record)
+
+    def record_get(self, record_id: str, *, now: datetime | None = None) -> Statement:
+        return record_get(self.names, record_id, now=now)
+
+    def record_get_many(self, record_ids: Sequence[str]) -> Statement:
+        return record_get_many(self.names, record_ids)
+
+    def record_scope(self, record_id: str) -> Statement:
+        return record_scope(self.names, record_id)
+
+    def record_update(self, record: MemoryRecord, vector: Any) -> Statement:
+        return record_update(self.names, record)
+
+    def record_delete(self, record_id: str) -> Statement:
+        return record_delete(self.names, record_id)
+
+    def record_expired_ids(self, now: datetime, *, limit: int | None = None) -> Statement:
+        return record_expired_ids(self.names, now, limit=limit)
+
+    def record_list(self, **kwargs: Any) -> Statement:
+        return record_list(self.names, **kwargs)
+
+    # links
+    def link_check_add(self, link: RecordLink) -> Statement:
+        return link_check_add(self.names, link)
+
+    def link_insert(self, link: RecordLink) -> Statement:
+        return link_insert(self.names, link)
+
+    def link_get(self, link_id: str) -> Statement:
+        return link_get(self.names, link_id)
+
+    def link_find(self, source_id: str, target_id: str, relation_type: str) -> Statement:
+        return link_find(self.names, source_id, target_id, relation_type)
+
+    def link_find_id(self, source_id: str, target_id: str, relation_type: str) -> Statement:
+        return link_find_id(self.names, source_id, target_id, relation_type)
+
+    def link_between(self, a: str, b: str) -> Statement:
+        return link_between(self.names, a, b)
+
+    def link_touching(self, record_id: str) -> Statement:
+        return link_touching(self.names, record_id)
+
+    def link_endpoints(self, link_id: str) -> Statement:
+        return link_endpoints(self.names, link_id)
+
+    def link_update(self, link: RecordLink) -> Statement:
+        return link_update(self.names, link)
+
+    def link_delete(self, link_id: str) -> Statement:
+        return link_delete(self.names, link_id)
+
+    def link_list(self, **kwargs: Any) -> Statement:
+        return link_list(self.names, **kwargs)
+
+    # summaries
+    def summary_check_add(self, summary: ThreadSummary) -> Statement:
+        return summary_check_add(self.names, summary)
+
+    def summary_insert(self, summary: ThreadSummary) -> Statement:
+        return summary_insert(self.names, summary)
+
+    def summary_latest(self, thread_id: str, *, valid_only: bool = False) -> Statement:
+        return summary_latest(self.names, thread_id, valid_only=valid_only)
+
+    def summary_list_for_thread(self, thread_id: str) -> Statement:
+        return summary_list_for_thread(self.names, thread_id)
+
+    def summary_invalidate_covering(self, thread_id: str, seq: int) -> Statement:
+        return summary_invalidate_covering(self.names, thread_id, seq)
+
+    def summary_prune(self, thread_id: str, keep: int) -> Statement:
+        return summary_prune(self.names, thread_id, keep)
+
+    # extraction jobs
+    def job_insert(self, job: ExtractionJob) -> Statement:
+        return job_insert(self.names, job)
+
+    def job_get(self, job_id: str) -> Statement:
+        return job_get(self.names, job_id)
+
+    def job_pending(self, now: datetime, *, limit: int | None = None) -> Statement:
+        return job_pending(self.names, now, limit=limit)
+
+    def job_claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> Statement:
+        return job_claim(self.names, job_id, owner=owner, until=until, now=now)
+
+    def job_list(self, *, thread_id: str | None = None, limit: int | None = None) -> Statement:
+        return job_list(self.names, thread_id=thread_id, limit=limit)
+
+    def job_failed(self, *, thread_id: str | None = None, limit: int | None = None) -> Statement:
+        return job_failed(self.names, thread_id=thread_id, limit=limit)
+
+    def job_postpone(
+        self, job_id: str, *, owner: str, until: datetime, reason: str, refund_attempt: bool
+    ) -> Statement:
+        return job_postpone(
+            self.names, job_id, owner=owner, until=until, reason=reason, refund_attempt=refund_attempt
+        )
+
+    def job_renew(self, job_id: str, *, owner: str, until: datetime) -> Statement:
+        return job_renew(self.names, job_id, owner=owner, until=until)
+
+    def job_release(self, job_id: str, *, owner: str, until: datetime | None) -> Statement:
+        return job_release(self.names, job_id, owner=owner, until=until)
+
+    def job_fail(self, job_id: str, *, reason: str, at: datetime) -> Statement:
+        return job_fail(self.names, job_id, reason=reason, at=at)
+
+    def job_retry(self, job_id: str) -> Statement:
+        return job_retry(self.names, job_id)
+
+    def job_delete(self, job_id: str) -> Statement:
+        return job_delete(self.names, job_id)
+
+    # settings
+    def setting_get(self, key: str) -> Statement:
+        return setting_get(self.names, key)
+
+    def setting_set(self, key: str, value_json: str) -> Statement:
+        return setting_set(self.names, key, value_json)
+
+    def setting_delete(self, key: str) -> Statement:
+        return setting_delete(self.names, key)

@@ -50,3 +50,17 @@ def test_a_batch_with_a_wrong_sized_vector_stores_nothing(store: MemoryStore) ->
         uow.commit()
     with reading(store) as uow:
         assert [m.id for m in uow.messages.list_for_thread("t1", now=NOW)] == ["old"]
+
+
+def test_a_first_batch_of_vectors_of_two_lengths_stores_nothing(stores) -> None:
+    """In a store without a dimension, a batch's vectors must agree with its first one: the
+    first vector cannot fix the dimension for its neighbours to break it."""
+    store = stores.new(dimension=None)
+    seed(store, threads=[thread("t1")])
+    with store.unit_of_work() as uow:
+        with pytest.raises(VectorDimensionError):
+            uow.messages.add_many([message("n1", "t1", 1), message("n2", "t1", 2)], [(1.0, 0.0, 0.0), E1])
+        uow.commit()
+    assert store.dimension is None
+    with reading(store) as uow:
+        assert uow.messages.list_for_thread("t1", now=NOW) == []
