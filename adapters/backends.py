@@ -58,9 +58,10 @@ MEMORY_LOCATION: Final = ":memory:"
 URL_OPTIONS: Final = ("memory_store_id", "schema_policy", "vector_index", "pool_min", "pool_max")
 """The query parameters a store URL may carry: the store's own options and its pool's size."""
 
-_PLANNED_SCHEMES: Final = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
+_PLANNED_SCHEMES: Final[dict[str, str]] = {}
 """URL schemes of backends announced but not in this version (no row yet): a clear error, not a guess."""
 
+POSTGRES_DRIVER_MISSING = "psycopg is not installed: pip install 'palimpsest-memory[postgres]'."
 ORACLE_DRIVER_MISSING = "python-oracledb is not installed: pip install 'palimpsest-memory[oracle]'."
 
 
@@ -99,20 +100,26 @@ class ConnectionSettings:
         row = BACKENDS.get(self.backend) if isinstance(self.backend, str) else None
         if row is None or not row.pooled:
             pooled = ", ".join(repr(name) for name, known in BACKENDS.items() if known.pooled)
-            raise ConfigurationError(f"connection settings are for a pooled backend ({pooled}), not {self.backend!r}.")
+            raise ConfigurationError(
+                f"connection settings are for a pooled backend ({pooled}), not {self.backend!r}."
+            )
         for name in ("target", "user"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"the {self.backend} {name} must be a non-empty string.")
         if not isinstance(self.password, str):
             raise ConfigurationError(f"the {self.backend} password must be a string.")
-        if self.memory_store_id is not None and (not isinstance(self.memory_store_id, str) or not self.memory_store_id):
+        if self.memory_store_id is not None and (
+            not isinstance(self.memory_store_id, str) or not self.memory_store_id
+        ):
             raise ConfigurationError("memory_store_id must be a non-empty string or None.")
         try:
             object.__setattr__(self, "schema_policy", SchemaPolicy(self.schema_policy))
         except ValueError:
             names = ", ".join(repr(policy.value) for policy in SchemaPolicy)
-            raise ConfigurationError(f"schema_policy must be one of {names}, got {self.schema_policy!r}.") from None
+            raise ConfigurationError(
+                f"schema_policy must be one of {names}, got {self.schema_policy!r}."
+            ) from None
         if self.vector_index not in row.vector_indexes:
             names = ", ".join(map(repr, row.vector_indexes))
             raise ConfigurationError(f"vector_index must be one of {names}, got {self.vector_index!r}.")
@@ -128,7 +135,9 @@ class ConnectionSettings:
 
     def describe(self) -> str:
         """A short human name for the store (no password)."""
-        store = f"memory store {self.memory_store_id!r}" if self.memory_store_id else "the default memory store"
+        store = (
+            f"memory store {self.memory_store_id!r}" if self.memory_store_id else "the default memory store"
+        )
         return f"{self.backend} {self.user}@{self.target}, {store}"
 
 
@@ -297,6 +306,62 @@ def _drop_oracle_stores(pool: Any, memory_store_ids: Sequence[str]) -> None:
         pool.release(connection)
 
 
+def _open_postgres(
+    *,
+    pool: Any,
+    memory_store_id: str | None = None,
+    dimension: int | None = None,
+    schema_policy: SchemaPolicy | str = SchemaPolicy.CREATE_IF_NECESSARY,
+    vector_index: str = "hnsw",
+) -> MemoryStore:
+    from .postgres.schema import schema_name, schema_state
+    from .postgres.store import PostgresStore
+
+    if SchemaPolicy(schema_policy) is SchemaPolicy.REQUIRE_EXISTING:
+        with pool.connection() as conn:
+            if schema_state(conn, schema_name(memory_store_id)).version is None:
+                raise ConfigurationError(
+                    f"no PostgreSQL memory store {memory_store_id or 'default'!r} is installed at {pool.location}."
+                )
+    return PostgresStore(pool, memory_store_id=memory_store_id, dimension=dimension)
+
+
+def open_postgres_pool(settings: ConnectionSettings) -> Any:
+    """A psycopg pool (``PostgresDatabase``) for ``settings``; typed errors when the server cannot be used."""
+    try:
+        from psycopg import conninfo
+
+        from .postgres.connection import PostgresDatabase
+    except ImportError:
+        raise ConfigurationError(POSTGRES_DRIVER_MISSING) from None
+    url = conninfo.make_conninfo(settings.target, user=settings.user, password=settings.password)
+    return PostgresDatabase(url, min_size=settings.pool_min, max_size=settings.pool_max)
+
+
+def close_postgres_pool(pool: Any) -> None:
+    pool.close()
+
+
+def _postgres_target(host: str, port: int | None, database: str) -> str:
+    """A libpq connection string without credentials: ``host=... port=... dbname=...``."""
+    from psycopg import conninfo
+
+    return conninfo.make_conninfo(host=host, port=port, dbname=database or None)
+
+
+def _drop_postgres_stores(pool: Any, memory_store_ids: Sequence[str]) -> None:
+    from psycopg import sql
+
+    from .postgres.schema import schema_name
+
+    with pool.connection() as conn:
+        for store_id in memory_store_ids:
+            conn.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(store_id)))
+            )
+        conn.commit()
+
+
 BACKENDS: Mapping[str, Backend] = MappingProxyType(
     {
         backend.name: backend
@@ -315,6 +380,19 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 password_env="ORACLE_PASSWORD",
                 vector_indexes=("hnsw", "ivf", "none"),
                 drop_stores=_drop_oracle_stores,
+            ),
+            Backend(
+                "postgres",
+                "PostgreSQL with pgvector through a psycopg pool",
+                "memory_store_id",
+                _open_postgres,
+                open_pool=open_postgres_pool,
+                close_pool=close_postgres_pool,
+                schemes=("postgresql", "postgres"),
+                url_target=_postgres_target,
+                password_env="PGPASSWORD",
+                vector_indexes=("hnsw",),
+                drop_stores=_drop_postgres_stores,
             ),
         )
     }
@@ -350,7 +428,9 @@ class StoreLocation:
 
 
 def _row_named_by(location: Literal["path"] | None) -> Backend:
-    return next(backend for backend in BACKENDS.values() if backend.location == location and not backend.pooled)
+    return next(
+        backend for backend in BACKENDS.values() if backend.location == location and not backend.pooled
+    )
 
 
 def _scheme_of(text: str) -> str | None:
@@ -447,7 +527,9 @@ def _url_options(query: str, where: str) -> dict[str, Any]:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
     except ValueError:
-        raise ConfigurationError(f"{where} has a malformed query string (write ?name=value&name=value).") from None
+        raise ConfigurationError(
+            f"{where} has a malformed query string (write ?name=value&name=value)."
+        ) from None
     options: dict[str, Any] = {}
     for name, value in pairs:
         if name not in URL_OPTIONS:
@@ -496,6 +578,10 @@ def choose_backend(backend: str | None = None, location: StoreLocation | None = 
             raise ConfigurationError(f"the {chosen.name} backend needs a path for its store file.")
         if chosen.pooled and (location is None or location.connection is None):
             schemes = " or ".join(f"{scheme}://USER:PASSWORD@HOST:PORT/DATABASE" for scheme in chosen.schemes)
-            raise ConfigurationError(f"the {chosen.name} backend needs a URL ({schemes}) or its connection settings.")
+            raise ConfigurationError(
+                f"the {chosen.name} backend needs a URL ({schemes}) or its connection settings."
+            )
         return chosen
-    raise ConfigurationError(f"the location names {location.describe()}, not a store of the {chosen.name!r} backend.")
+    raise ConfigurationError(
+        f"the location names {location.describe()}, not a store of the {chosen.name!r} backend."
+    )
