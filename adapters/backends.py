@@ -100,26 +100,20 @@ class ConnectionSettings:
         row = BACKENDS.get(self.backend) if isinstance(self.backend, str) else None
         if row is None or not row.pooled:
             pooled = ", ".join(repr(name) for name, known in BACKENDS.items() if known.pooled)
-            raise ConfigurationError(
-                f"connection settings are for a pooled backend ({pooled}), not {self.backend!r}."
-            )
+            raise ConfigurationError(f"connection settings are for a pooled backend ({pooled}), not {self.backend!r}.")
         for name in ("target", "user"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"the {self.backend} {name} must be a non-empty string.")
         if not isinstance(self.password, str):
             raise ConfigurationError(f"the {self.backend} password must be a string.")
-        if self.memory_store_id is not None and (
-            not isinstance(self.memory_store_id, str) or not self.memory_store_id
-        ):
+        if self.memory_store_id is not None and (not isinstance(self.memory_store_id, str) or not self.memory_store_id):
             raise ConfigurationError("memory_store_id must be a non-empty string or None.")
         try:
             object.__setattr__(self, "schema_policy", SchemaPolicy(self.schema_policy))
         except ValueError:
             names = ", ".join(repr(policy.value) for policy in SchemaPolicy)
-            raise ConfigurationError(
-                f"schema_policy must be one of {names}, got {self.schema_policy!r}."
-            ) from None
+            raise ConfigurationError(f"schema_policy must be one of {names}, got {self.schema_policy!r}.") from None
         if self.vector_index not in row.vector_indexes:
             names = ", ".join(map(repr, row.vector_indexes))
             raise ConfigurationError(f"vector_index must be one of {names}, got {self.vector_index!r}.")
@@ -135,9 +129,7 @@ class ConnectionSettings:
 
     def describe(self) -> str:
         """A short human name for the store (no password)."""
-        store = (
-            f"memory store {self.memory_store_id!r}" if self.memory_store_id else "the default memory store"
-        )
+        store = f"memory store {self.memory_store_id!r}" if self.memory_store_id else "the default memory store"
         return f"{self.backend} {self.user}@{self.target}, {store}"
 
 
@@ -428,9 +420,7 @@ class StoreLocation:
 
 
 def _row_named_by(location: Literal["path"] | None) -> Backend:
-    return next(
-        backend for backend in BACKENDS.values() if backend.location == location and not backend.pooled
-    )
+    return next(backend for backend in BACKENDS.values() if backend.location == location and not backend.pooled)
 
 
 def _scheme_of(text: str) -> str | None:
@@ -527,9 +517,7 @@ def _url_options(query: str, where: str) -> dict[str, Any]:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
     except ValueError:
-        raise ConfigurationError(
-            f"{where} has a malformed query string (write ?name=value&name=value)."
-        ) from None
+        raise ConfigurationError(f"{where} has a malformed query string (write ?name=value&name=value).") from None
     options: dict[str, Any] = {}
     for name, value in pairs:
         if name not in URL_OPTIONS:
@@ -578,10 +566,6 @@ def choose_backend(backend: str | None = None, location: StoreLocation | None = 
             raise ConfigurationError(f"the {chosen.name} backend needs a path for its store file.")
         if chosen.pooled and (location is None or location.connection is None):
             schemes = " or ".join(f"{scheme}://USER:PASSWORD@HOST:PORT/DATABASE" for scheme in chosen.schemes)
-            raise ConfigurationError(
-                f"the {chosen.name} backend needs a URL ({schemes}) or its connection settings."
-            )
+            raise ConfigurationError(f"the {chosen.name} backend needs a URL ({schemes}) or its connection settings.")
         return chosen
-    raise ConfigurationError(
-        f"the location names {location.describe()}, not a store of the {chosen.name!r} backend."
-    )
+    raise ConfigurationError(f"the location names {location.describe()}, not a store of the {chosen.name!r} backend.")

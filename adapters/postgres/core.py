@@ -26,7 +26,8 @@ __all__ = ["PostgresStoreCore", "read_schema_state"]
 
 
 class PostgresStoreCore(StoreDiagnostics):
-    """One store (``memory_store_id``: its schema) on a PostgreSQL database at ``url``."""
+    """One store (``memory_store_id``: its schema) on a PostgreSQL database at ``url``, or on a
+    :class:`PostgresDatabase` pool its caller owns (and closes; several stores may share one)."""
 
     def __init__(
         self,

@@ -50,12 +50,7 @@ __all__ = ["is_connection_lost", "translate", "translated", "translated_connect_
 _BUSY: Final = frozenset({"40001", "40P01", "55P03", "57014"})
 _LOST: Final = frozenset({"57P01", "57P02", "57P03"})
 _THREAD_KEYS: Final = frozenset(
-    {
-        "messages_thread_id_fkey",
-        "records_thread_id_fkey",
-        "summaries_thread_id_fkey",
-        "extraction_jobs_thread_id_fkey",
-    }
+    {"messages_thread_id_fkey", "records_thread_id_fkey", "summaries_thread_id_fkey", "extraction_jobs_thread_id_fkey"}
 )
 _RECORD_KEYS: Final = frozenset({"links_source_id_fkey", "links_target_id_fkey"})
 _REFUSED_CREDENTIALS: Final = (

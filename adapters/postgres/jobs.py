@@ -26,7 +26,9 @@ from .rows import utc
 
 __all__ = ["JOB_COLUMNS", "claim", "claim_next", "job_from_row", "release", "renew"]
 
-JOB_COLUMNS: Final = "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
+JOB_COLUMNS: Final = (
+    "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
+)
 
 
 def job_from_row(row: Any) -> ExtractionJob:

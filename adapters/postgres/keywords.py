@@ -151,9 +151,7 @@ def index_documents(conn: psycopg.Connection[Any], documents: Sequence[tuple[boo
         )
 
 
-def index_messages(
-    conn: psycopg.Connection[Any], message_ids: Iterable[str], *, with_next: bool = True
-) -> None:
+def index_messages(conn: psycopg.Connection[Any], message_ids: Iterable[str], *, with_next: bool = True) -> None:
     """(Re-)index the keyword documents of stored messages from their rows: each message's
     :func:`~palimpsest.domain.model.keyword_text` with the turn before it in its thread, and
     (``with_next``) the message after each, whose turn context it is. What a writer calls after
@@ -175,11 +173,7 @@ def index_messages(
     index_documents(
         conn,
         [
-            (
-                True,
-                str(row_id),
-                keyword_text(content, speaker_of(metadata), before, speaker_of(before_metadata)),
-            )
+            (True, str(row_id), keyword_text(content, speaker_of(metadata), before, speaker_of(before_metadata)))
             for row_id, content, metadata, before, before_metadata in rows
         ],
     )

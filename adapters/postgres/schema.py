@@ -133,9 +133,7 @@ def use_schema(conn: psycopg.Connection[Any], schema: str, vector_schema: str) -
     """Point the current transaction's ``search_path`` at the store's schema, then the
     extension's (``SET LOCAL``: a pooled connection keeps nothing of it)."""
     conn.execute(
-        sql.SQL("SET LOCAL search_path TO {}, {}").format(
-            sql.Identifier(schema), sql.Identifier(vector_schema)
-        )
+        sql.SQL("SET LOCAL search_path TO {}, {}").format(sql.Identifier(schema), sql.Identifier(vector_schema))
     )
 
 
@@ -467,9 +465,7 @@ def migrate(
     returns the store's dimension. :class:`SchemaVersionError` for a schema newer than this
     library; :class:`ConfigurationError` for a dimension that contradicts the stored one."""
     if not 1 <= target <= LATEST_VERSION:
-        raise ConfigurationError(
-            f"schema version {target} is not one this library knows (1..{LATEST_VERSION})."
-        )
+        raise ConfigurationError(f"schema version {target} is not one this library knows (1..{LATEST_VERSION}).")
     try:
         with translate():
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"palimpsest:{schema}",))

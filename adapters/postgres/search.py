@@ -81,7 +81,9 @@ HNSW_MAX_SCAN_TUPLES: Final = 20_000
 """How many index tuples an iterative HNSW scan may visit (pgvector's default)."""
 MAX_CANDIDATE_LIMIT: Final = 100_000
 _GROWTH: Final = 4
-_NAMED: Final = f"jsonb_typeof({{0}}metadata -> '{SPEAKER_KEY}') = 'string' AND btrim({{0}}metadata ->> '{SPEAKER_KEY}', ' ') <> ''"
+_NAMED: Final = (
+    f"jsonb_typeof({{0}}metadata -> '{SPEAKER_KEY}') = 'string' AND btrim({{0}}metadata ->> '{SPEAKER_KEY}', ' ') <> ''"
+)
 """A message has a speaker (:func:`~palimpsest.domain.model.speaker_of`): a string, not empty once
 its spaces are trimmed."""
 
@@ -244,12 +246,8 @@ class PostgresSearchSession(SearchSession):
             ranked = self._merged(
                 query,
                 depth,
-                lambda where, limit: self._keyword_rows(
-                    "records", "r.record_type", where, terms, idfs, avgdl, limit
-                ),
-                lambda where, limit: self._keyword_rows(
-                    "messages", "'message'", where, terms, idfs, avgdl, limit
-                ),
+                lambda where, limit: self._keyword_rows("records", "r.record_type", where, terms, idfs, avgdl, limit),
+                lambda where, limit: self._keyword_rows("messages", "'message'", where, terms, idfs, avgdl, limit),
             )
         return KeywordCandidates(ranked, weights.ideal)
 
@@ -323,8 +321,8 @@ class PostgresSearchSession(SearchSession):
         self.last_dense_plan[table] = "exact" if exact else "hnsw"
         if exact:
             # Ordered by the distance plus zero: an expression no HNSW index serves.
-            # Ties by record type name, then id, as the port orders them.
-            tie = f"{type_sql}, " if type_sql.startswith("r.") else ""  # a constant type is no tie-break
+            # Ties by record type name, then id, as the port orders them (a constant is no tie).
+            tie = f"{type_sql}, " if type_sql.startswith("r.") else ""
             order = f"(r.embedding <=> %s::vector) + 0, {tie}r.id"
         else:
             ef_search = min(1000, max(self.ef_search, limit))
@@ -359,9 +357,7 @@ class PostgresSearchSession(SearchSession):
             f"SELECT r.id, {type_sql} AS record_type, s.score FROM s JOIN {table} r ON r.id = s.id "
             f"WHERE {where.sql()} ORDER BY s.score DESC, record_type, r.id LIMIT %s"
         )
-        rows = self._conn.execute(
-            statement, [terms, idfs, avgdl, is_message, *where.params, limit]
-        ).fetchall()
+        rows = self._conn.execute(statement, [terms, idfs, avgdl, is_message, *where.params, limit]).fetchall()
         return [(str(i), str(t), float(s)) for i, t, s in rows]
 
     def _merged(

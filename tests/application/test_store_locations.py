@@ -32,18 +32,14 @@ URL = f"oracle://scott:{SECRET}@db.example:1521/FREEPDB1"
 # --- paths and memory ----------------------------------------------------------------------------
 
 
-def test_no_location_and_memory_name_the_in_process_store_and_a_path_names_a_store_file(
-    tmp_path: Path,
-) -> None:
+def test_no_location_and_memory_name_the_in_process_store_and_a_path_names_a_store_file(tmp_path: Path) -> None:
     assert parse_store_location(None) == parse_store_location(":memory:") == StoreLocation("memory")
     assert parse_store_location("memory.db") == StoreLocation("embedded", path="memory.db")
     assert parse_store_location(tmp_path / "m.db") == StoreLocation("embedded", path=str(tmp_path / "m.db"))
     assert parse_store_location("C:\\stores\\m.db").backend == "embedded"  # a drive letter is no scheme
 
 
-def test_open_memory_on_memory_is_the_in_process_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_open_memory_on_memory_is_the_in_process_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with open_memory(":memory:", embedder=HashingEmbedder()) as memory:
         assert isinstance(memory.store, InMemoryStore)
@@ -92,28 +88,15 @@ def test_an_oracle_url_gives_the_same_settings_as_oracle_settings() -> None:
         pool_max=8,
     )
     assert parse_store_location(old) == location
-    assert (
-        build_container(url).config.connection()
-        == build_container(oracle=old).config.connection()
-        == expected
-    )
+    assert build_container(url).config.connection() == build_container(oracle=old).config.connection() == expected
     assert set(URL_OPTIONS) == {"memory_store_id", "schema_policy", "vector_index", "pool_min", "pool_max"}
 
 
 def test_url_parts_are_decoded_and_defaults_fill_the_rest() -> None:
     connection = parse_store_location("ORACLE://Scott%40Corp:p%40ss%2Fw%3Ard@[::1]/FREE%20PDB").connection
     assert connection is not None
-    assert (connection.user, connection.password, connection.target) == (
-        "Scott@Corp",
-        "p@ss/w:rd",
-        "[::1]/FREE PDB",
-    )
-    assert (
-        connection.memory_store_id,
-        connection.vector_index,
-        connection.pool_min,
-        connection.pool_max,
-    ) == (
+    assert (connection.user, connection.password, connection.target) == ("Scott@Corp", "p@ss/w:rd", "[::1]/FREE PDB")
+    assert (connection.memory_store_id, connection.vector_index, connection.pool_min, connection.pool_max) == (
         None,
         "hnsw",
         1,
@@ -142,10 +125,7 @@ def test_the_environment_is_read_when_no_mapping_is_given(monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("location", "message"),
     [
-        (
-            f"postgresql://scott:{SECRET}@db:5432/memory?vector_index=ivf",
-            "vector_index must be one of 'hnsw'",
-        ),
+        (f"postgresql://scott:{SECRET}@db:5432/memory?vector_index=ivf", "vector_index must be one of 'hnsw'"),
         (f"postgres://:{SECRET}@db/memory", "names no user"),
         (f"mysql://scott:{SECRET}@db/memory", "no backend opens mysql:// URLs"),
         (f"oracle://scott:{SECRET}@/FREEPDB1", "names no host"),
@@ -202,16 +182,10 @@ def test_a_postgresql_url_names_the_postgres_row_with_its_settings() -> None:
     """A ``postgresql://`` (or ``postgres://``) URL is the PostgreSQL row's: the driver's address
     without credentials, the user, the password and the store's options."""
     for scheme in ("postgresql", "postgres"):
-        location = parse_store_location(
-            f"{scheme}://scott:{SECRET}@db:5433/memory?memory_store_id=ACME&pool_max=3"
-        )
+        location = parse_store_location(f"{scheme}://scott:{SECRET}@db:5433/memory?memory_store_id=ACME&pool_max=3")
         settings = location.connection
         assert location.backend == "postgres" and settings is not None
-        assert conninfo.conninfo_to_dict(settings.target) == {
-            "host": "db",
-            "port": "5433",
-            "dbname": "memory",
-        }
+        assert conninfo.conninfo_to_dict(settings.target) == {"host": "db", "port": "5433", "dbname": "memory"}
         assert (settings.user, settings.password) == ("scott", SECRET)
         assert (settings.memory_store_id, settings.pool_max) == ("ACME", 3)
         assert SECRET not in repr(settings) and SECRET not in location.describe()
@@ -236,19 +210,9 @@ def test_an_oracle_url_opens_its_pool_with_the_urls_settings_and_never_logs_the_
     caplog.set_level(logging.DEBUG)
     with pytest.raises(StorageError) as raised:
         open_memory(f"{URL}?memory_store_id=ACME&pool_min=2&pool_max=3")
-    assert (
-        str(raised.value)
-        == "cannot connect to Oracle at db.example:1521/FREEPDB1: DPY-6005: cannot connect to database."
-    )
+    assert str(raised.value) == "cannot connect to Oracle at db.example:1521/FREEPDB1: DPY-6005: cannot connect to database."
     assert calls == [
-        {
-            "user": "scott",
-            "password": SECRET,
-            "dsn": "db.example:1521/FREEPDB1",
-            "min": 2,
-            "max": 3,
-            "increment": 1,
-        }
+        {"user": "scott", "password": SECRET, "dsn": "db.example:1521/FREEPDB1", "min": 2, "max": 3, "increment": 1}
     ]
     assert SECRET not in caplog.text
 
@@ -261,9 +225,7 @@ def test_every_pooled_row_says_how_a_url_names_its_stores_and_how_tests_drop_the
 
     schemes = [scheme for backend in BACKENDS.values() for scheme in backend.schemes]
     assert len(schemes) == len(set(schemes)), "a URL scheme belongs to one row"
-    assert set(_PLANNED_SCHEMES).isdisjoint(schemes), (
-        "a row that landed takes its scheme out of the planned ones"
-    )
+    assert set(_PLANNED_SCHEMES).isdisjoint(schemes), "a row that landed takes its scheme out of the planned ones"
     for backend in BACKENDS.values():
         if backend.pooled:
             assert backend.schemes and backend.url_target and backend.drop_stores and backend.vector_indexes
