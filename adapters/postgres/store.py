@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self
 
 import psycopg
@@ -95,55 +96,67 @@ def _uow(repository: Any) -> PostgresUnitOfWork:
 class _Messages(SqlMessageRepository):
     __slots__ = ()
 
-    def _reindex(self, message_ids: Sequence[str], *, with_next: bool = True) -> None:
-        uow = _uow(self)
-        with uow.translating():
-            keywords.index_messages(uow.connection(), message_ids, with_next=with_next)
-
-    def _next_ids(self, places: Sequence[tuple[str, int]]) -> list[str]:
-        """The ids of the messages right after each (thread, seq): their turn context changed."""
-        if not places:
-            return []
-        uow = _uow(self)
-        with uow.translating():
-            rows = (
-                uow.connection()
-                .execute(
-                    "SELECT n.id FROM unnest(%s::text[], %s::bigint[]) AS p(thread_id, seq) "
-                    "CROSS JOIN LATERAL (SELECT id FROM messages m WHERE m.thread_id = p.thread_id "
-                    "AND m.seq > p.seq ORDER BY m.seq LIMIT 1) n",
-                    ([p[0] for p in places], [int(p[1]) for p in places]),
-                )
-                .fetchall()
-            )
-        return [str(row[0]) for row in rows]
-
     def _messages_added(self, messages: Sequence[Message], vectors: Sequence[Any], *, batch: bool) -> None:
-        self._reindex([m.id for m in messages])
+        _uow(self)._pending.messages.extend(m.id for m in messages)
 
     def _message_updated(self, message: Message, vector: Any, place: tuple[Any, ...]) -> None:
-        self._reindex([message.id])
+        _uow(self)._pending.messages.append(message.id)
 
     def _message_deleted(self, message_id: str, place: tuple[Any, ...]) -> None:
-        self._reindex(self._next_ids([(place[0], int(place[1]))]), with_next=False)
+        _uow(self)._pending.places.append((str(place[0]), int(place[1])))
 
     def _messages_purged(self, purged: Sequence[tuple[str, int]]) -> None:
-        self._reindex(self._next_ids(purged), with_next=False)
+        _uow(self)._pending.places.extend(purged)
 
 
 class _Records(SqlRecordRepository):
     __slots__ = ()
 
-    def _index(self, record: MemoryRecord) -> None:
-        uow = _uow(self)
-        with uow.translating():
-            keywords.index_documents(uow.connection(), [(False, record.id, record.content)])
-
     def _record_added(self, record: MemoryRecord, vector: Any) -> None:
-        self._index(record)
+        _uow(self)._pending.records.append(record.id)
 
     def _record_updated(self, record: MemoryRecord, vector: Any) -> None:
-        self._index(record)
+        _uow(self)._pending.records.append(record.id)
+
+
+@dataclass(slots=True)
+class _KeywordWork:
+    """What a unit of work must (re-)index before it commits: messages (with the turn after
+    each), the places (thread, seq) of deleted messages (the turn after each lost its context)
+    and records. Indexed once, at commit, from the rows as they are then: updating the one
+    statistics row once per write would make a transaction of n writes cost n² (every version
+    of a row a transaction updates stays until it ends)."""
+
+    messages: list[str] = field(default_factory=list)
+    places: list[tuple[str, int]] = field(default_factory=list)
+    records: list[str] = field(default_factory=list)
+
+    def mark(self) -> tuple[int, int, int]:
+        return (len(self.messages), len(self.places), len(self.records))
+
+    def undo(self, mark: tuple[int, int, int]) -> None:
+        del self.messages[mark[0] :], self.places[mark[1] :], self.records[mark[2] :]
+
+    def flush(self, conn: psycopg.Connection[Any]) -> None:
+        if self.records:
+            rows = conn.execute(
+                "SELECT id, content FROM records WHERE id = ANY(%s)", (list(dict.fromkeys(self.records)),)
+            ).fetchall()
+            keywords.index_documents(conn, [(False, str(row[0]), str(row[1])) for row in rows])
+        following: list[str] = []
+        if self.places:
+            rows = conn.execute(
+                "SELECT n.id FROM unnest(%s::text[], %s::bigint[]) AS p(thread_id, seq) "
+                "CROSS JOIN LATERAL (SELECT id FROM messages m WHERE m.thread_id = p.thread_id "
+                "AND m.seq > p.seq ORDER BY m.seq LIMIT 1) n",
+                ([p[0] for p in self.places], [p[1] for p in self.places]),
+            ).fetchall()
+            following = [str(row[0]) for row in rows]
+        if self.messages:
+            keywords.index_messages(conn, self.messages, with_next=True)
+        if following:
+            keywords.index_messages(conn, following, with_next=False)
+        self.messages, self.places, self.records = [], [], []
 
 
 class PostgresUnitOfWork(SqlUnitOfWork):
@@ -159,7 +172,24 @@ class PostgresUnitOfWork(SqlUnitOfWork):
 
     def __init__(self, store: PostgresStore, *, read_only: bool = False) -> None:
         self._store = store
+        self._pending = _KeywordWork()
         super().__init__(DIALECT, STATEMENTS, CODEC, read_only=read_only)
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """The kit's savepoint; a write rolled back takes its keyword work with it."""
+        mark = self._pending.mark()
+        try:
+            with super().atomic():
+                yield
+        except BaseException:
+            self._pending.undo(mark)
+            raise
+
+    def _commit_connection(self, connection: Any) -> None:
+        if self._pending.messages or self._pending.places or self._pending.records:
+            self._pending.flush(connection)
+        connection.commit()
 
     def _begin(self) -> Any:
         self._store._check_open()
