@@ -12,7 +12,7 @@ import pytest
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.backends import BACKENDS, ConnectionSettings, parse_store_location
 from palimpsest.adapters.postgres.store import PostgresStore
-from palimpsest.domain.errors import StoreClosedError
+from palimpsest.domain.errors import ConfigurationError, StoreClosedError
 from postgres_server import PostgresTarget
 from psycopg import conninfo
 
@@ -50,3 +50,12 @@ def test_a_postgresql_url_names_the_store_the_settings_name() -> None:
     location = parse_store_location("postgresql://scott:tiger@db:5432/memory?memory_store_id=acme")
     assert location.backend == "postgres" and BACKENDS["postgres"].pooled
     assert location.connection is not None and location.connection.memory_store_id == "acme"
+
+
+def test_a_store_required_to_exist_is_refused_until_it_is_installed(settings: ConnectionSettings) -> None:
+    location = parse_store_location(settings).requiring_existing()
+    with pytest.raises(ConfigurationError, match="no PostgreSQL memory store"):
+        open_memory(location, embedder=HashingEmbedder())
+    open_memory(settings, embedder=HashingEmbedder()).close()  # installs it
+    with open_memory(location, embedder=HashingEmbedder()) as memory:
+        assert isinstance(memory.store, PostgresStore)
