@@ -58,9 +58,10 @@ MEMORY_LOCATION: Final = ":memory:"
 URL_OPTIONS: Final = ("memory_store_id", "schema_policy", "vector_index", "pool_min", "pool_max")
 """The query parameters a store URL may carry: the store's own options and its pool's size."""
 
-_PLANNED_SCHEMES: Final = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
+_PLANNED_SCHEMES: Final[dict[str, str]] = {}
 """URL schemes of backends announced but not in this version (no row yet): a clear error, not a guess."""
 
+POSTGRES_DRIVER_MISSING = "psycopg is not installed: pip install 'palimpsest-memory[postgres]'."
 ORACLE_DRIVER_MISSING = "python-oracledb is not installed: pip install 'palimpsest-memory[oracle]'."
 
 
@@ -297,6 +298,62 @@ def _drop_oracle_stores(pool: Any, memory_store_ids: Sequence[str]) -> None:
         pool.release(connection)
 
 
+def _open_postgres(
+    *,
+    pool: Any,
+    memory_store_id: str | None = None,
+    dimension: int | None = None,
+    schema_policy: SchemaPolicy | str = SchemaPolicy.CREATE_IF_NECESSARY,
+    vector_index: str = "hnsw",
+) -> MemoryStore:
+    from .postgres.schema import schema_name, schema_state
+    from .postgres.store import PostgresStore
+
+    if SchemaPolicy(schema_policy) is SchemaPolicy.REQUIRE_EXISTING:
+        with pool.connection() as conn:
+            if schema_state(conn, schema_name(memory_store_id)).version is None:
+                raise ConfigurationError(
+                    f"no PostgreSQL memory store {memory_store_id or 'default'!r} is installed at {pool.location}."
+                )
+    return PostgresStore(pool, memory_store_id=memory_store_id, dimension=dimension)
+
+
+def open_postgres_pool(settings: ConnectionSettings) -> Any:
+    """A psycopg pool (``PostgresDatabase``) for ``settings``; typed errors when the server cannot be used."""
+    try:
+        from psycopg import conninfo
+
+        from .postgres.connection import PostgresDatabase
+    except ImportError:
+        raise ConfigurationError(POSTGRES_DRIVER_MISSING) from None
+    url = conninfo.make_conninfo(settings.target, user=settings.user, password=settings.password)
+    return PostgresDatabase(url, min_size=settings.pool_min, max_size=settings.pool_max)
+
+
+def close_postgres_pool(pool: Any) -> None:
+    pool.close()
+
+
+def _postgres_target(host: str, port: int | None, database: str) -> str:
+    """A libpq connection string without credentials: ``host=... port=... dbname=...``."""
+    from psycopg import conninfo
+
+    return conninfo.make_conninfo(host=host, port=port, dbname=database or None)
+
+
+def _drop_postgres_stores(pool: Any, memory_store_ids: Sequence[str]) -> None:
+    from psycopg import sql
+
+    from .postgres.schema import schema_name
+
+    with pool.connection() as conn:
+        for store_id in memory_store_ids:
+            conn.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(store_id)))
+            )
+        conn.commit()
+
+
 BACKENDS: Mapping[str, Backend] = MappingProxyType(
     {
         backend.name: backend
@@ -315,6 +372,19 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 password_env="ORACLE_PASSWORD",
                 vector_indexes=("hnsw", "ivf", "none"),
                 drop_stores=_drop_oracle_stores,
+            ),
+            Backend(
+                "postgres",
+                "PostgreSQL with pgvector through a psycopg pool",
+                "memory_store_id",
+                _open_postgres,
+                open_pool=open_postgres_pool,
+                close_pool=close_postgres_pool,
+                schemes=("postgresql", "postgres"),
+                url_target=_postgres_target,
+                password_env="PGPASSWORD",
+                vector_indexes=("hnsw",),
+                drop_stores=_drop_postgres_stores,
             ),
         )
     }

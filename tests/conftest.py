@@ -86,3 +86,15 @@ def oracle_pool(oracle_target: oracle_database.OracleTarget) -> Iterator[Any]:
 def postgres_target() -> Iterator[postgres_server.PostgresTarget]:
     """The PostgreSQL server of this session (see tests/postgres_server.py)."""
     yield from postgres_server.session_target()
+
+
+@pytest.fixture(scope="session")
+def postgres_pool(postgres_target: postgres_server.PostgresTarget) -> Iterator[Any]:
+    """A pool on the session's PostgreSQL server, shared by the stores of the contract suite."""
+    from palimpsest.adapters.postgres import PostgresDatabase
+
+    database = PostgresDatabase(postgres_target.url, min_size=1, max_size=8)
+    try:
+        yield database
+    finally:
+        database.close()

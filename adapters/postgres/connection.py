@@ -111,6 +111,41 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise translated(exc) from exc
 
+    def acquire(self) -> psycopg.Connection[Any]:
+        """A pooled connection, idle, for a caller that gives it back with :meth:`release`
+        (a unit of work whose lifetime is not one ``with`` block)."""
+        pool = self._pool
+        if pool is None:
+            raise StoreClosedError("The PostgreSQL store was used after close().")
+        try:
+            return pool.getconn()
+        except PoolTimeout as exc:
+            self.probe()
+            raise StoreBusyError(
+                f"No free connection to PostgreSQL at {self.location} within the pool's timeout."
+            ) from exc
+        except psycopg.Error as exc:
+            raise translated(exc) from exc
+
+    def release(self, conn: psycopg.Connection[Any], *, discard: bool = False) -> None:
+        """Give back a connection from :meth:`acquire` (``discard``: it is broken; closed)."""
+        pool = self._pool
+        try:
+            if discard:
+                conn.close()
+            elif not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.rollback()
+        except psycopg.Error:
+            conn.close()
+        if pool is None:
+            conn.close()
+            return
+        pool.putconn(conn)
+
+    @property
+    def closed(self) -> bool:
+        return self._pool is None
+
     def close(self) -> None:
         """Close every pooled connection (idempotent)."""
         pool, self._pool = self._pool, None

@@ -26,11 +26,12 @@ __all__ = ["PostgresStoreCore", "read_schema_state"]
 
 
 class PostgresStoreCore(StoreDiagnostics):
-    """One store (``memory_store_id``: its schema) on a PostgreSQL database at ``url``."""
+    """One store (``memory_store_id``: its schema) on a PostgreSQL database at ``url``, or on a
+    :class:`PostgresDatabase` pool its caller owns (and closes; several stores may share one)."""
 
     def __init__(
         self,
-        url: str,
+        url: str | PostgresDatabase,
         *,
         memory_store_id: str | None = None,
         dimension: int | None = None,
@@ -40,7 +41,14 @@ class PostgresStoreCore(StoreDiagnostics):
         schema_version: int = LATEST_VERSION,
     ) -> None:
         self.schema = schema_name(memory_store_id)
-        self.database = PostgresDatabase(url, min_size=min_connections, max_size=max_connections, timeout=pool_timeout)
+        self._owns_database = not isinstance(url, PostgresDatabase)
+        self.database = (
+            url
+            if isinstance(url, PostgresDatabase)
+            else PostgresDatabase(
+                url, min_size=min_connections, max_size=max_connections, timeout=pool_timeout
+            )
+        )
         try:
             with self.database.connection() as conn:
                 self.vector_schema = ensure_vector_extension(conn)
@@ -48,7 +56,8 @@ class PostgresStoreCore(StoreDiagnostics):
                     conn, self.schema, self.vector_schema, dimension=dimension, target=schema_version
                 )
         except BaseException:
-            self.database.close()
+            if self._owns_database:
+                self.database.close()
             raise
 
     @contextmanager
@@ -81,7 +90,9 @@ class PostgresStoreCore(StoreDiagnostics):
             return schema_state(conn, self.schema)
 
     def close(self) -> None:
-        self.database.close()
+        """Close the pool, if this core opened it (a pool given to it stays its owner's)."""
+        if self._owns_database:
+            self.database.close()
 
 
 def read_schema_state(url: str, *, memory_store_id: str | None = None) -> SchemaState:

@@ -321,7 +321,9 @@ class PostgresSearchSession(SearchSession):
         self.last_dense_plan[table] = "exact" if exact else "hnsw"
         if exact:
             # Ordered by the distance plus zero: an expression no HNSW index serves.
-            order = "(r.embedding <=> %s::vector) + 0, r.id"
+            # Ties by record type name, then id, as the port orders them (a constant is no tie).
+            tie = f"{type_sql}, " if type_sql.startswith("r.") else ""
+            order = f"(r.embedding <=> %s::vector) + 0, {tie}r.id"
         else:
             ef_search = min(1000, max(self.ef_search, limit))
             self._conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")

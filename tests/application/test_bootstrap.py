@@ -71,9 +71,9 @@ ORACLE = OracleSettings("db:1521/FREEPDB1", "scott", "tiger", memory_store_id="A
 
 
 def test_the_container_has_one_store_branch_per_registered_backend() -> None:
-    assert set(Container().store.providers) == set(BACKENDS) == {"memory", "embedded", "oracle"}
-    assert [name for name, backend in BACKENDS.items() if backend.pooled] == ["oracle"]
-    assert {name for name, backend in BACKENDS.items() if backend.persistent} == {"embedded", "oracle"}
+    assert set(Container().store.providers) == set(BACKENDS) == {"memory", "embedded", "oracle", "postgres"}
+    assert [name for name, backend in BACKENDS.items() if backend.pooled] == ["oracle", "postgres"]
+    assert {name for name, backend in BACKENDS.items() if backend.persistent} == {"embedded", "oracle", "postgres"}
 
 
 def test_the_backend_follows_from_the_location_unless_named(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_the_backend_follows_from_the_location_unless_named(tmp_path: Path) -> N
         {"backend": "memory", "location": "oracle://scott:tiger@db:1521/FREEPDB1"},
         {"backend": "embedded", "location": ":memory:"},
         {"location": "oracle://scott:tiger@db:1521/FREEPDB1?memory_store_id=ACME&colour=blue"},
-        {"location": "postgresql://scott:tiger@db:5432/memory"},
+        {"backend": "embedded", "location": "postgresql://scott:tiger@db:5432/memory"},
         {"oracle": "db:1521/FREEPDB1"},  # not an OracleSettings
     ],
 )

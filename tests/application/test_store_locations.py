@@ -23,6 +23,7 @@ from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.errors import StorageError
+from psycopg import conninfo
 
 SECRET = "s3cr3t-Pw"
 URL = f"oracle://scott:{SECRET}@db.example:1521/FREEPDB1"
@@ -124,8 +125,8 @@ def test_the_environment_is_read_when_no_mapping_is_given(monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("location", "message"),
     [
-        (f"postgresql://scott:{SECRET}@db:5432/memory", "PostgreSQL backend, which this version of palimpsest does not have yet"),
-        (f"postgres://scott:{SECRET}@db/memory", "PostgreSQL backend"),
+        (f"postgresql://scott:{SECRET}@db:5432/memory?vector_index=ivf", "vector_index must be one of 'hnsw'"),
+        (f"postgres://:{SECRET}@db/memory", "names no user"),
         (f"mysql://scott:{SECRET}@db/memory", "no backend opens mysql:// URLs"),
         (f"oracle://scott:{SECRET}@/FREEPDB1", "names no host"),
         (f"oracle://:{SECRET}@db/FREEPDB1", "names no user"),
@@ -177,16 +178,22 @@ def test_opening_a_store_only_if_it_exists_changes_a_database_store_s_policy_onl
     assert parse_store_location("m.db").requiring_existing() == parse_store_location("m.db")
 
 
-def test_a_postgresql_url_opens_nothing_and_names_the_missing_backend(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The old root took any string for a file path: it made a folder ``postgresql:`` and a
-    SQLite file named after the URL's host and database, password and all."""
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigurationError, match="PostgreSQL") as raised:
-        open_memory(f"postgresql://scott:{SECRET}@db:5432/memory")
-    assert SECRET not in str(raised.value)
-    assert list(tmp_path.iterdir()) == []
+def test_a_postgresql_url_names_the_postgres_row_with_its_settings() -> None:
+    """A ``postgresql://`` (or ``postgres://``) URL is the PostgreSQL row's: the driver's address
+    without credentials, the user, the password and the store's options."""
+    for scheme in ("postgresql", "postgres"):
+        location = parse_store_location(f"{scheme}://scott:{SECRET}@db:5433/memory?memory_store_id=ACME&pool_max=3")
+        settings = location.connection
+        assert location.backend == "postgres" and settings is not None
+        assert conninfo.conninfo_to_dict(settings.target) == {"host": "db", "port": "5433", "dbname": "memory"}
+        assert (settings.user, settings.password) == ("scott", SECRET)
+        assert (settings.memory_store_id, settings.pool_max) == ("ACME", 3)
+        assert SECRET not in repr(settings) and SECRET not in location.describe()
+
+
+def test_a_postgresql_url_without_a_password_takes_pgpassword() -> None:
+    location = parse_store_location("postgresql://scott@db/memory", environ={"PGPASSWORD": SECRET})
+    assert location.connection is not None and location.connection.password == SECRET
 
 
 def test_an_oracle_url_opens_its_pool_with_the_urls_settings_and_never_logs_the_password(

@@ -89,7 +89,7 @@ def test_a_url_without_its_password_takes_it_from_oracle_password(
 @pytest.mark.parametrize(
     ("location", "message"),
     [
-        (f"postgresql://scott:{SECRET}@db:5432/memory", "PostgreSQL backend, which this version"),
+        (f"postgresql://scott:{SECRET}@db:5432/memory?vector_index=ivf", "vector_index must be one of 'hnsw'"),
         (f"{URL}?colour=blue", "unknown parameter 'colour'"),
         (f"mysql://scott:{SECRET}@db/memory", "no backend opens mysql:// URLs"),
     ],

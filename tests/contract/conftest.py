@@ -3,10 +3,12 @@
 Every contract test takes ``store`` (an empty store of dimension 4) and so runs once per row
 of the backend registry (``palimpsest.adapters.backends.BACKENDS``, the table the composition
 root opens stores with), each store opened by that row's own ``open_store``. A pooled backend
-(Oracle) is marked with its name and runs against ``ORACLE_DSN`` or a container on a Docker
-engine, and otherwise skips at once with one reason (``tests/oracle_database.py``, fixtures
-in ``tests/conftest.py``); each of its stores is a fresh ``memory_store_id``, dropped afterwards
-by the row's own ``drop_stores`` hook.
+is marked with its name and runs on its session pool (``<name>_pool`` in ``tests/conftest.py``):
+PostgreSQL on the session's server (``tests/postgres_server.py``: ``PALIMPSEST_POSTGRES_URL``,
+else a private server, in the default run too), Oracle on ``ORACLE_DSN`` or a container on a
+Docker engine, and otherwise skips at once with one reason (``tests/oracle_database.py``); each
+of its stores is a fresh ``memory_store_id``, dropped afterwards by the row's own
+``drop_stores`` hook.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from .builders import (
 )
 from .conftest import StoreFactory
 
-BM25_STORES = {"memory", "embedded"}
+BM25_STORES = {"memory", "embedded", "postgres"}
 """The stores whose raw keyword relevance is Okapi BM25 with ``domain.text``'s constants. Oracle
 Text scores with its own formula (raw = SCORE, ideal = 100), so only the convention itself,
 not the hand-computed value, is checked there."""

@@ -21,12 +21,23 @@ def test_a_reopened_store_reports_the_same_schema(stores: StoreFactory) -> None:
     assert stores.reopen(first).schema_state() == state  # type: ignore[attr-defined]
 
 
-def test_the_embedded_file_is_read_without_opening_it(stores: StoreFactory) -> None:
-    if stores.adapter != "embedded":
-        pytest.skip("only the embedded store has a file to read")
-    from palimpsest.adapters.embedded import read_schema_state
-
+def test_a_stored_schema_is_read_without_opening_its_store(
+    stores: StoreFactory, request: pytest.FixtureRequest
+) -> None:
+    """``doctor`` reads a schema without opening (and so migrating) its store: the embedded
+    store's file, the PostgreSQL store's schema by URL."""
+    if stores.adapter not in ("embedded", "postgres"):
+        pytest.skip(f"the {stores.adapter} store has no schema to read without opening it")
     store = stores.new()
     state = store.schema_state()  # type: ignore[attr-defined]
     assert state.version is not None and state.version >= 1
-    assert read_schema_state(store.path) == state  # type: ignore[attr-defined]
+    if stores.adapter == "embedded":
+        from palimpsest.adapters.embedded import read_schema_state
+
+        assert read_schema_state(store.path) == state  # type: ignore[attr-defined]
+        return
+    from palimpsest.adapters.postgres import read_schema_state as read_postgres_schema
+
+    url = request.getfixturevalue("postgres_target").url
+    assert read_postgres_schema(url, memory_store_id=store.memory_store_id) == state  # type: ignore[attr-defined]
+    assert read_postgres_schema(url, memory_store_id="NeverMade").version is None

@@ -270,7 +270,8 @@ def open_store(request: pytest.FixtureRequest) -> Callable[[], Any]:
                 yield store
             finally:
                 store.close()
-                _drop_oracle_store(pool, store_id)
+                assert backend.drop_stores is not None
+                backend.drop_stores(pool, [store_id])
         elif backend.location == "path":
             folder = Path(tempfile.mkdtemp(prefix="palimpsest-search-"))
             store = backend.open_store(path=folder / "store.db", dimension=DIMENSION)
@@ -287,17 +288,6 @@ def open_store(request: pytest.FixtureRequest) -> Callable[[], Any]:
                 store.close()
 
     return opened
-
-
-def _drop_oracle_store(pool: Any, store_id: str) -> None:
-    from palimpsest.adapters.oracle.names import StoreNames
-    from palimpsest.adapters.oracle.schema import SchemaManager
-
-    connection = pool.acquire()
-    try:
-        SchemaManager(StoreNames(store_id)).drop(connection)
-    finally:
-        pool.release(connection)
 
 
 def _seed(store: MemoryStore, corpus: dict[str, Any]) -> None:

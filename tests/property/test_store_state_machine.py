@@ -306,3 +306,31 @@ def test_oracle_store_against_model(oracle_pool: Any) -> None:
                 oracle_pool.release(connection)
 
     run_state_machine_as_test(OracleStoreComparison, settings=settings(max_examples=10, stateful_step_count=20))
+
+
+@pytest.mark.postgres
+def test_postgres_store_against_model(postgres_pool: Any) -> None:
+    """The same state machine on PostgreSQL: one fresh store (its schema) per example, dropped after."""
+    import uuid
+
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+    from palimpsest.adapters.backends import BACKENDS
+    from palimpsest.adapters.postgres.store import PostgresStore
+
+    drop_stores = BACKENDS["postgres"].drop_stores
+    assert drop_stores is not None
+
+    class PostgresStoreComparison(StoreComparison):
+        def __init__(self) -> None:
+            self.store_id = f"S{uuid.uuid4().hex[:12]}"
+            super().__init__()
+
+        def make_store(self, tmp: Path) -> Any:  # type: ignore[override]
+            return PostgresStore(postgres_pool, memory_store_id=self.store_id)
+
+        def teardown(self) -> None:
+            super().teardown()
+            drop_stores(postgres_pool, [self.store_id])
+
+    run_state_machine_as_test(PostgresStoreComparison, settings=settings(max_examples=10, stateful_step_count=20))

@@ -18,6 +18,7 @@ import asyncio
 import gc
 import shutil
 import tempfile
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from clients import build_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
+from palimpsest.adapters.backends import BACKENDS
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread
@@ -128,9 +130,17 @@ def embedded_template() -> Iterator[_EmbeddedTemplate]:
 
 
 @contextmanager
-def seeded(kind: str, template: _EmbeddedTemplate | None, strategy: str, with_models: bool) -> Iterator[AgentMemory]:
+def seeded(kind: str, template: Any, strategy: str, with_models: bool) -> Iterator[AgentMemory]:
+    """A seeded client: in memory, on a copy of the embedded ``template``, or on PostgreSQL
+    (``template``: the pool; a fresh schema per example, dropped afterwards)."""
+    dropped: list[str] = []
     if kind == "memory":
         store: MemoryStore = InMemoryStore()
+        client = _client(store, strategy, with_models)
+        seed(client)
+    elif kind == "postgres":
+        dropped.append(f"B{uuid.uuid4().hex[:12]}")
+        store = BACKENDS["postgres"].open_store(pool=template, memory_store_id=dropped[0])
         client = _client(store, strategy, with_models)
         seed(client)
     else:
@@ -142,6 +152,9 @@ def seeded(kind: str, template: _EmbeddedTemplate | None, strategy: str, with_mo
     finally:
         client.close()
         store.close()
+        drop_stores = BACKENDS[kind].drop_stores
+        if dropped and drop_stores is not None:
+            drop_stores(template, dropped)
 
 
 # -- the property -------------------------------------------------------------------------------
@@ -187,7 +200,7 @@ def _property(kind: str, cls: str, name: str, examples: int, run: Callable[..., 
         strategy=st.sampled_from(["vector", "keyword", "hybrid"]),
         with_models=st.booleans(),
     )
-    def prop(template: _EmbeddedTemplate | None, call: Any, thread_id: str, strategy: str, with_models: bool) -> None:
+    def prop(template: Any, call: Any, thread_id: str, strategy: str, with_models: bool) -> None:
         with seeded(kind, template, strategy, with_models) as client:
             check_call(client, cls, name, thread_id, call, run)
 
@@ -229,6 +242,12 @@ def test_bad_input_in_memory(cls: str, name: str) -> None:
 @pytest.mark.parametrize(("cls", "name"), SYNC_METHODS, ids=_ids(SYNC_METHODS))
 def test_bad_input_embedded(cls: str, name: str, embedded_template: _EmbeddedTemplate) -> None:
     _property("embedded", cls, name, examples=3)(embedded_template)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("cls", "name"), SYNC_METHODS, ids=_ids(SYNC_METHODS))
+def test_bad_input_postgres(cls: str, name: str, postgres_pool: Any) -> None:
+    _property("postgres", cls, name, examples=2)(postgres_pool)
 
 
 @pytest.mark.parametrize(("cls", "name"), ASYNC_TWINS, ids=_ids(ASYNC_TWINS))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from clients import build_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters import HashingEmbedder
+from palimpsest.adapters.backends import BACKENDS
 from palimpsest.adapters.cli import app
 from palimpsest.adapters.cli.graph import collect_graph
 from palimpsest.adapters.embedded import EmbeddedStore
@@ -187,15 +189,27 @@ def _client(store: MemoryStore, strategy: str) -> AgentMemory:
 
 
 @contextmanager
-def world_store(kind: str, world: World) -> Iterator[MemoryStore]:
+def world_store(kind: str, world: World, pool: Any = None) -> Iterator[MemoryStore]:
+    """A store of ``kind`` holding ``world``; a pooled backend's (``pool``: its pool) is a fresh
+    ``memory_store_id``, dropped afterwards by its row's own hook."""
     folder = Path(tempfile.mkdtemp(prefix="isolation-"))
-    store: MemoryStore = InMemoryStore() if kind == "memory" else EmbeddedStore(folder / "m.db")
+    store_id = f"I{uuid.uuid4().hex[:12]}"
+    backend = BACKENDS[kind]
+    store: MemoryStore
+    if kind == "memory":
+        store = InMemoryStore()
+    elif kind == "embedded":
+        store = EmbeddedStore(folder / "m.db")
+    else:
+        store = backend.open_store(pool=pool, memory_store_id=store_id)
     try:
         build(_client(store, "vector"), world)
         yield store
     finally:
         store.close()
         shutil.rmtree(folder, ignore_errors=True)
+        if backend.drop_stores is not None:
+            backend.drop_stores(pool, [store_id])
 
 
 # -- ownership checks ---------------------------------------------------------------------------
@@ -236,9 +250,9 @@ def queries(world: World) -> list[str]:
 # -- the property -------------------------------------------------------------------------------
 
 
-def check_world(kind: str, world: World) -> None:
+def check_world(kind: str, world: World, pool: Any = None) -> None:
     seen = 0
-    with world_store(kind, world) as store:
+    with world_store(kind, world, pool) as store:
         clients = {strategy: _client(store, strategy) for strategy in STRATEGIES}
         memory = clients["vector"]
         for user in (*USERS, None):
@@ -431,14 +445,21 @@ def check_scoped_writes(memory: AgentMemory, store: MemoryStore, user: str | Non
     assert tenant_state(store, others) == before, f"calls scoped to {user!r} changed another user's records"
 
 
-def check_writes(kind: str, world: World) -> None:
-    with world_store(kind, world) as store:
+def check_writes(kind: str, world: World, pool: Any = None) -> None:
+    with world_store(kind, world, pool) as store:
         memory = _client(store, "keyword")
         for user in (*USERS, None):
             check_scoped_writes(memory, store, user)
         for index in range(len(world.threads)):
             check_thread_writes(memory, store, f"t{index}")
         memory.close()
+
+
+@pytest.mark.postgres
+@settings(max_examples=2, **_SETTINGS)
+@given(world=worlds)
+def test_no_scoped_read_returns_another_scope_s_record_postgres(postgres_pool: Any, world: World) -> None:
+    check_world("postgres", world, postgres_pool)
 
 
 @settings(max_examples=8, **_SETTINGS)
@@ -451,6 +472,13 @@ def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_in_memor
 @given(world=worlds)
 def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_embedded(world: World) -> None:
     check_writes("embedded", world)
+
+
+@pytest.mark.postgres
+@settings(max_examples=2, **_SETTINGS)
+@given(world=worlds)
+def test_no_thread_handle_or_scoped_call_changes_another_user_s_records_postgres(postgres_pool: Any, world: World) -> None:
+    check_writes("postgres", world, postgres_pool)
 
 
 @pytest.mark.slow
