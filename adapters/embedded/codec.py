@@ -1,8 +1,9 @@
 """Embedded adapter: conversions between domain values and SQLite column values (text, JSON, blobs).
 
-The row codecs and value encodings are the SQL kit's (:mod:`palimpsest.adapters.sql`) with its
-SQLite dialect; what stays here is the embedded store's own: its column lists, the record type
-codes and integer clocks of its caches, and the trusted rehydration of its search path."""
+The row codecs, value encodings and column lists are the SQL kit's (:mod:`palimpsest.adapters.sql`)
+with its SQLite dialect (``DIALECT.encode_time``, ``CODEC.record``...); what stays here is the
+embedded store's own: its unique keys, the record type codes and integer clocks of its caches,
+and the trusted rehydration of its search path."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import numpy as np
 from palimpsest.adapters.sql.codec import RowCodec
 from palimpsest.adapters.sql.dialect import Key
 from palimpsest.adapters.sql.dialects.sqlite import SqliteDialect
-from palimpsest.adapters.sql.vectors import normalise, normalise_many
 from palimpsest.domain.model import (
     MemoryRecord,
     Message,
@@ -29,35 +29,16 @@ __all__ = [
     "CODEC",
     "DIALECT",
     "EPOCH",
-    "JOB_COLUMNS",
-    "LINK_COLUMNS",
     "MESSAGE_CODE",
-    "MESSAGE_COLUMNS",
     "NO_EXPIRY_US",
-    "RECORD_COLUMNS",
-    "SUMMARY_COLUMNS",
-    "THREAD_COLUMNS",
     "TYPES_BY_CODE",
     "TYPE_CODES",
     "decode_embedding",
-    "decode_json",
-    "decode_time",
-    "encode_embedding",
-    "encode_json",
-    "encode_time",
     "epoch_us",
     "expiry_us",
-    "job_from_row",
-    "link_from_row",
-    "message_from_row",
-    "normalise",
-    "normalise_many",
-    "record_from_row",
     "stored_link",
     "stored_message",
     "stored_record",
-    "summary_from_row",
-    "thread_from_row",
 ]
 
 E = TypeVar("E")
@@ -93,18 +74,6 @@ DIALECT: Final = SqliteDialect(
 CODEC: Final = RowCodec(DIALECT)
 """The SQL kit's row codecs with SQLite values."""
 
-encode_time: Final = DIALECT.encode_time
-decode_time: Final = DIALECT.decode_time
-encode_json: Final = DIALECT.encode_json
-decode_json: Final = DIALECT.decode_json
-encode_embedding: Final = DIALECT.encode_vector
-thread_from_row: Final = CODEC.thread
-message_from_row: Final = CODEC.message
-record_from_row: Final = CODEC.record
-link_from_row: Final = CODEC.link
-summary_from_row: Final = CODEC.summary
-job_from_row: Final = CODEC.job
-
 
 def epoch_us(value: datetime) -> int:
     """Exact integer microseconds since the epoch (floats would blur far-future instants)."""
@@ -120,29 +89,6 @@ def expiry_us(value: str | None) -> int:
 
 def decode_embedding(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
-
-
-# --- column lists ----------------------------------------------------------------------------------
-# In the kit's column order (palimpsest.adapters.sql.codec.COLUMN_ORDER), with the embedded names.
-
-THREAD_COLUMNS: Final = "id, user_id, agent_id, metadata, config, state, created_at, updated_at"
-MESSAGE_COLUMNS: Final = (
-    "id, thread_id, seq, role, content, timestamp, metadata, user_id, agent_id, created_at, expires_at"
-)
-RECORD_COLUMNS: Final = (
-    "id, record_type, content, user_id, agent_id, thread_id, metadata, status, invalidation_reason, "
-    "invalidated_at, timestamp, expires_at, created_at, updated_at"
-)
-LINK_COLUMNS: Final = (
-    "id, source_id, source_type, target_id, target_type, relation_type, opposite_relation_type, "
-    "metadata, timestamp, created_at"
-)
-SUMMARY_COLUMNS: Final = (
-    "id, thread_id, revision, text, topics, covered_through_seq, status, user_id, agent_id, metadata, created_at"
-)
-JOB_COLUMNS: Final = (
-    "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
-)
 
 
 # --- trusted rehydration (search hot path) ------------------------------------------------------
@@ -198,9 +144,9 @@ stored_record = _rehydrator(
         ("created_at", "fromiso(row[12])"),
         ("updated_at", "fromiso(row[13])"),
     ],
-    record_from_row,
+    CODEC.record,
 )
-"""A record from a trusted row in :data:`RECORD_COLUMNS` order (no re-validation)."""
+"""A record from a trusted row in the kit's ``RECORD_COLUMNS`` order (no re-validation)."""
 
 stored_message = _rehydrator(
     Message,
@@ -218,9 +164,9 @@ stored_message = _rehydrator(
         ("expires_at", _OPTIONAL_TIME.format(10)),
         ("record_type", "MESSAGE"),
     ],
-    message_from_row,
+    CODEC.message,
 )
-"""A message from a trusted row in :data:`MESSAGE_COLUMNS` order (no re-validation)."""
+"""A message from a trusted row in the kit's ``MESSAGE_COLUMNS`` order (no re-validation)."""
 
 stored_link = _rehydrator(
     RecordLink,
@@ -236,6 +182,6 @@ stored_link = _rehydrator(
         ("timestamp", _OPTIONAL_TIME.format(8)),
         ("created_at", "fromiso(row[9])"),
     ],
-    link_from_row,
+    CODEC.link,
 )
-"""A link from a trusted row in :data:`LINK_COLUMNS` order (no re-validation)."""
+"""A link from a trusted row in the kit's ``LINK_COLUMNS`` order (no re-validation)."""

@@ -17,7 +17,7 @@ from palimpsest.domain.errors import ConfigurationError, SchemaVersionError, Sto
 from palimpsest.domain.metadata_filter import matches
 from palimpsest.domain.ports import SchemaState
 
-from .codec import encode_time
+from .codec import DIALECT
 from .errors import keep_function_failure, retry_busy
 
 __all__ = [
@@ -254,7 +254,7 @@ def migrate(conn: sqlite3.Connection, *, dimension: int | None, budget: float) -
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, encode_time(datetime.now(UTC))),
+                (migration.version, migration.name, DIALECT.encode_time(datetime.now(UTC))),
             )
             write_meta(conn, "schema_version", str(migration.version))
         stored = read_meta(conn, "dimension")

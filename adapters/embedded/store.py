@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from typing import Any, Final, Self
 
 import numpy as np
+from palimpsest.adapters.sql.codec import LINK_COLUMNS, MESSAGE_COLUMNS, RECORD_COLUMNS
+from palimpsest.adapters.sql.vectors import normalise
 from palimpsest.domain.errors import (
     ConfigurationError,
     InvalidSearchError,
@@ -57,16 +59,12 @@ from palimpsest.domain.sentinel import ANY
 
 from . import schema
 from .codec import (
-    LINK_COLUMNS,
+    DIALECT,
     MESSAGE_CODE,
-    MESSAGE_COLUMNS,
     NO_EXPIRY_US,
-    RECORD_COLUMNS,
     TYPE_CODES,
-    encode_time,
     epoch_us,
     expiry_us,
-    normalise,
     stored_link,
     stored_message,
     stored_record,
@@ -1148,7 +1146,7 @@ class EmbeddedStore(MemoryStore):
                 clauses.append(f"{alias}.{column} = ?")
                 params.append(value)
         clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
-        params.append(encode_time(query.now))
+        params.append(DIALECT.encode_time(query.now))
         if query.metadata_filter is not None:
             clauses.append(f"metadata_matches({alias}.metadata, ?)")
             params.append(json.dumps(query.metadata_filter, separators=(",", ":")))

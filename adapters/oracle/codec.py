@@ -24,31 +24,14 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "THREAD_COLUMNS",
     "columns",
-    "decode_json",
-    "decode_text",
-    "decode_time",
-    "encode_json",
-    "encode_time",
     "encode_vector",
-    "job_from_row",
-    "link_from_row",
-    "message_from_row",
-    "record_from_row",
-    "summary_from_row",
-    "thread_from_row",
 ]
 
 
 DIALECT: Final = OracleDialect()
 """The Oracle dialect's value conversions (statements get a dialect with the store's names)."""
 CODEC: Final = RowCodec(DIALECT)
-"""The SQL kit's row codecs with Oracle values."""
-
-encode_time: Final = DIALECT.encode_time
-decode_time: Final = DIALECT.decode_time
-encode_json: Final = DIALECT.encode_json
-decode_json: Final = DIALECT.decode_json
-decode_text: Final = DIALECT.decode_text
+"""The SQL kit's row codecs with Oracle values (``CODEC.record(row)``...)."""
 
 
 def columns(alias: str, names: str) -> str:
@@ -80,10 +63,3 @@ JOB_COLUMNS: Final = (
     "job_id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, "
     "failure_reason"
 )
-
-thread_from_row: Final = CODEC.thread
-message_from_row: Final = CODEC.message
-record_from_row: Final = CODEC.record
-link_from_row: Final = CODEC.link
-summary_from_row: Final = CODEC.summary
-job_from_row: Final = CODEC.job

@@ -35,7 +35,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from . import statements as st
-from .codec import decode_json, decode_text
+from .codec import DIALECT
 from .names import StoreNames
 from .sql import Statement
 
@@ -78,7 +78,7 @@ Turn = tuple[str, str | None]
 
 def _turn(content: Any, metadata: Any) -> Turn:
     """The turn of a fetched (content, metadata) pair."""
-    return decode_text(content) or "", speaker_of(decode_json(metadata))
+    return DIALECT.decode_text(content) or "", speaker_of(DIALECT.decode_json(metadata))
 
 
 def _lead(turn: Turn) -> str | None:

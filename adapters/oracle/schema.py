@@ -50,7 +50,7 @@ from typing import Any, Final
 
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 
-from .codec import decode_json, encode_json
+from .codec import DIALECT
 from .names import REGISTRY_TABLE, StoreNames, quote
 from .policy import SchemaPolicy
 from .sql import Statement, fetch_all, fetch_one, run
@@ -196,7 +196,7 @@ def _as_int(value: Any, what: str) -> int:
 def parse_config(value: Any, *, schema_version: int = SCHEMA_VERSION) -> StoreConfig:
     """A :class:`StoreConfig` from a fetched ``store_config`` value (``dict``, JSON text, bytes or
     a LOB; ``None`` means an empty config) and the row's ``schema_version``."""
-    decoded = decode_json(value)
+    decoded = DIALECT.decode_json(value)
     if decoded is None:
         decoded = {}
     if not isinstance(decoded, Mapping):
@@ -531,7 +531,7 @@ class SchemaManager:
             "store_name": self.names.registry_name,
             "lifecycle_state": "CREATING",
             "schema_version": SCHEMA_VERSION,
-            "store_config": encode_json(dict(config)),
+            "store_config": DIALECT.encode_json(dict(config)),
         }
         return Statement("registry_register", sql, binds)
 
@@ -549,7 +549,7 @@ class SchemaManager:
         binds = {
             "lifecycle_state": lifecycle_state,
             "schema_version": schema_version,
-            "store_config": encode_json(dict(config)),
+            "store_config": DIALECT.encode_json(dict(config)),
             "store_name": self.names.registry_name,
         }
         return Statement("registry_update", sql, binds)
@@ -616,7 +616,7 @@ class SchemaManager:
         row = fetch_one(connection, self.select_config(for_update=for_update))
         if row is None:
             return None
-        config = decode_json(row[0])
+        config = DIALECT.decode_json(row[0])
         if config is None:
             config = {}
         if not isinstance(config, dict):

@@ -32,7 +32,7 @@ from palimpsest.domain.model import MemoryRecord, Message, RecordLink
 from palimpsest.domain.ports import SearchSession
 from palimpsest.domain.search import CandidateKey, KeywordCandidates, SearchQuery
 
-from .codec import encode_vector, message_from_row, record_from_row
+from .codec import CODEC, encode_vector
 from .names import StoreNames
 from .search_sql import (
     MAX_IDS_PER_STATEMENT,
@@ -208,11 +208,11 @@ class OracleSearchSession(SearchSession):
         """Load the rows behind ``keys`` into the session's rows (``None``: no such row)."""
         for statement in messages_by_ids(self._names, [key[1] for key in keys if key[0]]):
             for row in fetch_all(self._connection, statement):
-                message = message_from_row(row)
+                message = CODEC.message(row)
                 self._loaded[(True, message.id)] = message
         for statement in memory_records_by_ids(self._names, [key[1] for key in keys if not key[0]]):
             for row in fetch_all(self._connection, statement):
-                record = record_from_row(row)
+                record = CODEC.record(row)
                 self._loaded[(False, record.id)] = record
         for key in keys:
             self._loaded.setdefault(key, None)

@@ -56,13 +56,12 @@ from palimpsest.domain.sentinel import ANY
 from palimpsest.domain.text import keyword_terms
 
 from .codec import (
+    CODEC,
+    DIALECT,
     LINK_COLUMNS,
     MEMORY_COLUMNS,
     MESSAGE_COLUMNS,
     columns,
-    encode_time,
-    link_from_row,
-    record_from_row,
 )
 from .names import StoreNames
 from .sql import Statement
@@ -130,7 +129,7 @@ def _scope_predicates(alias: str, scope: ScopeFilter, binds: dict[str, Any]) -> 
 
 def _expiry_predicate(alias: str, now: datetime, binds: dict[str, Any]) -> str:
     """Not expired at the query's ``now`` (a record expiring exactly at ``now`` has expired)."""
-    binds["now"] = encode_time(now)
+    binds["now"] = DIALECT.encode_time(now)
     return f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)"
 
 
@@ -422,7 +421,7 @@ def graph_steps(names: StoreNames, query: SearchQuery, frontier: Sequence[str]) 
 def graph_row(row: Sequence[Any]) -> tuple[str, RecordLink, MemoryRecord]:
     """A graph-step row as ``(frontier record id, link, neighbour record)``."""
     links_end = 1 + len(_LINK_NAMES)
-    return row[0], link_from_row(row[1:links_end]), record_from_row(row[links_end:])
+    return row[0], CODEC.link(row[1:links_end]), CODEC.record(row[links_end:])
 
 
 # --- hydration --------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 Every builder is a pure function of the store's :class:`StoreNames` and the values of one call,
 returning a :class:`Statement` whose name (``"threads.insert"``, ``"records.list_newest"``...) is
 stable and names its golden-file entry. Identifiers come only from ``StoreNames`` (validated and
-quoted); every value is a bind: timestamps through :func:`encode_time`, JSON through
-:func:`encode_json` (bound as text), vectors through :func:`encode_vector` by the caller. Column
+quoted); every value is a bind: timestamps through the dialect's ``encode_time``, JSON
+through its ``encode_json`` (bound as text), vectors through :func:`encode_vector` by the caller. Column
 lists are the codec's, so a decoder always matches the SELECT it reads.
 
 Conventions:
@@ -63,6 +63,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (
     CODEC,
+    DIALECT,
     JOB_COLUMNS,
     LINK_COLUMNS,
     MEMORY_COLUMNS,
@@ -70,7 +71,6 @@ from .codec import (
     SUMMARY_COLUMNS,
     THREAD_COLUMNS,
     columns,
-    encode_time,
 )
 from .names import StoreNames
 from .sql import Statement
@@ -239,7 +239,7 @@ def _listing(
                     f"({alias}.created_at = :after_created_at AND {alias}.{id_column} < :after_id))"
                 ),
             ]
-            binds = {**binds, "after_created_at": encode_time(after.created_at), "after_id": after.id}
+            binds = {**binds, "after_created_at": DIALECT.encode_time(after.created_at), "after_id": after.id}
         sql = _lines(
             f"SELECT {selected}",
             f"FROM {source} {alias}",
@@ -319,8 +319,8 @@ def chunk_insert(
         "user_id": user_id,
         "agent_id": agent_id,
         "status": RecordStatus(status).value,
-        "expires_at": encode_time(expires_at),
-        "created_at": encode_time(created_at),
+        "expires_at": DIALECT.encode_time(expires_at),
+        "created_at": DIALECT.encode_time(created_at),
     }
     if vector is None:
         sql = (
@@ -358,8 +358,8 @@ def chunk_update(
         "user_id": user_id,
         "agent_id": agent_id,
         "status": RecordStatus(status).value,
-        "expires_at": encode_time(expires_at),
-        "created_at": encode_time(created_at),
+        "expires_at": DIALECT.encode_time(expires_at),
+        "created_at": DIALECT.encode_time(created_at),
     }
     assignments = (
         "chunk_text = :chunk_text, user_id = :user_id, agent_id = :agent_id, status = :status, "
@@ -519,7 +519,7 @@ def message_get(names: StoreNames, message_id: str, now: datetime) -> Statement:
         f"SELECT {columns('m', MESSAGE_COLUMNS)}\nFROM {names('MESSAGE')} m\n"
         f"WHERE m.record_id = :record_id AND {_VISIBLE.format(a='m')}"
     )
-    return Statement("messages.get", sql, {"record_id": message_id, "now": encode_time(now)})
+    return Statement("messages.get", sql, {"record_id": message_id, "now": DIALECT.encode_time(now)})
 
 
 def message_last_seq(names: StoreNames, thread_id: str) -> Statement:
@@ -556,7 +556,7 @@ def message_list_for_thread(
 ) -> Statement:
     """Visible messages with ``start_seq <= seq < end_seq`` oldest first; ``last_n`` keeps the newest."""
     clauses = ["m.thread_id = :thread_id", _VISIBLE.format(a="m")]
-    binds: dict[str, Any] = {"thread_id": thread_id, "now": encode_time(now)}
+    binds: dict[str, Any] = {"thread_id": thread_id, "now": DIALECT.encode_time(now)}
     if start_seq is not None:
         clauses.append("m.order_seq >= :start_seq")
         binds["start_seq"] = start_seq
@@ -634,7 +634,7 @@ def messages_expired(names: StoreNames, now: datetime) -> Statement:
         f"SELECT m.record_id, m.thread_id, m.order_seq\nFROM {names('MESSAGE')} m\n"
         "WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now\nFOR UPDATE"
     )
-    return Statement("messages.expired", sql, {"now": encode_time(now)})
+    return Statement("messages.expired", sql, {"now": DIALECT.encode_time(now)})
 
 
 # --- memory records --------------------------------------------------------------------------------
@@ -659,7 +659,7 @@ def record_get(names: StoreNames, record_id: str, *, now: datetime | None = None
     return Statement(
         "records.get_visible",
         f"{select} AND {_VISIBLE.format(a='r')}",
-        {"record_id": record_id, "now": encode_time(now)},
+        {"record_id": record_id, "now": DIALECT.encode_time(now)},
     )
 
 
@@ -706,7 +706,7 @@ def record_expired_ids(names: StoreNames, now: datetime, *, limit: int | None = 
         f"SELECT r.record_id\nFROM {names('MEMORY')} r\n"
         "WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now\nORDER BY r.expires_at, r.record_id"
     )
-    binds: dict[str, Any] = {"now": encode_time(now)}
+    binds: dict[str, Any] = {"now": DIALECT.encode_time(now)}
     if limit is None:
         return Statement("records.expired_ids", sql, binds)
     return Statement(
@@ -729,7 +729,7 @@ def record_list(
 ) -> Statement:
     """``records.list``/``records.list_newest``/``records.list_page`` over visible records."""
     clauses = [_VISIBLE.format(a="r")]
-    binds: dict[str, Any] = {"now": encode_time(now)}
+    binds: dict[str, Any] = {"now": DIALECT.encode_time(now)}
     _scope(clauses, binds, "r", "user_id", user_id)
     _scope(clauses, binds, "r", "agent_id", agent_id)
     _scope(clauses, binds, "r", "thread_id", thread_id)
@@ -1017,7 +1017,7 @@ def job_pending(names: StoreNames, now: datetime, *, limit: int | None = None) -
         "WHERE j.failed_at IS NULL AND (j.claimed_until IS NULL OR j.claimed_until <= :now)\n"
         "ORDER BY j.created_at, j.job_id"
     )
-    binds: dict[str, Any] = {"now": encode_time(now)}
+    binds: dict[str, Any] = {"now": DIALECT.encode_time(now)}
     if limit is None:
         return Statement("jobs.pending", sql, binds)
     return Statement(
@@ -1038,7 +1038,7 @@ def job_claim(names: StoreNames, job_id: str, *, owner: str, until: datetime, no
     return Statement(
         "jobs.claim",
         sql,
-        {"owner": owner, "until": encode_time(until), "job_id": job_id, "now": encode_time(now), "holder": owner},
+        {"owner": owner, "until": DIALECT.encode_time(until), "job_id": job_id, "now": DIALECT.encode_time(now), "holder": owner},
     )
 
 
@@ -1084,7 +1084,7 @@ def job_postpone(
         "jobs.postpone",
         sql,
         {
-            "until": encode_time(until),
+            "until": DIALECT.encode_time(until),
             "failure_reason": reason,
             "refund": 1 if refund_attempt else 0,
             "job_id": job_id,
@@ -1101,7 +1101,7 @@ def job_renew(names: StoreNames, job_id: str, *, owner: str, until: datetime) ->
         "SET claimed_until = :until\n"
         "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner"
     )
-    return Statement("jobs.renew", sql, {"until": encode_time(until), "job_id": job_id, "owner": owner})
+    return Statement("jobs.renew", sql, {"until": DIALECT.encode_time(until), "job_id": job_id, "owner": owner})
 
 
 def job_release(names: StoreNames, job_id: str, *, owner: str, until: datetime | None) -> Statement:
@@ -1112,7 +1112,7 @@ def job_release(names: StoreNames, job_id: str, *, owner: str, until: datetime |
         "SET claimed_by = NULL, claimed_until = :until\n"
         "WHERE job_id = :job_id AND failed_at IS NULL AND claimed_by = :owner"
     )
-    return Statement("jobs.release", sql, {"until": encode_time(until), "job_id": job_id, "owner": owner})
+    return Statement("jobs.release", sql, {"until": DIALECT.encode_time(until), "job_id": job_id, "owner": owner})
 
 
 def job_fail(names: StoreNames, job_id: str, *, reason: str, at: datetime) -> Statement:
@@ -1127,7 +1127,7 @@ def job_fail(names: StoreNames, job_id: str, *, reason: str, at: datetime) -> St
     return Statement(
         "jobs.fail",
         sql,
-        {"failed_at": encode_time(at), "failure_reason": reason, "job_id": job_id},
+        {"failed_at": DIALECT.encode_time(at), "failure_reason": reason, "job_id": job_id},
     )
 
 

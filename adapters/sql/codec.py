@@ -26,7 +26,18 @@ from palimpsest.domain.model import (
 
 from .dialect import Dialect
 
-__all__ = ["COLUMN_ORDER", "RowCodec", "column_names", "named"]
+__all__ = [
+    "COLUMN_ORDER",
+    "JOB_COLUMNS",
+    "LINK_COLUMNS",
+    "MESSAGE_COLUMNS",
+    "RECORD_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "THREAD_COLUMNS",
+    "RowCodec",
+    "column_names",
+    "named",
+]
 
 COLUMN_ORDER: Final = {
     "thread": ("id", "user_id", "agent_id", "metadata", "config", "state", "created_at", "updated_at"),
@@ -53,6 +64,15 @@ COLUMN_ORDER: Final = {
 }  # fmt: skip
 """Each entity's fields in the column order every SQL store uses (a store's column list for an
 entity names these fields, in this order, as its schema calls them)."""
+
+THREAD_COLUMNS: Final = ", ".join(COLUMN_ORDER["thread"])
+MESSAGE_COLUMNS: Final = ", ".join(COLUMN_ORDER["message"])
+RECORD_COLUMNS: Final = ", ".join(COLUMN_ORDER["record"])
+LINK_COLUMNS: Final = ", ".join(COLUMN_ORDER["link"])
+SUMMARY_COLUMNS: Final = ", ".join(COLUMN_ORDER["summary"])
+JOB_COLUMNS: Final = ", ".join(COLUMN_ORDER["job"])
+"""The column lists of a schema that names its columns as the fields (the standard statements'
+schema: :mod:`.standard`)."""
 
 
 def column_names(columns: str) -> list[str]:

@@ -76,7 +76,7 @@ class Dialect:
     a store overrides what its database does otherwise.
 
     ``paramstyle`` is the DB-API one (``qmark``: ``?``, ``named``: ``:name``, ``pyformat``:
-    ``%(name)s``, ``format``: ``%s``). ``id_batch_bytes`` bounds the JSON text of an id list
+    ``%(name)s`` or ``%s``, ``format``: ``%s``). ``id_batch_bytes`` bounds the JSON text of an id list
     sent as one bind (``None``: no bound). ``driver_error`` is the driver's base exception
     class; only those are translated.
     """
@@ -89,27 +89,33 @@ class Dialect:
 
     # --- placeholders and statements ---------------------------------------------------------
 
-    def param(self, name: str) -> str:
-        """The placeholder for the parameter ``name`` (positional styles ignore the name)."""
+    def positional(self, sql: str) -> str:
+        """``sql`` written with ``?`` placeholders (the kit's standard statements), in this
+        dialect's positional style: ``?`` (``qmark``) as it is, ``%s`` for the ``format`` and
+        ``pyformat`` styles (a literal ``%`` doubled). A named-style driver has no positional
+        placeholder: its store writes its own statements."""
         style = self.paramstyle
         if style == "qmark":
-            return "?"
-        if style == "named":
-            return f":{name}"
-        if style == "pyformat":
-            return f"%({name})s"
-        return "%s"
+            return sql
+        if style in ("format", "pyformat"):
+            return sql.replace("%", "%%").replace("?", "%s")
+        raise NotImplementedError(f"the {style!r} parameter style has no positional placeholder")
 
-    def params(self, names: Sequence[str]) -> str:
-        """``"?, ?, ?"`` (or ``":a, :b, :c"``...): the placeholders of a column list."""
-        return ", ".join(self.param(name) for name in names)
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """``column`` is one of ``values`` (ids of a batch): the condition, written with ``?``,
+        and its parameters. By default one placeholder a value; a dialect that binds a whole
+        list as one value (a JSON text, an array) overrides it."""
+        if not values:
+            return "1 = 0", ()
+        return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
 
     def upsert(self, table: str, keys: Sequence[str], columns: Sequence[str]) -> str:
         """Insert a row or, when its ``keys`` are taken, replace its other ``columns``
-        (``INSERT ... ON CONFLICT``: SQLite and PostgreSQL; Oracle writes a ``MERGE``)."""
+        (``INSERT ... ON CONFLICT``: SQLite and PostgreSQL; Oracle writes a ``MERGE``). The
+        values bind positionally, in ``columns`` order."""
         updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.params(columns)}) "
+        return self.positional(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
             f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
         )
 
@@ -211,6 +217,11 @@ class Dialect:
 
     def decode_text(self, value: Any) -> str | None:
         return None if value is None else str(value)
+
+    def json_text(self, column: str) -> str:
+        """The select expression of a JSON column read back as its JSON text (where the driver
+        parses a JSON type, a string value would come back indistinguishable from JSON text)."""
+        return column
 
     # --- vectors ------------------------------------------------------------------------------
 

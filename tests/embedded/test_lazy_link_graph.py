@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.embedded.codec import encode_time
+from palimpsest.adapters.embedded.codec import DIALECT
 from palimpsest.adapters.embedded.link_graph import NetworkxLinkGraph
 from palimpsest.domain.model import RecordLink, RecordStatus
 from palimpsest.domain.search import LinkedRecord, SearchHit
@@ -177,7 +177,7 @@ def test_a_session_at_the_caches_position_loads_and_then_answers_from_the_graph(
 
 def _row(link_id: str, source: str, target: str) -> tuple[object, ...]:
     """A ``links`` row in ``LINK_COLUMNS`` order."""
-    return (link_id, source, "fact", target, "fact", "supports", "supports", None, None, encode_time(NOW))
+    return (link_id, source, "fact", target, "fact", "supports", "supports", None, None, DIALECT.encode_time(NOW))
 
 
 def test_a_replay_keeps_links_with_a_loaded_end_and_drops_every_other_copy() -> None:

@@ -104,7 +104,8 @@ def test_sqlite_times_are_fixed_width_utc_text_that_sorts_as_time() -> None:
 
 def test_postgres_values_bind_as_its_types_and_read_back() -> None:
     dialect = PostgresDialect()
-    assert dialect.param("user_id") == "%(user_id)s"
+    assert dialect.positional("a = ? AND b LIKE 'x%'") == "a = %s AND b LIKE 'x%%'"
+    assert dialect.in_list("id", ["a", "b"]) == ("id = ANY(?)", (["a", "b"],))
     assert dialect.encode_time(T0.astimezone(PLUS_TWO)) == T0
     assert dialect.encode_time(T0.astimezone(PLUS_TWO)).tzinfo == UTC  # type: ignore[union-attr]
     assert dialect.decode_json({"already": "parsed"}) == {"already": "parsed"}  # jsonb arrives parsed

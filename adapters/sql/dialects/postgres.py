@@ -1,8 +1,10 @@
 """Adapters layer (SQL kit): the PostgreSQL dialect's values (psycopg 3, pgvector).
 
-Placeholders are psycopg's (``%s``, ``%(name)s``); times are ``timestamptz`` bound as aware UTC
-datetimes; JSON is ``jsonb`` bound as compact text (a statement casts it: ``%(metadata)s::jsonb``)
-and fetched as the driver's parsed value; a vector is ``vector(n)`` bound and fetched as its text
+Placeholders are psycopg's (``%s``, ``%(name)s``; the kit's standard statements are written with
+``?`` and bind positionally, :meth:`~palimpsest.adapters.sql.dialect.Dialect.positional`); an id
+list is one array bind (``= ANY(%s)``); times are ``timestamptz`` bound as aware UTC
+datetimes; JSON is ``jsonb`` bound as compact text (psycopg sends a ``str`` untyped, so the server casts it
+to the column's type) and fetched as the driver's parsed value; a vector is ``vector(n)`` bound and fetched as its text
 literal ``'[x,y,...]'``, so no pgvector Python package is needed. Upserts are ``INSERT ... ON
 CONFLICT`` and savepoints are standard (the base class's). The driver-error map belongs to the
 PostgreSQL store (its connection errors, SQLSTATEs and constraint names); this class imports no
@@ -26,6 +28,13 @@ class PostgresDialect(Dialect):
 
     name: ClassVar[str] = "postgresql"
     paramstyle: ClassVar[str] = "pyformat"
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """One array bind (psycopg adapts a list to an array)."""
+        return f"{column} = ANY(?)", (list(values),)
+
+    def json_text(self, column: str) -> str:
+        return f"{column}::text"
 
     def unit_vectors(self, embeddings: Sequence[Sequence[float]], dimension: int | None) -> list[Any]:
         units = normalise_many(embeddings, dimension)

@@ -1,6 +1,7 @@
 """Adapters layer (SQL kit): the SQLite dialect (``sqlite3``), and its driver-error map.
 
-Times are fixed-width UTC ISO text (``2024-01-01T00:00:00.000000Z``): equal widths make
+Placeholders are ``?``; an id list is one JSON text bind read by ``json_each``. Times are
+fixed-width UTC ISO text (``2024-01-01T00:00:00.000000Z``): equal widths make
 SQLite's text comparison a time comparison. JSON is compact text; vectors are little-endian
 float32 blobs of unit vectors (numpy). Integrity errors name the violated columns
 (``UNIQUE constraint failed: messages.thread_id, messages.seq``); ``keys`` maps that column text
@@ -91,6 +92,10 @@ class SqliteDialect(Dialect):
             raise ValueError("run_many needs statements of one SQL text")
         cursor = connection.executemany(sql, [statement.params for statement in statements])
         return max(int(cursor.rowcount), 0)
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """One JSON text bind read by ``json_each`` (no limit on the number of ids)."""
+        return f"{column} IN (SELECT value FROM json_each(?))", (json.dumps(list(values)),)
 
     # --- values -------------------------------------------------------------------------------
 
