@@ -11,28 +11,14 @@ or link-graph port), so they are not exported here; tests and benchmarks import 
 their modules.
 """
 
-from .repositories import (
-    SqliteJobRepository,
-    SqliteLinkRepository,
-    SqliteMessageRepository,
-    SqliteRecordRepository,
-    SqliteSettingsRepository,
-    SqliteSummaryRepository,
-    SqliteThreadRepository,
-)
+from .repositories import SqliteMessageRepository
 from .schema import read_schema_state
 from .store import EmbeddedStore
 from .unit_of_work import SqliteUnitOfWork
 
 __all__ = [
     "EmbeddedStore",
-    "SqliteJobRepository",
-    "SqliteLinkRepository",
     "SqliteMessageRepository",
-    "SqliteRecordRepository",
-    "SqliteSettingsRepository",
-    "SqliteSummaryRepository",
-    "SqliteThreadRepository",
     "SqliteUnitOfWork",
     "read_schema_state",
 ]

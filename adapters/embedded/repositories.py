@@ -1,6 +1,6 @@
-"""Embedded adapter: the SQLite repositories behind a unit of work.
+"""Embedded adapter: the SQLite message repository behind a unit of work (the others are the kit's).
 
-They are the SQL kit's (:mod:`palimpsest.adapters.sql.repositories`: validation, existence
+It is the SQL kit's (:mod:`palimpsest.adapters.sql.repositories`: validation, existence
 checks, error naming, decoding) over the SQLite statements of :mod:`.statements`. What is the
 embedded store's own: a new message's change-log row, written with its insert (migration 0003:
 updates and deletes are logged by triggers), and the naming of a batch's taken id or seq.
@@ -11,34 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from palimpsest.adapters.sql.repositories import (
-    SqlJobRepository,
-    SqlLinkRepository,
-    SqlMessageRepository,
-    SqlRecordRepository,
-    SqlSettingsRepository,
-    SqlSummaryRepository,
-    SqlThreadRepository,
-)
+from palimpsest.adapters.sql.repositories import SqlMessageRepository
 from palimpsest.domain.errors import DuplicateIdError
 from palimpsest.domain.model import Message
 
 if TYPE_CHECKING:
     from .statements import SqliteStatements
 
-__all__ = [
-    "SqliteJobRepository",
-    "SqliteLinkRepository",
-    "SqliteMessageRepository",
-    "SqliteRecordRepository",
-    "SqliteSettingsRepository",
-    "SqliteSummaryRepository",
-    "SqliteThreadRepository",
-]
-
-
-class SqliteThreadRepository(SqlThreadRepository):
-    __slots__ = ()
+__all__ = ["SqliteMessageRepository"]
 
 
 class SqliteMessageRepository(SqlMessageRepository):
@@ -60,23 +40,3 @@ class SqliteMessageRepository(SqlMessageRepository):
         clash = uow.fetch_one(sql.messages_placed([(m.thread_id, m.seq) for m in messages]))
         if clash:
             raise DuplicateIdError(f"Thread {clash[0]!r} already has a message with seq {clash[1]}.")
-
-
-class SqliteRecordRepository(SqlRecordRepository):
-    __slots__ = ()
-
-
-class SqliteLinkRepository(SqlLinkRepository):
-    __slots__ = ()
-
-
-class SqliteSummaryRepository(SqlSummaryRepository):
-    __slots__ = ()
-
-
-class SqliteJobRepository(SqlJobRepository):
-    __slots__ = ()
-
-
-class SqliteSettingsRepository(SqlSettingsRepository):
-    __slots__ = ()

@@ -26,10 +26,11 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import numpy as np
 from palimpsest.adapters.sql.codec import LINK_COLUMNS, MESSAGE_COLUMNS, RECORD_COLUMNS
+from palimpsest.adapters.sql.store import SqlStore
 from palimpsest.adapters.sql.vectors import normalise
 from palimpsest.domain.errors import (
     ConfigurationError,
@@ -47,7 +48,7 @@ from palimpsest.domain.model import (
     keyword_text,
     speaker_of,
 )
-from palimpsest.domain.ports import MemoryStore, SchemaState, SearchSession
+from palimpsest.domain.ports import SchemaState, SearchSession
 from palimpsest.domain.search import (
     NO_KEYWORD_CANDIDATES,
     CandidateKey,
@@ -330,7 +331,7 @@ def _close_connections(
     _close_all(conns, pid)
 
 
-class EmbeddedStore(MemoryStore):
+class EmbeddedStore(SqlStore):
     """A :class:`~palimpsest.domain.ports.MemoryStore` in one SQLite file, shared by processes.
 
     A missing folder of ``path`` is created; a path that cannot hold the file (a file in the
@@ -429,10 +430,6 @@ class EmbeddedStore(MemoryStore):
     # --- public API ----------------------------------------------------------------------------
 
     @property
-    def dimension(self) -> int | None:
-        return self._dimension
-
-    @property
     def path(self) -> str:
         return self._path
 
@@ -492,21 +489,13 @@ class EmbeddedStore(MemoryStore):
             self._graph.clear()
             self._attrs.clear()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else f"dimension={self._dimension}"
-        return f"EmbeddedStore({self._path!r}, {state})"
-
     # --- connections -----------------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreClosedError(self._closed_message())
+    def _location(self) -> str:
+        return self._path
+
+    def _is_closed(self) -> bool:
+        return self._closed
 
     def _closed_message(self) -> str:
         if self._inherited:

@@ -15,15 +15,7 @@ from palimpsest.domain.sentinel import NotSetType
 
 from . import schema
 from .codec import CODEC, DIALECT
-from .repositories import (
-    SqliteJobRepository,
-    SqliteLinkRepository,
-    SqliteMessageRepository,
-    SqliteRecordRepository,
-    SqliteSettingsRepository,
-    SqliteSummaryRepository,
-    SqliteThreadRepository,
-)
+from .repositories import SqliteMessageRepository
 from .statements import SqliteStatements
 
 if TYPE_CHECKING:
@@ -47,13 +39,7 @@ class SqliteUnitOfWork(SqlUnitOfWork):
     writes and ``commit`` only ends it.
     """
 
-    thread_repository = SqliteThreadRepository
-    message_repository = SqliteMessageRepository
-    record_repository = SqliteRecordRepository
-    link_repository = SqliteLinkRepository
-    summary_repository = SqliteSummaryRepository
-    settings_repository = SqliteSettingsRepository
-    job_repository = SqliteJobRepository
+    message_repository = SqliteMessageRepository  # the other repositories are the kit's
 
     def __init__(self, store: EmbeddedStore, *, read_only: bool = False) -> None:
         self._store = store

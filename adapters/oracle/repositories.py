@@ -1,5 +1,5 @@
-"""Adapters layer (Oracle): the repositories behind a unit of work (threads, messages, records, links,
-summaries, settings, extraction jobs).
+"""Adapters layer (Oracle): the repositories behind a unit of work that are Oracle's own (threads,
+messages, records); links, summaries, settings and extraction jobs are the kit's as they are.
 
 They are the SQL kit's (:mod:`palimpsest.adapters.sql.repositories`: validation, existence checks,
 error naming, decoding, the metadata-filter paging of D7) over the statements of
@@ -15,12 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from palimpsest.adapters.sql.repositories import (
-    SqlJobRepository,
-    SqlLinkRepository,
     SqlMessageRepository,
     SqlRecordRepository,
-    SqlSettingsRepository,
-    SqlSummaryRepository,
     SqlThreadRepository,
 )
 from palimpsest.domain.model import (
@@ -42,15 +38,7 @@ from .sql import Statement
 if TYPE_CHECKING:
     from .unit_of_work import OracleUnitOfWork
 
-__all__ = [
-    "OracleJobRepository",
-    "OracleLinkRepository",
-    "OracleMessageRepository",
-    "OracleRecordRepository",
-    "OracleSettingsRepository",
-    "OracleSummaryRepository",
-    "OracleThreadRepository",
-]
+__all__ = ["OracleMessageRepository", "OracleRecordRepository", "OracleThreadRepository"]
 
 
 def _names(repository: Any) -> StoreNames:
@@ -254,22 +242,3 @@ class OracleRecordRepository(SqlRecordRepository):
 
     def _record_deleted(self, record_id: str) -> None:
         self._uow.run(st.chunk_delete(_names(self), record_id, message=False))
-
-
-# --- links, summaries, extraction jobs, settings: the kit's as they are ----------------------------
-
-
-class OracleLinkRepository(SqlLinkRepository):
-    __slots__ = ()
-
-
-class OracleSummaryRepository(SqlSummaryRepository):
-    __slots__ = ()
-
-
-class OracleJobRepository(SqlJobRepository):
-    __slots__ = ()
-
-
-class OracleSettingsRepository(SqlSettingsRepository):
-    __slots__ = ()

@@ -15,15 +15,16 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any
 
 import oracledb
+from palimpsest.adapters.sql.store import SqlStore
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ConfigurationError,
     StorageError,
 )
-from palimpsest.domain.ports import MemoryStore, SchemaState
+from palimpsest.domain.ports import SchemaState
 
 from .connection import ConnectionSource
 from .errors import is_connection_lost, translate
@@ -51,7 +52,7 @@ def _policy(value: SchemaPolicy | str) -> SchemaPolicy:
     raise ConfigurationError(f"Invalid schema policy: {value!r} (expected one of {allowed}).")
 
 
-class OracleStore(MemoryStore):
+class OracleStore(SqlStore):
     """A :class:`~palimpsest.domain.ports.MemoryStore` in an Oracle schema, shared by processes.
 
     * ``pool`` (an ``oracledb`` connection pool) or ``connection`` (one connection, whose units
@@ -93,7 +94,7 @@ class OracleStore(MemoryStore):
             names=self._names,
             source=self._source,
             schema=self._schema,
-            observed=self._observe_dimension,
+            observed=self._learn_dimension,
             committed=self._after_commit,
         )
         try:
@@ -106,10 +107,6 @@ class OracleStore(MemoryStore):
         self._dimension = config.dimension
 
     # --- public API --------------------------------------------------------------------------------
-
-    @property
-    def dimension(self) -> int | None:
-        return self._dimension
 
     @property
     def names(self) -> StoreNames:
@@ -175,17 +172,13 @@ class OracleStore(MemoryStore):
         """Stop using the pool or connection; idempotent. Later use raises ``StoreClosedError``."""
         self._source.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._source.closed else f"dimension={self._dimension}"
-        return f"OracleStore({self._names.store_id!r}, {state})"
-
     # --- internals ---------------------------------------------------------------------------------
+
+    def _location(self) -> str | None:  # the default store has no id
+        return self._names.store_id
+
+    def _is_closed(self) -> bool:
+        return self._source.closed
 
     @contextmanager
     def _lease(self) -> Iterator[Any]:
@@ -214,13 +207,8 @@ class OracleStore(MemoryStore):
                 "(it was dropped, or never created)."
             )
         dimension = self._schema.parse_config(row[0]).dimension
-        self._observe_dimension(dimension)
+        self._learn_dimension(dimension)
         return dimension
-
-    def _observe_dimension(self, dimension: int | None) -> None:
-        """A unit of work read the committed dimension from the registry."""
-        with self._lock:
-            self._dimension = dimension
 
     def _after_commit(self, fixed: int | None) -> None:
         """After a commit that fixed the dimension: learn it, then build the vector index on a
@@ -228,8 +216,7 @@ class OracleStore(MemoryStore):
         needs no index, and the next fixing commit or ``ensure`` tries again)."""
         if fixed is None:
             return
-        with self._lock:
-            self._dimension = fixed
+        self._learn_dimension(fixed)
         try:
             with self._lease() as conn, translate(self._names):
                 self._schema.ensure_vector_index(conn, fixed)

@@ -33,12 +33,8 @@ from .connection import ConnectionSource
 from .dialect import OracleDialect
 from .names import StoreNames
 from .repositories import (
-    OracleJobRepository,
-    OracleLinkRepository,
     OracleMessageRepository,
     OracleRecordRepository,
-    OracleSettingsRepository,
-    OracleSummaryRepository,
     OracleThreadRepository,
 )
 from .sql import Statement
@@ -86,11 +82,7 @@ class OracleUnitOfWork(SqlUnitOfWork):
 
     thread_repository = OracleThreadRepository
     message_repository = OracleMessageRepository
-    record_repository = OracleRecordRepository
-    link_repository = OracleLinkRepository
-    summary_repository = OracleSummaryRepository
-    settings_repository = OracleSettingsRepository
-    job_repository = OracleJobRepository
+    record_repository = OracleRecordRepository  # links, summaries, settings, jobs: the kit's
 
     def __init__(self, context: StoreContext, *, read_only: bool = False) -> None:
         self._context = context

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Self
+from typing import Any, ClassVar, Final
 
 import psycopg
 from palimpsest.adapters.sql import SqlUnitOfWork
@@ -27,17 +27,13 @@ from palimpsest.adapters.sql.codec import RowCodec
 from palimpsest.adapters.sql.dialect import Key, Statement
 from palimpsest.adapters.sql.dialects.postgres import PostgresDialect
 from palimpsest.adapters.sql.repositories import (
-    SqlJobRepository,
-    SqlLinkRepository,
     SqlMessageRepository,
     SqlRecordRepository,
-    SqlSettingsRepository,
-    SqlSummaryRepository,
-    SqlThreadRepository,
 )
-from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, NotFoundError, StoreClosedError
+from palimpsest.adapters.sql.store import SqlStore
+from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, NotFoundError
 from palimpsest.domain.model import MemoryRecord, Message
-from palimpsest.domain.ports import MemoryStore, SchemaState
+from palimpsest.domain.ports import SchemaState
 
 from . import keywords
 from .connection import PostgresDatabase
@@ -162,13 +158,8 @@ class _KeywordWork:
 class PostgresUnitOfWork(SqlUnitOfWork):
     """One transaction of a :class:`PostgresStore` (the lifecycle is the kit's)."""
 
-    thread_repository = SqlThreadRepository
     message_repository = _Messages
     record_repository = _Records
-    link_repository = SqlLinkRepository
-    summary_repository = SqlSummaryRepository
-    settings_repository = SqlSettingsRepository
-    job_repository = SqlJobRepository
 
     def __init__(self, store: PostgresStore, *, read_only: bool = False) -> None:
         self._store = store
@@ -227,10 +218,10 @@ class PostgresUnitOfWork(SqlUnitOfWork):
 
     def _committed(self) -> None:
         if self._fixed is not None:
-            self._store._learn(self._fixed)
+            self._store._learn_dimension(self._fixed)
 
     def _observed(self, dimension: int | None) -> None:
-        self._store._learn(dimension)
+        self._store._learn_dimension(dimension)
 
     def _read_dimension(self, *, for_update: bool) -> int | None:
         conn = self.connection()
@@ -247,7 +238,7 @@ class PostgresUnitOfWork(SqlUnitOfWork):
             fix_dimension(self.connection(), dimension)
 
 
-class PostgresStore(MemoryStore):
+class PostgresStore(SqlStore):
     """A :class:`~palimpsest.domain.ports.MemoryStore` in one PostgreSQL schema.
 
     ``database``: a ``postgresql://`` URL (the store opens and closes its own pool) or a
@@ -287,10 +278,6 @@ class PostgresStore(MemoryStore):
         self._closed = False
 
     # --- MemoryStore ---------------------------------------------------------------------------
-
-    @property
-    def dimension(self) -> int | None:
-        return self._dimension
 
     @property
     def memory_store_id(self) -> str | None:
@@ -348,22 +335,13 @@ class PostgresStore(MemoryStore):
         self._closed = True
         self._core.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._closed else f"dimension={self._dimension}"
-        return f"PostgresStore({self._core.schema!r}, {state})"
-
     # --- internals -----------------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed or self._core.database.closed:
-            raise StoreClosedError("The PostgreSQL store was used after close().")
+    def _location(self) -> str:
+        return self._core.schema
 
-    def _learn(self, dimension: int | None) -> None:
-        with self._lock:
-            self._dimension = dimension
+    def _is_closed(self) -> bool:
+        return self._closed or self._core.database.closed
+
+    def _closed_message(self) -> str:
+        return "The PostgreSQL store was used after close()."

@@ -32,6 +32,15 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import RowCodec
 from .dialect import Dialect, Statement
+from .repositories import (
+    SqlJobRepository,
+    SqlLinkRepository,
+    SqlMessageRepository,
+    SqlRecordRepository,
+    SqlSettingsRepository,
+    SqlSummaryRepository,
+    SqlThreadRepository,
+)
 from .statements import Statements
 
 __all__ = ["SqlUnitOfWork"]
@@ -42,19 +51,20 @@ _NEW, _ACTIVE, _DONE = "new", "active", "done"
 class SqlUnitOfWork(UnitOfWork):
     """One transaction of a SQL store; see the module docstring.
 
-    Subclasses set the repository classes (``thread_repository``...) and implement
+    Subclasses set the repository classes that differ from the kit's (``message_repository``...:
+    a store with hooks of its own) and implement
     :meth:`_begin`, :meth:`_release`, :meth:`_read_dimension` and :meth:`_write_dimension`;
     :meth:`_begun`, :meth:`_commit_connection`, :meth:`_rollback_connection`, :meth:`_committed`,
     :meth:`_check_open` and :meth:`_observed` have defaults.
     """
 
-    thread_repository: ClassVar[type[Any]]
-    message_repository: ClassVar[type[Any]]
-    record_repository: ClassVar[type[Any]]
-    link_repository: ClassVar[type[Any]]
-    summary_repository: ClassVar[type[Any]]
-    settings_repository: ClassVar[type[Any]]
-    job_repository: ClassVar[type[Any]]
+    thread_repository: ClassVar[type[Any]] = SqlThreadRepository
+    message_repository: ClassVar[type[Any]] = SqlMessageRepository
+    record_repository: ClassVar[type[Any]] = SqlRecordRepository
+    link_repository: ClassVar[type[Any]] = SqlLinkRepository
+    summary_repository: ClassVar[type[Any]] = SqlSummaryRepository
+    settings_repository: ClassVar[type[Any]] = SqlSettingsRepository
+    job_repository: ClassVar[type[Any]] = SqlJobRepository
 
     def __init__(
         self, dialect: Dialect, statements: Statements, codec: RowCodec, *, read_only: bool = False
