@@ -155,8 +155,7 @@ class OracleStore(SqlStore):
             uow.run(chunks_clear_vectors(self._names))
             uow.run(self._schema.set_dimension(None))
             uow.commit()
-        with self._lock:
-            self._dimension = None
+        self._learn_dimension(None)
         with self._lease() as conn, translate(self._names):
             self._schema.drop_vector_index(conn)
 

@@ -317,8 +317,7 @@ class PostgresStore(SqlStore):
                 conn.execute(f"UPDATE {table} SET embedding = NULL WHERE embedding IS NOT NULL")
                 conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector")
             conn.execute("DELETE FROM meta WHERE key = 'dimension'")
-        with self._lock:
-            self._dimension = None
+        self._learn_dimension(None)
 
     # --- StoreDiagnostics ----------------------------------------------------------------------
 

@@ -3,9 +3,12 @@
 - :mod:`.dialect`: :class:`Dialect`, what one database does its own way (placeholders, upserts,
   times, JSON, vectors, savepoints, the driver-error map, logical :class:`Key` names);
 - :mod:`.codec`: :class:`RowCodec`, one row codec per entity;
-- :mod:`.statements`: :class:`Statements`, the builders a store supplies (its SQL text);
+- :mod:`.statements`: :class:`Statements`, the builders of the SQL text a store runs;
+- :mod:`.standard`: ``StandardStatements``, those builders in standard SQL (a store subclasses
+  it and overrides what its database writes otherwise);
 - :mod:`.repositories`: the seven repositories, written once over a DB-API connection;
 - :mod:`.unit_of_work`: :class:`SqlUnitOfWork`, one transaction's lifecycle;
+- :mod:`.store`: ``SqlStore``, what a store object shares (dimension, ``with``, ``repr``, closing);
 - :mod:`.dialects`: the SQLite and PostgreSQL dialects.
 
 Store adapters import the kit; the kit imports no store adapter.

@@ -12,6 +12,8 @@ import pytest
 from palimpsest.adapters.sql import Dialect, Key, RowCodec, Sql
 from palimpsest.adapters.sql.codec import COLUMN_ORDER
 from palimpsest.adapters.sql.dialects import PostgresDialect, SqliteDialect
+from palimpsest.adapters.sql.standard import StandardStatements
+from palimpsest.adapters.sql.statements import Keyset
 from palimpsest.domain.errors import (
     ConflictError,
     DuplicateIdError,
@@ -30,6 +32,7 @@ from palimpsest.domain.model import (
     Thread,
     ThreadSummary,
 )
+from palimpsest.domain.sentinel import NOTSET
 
 T0 = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 PLUS_TWO = timezone(timedelta(hours=2))
@@ -196,3 +199,79 @@ def test_a_newest_first_statement_is_read_back_oldest_first() -> None:
     newest = Sql("newest", "SELECT v FROM x ORDER BY v DESC LIMIT 2", reverse=True)
     assert dialect.fetch_all(conn, newest) == [(2,), (3,)]
     assert Dialect().fetch_all(conn, newest) == [(2,), (3,)]
+
+
+def _every_standard_statement(sql: StandardStatements) -> list[Sql]:
+    """One statement of every builder of the standard statements (every optional branch)."""
+    entities = dict(_entities())
+    thread, message, record = entities["thread"], entities["message"], entities["record"]
+    link, summary, job = entities["link"], entities["summary"], entities["job"]
+    assert isinstance(thread, Thread) and isinstance(message, Message) and isinstance(record, MemoryRecord)
+    assert isinstance(link, RecordLink) and isinstance(summary, ThreadSummary) and isinstance(job, ExtractionJob)
+    after = Keyset(T0, "r9")
+    return [
+        sql.thread_insert(thread), sql.thread_get("t1"), sql.threads_existing(["t1", "t2"]),
+        sql.thread_update(thread), sql.thread_delete("t1"), sql.thread_list(),
+        sql.thread_list(user_id="u1", agent_id=None, without_metadata=True, limit=3),
+        sql.thread_list(user_id="u1", page=50, after=after),
+        sql.message_insert(message, b"v"), sql.message_get("m1", T0), sql.message_last_seq("t1"),
+        sql.message_vectors("t1", ["m1", "m2"]), sql.message_list_for_thread("t1", now=T0),
+        sql.message_list_for_thread("t1", now=T0, start_seq=1, end_seq=9, last_n=4),
+        sql.message_place("m1"), sql.message_place("m1", with_text=True),
+        sql.message_update(message, NOTSET), sql.message_update(message, b"v"), sql.message_delete("m1"),
+        sql.messages_expired(T0),
+        sql.record_insert(record, None), sql.record_get("r1"), sql.record_get("r1", now=T0),
+        sql.record_get_many(["r1", "r2"]), sql.record_scope("r1"), sql.record_update(record, NOTSET),
+        sql.record_update(record, b"v"), sql.record_delete("r1"), sql.record_expired_ids(T0),
+        sql.record_expired_ids(T0, limit=5), sql.record_list(now=T0),
+        sql.record_list(now=T0, user_id="u1", agent_id="a1", thread_id=None, record_types=[RecordType.FACT, RecordType.GUIDELINE], limit=2),
+        sql.record_list(now=T0, without_metadata=True, page=20, after=after),
+        sql.link_check_add(link), sql.link_insert(link), sql.link_get("l1"), sql.link_find("r1", "r2", "x"),
+        sql.link_find_id("r1", "r2", "x"), sql.link_between("r1", "r2"), sql.link_touching("r1"),
+        sql.link_endpoints("l1"), sql.link_update(link), sql.link_delete("l1"), sql.link_list(),
+        sql.link_list(source_id="r1", target_id="r2", relation_type="x", limit=3),
+        sql.summary_check_add(summary), sql.summary_insert(summary), sql.summary_latest("t1"),
+        sql.summary_latest("t1", valid_only=True), sql.summary_list_for_thread("t1"),
+        sql.summary_invalidate_covering("t1", 3), sql.summary_prune("t1", 2),
+        sql.job_insert(job), sql.job_get("j1"), sql.job_pending(T0), sql.job_pending(T0, limit=3),
+        sql.job_claim("j1", owner="w1", until=T0, now=T0), sql.job_list(), sql.job_list(thread_id="t1", limit=2),
+        sql.job_failed(), sql.job_failed(thread_id="t1", limit=2),
+        sql.job_postpone("j1", owner="w1", until=T0, reason="x", refund_attempt=True),
+        sql.job_renew("j1", owner="w1", until=T0), sql.job_release("j1", owner="w1", until=None),
+        sql.job_fail("j1", reason="x", at=T0), sql.job_retry("j1"), sql.job_delete("j1"),
+        sql.setting_get("k"), sql.setting_set("k", "1"), sql.setting_delete("k"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", [SqliteDialect(), PostgresDialect()], ids=lambda d: type(d).__name__)
+def test_the_standard_statements_bind_one_value_per_placeholder_of_the_dialect(dialect: Dialect) -> None:
+    mark, other = ("?", "%s") if dialect.paramstyle == "qmark" else ("%s", "?")
+    for statement in _every_standard_statement(StandardStatements(RowCodec(dialect))):
+        assert other not in statement.sql, statement.name
+        assert statement.sql.count(mark) == len(statement.params), statement.name
+
+
+def test_an_id_list_binds_as_one_value_where_the_dialect_can_and_one_by_one_otherwise() -> None:
+    assert Dialect().in_list("id", ["a", "b"]) == ("id IN (?, ?)", ("a", "b"))
+    assert SqliteDialect().in_list("id", ["a", "b"]) == ("id IN (SELECT value FROM json_each(?))", ('["a", "b"]',))
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (id TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?)", [("a",), ("b",), ("c",)])
+    for dialect in (Dialect(), SqliteDialect()):
+        clause, params = dialect.in_list("id", ["a", "c", "zz"])
+        assert dialect.fetch_all(conn, Sql("ids", f"SELECT id FROM t WHERE {clause} ORDER BY id", params)) == [("a",), ("c",)]
+
+
+def test_the_standard_postpone_refunds_an_attempt_but_never_below_zero() -> None:
+    dialect = SqliteDialect()
+    statements = StandardStatements(RowCodec(dialect))
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE extraction_jobs (id TEXT, attempts INTEGER, claimed_by TEXT, claimed_until TEXT, "
+        "failed_at TEXT, failure_reason TEXT)"
+    )
+    conn.executemany("INSERT INTO extraction_jobs VALUES (?, ?, 'w1', NULL, NULL, NULL)", [("j0", 0), ("j2", 2)])
+    for job_id in ("j0", "j2"):
+        for refund in (True, False):
+            dialect.run(conn, statements.job_postpone(job_id, owner="w1", until=T0, reason="x", refund_attempt=refund))
+    assert dialect.fetch_all(conn, Sql("all", "SELECT id, attempts FROM extraction_jobs ORDER BY id")) == [("j0", 0), ("j2", 1)]
