@@ -10,7 +10,11 @@ first (a server restarted since is noticed before a statement is sent) and speak
 A statement that fails is translated (:mod:`.errors`); a connection lost during a call is a
 :class:`StoreUnavailableError` and is discarded by the pool. A pool that has no connection to
 give within ``timeout`` is probed with a direct connection: if the server cannot be reached the
-error says so, else the pool was exhausted (:class:`StoreBusyError`).
+error says so, else the pool was exhausted (:class:`StoreBusyError`). The pool's reconnection
+attempts back off for at most half that ``timeout`` before it gives up and the next caller starts
+a new attempt at once: after a server restart the first calls are served within ``timeout``
+(psycopg_pool's default, five minutes of doubling delays, would answer "busy" long after a
+long outage ended).
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class PostgresDatabase:
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
+            reconnect_timeout=timeout / 2,
             kwargs={"connect_timeout": connect_timeout},
             configure=_configure,
             check=ConnectionPool.check_connection,
