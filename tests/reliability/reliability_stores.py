@@ -61,3 +61,15 @@ def drop(spec: str) -> None:
     url, store_id = split(spec)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema_name(store_id))))
+
+
+def open_store(spec: str) -> Any:
+    """The store of ``spec``, opened directly (no client): for reading what a process left."""
+    if not is_postgres(spec):
+        from palimpsest.adapters.embedded import EmbeddedStore
+
+        return EmbeddedStore(spec)
+    from palimpsest.adapters.postgres.store import PostgresStore
+
+    url, store_id = split(spec)
+    return PostgresStore(url, memory_store_id=store_id, max_connections=2)
