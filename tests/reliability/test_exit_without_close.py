@@ -102,9 +102,11 @@ def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(store_sp
     assert done.returncode == 0 and done.stderr == "", done.stderr
     left = memories_in(store_spec)
     assert len(left) < 3  # the exit did not wait for all three one-second passes
-    with build_client(path=location(store_spec), memory_extraction_config=NO_EXTRACTION) as memory:
-        with memory.store.unit_of_work() as uow:
-            assert len(uow.jobs.list()) == 3 - len(left)  # what is missing is still a job
+    with (
+        build_client(path=location(store_spec), memory_extraction_config=NO_EXTRACTION) as memory,
+        memory.store.unit_of_work() as uow,
+    ):
+        assert len(uow.jobs.list()) == 3 - len(left)  # what is missing is still a job
     from palimpsest.application import ExtractedMemory
     from palimpsest.application.testing import ScriptedExtractor
     from palimpsest.domain import RecordType

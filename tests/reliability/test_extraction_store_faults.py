@@ -198,7 +198,7 @@ def losing_store(postgres_target: Any) -> Iterator[Any]:
     from reliability_stores import drop, postgres_spec
 
     class LosingStore(PostgresStore):
-        faults: dict[str, int] = {}
+        faults: dict[str, int]
 
         def unit_of_work(self) -> Any:
             uow = super().unit_of_work()

@@ -116,7 +116,7 @@ def test_a_restarted_server_keeps_what_was_acknowledged_and_serves_the_same_clie
         private_server.stop_immediately()
         down: list[Callable[[], Any]] = [
             lambda: _write(memory, "t1", 99),
-            lambda: thread.get_messages(),
+            thread.get_messages,
             lambda: memory.search("sourdough", user_id="u1"),
         ]
         for call in down:
