@@ -27,6 +27,15 @@ def postgres_spec(url: str, memory_store_id: str) -> str:
     return f"{url}#{memory_store_id}"
 
 
+def with_connection_options(spec: str, options: str) -> str:
+    """A PostgreSQL spec whose connections start with these server settings (libpq ``options``,
+    e.g. ``-c lock_timeout=500``)."""
+    from urllib.parse import quote
+
+    url, store_id = split(spec)
+    return postgres_spec(f"{url}{'&' if '?' in url else '?'}options={quote(options)}", store_id)
+
+
 def split(spec: str) -> tuple[str, str]:
     """A PostgreSQL spec's server URL and ``memory_store_id``."""
     url, _, store_id = spec.rpartition("#")
