@@ -306,8 +306,8 @@ class ExtractionRetryPolicy:
     An attempt that fails (the model errs or answers badly) is retried after
     ``base_delay_seconds`` × 2^(attempt-1), jittered by up to a quarter and capped at
     ``max_delay_seconds``, until ``max_attempts`` attempts have failed; then the job is kept as
-    failed with its reason. A storage fault (``StoreBusyError``: another writer held the store)
-    is not the job's failure: it is retried on the same schedule without counting an attempt.
+    failed with its reason. A storage fault (``StoreBusyError``: another writer held the store;
+    ``StoreUnavailableError``: a server store's connection was lost) is not the job's failure: it is retried on the same schedule without counting an attempt.
     ``exit_wait_seconds`` bounds how long the interpreter's exit waits for queued extraction of
     a client that was never closed; what is left stays durable for the next client.
     ``lease_seconds`` is a claim's lease: an attempt under way renews it every sixth of it (at

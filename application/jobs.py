@@ -8,7 +8,8 @@ claims a job with a lease, runs the pass (the ``execute`` callable it is given: 
 after a jittered, exponential backoff (:class:`~palimpsest.application.config.ExtractionRetryPolicy`),
 and the job records the reason meanwhile; a job whose last allowed attempt fails is kept, marked
 failed with the reason, until it is retried (:meth:`AgentMemory.retry_failed_extractions`) or its
-thread is deleted. A store held by another writer only delays a job. After a crash the job is
+thread is deleted. A store held by another writer, or a server store whose connection was lost,
+only delays a job. After a crash the job is
 still in the store, and the next client (or worker) to look resumes it once its lease has
 expired. At interpreter exit, a client that was never closed finishes its queued jobs within a
 bounded wait and leaves the rest, durable, to the next client. A claim is a short lease
@@ -44,6 +45,7 @@ from palimpsest.domain.errors import (
     StorageError,
     StoreBusyError,
     StoreClosedError,
+    StoreUnavailableError,
     WaitTimeoutError,
 )
 from palimpsest.domain.model import ExtractionJob, failure_reason_of
@@ -64,6 +66,10 @@ __all__ = [
 ]
 
 log = logging.getLogger("palimpsest")
+
+_STORE_PASSING: Final = (StoreBusyError, StoreUnavailableError)
+"""Storage faults that pass (another writer held the store; a server store's connection was
+lost): they delay a job, retried on the busy schedule without counting an attempt."""
 
 JOB_LEASE: Final = timedelta(seconds=ExtractionRetryPolicy().lease_seconds)
 """A claim's default lease (``ExtractionRetryPolicy.lease_seconds``). Short: an attempt under
@@ -670,7 +676,7 @@ class ExtractionRunner:
             with self._store.unit_of_work() as uow:
                 job = uow.jobs.claim(job_id, owner=self._owner, until=now + self._lease, now=now)
                 uow.commit()
-        except StoreBusyError as exc:
+        except _STORE_PASSING as exc:
             log.warning("could not claim extraction job %s (%s); trying again", job_id, exc)
             return self._busy_delay(job_id)
         except StorageError as exc:  # closed, or broken: the job stays in the store
@@ -711,7 +717,7 @@ class ExtractionRunner:
         return self._policy.delay(count, self._random.random())
 
     def _after_failure(self, job: ExtractionJob, exc: Exception) -> float | None:
-        transient = isinstance(exc, StoreBusyError)
+        transient = isinstance(exc, _STORE_PASSING)
         reason = failure_reason_of(exc)
         policy = self._policy
         if transient:

@@ -90,10 +90,15 @@ def postgres_target() -> Iterator[postgres_server.PostgresTarget]:
 
 @pytest.fixture(scope="session")
 def postgres_pool(postgres_target: postgres_server.PostgresTarget) -> Iterator[Any]:
-    """A pool on the session's PostgreSQL server, shared by the stores of the contract suite."""
+    """A pool on the session's PostgreSQL server, shared by the stores of the contract suite.
+
+    Full from the start: a pool that grows during a test draws from the global ``random``
+    (psycopg_pool jitters each new connection's lifetime) in its own thread, which Hypothesis
+    reports as randomness inside a strategy when it lands during a draw."""
     from palimpsest.adapters.postgres import PostgresDatabase
 
-    database = PostgresDatabase(postgres_target.url, min_size=1, max_size=8)
+    database = PostgresDatabase(postgres_target.url, min_size=8, max_size=8)
+    database._pool.wait(timeout=60)  # type: ignore[union-attr]
     try:
         yield database
     finally:

@@ -10,11 +10,21 @@ first (a server restarted since is noticed before a statement is sent) and speak
 A statement that fails is translated (:mod:`.errors`); a connection lost during a call is a
 :class:`StoreUnavailableError` and is discarded by the pool. A pool that has no connection to
 give within ``timeout`` is probed with a direct connection: if the server cannot be reached the
-error says so, else the pool was exhausted (:class:`StoreBusyError`).
+error says so, else the pool was exhausted (:class:`StoreBusyError`). The pool's reconnection
+attempts back off for at most half that ``timeout`` before it gives up and the next caller starts
+a new attempt at once: after a server restart the first calls are served within ``timeout``
+(psycopg_pool's default, five minutes of doubling delays, would answer "busy" long after a
+long outage ended).
+
+A forked child (``os.fork``, multiprocessing's fork start method) shares its parent's sockets:
+there the pool is closed to the child (:class:`StoreClosedError`; the child opens its own) and
+closing it abandons the parent's connections, neither used nor closed (a close would end the
+parent's sessions).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -67,6 +77,7 @@ class PostgresDatabase:
         if not isinstance(url, str) or not url.strip():
             raise ConfigurationError("a PostgreSQL store needs a connection URL (postgresql://...).")
         self.location = describe_location(url)
+        self._pid = os.getpid()  # the process whose connections the pool holds
         self._url = url
         self._connect_timeout = connect_timeout
         self.probe()
@@ -75,6 +86,7 @@ class PostgresDatabase:
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
+            reconnect_timeout=timeout / 2,
             kwargs={"connect_timeout": connect_timeout},
             configure=_configure,
             check=ConnectionPool.check_connection,
@@ -95,9 +107,7 @@ class PostgresDatabase:
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for one piece of work. Errors are translated; the pool rolls
         back what the work left open (commit explicitly) and drops a broken connection."""
-        pool = self._pool
-        if pool is None:
-            raise StoreClosedError("The PostgreSQL store was used after close().")
+        pool = self._live_pool()
         try:
             with pool.connection() as conn:
                 yield conn
@@ -114,9 +124,7 @@ class PostgresDatabase:
     def acquire(self) -> psycopg.Connection[Any]:
         """A pooled connection, idle, for a caller that gives it back with :meth:`release`
         (a unit of work whose lifetime is not one ``with`` block)."""
-        pool = self._pool
-        if pool is None:
-            raise StoreClosedError("The PostgreSQL store was used after close().")
+        pool = self._live_pool()
         try:
             return pool.getconn()
         except PoolTimeout as exc:
@@ -129,6 +137,8 @@ class PostgresDatabase:
 
     def release(self, conn: psycopg.Connection[Any], *, discard: bool = False) -> None:
         """Give back a connection from :meth:`acquire` (``discard``: it is broken; closed)."""
+        if os.getpid() != self._pid:
+            return  # a forked child: the connection is the parent's, left alone
         pool = self._pool
         try:
             if discard:
@@ -142,12 +152,24 @@ class PostgresDatabase:
             return
         pool.putconn(conn)
 
+    def _live_pool(self) -> ConnectionPool[psycopg.Connection[Any]]:
+        pool = self._pool
+        if pool is None:
+            raise StoreClosedError("The PostgreSQL store was used after close().")
+        if os.getpid() != self._pid:
+            raise StoreClosedError(
+                "This PostgreSQL store was opened before the process forked; its connections are the "
+                "parent's: open the store again in the child."
+            )
+        return pool
+
     @property
     def closed(self) -> bool:
-        return self._pool is None
+        """Closed, or inherited by a forked child (closed to it)."""
+        return self._pool is None or os.getpid() != self._pid
 
     def close(self) -> None:
-        """Close every pooled connection (idempotent)."""
+        """Close every pooled connection (idempotent); in a forked child, abandon them."""
         pool, self._pool = self._pool, None
-        if pool is not None:
+        if pool is not None and os.getpid() == self._pid:
             pool.close()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 import psycopg
-from palimpsest.adapters.sql import SqlUnitOfWork
+from palimpsest.adapters.sql import Sql, SqlUnitOfWork
 from palimpsest.adapters.sql.codec import RowCodec
 from palimpsest.adapters.sql.dialect import Key, Statement
 from palimpsest.adapters.sql.dialects.postgres import PostgresDialect
@@ -84,6 +84,9 @@ CODEC: Final = RowCodec(DIALECT)
 STATEMENTS: Final = PostgresStatements(CODEC)
 
 
+_LOCK_THREAD: Final = "SELECT 1 FROM threads WHERE id = %s FOR NO KEY UPDATE"
+
+
 def _uow(repository: Any) -> PostgresUnitOfWork:
     uow: PostgresUnitOfWork = repository._uow
     return uow
@@ -91,6 +94,16 @@ def _uow(repository: Any) -> PostgresUnitOfWork:
 
 class _Messages(SqlMessageRepository):
     __slots__ = ()
+
+    def last_seq(self, thread_id: str) -> int:
+        """In a writing unit of work, first lock the thread's row against other appenders (to
+        the end of the transaction; ``NO KEY``: the foreign-key checks of other writes to the
+        thread do not wait): at ``READ COMMITTED`` two appenders would otherwise both read the
+        same last seq and the second would fail on the (thread, seq) key."""
+        uow = _uow(self)
+        if not uow.read_only:
+            uow.fetch_one(Sql("threads.lock_for_append", _LOCK_THREAD, (thread_id,)))
+        return super().last_seq(thread_id)
 
     def _messages_added(self, messages: Sequence[Message], vectors: Sequence[Any], *, batch: bool) -> None:
         _uow(self)._pending.messages.extend(m.id for m in messages)

@@ -1,6 +1,8 @@
-"""Reliability helper, run as a child process: several threads writing to one shared embedded store.
+"""Reliability helper, run as a child process: several threads writing to one shared store.
 
-    python concurrency_worker.py STORE_PATH PROCESS_INDEX THREADS ROUNDS
+    python concurrency_worker.py STORE PROCESS_INDEX THREADS ROUNDS
+
+``STORE`` is a store spec (``reliability_stores``: a file path or a PostgreSQL URL and store id).
 
 Every thread of this process runs ``ROUNDS`` rounds on one client of the store, each round:
 two messages to its own conversation thread, one to the conversation shared by every worker,
@@ -21,6 +23,7 @@ from typing import Any
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from reliability_stores import location
 
 USER_ID = "conc-user"
 SHARED_THREAD = "shared"
@@ -106,11 +109,11 @@ def run_thread(memory: AgentMemory, process: int, thread: int, rounds: int, out:
 
 
 def main() -> None:
-    path, process, threads, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    spec, process, threads, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     out: dict[str, Any] = {}
-    memory = open_client(  # the composition root opens the store file and closes it with the client
+    memory = open_client(  # the composition root opens the store and closes it with the client
         build_container(
-            path,
+            location(spec),
             overrides={
                 "embedder": HashingEmbedder(),
                 "summariser": None,

@@ -1,6 +1,8 @@
 """Reliability helper, run as a child process: writes the crash plan's batches until killed.
 
-    python crash_writer.py STORE_PATH FIRST_BATCH [LAST_BATCH]
+    python crash_writer.py STORE FIRST_BATCH [LAST_BATCH]
+
+``STORE`` is a store spec (``reliability_stores``: a file path or a PostgreSQL URL and store id).
 
 Each batch is one public call (see ``crash_batches``); ``ACK n`` is printed and flushed only
 after that call returned, so every acknowledged batch must survive a SIGKILL at any moment.
@@ -15,6 +17,7 @@ from crash_batches import USER_ID, batch, content
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from reliability_stores import location
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
@@ -59,11 +62,11 @@ def write(memory: AgentMemory, n: int) -> None:
 
 
 def main() -> None:
-    path, first = sys.argv[1], int(sys.argv[2])
+    spec, first = sys.argv[1], int(sys.argv[2])
     last = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    memory = open_client(  # the composition root opens the store file and closes it with the client
+    memory = open_client(  # the composition root opens the store and closes it with the client
         build_container(
-            path,
+            location(spec),
             overrides={
                 "embedder": HashingEmbedder(),
                 "summariser": None,

@@ -1,13 +1,17 @@
-"""Reliability helpers: an audit of an embedded store file after crashes or concurrent writers.
+"""Reliability helpers: an audit of a store after crashes or concurrent writers.
 
-``audit(path)`` opens the file as a client would (``EmbeddedStore``, which also recovers a WAL
-left by a killed process), then checks it twice over:
+``audit(spec)`` opens the store as a client would (an embedded file: ``EmbeddedStore``, which
+also recovers a WAL left by a killed process; a PostgreSQL store, spec as in
+``reliability_stores``: ``PostgresStore``, which checks and migrates its schema), then checks
+it twice over:
 
-* SQLite level, on a separate read-only connection: ``PRAGMA integrity_check`` and
-  ``PRAGMA foreign_key_check``;
-* palimpsest level: every link's endpoints exist, every record's status, reason and
-  ``invalidated_at`` agree with its incoming lifecycle links (D2), and each thread's message
-  seqs are exactly ``1..n``.
+* database level, on a separate connection: for a file, ``PRAGMA integrity_check`` and
+  ``PRAGMA foreign_key_check``; on PostgreSQL (which enforces its keys itself), the keyword
+  statistics written with each commit: one keyword document per message and record and no
+  other, totals and term document counts equal to what the documents and postings hold;
+* palimpsest level, the same queries on both: every link's endpoints exist, every record's
+  status, reason and ``invalidated_at`` agree with its incoming lifecycle links (D2), and each
+  thread's message seqs are exactly ``1..n``.
 
 It returns what the file holds (message ids per thread in seq order, record ids, links), so a
 test can compare it with what its writers were told had been stored.
@@ -15,12 +19,15 @@ test can compare it with what its writers were told had been stored.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.domain.links import LIFECYCLE_REASONS
+from reliability_stores import is_postgres, split
 
 
 @dataclass
@@ -41,13 +48,22 @@ class Snapshot:
         return len(self.message_ids) + len(self.records) + len(self.links)
 
 
-def audit(path: Path) -> Snapshot:
+def audit(spec: Path | str) -> Snapshot:
     """Open the store, check it, and return its content; ``problems`` lists every violation."""
+    if is_postgres(str(spec)):
+        return _audit_postgres(str(spec))
+    path = os.fspath(spec)
     snapshot = Snapshot()
     store = EmbeddedStore(path)
     try:
         reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
+            integrity = [row[0] for row in reader.execute("PRAGMA integrity_check")]
+            if integrity != ["ok"]:
+                snapshot.problems.append(f"integrity_check: {integrity[:5]}")
+            dangling = reader.execute("PRAGMA foreign_key_check").fetchall()
+            if dangling:
+                snapshot.problems.append(f"foreign_key_check: {dangling[:5]}")
             _check(reader, snapshot)
         finally:
             reader.close()
@@ -56,15 +72,48 @@ def audit(path: Path) -> Snapshot:
     return snapshot
 
 
-def _check(conn: sqlite3.Connection, snapshot: Snapshot) -> None:
-    problems = snapshot.problems
-    integrity = [row[0] for row in conn.execute("PRAGMA integrity_check")]
-    if integrity != ["ok"]:
-        problems.append(f"integrity_check: {integrity[:5]}")
-    dangling = conn.execute("PRAGMA foreign_key_check").fetchall()
-    if dangling:
-        problems.append(f"foreign_key_check: {dangling[:5]}")
+def _audit_postgres(spec: str) -> Snapshot:
+    import psycopg
+    from palimpsest.adapters.postgres.schema import schema_name
+    from palimpsest.adapters.postgres.store import PostgresStore
+    from psycopg import sql
 
+    url, store_id = split(spec)
+    snapshot = Snapshot()
+    PostgresStore(url, memory_store_id=store_id, max_connections=1).close()  # opens: schema checked
+    with psycopg.connect(url) as conn:
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema_name(store_id))))
+        _check(conn, snapshot)
+        _check_keywords(conn, snapshot)
+    return snapshot
+
+
+def _check_keywords(conn: Any, snapshot: Snapshot) -> None:
+    """The keyword statistics a PostgreSQL commit writes with its rows agree with the rows."""
+    problems = snapshot.problems
+    documents = {(bool(m), str(i)) for m, i in conn.execute("SELECT is_message, id FROM keyword_documents")}
+    expected = {(True, mid) for mid in snapshot.message_ids} | {(False, rid) for rid in snapshot.records}
+    if documents != expected:
+        problems.append(
+            f"keyword documents: {sorted(expected - documents)[:5]} missing, {sorted(documents - expected)[:5]} extra"
+        )
+    totals = conn.execute("SELECT documents, total_length FROM keyword_totals").fetchall()
+    held = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM keyword_documents").fetchone()
+    if [tuple(row) for row in totals] != [tuple(held)]:
+        problems.append(f"keyword totals {totals} disagree with the documents {held}")
+    drift = conn.execute(
+        "SELECT coalesce(t.term, p.term), t.documents, p.n FROM keyword_terms t FULL JOIN "
+        "(SELECT term, count(*) AS n FROM keyword_postings GROUP BY term) p ON p.term = t.term "
+        "WHERE t.documents IS DISTINCT FROM p.n LIMIT 5"
+    ).fetchall()
+    if drift:
+        problems.append(f"keyword term counts disagree with the postings: {drift}")
+
+
+def _check(conn: Any, snapshot: Snapshot) -> None:
+    """The palimpsest-level checks, in SQL both stores run (a DB-API connection's ``execute``)."""
+    problems = snapshot.problems
     by_thread: dict[str, list[tuple[int, str]]] = {}
     for thread_id, seq, message_id in conn.execute("SELECT thread_id, seq, id FROM messages"):
         by_thread.setdefault(thread_id, []).append((seq, message_id))

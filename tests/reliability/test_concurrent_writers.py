@@ -1,8 +1,9 @@
-"""Concurrency: 4 processes × 4 threads writing messages, memories and links to one embedded store.
+"""Concurrency: 4 processes × 4 threads writing messages, memories and links to one store, an
+embedded file or a PostgreSQL schema.
 
-Contention must be absorbed inside the library (D4: ``BEGIN IMMEDIATE``, busy timeout, jittered
-retries): no call may fail, nothing acknowledged may be lost, and afterwards the file passes the
-audit (integrity, link endpoints, statuses derived from the lifecycle links, contiguous seqs).
+Contention must be absorbed inside the library (embedded, D4: ``BEGIN IMMEDIATE``, busy timeout,
+jittered retries; PostgreSQL: row locks, and a retry of what the server aborts): no call may fail, nothing acknowledged may be lost, and afterwards the file passes the
+audit (integrity or keyword statistics, link endpoints, statuses derived from the lifecycle links, contiguous seqs).
 Every worker links new memories to the same eight root memories, so lifecycle links to one
 record race between processes; the shared conversation takes appends from all sixteen writers.
 The work is a bounded number of rounds, not a duration.
@@ -23,16 +24,16 @@ from concurrency_worker import ROOT_TYPE, ROOTS, SHARED_THREAD, USER_ID, convers
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import MemoryExtractionConfig
 from reliability_audit import audit
+from reliability_stores import location
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
 PROCESSES = 4
 THREADS = 4
 
 
-def run_writers(tmp_path: Path, rounds: int) -> dict[str, Any]:
-    path = tmp_path / "shared.db"
+def run_writers(spec: str, rounds: int) -> dict[str, Any]:
     with build_client(
-        path=path,
+        path=location(spec),
         embedder=HashingEmbedder(),
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
     ) as memory:
@@ -44,7 +45,7 @@ def run_writers(tmp_path: Path, rounds: int) -> dict[str, Any]:
     started = time.monotonic()
     children = [
         subprocess.Popen(
-            [sys.executable, str(WORKER), str(path), str(p), str(THREADS), str(rounds)],
+            [sys.executable, str(WORKER), spec, str(p), str(THREADS), str(rounds)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -63,7 +64,7 @@ def run_writers(tmp_path: Path, rounds: int) -> dict[str, Any]:
     assert errors == [], f"{len(errors)} error(s) surfaced under contention; the first:\n{errors[0]}"
     assert len(reports) == PROCESSES * THREADS
 
-    snapshot = audit(path)
+    snapshot = audit(spec)
     assert snapshot.problems == [], snapshot.problems
     shared = snapshot.messages[SHARED_THREAD]
     links = records = messages = 0
@@ -93,16 +94,16 @@ def run_writers(tmp_path: Path, rounds: int) -> dict[str, Any]:
     }
 
 
-def test_four_processes_of_four_threads_lose_nothing_and_surface_no_error(tmp_path: Path) -> None:
-    figures = run_writers(tmp_path, rounds=2)
+def test_four_processes_of_four_threads_lose_nothing_and_surface_no_error(store_spec: str) -> None:
+    figures = run_writers(store_spec, rounds=2)
     assert figures["records"] == PROCESSES * THREADS * 2
     assert figures["invalid"] > 0  # lifecycle links raced onto the roots
 
 
 @pytest.mark.slow
-def test_sixteen_writers_for_many_rounds(tmp_path: Path) -> None:
+def test_sixteen_writers_for_many_rounds(store_spec: str) -> None:
     rounds = 60
-    figures = run_writers(tmp_path, rounds=rounds)
+    figures = run_writers(store_spec, rounds=rounds)
     writes = figures["messages"] + figures["records"] + figures["links"]
     print(
         f"\nconcurrency: {PROCESSES} processes x {THREADS} threads x {rounds} rounds, 0 errors, "

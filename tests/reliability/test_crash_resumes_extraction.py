@@ -1,5 +1,6 @@
 """Durable extraction: a process killed (SIGKILL) right after ``add_messages`` returned in
-BACKGROUND mode loses nothing — the next client to open the store finishes the extraction."""
+BACKGROUND mode loses nothing — the next client to open the store finishes the extraction (an
+embedded file, or a PostgreSQL store whose server outlives the client)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from palimpsest.application import ExtractedMemory
 from palimpsest.application.extraction import JOB_LEASE
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType
+from reliability_stores import location
 
 CHILD = textwrap.dedent(
     """
     import sys, time
+    from reliability_stores import location
     from palimpsest.adapters.bootstrap import build_container, open_client
     from palimpsest.application.testing import ScriptedExtractor
 
@@ -30,7 +33,7 @@ CHILD = textwrap.dedent(
         return []
 
     ports = {"embedder": None, "summariser": None, "link_resolver": None, "memory_extraction_config": None}
-    memory = open_client(build_container(sys.argv[1], overrides={**ports, "extractor": ScriptedExtractor(slow)}))
+    memory = open_client(build_container(location(sys.argv[1]), overrides={**ports, "extractor": ScriptedExtractor(slow)}))
     thread = memory.create_thread(thread_id="t1", user_id="u1")
     thread.add_messages([{"role": "user", "content": "My name is Maya and I love sourdough."}])
     print("ACK", flush=True)
@@ -40,10 +43,10 @@ CHILD = textwrap.dedent(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
-def test_a_killed_process_leaves_its_extraction_to_the_next_client(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
+def test_a_killed_process_leaves_its_extraction_to_the_next_client(store_spec: str) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True, env={**os.environ}
+        [sys.executable, "-c", CHILD, store_spec], stdout=subprocess.PIPE, text=True, env={**os.environ},
+        cwd=Path(__file__).parent,
     )
     try:
         assert child.stdout is not None
@@ -57,7 +60,7 @@ def test_a_killed_process_leaves_its_extraction_to_the_next_client(tmp_path: Pat
     extractor = ScriptedExtractor([[ExtractedMemory(RecordType.FACT, "The user's name is Maya.")]])
     # Past the lease the dead process may have taken on the job.
     clock = ManualClock(datetime.now(UTC) + JOB_LEASE + timedelta(minutes=1))
-    memory = build_client(path=path, extractor=extractor, clock=clock)
+    memory = build_client(path=location(store_spec), extractor=extractor, clock=clock)
     try:
         memory.wait_for_memory_extraction(timeout=30)
         assert [m.content for m in memory.list_memories(user_id="u1")] == ["The user's name is Maya."]

@@ -1,11 +1,12 @@
 """Crash safety: a writer process killed with SIGKILL at random points loses no acknowledged batch
-and leaves no partial one.
+and leaves no partial one, on an embedded file and on PostgreSQL (a client killed mid-transaction:
+the server rolls back what it had not committed).
 
 The child (``crash_writer.py``) writes the deterministic batches of ``crash_batches`` (messages;
 a memory with its link; a link between memories), each one public call, and prints ``ACK n``
 only after the call returned. The parent kills it at a random moment (after a random number of
 acknowledgements, plus a random delay; sometimes while it is still opening the store), then
-audits the file (SQLite integrity, foreign keys, link endpoints, derived statuses, contiguous
+audits the store (``reliability_audit``: SQLite integrity or PostgreSQL's keyword statistics, foreign keys, link endpoints, derived statuses, contiguous
 seqs) and checks that every acknowledged batch is there in full, that the batch in flight is
 there in full or not at all, and that nothing else is; then a new child resumes after the last
 batch found.
@@ -30,6 +31,7 @@ from crash_batches import THREAD_IDS, USER_ID, batch, content
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import MemoryExtractionConfig
 from reliability_audit import Snapshot, audit
+from reliability_stores import location
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
@@ -51,10 +53,10 @@ class CrashStats:
 class Child:
     """The writer process and a line reader on its stdout that never blocks forever."""
 
-    def __init__(self, path: Path, first: int, stderr: Path) -> None:
+    def __init__(self, spec: str, first: int, stderr: Path) -> None:
         self._err = stderr.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, str(WRITER), str(path), str(first)],
+            [sys.executable, str(WRITER), spec, str(first)],
             stdout=subprocess.PIPE,
             stderr=self._err,
             cwd=WRITER.parent,
@@ -156,11 +158,10 @@ def _check_round(snapshot: Snapshot, acknowledged: set[int], confirmed: int, sta
     return expected_last
 
 
-def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
+def run_crash_rounds(tmp_path: Path, spec: str, kills: int, seed: int) -> CrashStats:
     rng = random.Random(seed)
-    path = tmp_path / "crash.db"
     with build_client(
-        path=path,
+        path=location(spec),
         embedder=HashingEmbedder(),
         memory_extraction_config=NO_EXTRACTION,
     ) as memory:
@@ -170,7 +171,7 @@ def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
     acknowledged: set[int] = set()
     next_batch = 1
     for _ in range(kills):
-        child = Child(path, next_batch, tmp_path / "writer.stderr")
+        child = Child(spec, next_batch, tmp_path / "writer.stderr")
         if rng.random() < 0.15:
             time.sleep(rng.uniform(0.0, 0.4))  # often still importing or opening the store
         else:
@@ -181,12 +182,12 @@ def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
         assert acks == list(range(next_batch, next_batch + len(acks))), acks
         acknowledged.update(acks)
         stats.kills += 1
-        next_batch = _check_round(audit(path), acknowledged, next_batch - 1, stats) + 1
+        next_batch = _check_round(audit(spec), acknowledged, next_batch - 1, stats) + 1
     stats.acknowledged = len(acknowledged)
 
     # The store is usable afterwards: caches rebuilt, messages readable, memories found.
     with build_client(
-        path=path,
+        path=location(spec),
         embedder=HashingEmbedder(),
         memory_extraction_config=NO_EXTRACTION,
     ) as memory:
@@ -202,15 +203,15 @@ def run_crash_rounds(tmp_path: Path, kills: int, seed: int) -> CrashStats:
     return stats
 
 
-def test_killed_writers_lose_no_acknowledged_batch_and_leave_no_partial_one(tmp_path: Path) -> None:
-    stats = run_crash_rounds(tmp_path, kills=3, seed=20261201)
+def test_killed_writers_lose_no_acknowledged_batch_and_leave_no_partial_one(tmp_path: Path, store_spec: str) -> None:
+    stats = run_crash_rounds(tmp_path, store_spec, kills=3, seed=20261201)
     assert stats.kills == 3
 
 
 @pytest.mark.slow
-def test_many_kills_at_random_points(tmp_path: Path) -> None:
+def test_many_kills_at_random_points(tmp_path: Path, store_spec: str) -> None:
     started = time.monotonic()
-    stats = run_crash_rounds(tmp_path, kills=30, seed=int(os.environ.get("CRASH_SEED", "7")))
+    stats = run_crash_rounds(tmp_path, store_spec, kills=30, seed=int(os.environ.get("CRASH_SEED", "7")))
     assert stats.kills == 30 and stats.acknowledged > 0
     print(
         f"\ncrash safety: {stats.kills} SIGKILLs survived, {stats.acknowledged} acknowledged batches, "

@@ -3,7 +3,8 @@
 Before, it printed ``RuntimeError: cannot schedule new futures after shutdown`` (the embedder's
 thread pool was shut down under the background worker) and its memories were missing. Now the
 exit waits, within a bound, for the queued extraction; what does not finish in time stays
-durable and the next client runs it. Each script runs in its own interpreter, as a user's would.
+durable and the next client runs it. Each script runs in its own interpreter, as a user's would,
+on an embedded file and on PostgreSQL (whose pool's threads must not hold the exit either).
 """
 
 from __future__ import annotations
@@ -16,47 +17,51 @@ from pathlib import Path
 import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder, open_memory
-from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.application import MemoryExtractionConfig
+from reliability_stores import location
 
 NO_EXTRACTION = MemoryExtractionConfig(extract_memories=False)
 
 
-def run_script(source: str, path: Path) -> subprocess.CompletedProcess[str]:
+HERE = Path(__file__).parent
+OPEN = "from reliability_stores import location\n"  # a script opens its store spec's location
+
+
+def run_script(source: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(source), str(path)],
+        [sys.executable, "-c", OPEN + textwrap.dedent(source), *args],
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=HERE,
     )
 
 
-def memories_in(path: Path) -> list[str]:
+def memories_in(spec: str) -> list[str]:
     with build_client(
-        path=path, embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION,
+        path=location(spec), embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION,
         allow_embedding_model_change=True,
     ) as memory:
         return sorted(r.content for r in memory.list_memories())
 
 
-def test_the_default_client_exits_cleanly_and_keeps_its_memories(tmp_path: Path) -> None:
+def test_the_default_client_exits_cleanly_and_keeps_its_memories(store_spec: str) -> None:
     """``open_memory`` as the README shows it (its default embedder and background extraction),
     never closed."""
-    path = tmp_path / "memory.db"
     done = run_script(
         """
         import sys
         from palimpsest.adapters import open_memory
 
-        memory = open_memory(sys.argv[1])
+        memory = open_memory(location(sys.argv[1]))
         thread = memory.create_thread(user_id="u1", agent_id="assistant")
         thread.add_messages([{"role": "user", "content": "My name is Maya and I live in Oslo. I love sourdough pizza."}])
         """,
-        path,
+        store_spec,
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    assert memories_in(path) == ["The user lives in Oslo.", "The user loves sourdough pizza.", "The user's name is Maya."]
+    assert memories_in(store_spec) == ["The user lives in Oslo.", "The user loves sourdough pizza.", "The user's name is Maya."]
 
 
 SLOW_MODEL = """
@@ -72,7 +77,7 @@ SLOW_MODEL = """
         return [ExtractedMemory(RecordType.FACT, "Fact: " + m.content) for m in request.target_messages]
 
     memory = open_memory(
-        sys.argv[1],
+        location(sys.argv[1]),
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(slow),
         memory_extraction_config=MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND),
@@ -86,26 +91,21 @@ SLOW_MODEL = """
 
 
 @pytest.mark.parametrize("model_seconds", [0.2, 0.0])
-def test_queued_jobs_finish_at_exit_within_the_wait(tmp_path: Path, model_seconds: float) -> None:
-    path = tmp_path / "memory.db"
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SLOW_MODEL), str(path), str(model_seconds), "30"],
-        capture_output=True, text=True, timeout=300,
-    )
+def test_queued_jobs_finish_at_exit_within_the_wait(store_spec: str, model_seconds: float) -> None:
+    done = run_script(SLOW_MODEL, store_spec, str(model_seconds), "30")
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert memories_in(path) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]
+    assert memories_in(store_spec) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]
 
 
-def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SLOW_MODEL), str(path), "1.0", "0.5"],
-        capture_output=True, text=True, timeout=300,
-    )
+def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(store_spec: str) -> None:
+    done = run_script(SLOW_MODEL, store_spec, "1.0", "0.5")
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    left = memories_in(path)
+    left = memories_in(store_spec)
     assert len(left) < 3  # the exit did not wait for all three one-second passes
-    with EmbeddedStore(path) as store, store.unit_of_work() as uow:
+    with (
+        build_client(path=location(store_spec), memory_extraction_config=NO_EXTRACTION) as memory,
+        memory.store.unit_of_work() as uow,
+    ):
         assert len(uow.jobs.list()) == 3 - len(left)  # what is missing is still a job
     from palimpsest.application import ExtractedMemory
     from palimpsest.application.testing import ScriptedExtractor
@@ -122,8 +122,8 @@ def test_what_the_bounded_wait_leaves_stays_durable_for_the_next_client(tmp_path
     from palimpsest.application.extraction import JOB_LEASE
 
     with open_memory(
-        path, embedder=HashingEmbedder(), extractor=ScriptedExtractor(quick), clock=ManualClock(datetime.now(UTC) + JOB_LEASE * 2)
+        location(store_spec), embedder=HashingEmbedder(), extractor=ScriptedExtractor(quick), clock=ManualClock(datetime.now(UTC) + JOB_LEASE * 2)
     ) as memory:
         memory.wait_for_memory_extraction(timeout=60)
         assert memory.pending_extractions() == []
-    assert memories_in(path) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]
+    assert memories_in(store_spec) == ["Fact: I have a dog called Rex.", "Fact: I live in Oslo.", "Fact: I work as a baker."]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,132 @@ def test_a_write_lock_held_by_another_connection_delays_the_pass_and_stores_it_o
         assert memory.pending_extractions() == [] and memory.failed_extractions() == []
         # The pass's memories were stored whole, once, though its first write was refused.
         assert calls >= 1
+
+
+# --- PostgreSQL: connections lost under a running extraction -------------------------------------
+
+
+class LosingJobs:
+    """A job repository whose named operations first have the server end their transaction's
+    connection (``pg_terminate_backend``, as a restarted server or a network cut would), the
+    given number of times; the operation then runs on the dead connection."""
+
+    def __init__(self, uow: Any, url: str, faults: dict[str, int]) -> None:
+        self._uow = uow
+        self._inner = uow.jobs
+        self._url = url
+        self._faults = faults
+
+    def __getattr__(self, name: str) -> Any:
+        operation = getattr(self._inner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._faults.get(name, 0) > 0:
+                self._faults[name] -= 1
+                terminate(self._url, [self._uow.connection().info.backend_pid])
+            return operation(*args, **kwargs)
+
+        return call
+
+
+def terminate(url: str, pids: Sequence[int]) -> int:
+    """End these server processes (their connections) and wait until they are gone."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        ended = [conn.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone() for pid in pids]
+    return sum(bool(row and row[0]) for row in ended)
+
+
+@pytest.fixture
+def losing_store(postgres_target: Any) -> Iterator[Any]:
+    """A PostgreSQL store whose job operations lose their connection as ``store.faults`` says."""
+    from palimpsest.adapters.postgres.store import PostgresStore
+    from reliability_stores import drop, postgres_spec
+
+    class LosingStore(PostgresStore):
+        faults: dict[str, int]
+
+        def unit_of_work(self) -> Any:
+            uow = super().unit_of_work()
+            uow.jobs = LosingJobs(uow, postgres_target.url, self.faults)
+            return uow
+
+    spec = postgres_spec(postgres_target.url, f"lost{uuid.uuid4().hex[:12]}")
+    store = LosingStore(postgres_target.url, memory_store_id=spec.rpartition("#")[2], max_connections=4)
+    store.faults = {}
+    try:
+        yield store
+    finally:
+        store.close()
+        drop(spec)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("operation", ["claim", "delete"])
+def test_a_connection_lost_at_a_job_operation_delays_the_job_and_stores_its_pass_once(
+    losing_store: Any, operation: str
+) -> None:
+    """The connection of the job's claim (or of its finish, after the pass was stored) is ended
+    by the server: a typed ``StoreUnavailableError`` inside the runner, the broken connection is
+    dropped from the pool, and the job is run again by the same client: its memories stored
+    once, nothing failed, nothing left pending."""
+    calls = 0
+
+    def count(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        nonlocal calls
+        calls += 1
+        return fact_per_message(request)
+
+    memory = build_client(
+        store=losing_store,
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(count),
+        memory_extraction_config=BACKGROUND,
+        extraction_retry_policy=FAST,
+    )
+    with memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u")
+        losing_store.faults[operation] = 1
+        thread.add_messages([{"role": "user", "content": "I live in Rome."}])
+        memory.wait_for_memory_extraction(timeout=60)
+        assert losing_store.faults[operation] == 0  # the connection was lost there
+        assert [m.content for m in memory.list_memories(user_id="u")] == ["Fact: I live in Rome."]
+        assert memory.pending_extractions() == [] and memory.failed_extractions() == []
+        assert [m.content for m in thread.get_messages()] == ["I live in Rome."]  # the pool serves on
+    assert calls == 1  # the model ran once: a claim is taken again, a stored pass is only finished
+
+
+@pytest.mark.postgres
+def test_connections_lost_while_the_model_runs_are_replaced_before_the_pass_is_stored(losing_store: Any) -> None:
+    """Every pooled connection of the client is ended while the model call runs (a server
+    restart under the client): the pass's write gets a fresh connection, no error surfaces."""
+    pool = losing_store._core.database._pool
+    ended: list[int] = []
+
+    calls = 0
+
+    def cut_then_answer(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
+        nonlocal calls
+        calls += 1
+        if not ended:
+            idle = [conn.info.backend_pid for conn in list(pool._pool)]
+            ended.append(terminate(losing_store_url, idle))
+        return fact_per_message(request)
+
+    losing_store_url = losing_store._core.database._url
+    memory = build_client(
+        store=losing_store,
+        embedder=HashingEmbedder(),
+        extractor=ScriptedExtractor(cut_then_answer),
+        memory_extraction_config=BACKGROUND,
+        extraction_retry_policy=FAST,
+    )
+    with memory:
+        thread = memory.create_thread(thread_id="t1", user_id="u")
+        thread.add_messages([{"role": "user", "content": "I live in Rome."}])
+        memory.wait_for_memory_extraction(timeout=60)
+        assert ended and ended[0] >= 1  # idle pooled connections were ended under the client
+        assert [m.content for m in memory.list_memories(user_id="u")] == ["Fact: I live in Rome."]
+        assert memory.pending_extractions() == [] and memory.failed_extractions() == []
+    assert calls == 1  # the pass was stored at its first attempt: no dead connection was used

@@ -189,3 +189,84 @@ def test_a_fork_waits_for_other_threads_uses_of_a_store_to_end(tmp_path: Path) -
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout == "child 0\n"  # the child was forked after the reader's use ended
+
+
+POSTGRES = """
+    import os, signal, sys, time
+    import psycopg
+    from reliability_stores import location
+    from palimpsest.adapters import HashingEmbedder, open_memory
+    from palimpsest.application import MemoryExtractionConfig
+    from palimpsest.domain import StoreClosedError
+
+    spec, how, bound = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    url = spec.rpartition("#")[0]
+    PARENT = "palimpsest-fork-parent"
+    options = dict(embedder=HashingEmbedder(), memory_extraction_config=MemoryExtractionConfig(extract_memories=False))
+
+    def sessions():  # the server processes of the parent's pooled connections
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", (PARENT,))
+            return {row[0] for row in rows}
+
+    memory = open_memory(location(spec.replace("#", f"&application_name={PARENT}#")), **options)
+    thread = memory.create_thread(thread_id="t1", user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I live in Oslo."}])
+    memory.search("Oslo", user_id="u1")
+    before = sessions()
+    assert before, "the parent holds no pooled connection"
+
+    def child():
+        try:  # the inherited client is closed to the child; a store opened here works
+            memory.list_memories()
+            raise SystemExit("the inherited store answered in the child")
+        except StoreClosedError:
+            pass
+        if how == "fork-close":
+            memory.close()
+            memory.store.close()  # abandons the parent's connections: none is closed
+        with open_memory(location(spec), **options) as own:
+            assert [m.content for m in own.get_thread("t1").get_messages()] == ["I live in Oslo."]
+
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        child()
+        sys.exit(0)  # the interpreter's whole exit path: threading's hooks, atexit, finalizers
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() - started > bound:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            code = "hung"
+            break
+        time.sleep(0.05)
+    print("child", code, flush=True)
+    assert sessions() >= before, "the child ended sessions of the parent"
+    thread.add_messages([{"role": "user", "content": "I work as a baker."}])
+    print("messages", [m.content for m in thread.get_messages()], flush=True)
+    memory.close()
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("how", ["fork", "fork-close"])
+def test_a_forked_child_neither_uses_nor_closes_the_parents_postgres_connections(
+    postgres_store_spec: str, how: str
+) -> None:
+    """PostgreSQL: a child shares its parent's sockets. The inherited client is closed to it
+    (``StoreClosedError``, as for an embedded file), closing it there ends none of the parent's
+    sessions, and the parent's client works on."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(POSTGRES), postgres_store_spec, how, str(CHILD_BOUND)],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_BOUND + 300,
+        cwd=Path(__file__).parent,
+    )
+    assert "child 0\n" in done.stdout, (done.stdout, done.stderr)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "messages ['I live in Oslo.', 'I work as a baker.']" in done.stdout

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,12 +37,14 @@ from palimpsest.application import (
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType, WaitTimeoutError
 from palimpsest.domain.ports import MemoryStore
+from reliability_stores import drop, location, open_store, postgres_spec
 
 BACKGROUND = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.BACKGROUND, enable_context_summary=False)
 LATER = timedelta(seconds=45)  # past a dead client's last lease (30 s), far below the old 10 minutes
 
 SCRIPT = """
     import os, sys, threading, time
+    from reliability_stores import location
     from palimpsest.adapters import HashingEmbedder, open_memory
     from palimpsest.application import MemoryExtractionConfig, MemoryExtractionMode
     from palimpsest.application.testing import ScriptedExtractor
@@ -54,7 +57,7 @@ SCRIPT = """
         time.sleep(3600)
 
     memory = open_memory(
-        sys.argv[1],
+        location(sys.argv[1]),
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(stuck),
         memory_extraction_config=MemoryExtractionConfig(
@@ -89,13 +92,13 @@ class Quick:
 
 
 @pytest.mark.parametrize("how", ["close-timeout", "os._exit", "SIGTERM"])
-def test_the_jobs_of_a_process_that_ended_mid_attempt_are_free_within_seconds(tmp_path: Path, how: str) -> None:
-    path = tmp_path / "memory.db"
+def test_the_jobs_of_a_process_that_ended_mid_attempt_are_free_within_seconds(store_spec: str, how: str) -> None:
     with subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT), str(path), how],
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), store_spec, how],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=Path(__file__).parent,
     ) as script:
         try:
             if how == "SIGTERM":
@@ -109,13 +112,13 @@ def test_the_jobs_of_a_process_that_ended_mid_attempt_are_free_within_seconds(tm
                 script.wait()
         died = datetime.now(UTC)
         assert script.stderr is not None and script.stderr.read() == ""
-    with EmbeddedStore(path) as store, store.reading() as uow:
+    with open_store(store_spec) as store, store.reading() as uow:
         jobs = uow.jobs.list()
     assert len(jobs) == 2 and all(j.claimed_until is not None and j.claimed_until <= died + LATER for j in jobs)
 
     quick = Quick()
     with build_client(
-        path=path,
+        path=location(store_spec),
         embedder=HashingEmbedder(),
         extractor=ScriptedExtractor(quick),
         clock=ManualClock(died + LATER),
@@ -140,9 +143,15 @@ class Gate:
         return fact_per_message(request)
 
 
-@pytest.fixture(params=["memory", "embedded"])
+@pytest.fixture(params=["memory", "embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore:
-    opened: MemoryStore = InMemoryStore() if request.param == "memory" else EmbeddedStore(tmp_path / "m.db")
+    opened: MemoryStore
+    if request.param == "postgres":
+        spec = postgres_spec(request.getfixturevalue("postgres_target").url, f"lease{uuid.uuid4().hex[:12]}")
+        request.addfinalizer(lambda: drop(spec))
+        opened = open_store(spec)
+    else:
+        opened = InMemoryStore() if request.param == "memory" else EmbeddedStore(tmp_path / "m.db")
     request.addfinalizer(opened.close)
     return opened
 

@@ -1,10 +1,13 @@
-"""Reads never wait for writers: while another process holds the embedded store's write lock.
+"""Reads never wait for writers: while another process holds the embedded store's write lock, or
+a PostgreSQL writer's locks (its changed rows, an appender's thread lock, the keyword totals).
 
-In WAL mode a reader never needs SQLite's write lock, so no read path may take it. A child process
+In WAL mode a reader never needs SQLite's write lock, so no read path may take it; on PostgreSQL
+a read is one read-only snapshot that takes no lock a writer holds. A child process
 (``lock_holder.py``) opens ``BEGIN IMMEDIATE`` with a pending change and keeps it until the test
 lets it go; meanwhile this process opens a client (and the command line opens its own) and every
-read must return the committed data. Writes in this process wait ``BUSY`` seconds at most, so a
-read that still took the lock fails fast with ``StoreBusyError``; a write attempted after the
+read must return the committed data. Writes in this process wait ``BUSY`` seconds at most (the
+embedded busy timeout; PostgreSQL's ``lock_timeout`` on the client's connections), so a read that
+still took a lock fails fast with ``StoreBusyError``; a write attempted after the
 reads proves the lock was held all along.
 """
 
@@ -27,6 +30,7 @@ from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain.errors import StoreBusyError
 from palimpsest.domain.model import ExtractionJob
+from reliability_stores import is_postgres, location, with_connection_options
 from typer.testing import CliRunner
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
@@ -39,12 +43,12 @@ MESSAGES = {
 }
 
 
-def seed(tmp_path: Path) -> Path:
+def seed(spec: str) -> str:
     """A thread with three messages and no stored summary (so reading one summarises), a memory
     superseded by another (one invalid record, one lifecycle link) and one failed extraction job."""
-    path = tmp_path / "busy.db"
+    path = spec
     with build_client(
-        path=path,
+        path=location(spec),
         embedder=HashingEmbedder(),
         memory_extraction_config=NO_EXTRACTION,
     ) as memory:
@@ -69,14 +73,15 @@ def seed(tmp_path: Path) -> Path:
 
 
 @contextmanager
-def write_lock_held(path: Path) -> Iterator[None]:
-    """Another process holds the file's write lock (with a pending change) inside the block."""
+def write_lock_held(path: Path | str) -> Iterator[None]:
+    """Another process holds the store's write lock(s) (with a pending change) inside the block."""
     child = subprocess.Popen(
         [sys.executable, str(HOLDER), str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=HOLDER.parent,
     )
     try:
         assert child.stdout is not None
@@ -87,7 +92,14 @@ def write_lock_held(path: Path) -> Iterator[None]:
     assert child.returncode == 0 and "RELEASED" in out, err
 
 
-def quick_client(path: Path, summariser: Any = None) -> AgentMemory:
+def quick_client(path: Path | str, summariser: Any = None) -> AgentMemory:
+    if is_postgres(str(path)):
+        return build_client(
+            path=location(with_connection_options(str(path), f"-c lock_timeout={int(BUSY * 1000)}")),
+            embedder=HashingEmbedder(),
+            summariser=summariser,
+            memory_extraction_config=NO_EXTRACTION,
+        )
     return build_client(
         store=EmbeddedStore(path, busy_timeout=BUSY),
         embedder=HashingEmbedder(),
@@ -103,9 +115,9 @@ def assert_writes_are_blocked(memory: AgentMemory) -> None:
 
 
 def test_a_client_opens_and_every_read_succeeds_while_another_process_holds_the_write_lock(
-    tmp_path: Path,
+    store_spec: str,
 ) -> None:
-    path = seed(tmp_path)
+    path = seed(store_spec)
     with write_lock_held(path), quick_client(path, ScriptedSummariser()) as memory:
         thread = memory.get_thread("t1")
         assert [m.id for m in thread.get_messages()] == list(MESSAGES)
@@ -129,7 +141,7 @@ def test_a_client_opens_and_every_read_succeeds_while_another_process_holds_the_
 def test_a_stale_summary_is_served_unsaved_while_the_store_is_busy_and_saved_once_it_is_free(
     tmp_path: Path,
 ) -> None:
-    path = seed(tmp_path)
+    path = seed(str(tmp_path / "busy.db"))
     summariser = ScriptedSummariser()
     with quick_client(path, summariser) as memory:
         thread = memory.get_thread("t1")
@@ -157,7 +169,7 @@ class QuickStore(EmbeddedStore):
 def test_the_command_line_reads_while_another_process_holds_the_write_lock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = seed(tmp_path)
+    path = seed(str(tmp_path / "busy.db"))
     for name in ("PALIMPSEST_STORE", "PALIMPSEST_EMBEDDER", "ORACLE_DSN", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "200")
