@@ -73,6 +73,7 @@ __all__ = [
     "EXACT_SEARCH_MAX",
     "HNSW_EF_SEARCH",
     "HNSW_MAX_SCAN_TUPLES",
+    "KEYWORD_SCOPE_MAX",
     "PostgresSearchSession",
     "begin_search",
     "containment",
@@ -83,6 +84,9 @@ EXACT_SEARCH_MAX: Final = 5_000
 """A scope with at most this many rows with a vector (per table) is searched exactly: a
 sequential distance over a few thousand rows costs a few milliseconds, and an approximate index
 walk filtered down to a small scope may return fewer rows than asked for."""
+KEYWORD_SCOPE_MAX: Final = 5_000
+"""A scope with at most this many rows (per table) is keyword-scored row by row from its own
+postings; a larger one from the query terms' whole postings lists."""
 HNSW_EF_SEARCH: Final = 100
 """The HNSW candidate list of a search (pgvector's default is 40); raised to the number of
 candidates asked for, at most pgvector's limit of 1000."""
@@ -271,26 +275,37 @@ def _keyword_statement(
     tables: Sequence[_DenseTable], terms: list[str], idfs: list[float], avgdl: float, limit: int
 ) -> tuple[str, list[Any]]:
     """One statement of the tables' keyword candidates (rows: is a message, id, type, BM25;
-    the best ``limit`` of each table) and its binds."""
+    the best ``limit`` of each table) and its binds.
+
+    Per table, the scope's rows are read first, at most :data:`KEYWORD_SCOPE_MAX` + 1 of them:
+    a scope no larger (one user's) is scored row by row from its postings of the query's terms
+    (index lookups, so a common term's long postings list is never read whole); a larger one
+    by aggregating the terms' postings, then joined to the scope. Only one of the two branches
+    runs (each is gated by the scope's count)."""
     parts: list[str] = []
-    params: list[Any] = [terms, idfs, avgdl]
+    params: list[Any] = []
     for table in tables:
         assert table.where is not None
+        flag = str(table.is_message).lower()
         type_sql = "'message'" if table.is_message else "r.record_type"
+        where = table.where.sql()
         parts.append(
-            f"(SELECT {str(table.is_message).lower()}, r.id, {type_sql} AS record_type, s.score FROM s "
-            f"JOIN {table.name} r ON r.id = s.id WHERE s.is_message = {str(table.is_message).lower()} "
-            f"AND {table.where.sql()} ORDER BY s.score DESC, record_type, r.id LIMIT %s)"
+            "(WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
+            f"sc AS MATERIALIZED (SELECT r.id, {type_sql} AS record_type FROM {table.name} r WHERE {where} LIMIT %s), "
+            "n AS (SELECT count(*) AS n FROM sc), "
+            f"small AS (SELECT sc.id, sc.record_type, k.score FROM sc CROSS JOIN LATERAL (SELECT {BM25_SCORE_SQL} "
+            f"AS score FROM q JOIN keyword_postings p ON p.term = q.term AND p.is_message = {flag} AND p.id = sc.id) k "
+            f"WHERE k.score IS NOT NULL AND (SELECT n FROM n) <= {int(KEYWORD_SCOPE_MAX)}), "
+            f"large AS (SELECT r.id, {type_sql} AS record_type, s.score FROM (SELECT p.id, {BM25_SCORE_SQL} AS score "
+            f"FROM q JOIN keyword_postings p ON p.term = q.term AND p.is_message = {flag} GROUP BY p.id) s "
+            f"JOIN {table.name} r ON r.id = s.id WHERE {where} AND (SELECT n FROM n) > {int(KEYWORD_SCOPE_MAX)}) "
+            f"SELECT {flag}, id, record_type, score FROM (SELECT * FROM small UNION ALL SELECT * FROM large) u "
+            "ORDER BY score DESC, record_type, id LIMIT %s)"
         )
-        params.extend([*table.where.params, limit])
-    kinds = ", ".join(str(table.is_message).lower() for table in tables)
-    statement = (
-        "WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
-        f"s AS MATERIALIZED (SELECT p.is_message, p.id, {BM25_SCORE_SQL} AS score FROM q JOIN keyword_postings p "
-        f"ON p.term = q.term AND p.is_message IN ({kinds}) GROUP BY p.is_message, p.id) "
-        + " UNION ALL ".join(parts)
-    )
-    return statement, params
+        params.extend(
+            [terms, idfs, *table.where.params, KEYWORD_SCOPE_MAX + 1, avgdl, avgdl, *table.where.params, limit]
+        )
+    return " UNION ALL ".join(parts), params
 
 
 def _ranked(rows: list[tuple[CandidateKey, str, float]], depth: int) -> list[tuple[CandidateKey, float]]:
