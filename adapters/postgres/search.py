@@ -196,8 +196,8 @@ def _message_where(query: SearchQuery, alias: str) -> _Where | None:
     return where
 
 
-class _DenseTable:
-    """A table of a dense search (records or messages) and its predicates."""
+class _Table:
+    """A table a search reads (records or messages) and its predicates."""
 
     __slots__ = ("is_message", "where")
 
@@ -214,7 +214,7 @@ _RECORD_WIDTH: Final = len(RECORD_COLUMNS.split(","))
 _MESSAGE_WIDTH: Final = len(MESSAGE_COLUMNS.split(","))
 
 
-def _small_scope_statement(tables: Sequence[_DenseTable], vector: str, limit: int) -> tuple[str, list[Any]]:
+def _small_scope_statement(tables: Sequence[_Table], vector: str, limit: int) -> tuple[str, list[Any]]:
     """One statement for every table of a dense search: per table, at most
     :data:`EXACT_SEARCH_MAX` + 1 rows of the scope, in no order (so no index), their distances
     computed once and materialised; their count; and the best ``limit`` of them (the exact
@@ -249,7 +249,7 @@ def _small_scope_statement(tables: Sequence[_DenseTable], vector: str, limit: in
     return statement, params
 
 
-def _dense_statement(table: _DenseTable, vector: str, limit: int, plan: str) -> tuple[str, list[Any]]:
+def _dense_statement(table: _Table, vector: str, limit: int, plan: str) -> tuple[str, list[Any]]:
     """The statement of one table's dense candidates, forced ``"exact"`` (ordered by the
     distance plus zero: an expression no HNSW index serves) or through the ``"hnsw"`` index
     (ordered by the distance itself, with the iterative scan settings of the transaction), and
@@ -272,7 +272,7 @@ def _dense_statement(table: _DenseTable, vector: str, limit: int, plan: str) -> 
 
 
 def _keyword_statement(
-    tables: Sequence[_DenseTable], terms: list[str], idfs: list[float], avgdl: float, limit: int
+    tables: Sequence[_Table], terms: list[str], idfs: list[float], avgdl: float, limit: int
 ) -> tuple[str, list[Any]]:
     """One statement of the tables' keyword candidates (rows: is a message, id, type, BM25;
     the best ``limit`` of each table) and its binds.
@@ -363,8 +363,8 @@ class PostgresSearchSession(SearchSession):
                 tables = [
                     table
                     for table in (
-                        _DenseTable(False, _record_where(query, "r", direct=True)),
-                        _DenseTable(True, _message_where(query, "r")),
+                        _Table(False, _record_where(query, "r", direct=True)),
+                        _Table(True, _message_where(query, "r")),
                     )
                     if table.where is not None
                 ]
@@ -373,8 +373,8 @@ class PostgresSearchSession(SearchSession):
             return self._merged(
                 query,
                 depth,
-                lambda where, limit: self._dense_pages([_DenseTable(False, where)], vector, limit)[False],
-                lambda where, limit: self._dense_pages([_DenseTable(True, where)], vector, limit)[True],
+                lambda where, limit: self._dense_pages([_Table(False, where)], vector, limit)[False],
+                lambda where, limit: self._dense_pages([_Table(True, where)], vector, limit)[True],
             )
 
     def keyword_candidates(self, query: SearchQuery, depth: int) -> KeywordCandidates:
@@ -388,7 +388,7 @@ class PostgresSearchSession(SearchSession):
                 return KeywordCandidates((), weights.ideal)
             terms, idfs, avgdl = list(weights.terms), list(weights.idfs), weights.average_length
 
-            def page(table: _DenseTable, limit: int) -> list[Row]:
+            def page(table: _Table, limit: int) -> list[Row]:
                 rows = self._conn.execute(*_keyword_statement([table], terms, idfs, avgdl, limit)).fetchall()
                 return [(str(i), str(t), float(sc)) for _m, i, t, sc in rows]
 
@@ -396,8 +396,8 @@ class PostgresSearchSession(SearchSession):
                 tables = [
                     table
                     for table in (
-                        _DenseTable(False, _record_where(query, "r", direct=True)),
-                        _DenseTable(True, _message_where(query, "r")),
+                        _Table(False, _record_where(query, "r", direct=True)),
+                        _Table(True, _message_where(query, "r")),
                     )
                     if table.where is not None
                 ]
@@ -411,8 +411,8 @@ class PostgresSearchSession(SearchSession):
                 ranked = self._merged(
                     query,
                     depth,
-                    lambda where, limit: page(_DenseTable(False, where), limit),
-                    lambda where, limit: page(_DenseTable(True, where), limit),
+                    lambda where, limit: page(_Table(False, where), limit),
+                    lambda where, limit: page(_Table(True, where), limit),
                 )
         return KeywordCandidates(ranked, weights.ideal)
 
@@ -472,7 +472,7 @@ class PostgresSearchSession(SearchSession):
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _dense_pages(self, tables: Sequence[_DenseTable], vector: str, limit: int) -> dict[bool, list[Row]]:
+    def _dense_pages(self, tables: Sequence[_Table], vector: str, limit: int) -> dict[bool, list[Row]]:
         """The ``limit`` rows of each table nearest to ``vector`` that its predicates admit, as
         (id, type, cosine), best first (ties: type name, then id); the rows themselves are kept
         for :meth:`load`.
