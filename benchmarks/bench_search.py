@@ -156,11 +156,16 @@ def random_pairs(rng: np.random.Generator, ids: Sequence[str], count: int) -> li
 
 
 def add_links(store: EmbeddedStore, config: Config, rng: np.random.Generator, ids: Sequence[str]) -> int:
-    pairs = random_pairs(rng, ids, config.links)
+    return write_links(store, random_pairs(rng, ids, config.links), rng, config.batch)
+
+
+def write_links(store: Any, pairs: Sequence[tuple[str, str]], rng: np.random.Generator, batch: int) -> int:
+    """Memory-to-memory links between ``pairs`` through ``store``'s ports (any MemoryStore), in
+    units of work of ``batch`` links, each a non-lifecycle type drawn by ``LINK_TYPE_WEIGHTS``."""
     types = rng.choice(len(LINK_TYPES), size=len(pairs), p=LINK_TYPE_WEIGHTS).tolist()
-    for start in range(0, len(pairs), config.batch):
+    for start in range(0, len(pairs), batch):
         with store.unit_of_work() as uow:
-            for j in range(start, min(start + config.batch, len(pairs))):
+            for j in range(start, min(start + batch, len(pairs))):
                 source, target = pairs[j]
                 relation = LINK_TYPES[types[j]]
                 uow.links.add(

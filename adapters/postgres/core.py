@@ -79,9 +79,9 @@ class PostgresStoreCore(StoreDiagnostics):
     ) -> Iterator[PostgresSearchSession]:
         """A :class:`PostgresSearchSession` over one read-only snapshot of the store."""
         with self.database.connection() as conn:
-            begin_search(conn, self.schema, self.vector_schema)
+            dimension = begin_search(conn, self.schema, self.vector_schema)
             try:
-                yield PostgresSearchSession(conn, exact=exact, ef_search=ef_search)
+                yield PostgresSearchSession(conn, exact=exact, ef_search=ef_search, known_dimension=(dimension,))
             finally:
                 conn.rollback()
 

@@ -122,8 +122,15 @@ def _query(spec: dict[str, Any], rows: dict[str, Any]) -> SearchQuery:
     return query(vector=None if source is None else rows["vectors"][source], **options)
 
 
+@pytest.mark.parametrize("keyword_scoring", ["scope rows", "term postings"])
 @pytest.mark.parametrize("name", list(QUERIES))
-def test_candidates_and_scores_match_the_embedded_store(pair: Any, name: str) -> None:
+def test_candidates_and_scores_match_the_embedded_store(
+    pair: Any, name: str, keyword_scoring: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if keyword_scoring == "term postings":  # the branch of scopes too large to score row by row
+        from palimpsest.adapters.postgres import search
+
+        monkeypatch.setattr(search, "KEYWORD_SCOPE_MAX", 0)
     core, embedded, rows = pair
     q = _query(QUERIES[name], rows)
     with core.searching() as pg, embedded.searching() as em:
@@ -203,6 +210,33 @@ def test_hnsw_and_exact_dense_search_agree_on_a_small_set(stores: StoreFactory) 
         assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
         recalls.append(len({key for key, _ in found} & set(truth_scores)) / 10)
     assert sum(recalls) / len(recalls) >= 0.9
+
+
+def test_by_default_each_table_is_searched_exactly_or_through_its_index_by_its_scope_size(
+    stores: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.adapters.postgres import search
+
+    monkeypatch.setattr(search, "EXACT_SEARCH_MAX", 40)
+    rng = random.Random(5)
+    core = stores.open(dimension=DIMENSION)
+    records = [record(f"r{i:03d}", f"note {i}", user_id="big" if i < 120 else "small") for i in range(150)]
+    messages = [message(f"m{i:02d}", "t1", i + 1, f"turn {i}", user_id="big") for i in range(10)]
+    vectors = {row.id: _vector(rng) for row in [*records, *messages]}
+    with core.transaction() as conn:
+        write(conn, threads=[thread("t1", user_id="big")], messages=messages, records=records, vectors=vectors)
+        conn.execute("ANALYZE records")
+    for user, plan in (("big", {"records": "hnsw", "messages": "exact"}), ("small", {"records": "exact", "messages": "exact"})):
+        q = query(vector=_vector(rng), k=5, user_id=user)
+        with core.searching() as auto, core.searching(exact=True) as exact:
+            found = auto.dense_candidates(q, 5)
+            truth = exact.dense_candidates(q, 5)
+            assert auto.last_dense_plan == plan
+            loaded = auto.load([key for key, _ in found])
+        assert [key for key, _ in found] == [key for key, _ in truth]  # a tiny index walk is exact
+        assert [score for _, score in found] == pytest.approx([score for _, score in truth], abs=1e-6)
+        assert set(loaded) == {key for key, _ in found}
+        assert all(entity.user_id == user for entity in loaded.values())
 
 
 def test_the_hnsw_path_is_served_by_the_index_and_the_exact_path_is_not(stores: StoreFactory) -> None:
