@@ -114,7 +114,9 @@ app = typer.Typer(
         "records, search with linked records, build context cards, link records, export and import "
         "whole stores, re-embed, and check an installation.\n\n"
         "Choose the store with --store: a store file's path, or a URL such as "
-        "oracle://USER@HOST:PORT/SERVICE (the password in the URL or in ORACLE_PASSWORD). "
+        "postgresql://USER@HOST:PORT/DATABASE (the password in the URL or in PGPASSWORD; a Unix "
+        "socket as postgresql://USER@/DATABASE?host=/SOCKET/FOLDER) or oracle://USER@HOST:PORT/SERVICE "
+        "(the password in the URL or in ORACLE_PASSWORD). "
         "New here? Run 'palimpsest demo'."
     ),
     no_args_is_help=True,
@@ -163,8 +165,10 @@ def _global_options(
             metavar="LOCATION",
             help=(
                 "The store to work on: a store file's path (created by 'import' when missing), or a URL "
-                "such as oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or "
-                "in ORACLE_PASSWORD)."
+                "such as postgresql://USER@HOST:PORT/DATABASE?memory_store_id=ID (the password in the URL or "
+                "in PGPASSWORD; a Unix socket: postgresql://USER@/DATABASE?host=/SOCKET/FOLDER) or "
+                "oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or in "
+                "ORACLE_PASSWORD)."
             ),
         ),
     ] = None,
