@@ -31,9 +31,9 @@ imported only when a backend is opened, so reading the table is cheap.
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Callable, Mapping, Sequence
-import getpass
 from dataclasses import KW_ONLY, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal

@@ -361,9 +361,8 @@ def test_an_import_whose_connection_is_lost_midway_writes_nothing(
                 ).fetchall()
             cut.append(len(killed))
 
-    with _client(url) as memory:
-        with pytest.raises(StoreUnavailableError):
-            import_items(memory.store, items, batch_size=16, progress=cut_halfway, embedder=HashingEmbedder())
+    with _client(url) as memory, pytest.raises(StoreUnavailableError):
+        import_items(memory.store, items, batch_size=16, progress=cut_halfway, embedder=HashingEmbedder())
     assert cut == [1]
     assert _rows(url) == 0
     assert import_(url, good).exit_code == 0
