@@ -60,30 +60,51 @@ def _binaries() -> tuple[Path, str | None]:
 def _run(bin_path: Path, user: str | None, program: str, *args: str, timeout: float = 120) -> None:
     kwargs: dict[str, Any] = {"user": user} if user else {}
     result = subprocess.run(
-        [str(bin_path / program), *args], capture_output=True, text=True, timeout=timeout, check=False, **kwargs
+        [str(bin_path / program), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kwargs,
     )
     if result.returncode != 0:
-        raise RuntimeError(f"{program} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}")
+        raise RuntimeError(
+            f"{program} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"
+        )
 
 
 @contextmanager
-def standby_of(primary_url: str, folder: Path) -> Iterator[str]:
+def standby_of(primary_url: str, folder: Path | None = None) -> Iterator[str]:
     """A streaming hot standby of the server at ``primary_url`` (a Unix-socket URL of a role
-    allowed to replicate), its data and socket in ``folder`` (made, then deleted); yields its
-    URL, a ``postgresql://`` URL of the same user and database through its socket."""
+    allowed to replicate), its data and socket in ``folder`` (default: a new temporary folder;
+    deleted at the end); yields its URL, a ``postgresql://`` URL of the same user and database
+    through its socket. The folder's parents must be open to the server's system user."""
     params = conninfo.conninfo_to_dict(primary_url)
     bin_path, user = _binaries()
+    folder = folder or Path(tempfile.mkdtemp(prefix="palimpsest-standby-"))
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "standby"
     if user is not None:
         shutil.chown(folder, user)
-    folder.chmod(0o777)
+    folder.chmod(0o700 if user is None else 0o755)
     source = conninfo.make_conninfo(host=params.get("host"), port=params.get("port"), user=params.get("user"))
     _run(bin_path, user, "pg_basebackup", "-D", str(data), "-R", "-X", "stream", "-c", "fast", "-d", source)
     for stale in data.glob(".s.PGSQL.*"):  # the primary's socket lock, copied when its socket is in its data
         stale.unlink()
     options = f"-h '' -k {data}" + (f" -p {params['port']}" if params.get("port") else "")
-    _run(bin_path, user, "pg_ctl", "-w", "-D", str(data), "-o", options, "-l", str(folder / "standby.log"), "start")
+    _run(
+        bin_path,
+        user,
+        "pg_ctl",
+        "-w",
+        "-D",
+        str(data),
+        "-o",
+        options,
+        "-l",
+        str(folder / "standby.log"),
+        "start",
+    )
     try:
         port = f":{params['port']}" if params.get("port") else ""
         yield f"postgresql://{params.get('user') or 'postgres'}@{port}/{params.get('dbname') or 'postgres'}?host={data}"
@@ -145,14 +166,19 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--records", type=int, default=500, help="memories per user")
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--probes", type=int, default=20, help="single writes timed until the standby finds them")
+    parser.add_argument(
+        "--probes", type=int, default=20, help="single writes timed until the standby finds them"
+    )
     args = parser.parse_args()
 
     from palimpsest.adapters import HashingEmbedder, open_memory
     from palimpsest.application import MemoryExtractionConfig
     from palimpsest.domain.errors import ConfigurationError, ReadOnlyError
 
-    quiet = {"embedder": HashingEmbedder(), "memory_extraction_config": MemoryExtractionConfig(extract_memories=False)}
+    quiet = {
+        "embedder": HashingEmbedder(),
+        "memory_extraction_config": MemoryExtractionConfig(extract_memories=False),
+    }
     folder = Path(tempfile.mkdtemp(prefix="palimpsest-replica-"))
     folder.chmod(0o755)
     with private_primary(folder) as primary:
@@ -165,22 +191,41 @@ def main() -> None:
                 for user in range(args.users):
                     thread = memory.create_thread(user_id=f"u{user}")
                     thread.add_messages(
-                        [{"role": "user", "content": f"User {user} message {n}: {QUERIES[n % len(QUERIES)]}."} for n in range(20)]
+                        [
+                            {
+                                "role": "user",
+                                "content": f"User {user} message {n}: {QUERIES[n % len(QUERIES)]}.",
+                            }
+                            for n in range(20)
+                        ]
                     )
                     for n in range(args.records):
                         memory.add_memory(
-                            f"Record {n} of user {user} about {QUERIES[(n + user) % len(QUERIES)]}.", user_id=f"u{user}"
+                            f"Record {n} of user {user} about {QUERIES[(n + user) % len(QUERIES)]}.",
+                            user_id=f"u{user}",
                         )
             total = args.users * (args.records + 20)
             print(f"wrote {total} rows on the primary in {time.perf_counter() - written:.1f} s")
-            print(f"standby caught up {wait_for_replay(primary, standby) * 1000:.0f} ms after the last commit")
+            print(
+                f"standby caught up {wait_for_replay(primary, standby) * 1000:.0f} ms after the last commit"
+            )
 
-            with open_memory(primary + store, **quiet) as on_primary, open_memory(standby + store, **quiet) as on_standby:
+            with (
+                open_memory(primary + store, **quiet) as on_primary,
+                open_memory(standby + store, **quiet) as on_standby,
+            ):
                 found: list[float] = []
                 for probe in range(args.probes):
-                    on_primary.add_memory(f"Probe {probe}: a zebra crossing.", user_id="probe", memory_id=f"probe{probe}")
+                    on_primary.add_memory(
+                        f"Probe {probe}: a zebra crossing.", user_id="probe", memory_id=f"probe{probe}"
+                    )
                     committed = time.perf_counter()
-                    while f"probe{probe}" not in {r.id for r in on_standby.search(f"probe {probe} zebra", user_id="probe", search_strategy="keyword")}:
+                    while f"probe{probe}" not in {
+                        r.id
+                        for r in on_standby.search(
+                            f"probe {probe} zebra", user_id="probe", search_strategy="keyword"
+                        )
+                    }:
                         time.sleep(0.001)
                     found.append(time.perf_counter() - committed)
                 print(
