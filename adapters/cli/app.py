@@ -863,9 +863,11 @@ def import_(
 ) -> None:
     """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
 
-    The store file (and its folder) is created when missing. Every line is held to the API's rules (statuses are
-    re-derived from the links); the first error names its line and nothing is written. Without
-    --reembed, imported text is found by keyword search only, until 'palimpsest reembed'."""
+    The store is created when missing (a file and its folder, or a store in a PostgreSQL
+    database: move a file's store up with export, then import into --store postgresql://...).
+    Every line is held to the API's rules (statuses are re-derived from the links); the first
+    error names its line, and an error (or a lost connection) leaves nothing written. Without --reembed, imported text is
+    found by keyword search only, until 'palimpsest reembed'."""
     settings = _settings(ctx)
     name = "standard input" if file == "-" else file
     try:
