@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -41,13 +42,10 @@ def store_id(postgres_target: PostgresTarget) -> Iterator[str]:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(f"palimpsest_{made}")))
 
 
-def _client(url: str, store_id: str) -> AgentMemory:
+def _client(url: str, store_id: str, **options: Any) -> AgentMemory:
     separator = "&" if "?" in url else "?"
-    return open_memory(
-        f"{url}{separator}memory_store_id={store_id}",
-        embedder=HashingEmbedder(),
-        memory_extraction_config=QUIET,
-    )
+    options.setdefault("memory_extraction_config", QUIET)
+    return open_memory(f"{url}{separator}memory_store_id={store_id}", embedder=HashingEmbedder(), **options)
 
 
 def _primary_url(target: PostgresTarget) -> str:
@@ -76,7 +74,9 @@ def test_a_store_opens_on_a_standby_and_answers_the_primarys_searches(
         memory.link_records("bees", "fact", "ghent", "fact", "supports")
     wait_for_replay(primary, standby)
     searches = [("bees in Ghent", "hybrid"), ("hives", "keyword"), ("where do the bees live", "vector")]
-    with _client(primary, store_id) as on_primary, _client(standby, store_id) as on_standby:
+    # a search-only client: extraction left to workers (on the primary), so it claims nothing
+    replica = _client(standby, store_id, memory_extraction_config=None, extraction_runs_in="workers")
+    with _client(primary, store_id) as on_primary, replica as on_standby:
         for query, strategy in searches:
             expected = [
                 (r.id, round(r.relevance, 6))
