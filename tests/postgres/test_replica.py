@@ -7,8 +7,11 @@ The standby replicates the session's private server; a server the tests did not 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -125,3 +128,21 @@ def test_a_write_on_the_standby_is_a_read_only_error_and_changes_nothing(
 def test_a_store_never_made_on_the_primary_is_a_configuration_error_on_the_standby(standby: str) -> None:
     with pytest.raises(ConfigurationError, match="read-only standby"):
         _client(standby, f"missing{uuid.uuid4().hex[:8]}")
+
+
+@pytest.mark.slow
+def test_the_replica_benchmark_runs_small() -> None:
+    """``benchmarks/bench_pg_replica.py`` end to end, small (its own primary and standby); it
+    prints figures and what the standby refuses, and asserts no timing."""
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_pg_replica.py"
+    result = subprocess.run(
+        [sys.executable, str(bench), "--users", "2", "--records", "10", "--queries", "4", "--probes", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "same ids in the same order: 4/4 queries" in result.stdout
+    assert "a write on the standby: ReadOnlyError" in result.stdout
+    assert "a store never made on the primary: ConfigurationError" in result.stdout
