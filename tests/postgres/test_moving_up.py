@@ -337,6 +337,9 @@ def test_an_import_refused_midway_into_postgresql_writes_nothing_and_can_be_run_
     assert _rows(url) == 0  # the store was created, and nothing was written into it
     assert import_(url, good).exit_code == 0  # run again, from the start
     assert _rows(url) == len(lines)
+    twice = import_(url, good)  # every id is taken now: refused at its first line, nothing added
+    assert twice.exit_code == 1 and "line " in twice.output
+    assert _rows(url) == len(lines)
 
 
 def test_an_import_whose_connection_is_lost_midway_writes_nothing(
