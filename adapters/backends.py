@@ -11,8 +11,13 @@ line's ``--store``) into a :class:`StoreLocation`: no location or ``":memory:"``
 ``memory`` backend, a path (``str`` or ``os.PathLike``) the ``embedded`` one, and a URL
 ``scheme://user:password@host:port/database?option=value`` the pooled row that lists its scheme,
 with :class:`ConnectionSettings` parsed from it. The query string carries the store options
-(:data:`URL_OPTIONS`); any other parameter is a ``ConfigurationError``. A password left out of the
-URL is read from the row's environment variable (``ORACLE_PASSWORD`` for ``oracle://``); it never
+(:data:`URL_OPTIONS`) and the connection parameters of the row's ``url_params`` (PostgreSQL's
+``host``, as in libpq: ``postgresql://user@/db?host=/var/run/postgresql`` names a Unix socket's
+folder, as does a percent-encoded host, ``postgresql://%2Fvar%2Frun%2Fpostgresql/db``); any other
+parameter is a ``ConfigurationError``. A password left out of the URL is read from the row's
+environment variable (``ORACLE_PASSWORD`` for ``oracle://``, ``PGPASSWORD`` for ``postgresql://``);
+PostgreSQL, as libpq, also connects without one (trust or peer authentication, ``~/.pgpass``) and
+takes a user left out (no ``user@``) from ``PGUSER`` or the login name. A password never
 appears in a ``repr``, a description or an error message. :class:`OracleSettings` is the old
 spelling of Oracle's connection settings (``open_memory(oracle=...)``), kept working.
 
@@ -26,6 +31,7 @@ imported only when a backend is opened, so reading the table is cheap.
 
 from __future__ import annotations
 
+import getpass
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -201,6 +207,13 @@ class Backend:
     database (the path without its leading ``/``)."""
     password_env: str | None = None
     """The environment variable a URL without a password takes it from."""
+    password_optional: bool = False
+    """Whether a URL may give no password at all (the driver then finds one, or needs none)."""
+    default_user: Callable[[Mapping[str, str]], str] | None = None
+    """The user of a URL that names none (no ``user@``), from the environment; ``None``: required."""
+    url_params: tuple[str, ...] = ()
+    """Connection parameters the URL's query string may carry besides :data:`URL_OPTIONS`
+    (PostgreSQL's ``host``: a Unix socket's folder); refused by every other row."""
     vector_indexes: tuple[str, ...] = ()
     """The values of the ``vector_index`` store option it accepts."""
     drop_stores: Callable[[Any, Sequence[str]], None] | None = None
@@ -326,7 +339,8 @@ def open_postgres_pool(settings: ConnectionSettings) -> Any:
         from .postgres.connection import PostgresDatabase
     except ImportError:
         raise ConfigurationError(POSTGRES_DRIVER_MISSING) from None
-    url = conninfo.make_conninfo(settings.target, user=settings.user, password=settings.password)
+    # No password given: libpq's own sources apply (PGPASSWORD, ~/.pgpass), or none is needed.
+    url = conninfo.make_conninfo(settings.target, user=settings.user, password=settings.password or None)
     return PostgresDatabase(url, min_size=settings.pool_min, max_size=settings.pool_max)
 
 
@@ -335,10 +349,16 @@ def close_postgres_pool(pool: Any) -> None:
 
 
 def _postgres_target(host: str, port: int | None, database: str) -> str:
-    """A libpq connection string without credentials: ``host=... port=... dbname=...``."""
+    """A libpq connection string without credentials: ``host=... port=... dbname=...`` (a host
+    that starts with ``/`` is the folder of the server's Unix socket)."""
     from psycopg import conninfo
 
     return conninfo.make_conninfo(host=host, port=port, dbname=database or None)
+
+
+def _postgres_user(environ: Mapping[str, str]) -> str:
+    """libpq's user when a URL names none: ``PGUSER``, else the login name."""
+    return environ.get("PGUSER") or getpass.getuser()
 
 
 def _drop_postgres_stores(pool: Any, memory_store_ids: Sequence[str]) -> None:
@@ -383,6 +403,9 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 schemes=("postgresql", "postgres"),
                 url_target=_postgres_target,
                 password_env="PGPASSWORD",
+                password_optional=True,
+                default_user=_postgres_user,
+                url_params=("host",),
                 vector_indexes=("hnsw",),
                 drop_stores=_drop_postgres_stores,
             ),
@@ -493,48 +516,76 @@ def _settings_from_url(url: str, scheme: str, environ: Mapping[str, str]) -> Con
         raise ConfigurationError(f"{where} is malformed (its host or port does not parse).") from None
     if parts.fragment:
         raise ConfigurationError(f"{where} has a '#' part; a '#' in a password is written %23.")
+    options, params = _url_options(parts.query, where, row)
+    sockets = "host" in row.url_params
+    if sockets:
+        host = _socket_folder(parts.netloc) or host
+    if "host" in params:
+        if host:
+            raise ConfigurationError(f"{where} names its host twice (before the path and in ?host=).")
+        host = params["host"]
+    usage = f"{scheme}://USER@HOST:PORT/DATABASE" + (f" or {scheme}://USER@/DATABASE?host=/SOCKET/FOLDER" if sockets else "")
     if not host:
-        raise ConfigurationError(f"{where} names no host: {scheme}://USER@HOST:PORT/DATABASE.")
-    if not parts.username:
-        raise ConfigurationError(f"{where} names no user: {scheme}://USER@HOST:PORT/DATABASE.")
+        raise ConfigurationError(f"{where} names no host: {usage}.")
+    if parts.username:
+        user = unquote(parts.username)
+    elif "@" not in parts.netloc and row.default_user is not None:
+        user = row.default_user(environ)  # libpq's default: no user@ at all
+    else:
+        raise ConfigurationError(f"{where} names no user: {usage}.")
     password = unquote(parts.password) if parts.password is not None else None
     if password is None and row.password_env is not None:
         password = environ.get(row.password_env)
+    if password is None and row.password_optional:
+        password = ""  # the driver's own sources, or an authentication that needs none
     if password is None:
         hint = f" or set {row.password_env}" if row.password_env else ""
         raise ConfigurationError(f"{where} has no password: write {scheme}://USER:PASSWORD@...{hint}.")
-    options = _url_options(parts.query, where)
     return ConnectionSettings(
         row.name,
         row.url_target(host, port, unquote(parts.path.lstrip("/"))),
-        unquote(parts.username),
+        user,
         password,
         **options,
     )
 
 
-def _url_options(query: str, where: str) -> dict[str, Any]:
+def _socket_folder(netloc: str) -> str | None:
+    """The Unix socket folder a URL names as its host, percent-encoded (``%2Fvar%2Frun%2Fpostgresql``),
+    case kept; ``None`` when the host is not a path."""
+    host = netloc.rpartition("@")[2]
+    if host.startswith("["):
+        return None
+    folder = unquote(host.partition(":")[0])
+    return folder if folder.startswith("/") else None
+
+
+def _url_options(query: str, where: str, row: Backend) -> tuple[dict[str, Any], dict[str, str]]:
+    """The store options of a URL's query string, and the row's connection parameters."""
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
     except ValueError:
         raise ConfigurationError(f"{where} has a malformed query string (write ?name=value&name=value).") from None
     options: dict[str, Any] = {}
+    params: dict[str, str] = {}
     for name, value in pairs:
-        if name not in URL_OPTIONS:
+        if name not in URL_OPTIONS and name not in row.url_params:
             raise ConfigurationError(
-                f"{where} has an unknown parameter {name!r}; it takes {', '.join(URL_OPTIONS)}."
+                f"{where} has an unknown parameter {name!r}; it takes {', '.join(URL_OPTIONS + row.url_params)}."
             )
-        if name in options:
+        if name in options or name in params:
             raise ConfigurationError(f"{where} gives {name!r} twice.")
         if not value:
             raise ConfigurationError(f"{where} gives {name!r} no value.")
-        if name in ("pool_min", "pool_max"):
+        if name in row.url_params:
+            params[name] = value
+        elif name in ("pool_min", "pool_max"):
             if not value.isdigit():
                 raise ConfigurationError(f"{name} must be an integer, got {value!r}.")
             options[name] = int(value)
         else:
             options[name] = value
-    return options
+    return options, params
 
 
 def requested_location(location: object = None, *, oracle: object = None) -> StoreLocation | None:

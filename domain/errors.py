@@ -222,8 +222,9 @@ class StoreUnavailableError(StorageError):
 
 
 class ReadOnlyError(StorageError):
-    """A write was attempted through a read-only unit of work (``MemoryStore.reading()``);
-    nothing was written. Writes need ``MemoryStore.unit_of_work()``."""
+    """A write was attempted through a read-only unit of work (``MemoryStore.reading()``), or
+    on a server that takes no writes (a PostgreSQL hot standby); nothing was written. Writes
+    need ``MemoryStore.unit_of_work()`` on a server that takes them (the primary)."""
 
 
 class ModelError(AgentMemoryError, RuntimeError):

@@ -140,3 +140,13 @@ def test_the_benchmark_commands_name_scripts_and_extras_that_exist() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     for extra in re.findall(r"pip install -e '\.\[(\w+)\]'", README.read_text(encoding="utf-8")):
         assert extra in extras, extra
+
+
+def test_the_moving_up_commands_are_the_ones_the_moving_up_test_runs() -> None:
+    """The README's two commands are the export and import that ``tests/postgres/test_moving_up.py``
+    runs from an embedded file into PostgreSQL (and checks the same searches on)."""
+    [block] = [b for b in shell_blocks() if " export " in b and " import " in b]
+    assert "palimpsest --store memory.db export memory.jsonl" in block
+    assert re.search(r"palimpsest --store 'postgresql://[^']+' import --reembed memory\.jsonl", block)
+    test = (ROOT / "tests" / "postgres" / "test_moving_up.py").read_text(encoding="utf-8")
+    assert '"--store", store, "export"' in test and '"import", "--reembed"' in test

@@ -114,7 +114,9 @@ app = typer.Typer(
         "records, search with linked records, build context cards, link records, export and import "
         "whole stores, re-embed, and check an installation.\n\n"
         "Choose the store with --store: a store file's path, or a URL such as "
-        "oracle://USER@HOST:PORT/SERVICE (the password in the URL or in ORACLE_PASSWORD). "
+        "postgresql://USER@HOST:PORT/DATABASE (the password in the URL or in PGPASSWORD; a Unix "
+        "socket as postgresql://USER@/DATABASE?host=/SOCKET/FOLDER) or oracle://USER@HOST:PORT/SERVICE "
+        "(the password in the URL or in ORACLE_PASSWORD). "
         "New here? Run 'palimpsest demo'."
     ),
     no_args_is_help=True,
@@ -163,8 +165,10 @@ def _global_options(
             metavar="LOCATION",
             help=(
                 "The store to work on: a store file's path (created by 'import' when missing), or a URL "
-                "such as oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or "
-                "in ORACLE_PASSWORD)."
+                "such as postgresql://USER@HOST:PORT/DATABASE?memory_store_id=ID (the password in the URL or "
+                "in PGPASSWORD; a Unix socket: postgresql://USER@/DATABASE?host=/SOCKET/FOLDER) or "
+                "oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or in "
+                "ORACLE_PASSWORD)."
             ),
         ),
     ] = None,
@@ -859,9 +863,11 @@ def import_(
 ) -> None:
     """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
 
-    The store file (and its folder) is created when missing. Every line is held to the API's rules (statuses are
-    re-derived from the links); the first error names its line and nothing is written. Without
-    --reembed, imported text is found by keyword search only, until 'palimpsest reembed'."""
+    The store is created when missing (a file and its folder, or a store in a PostgreSQL
+    database: move a file's store up with export, then import into --store postgresql://...).
+    Every line is held to the API's rules (statuses are re-derived from the links); the first
+    error names its line, and an error (or a lost connection) leaves nothing written. Without --reembed, imported text is
+    found by keyword search only, until 'palimpsest reembed'."""
     settings = _settings(ctx)
     name = "standard input" if file == "-" else file
     try:

@@ -67,7 +67,7 @@ _SCHEMA_HINT: Final = "palimpsest oracle install creates the store; palimpsest o
 
 NO_STORE_MESSAGE: Final = (
     "no store given: pass --store PATH or URL (or set PALIMPSEST_STORE), e.g. --store memory.db or "
-    "--store oracle://USER@HOST:PORT/SERVICE."
+    "--store postgresql://USER@HOST:PORT/DATABASE."
 )
 
 

@@ -36,6 +36,7 @@ from palimpsest.domain.errors import (
     DuplicateIdError,
     LinkExistsError,
     NotFoundError,
+    ReadOnlyError,
     RecordNotFoundError,
     SelfLinkError,
     StorageError,
@@ -128,6 +129,10 @@ def translated(exc: BaseException, *, missing: type[NotFoundError] | None = None
         return ValidationError(f"A value was rejected by the store's constraints ({where}).")
     if state.startswith("22"):
         return ValidationError(f"PostgreSQL rejected a value ({where}).")
+    if state == "25006":  # read_only_sql_transaction: a hot standby
+        return ReadOnlyError(
+            f"This PostgreSQL server is read-only (a standby: write on the primary); nothing was written ({where})."
+        )
     if state in _BUSY:
         return StoreBusyError(f"The store stayed busy ({where}).")
     if is_connection_lost(exc):

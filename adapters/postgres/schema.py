@@ -452,6 +452,37 @@ def fix_dimension(conn: psycopg.Connection[Any], dimension: int) -> None:
     _write_dimension(conn, dimension)
 
 
+def _in_recovery(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+    return bool(row and row[0])
+
+
+def _standby_dimension(
+    conn: psycopg.Connection[Any], schema: str, vector_schema: str, *, dimension: int | None, target: int
+) -> int | None:
+    """On a hot standby (read-only, replaying the primary), nothing is created or migrated: the
+    store must be there at ``target``, made on the primary; returns its dimension."""
+    current = _recorded_version(conn, schema)
+    if current is None:
+        raise ConfigurationError(
+            f"This PostgreSQL server is a read-only standby and has no store in schema {schema}: "
+            "create it on the primary (its writes reach the standby by replication)."
+        )
+    if current != target:
+        raise SchemaVersionError(
+            f"This store (schema {schema}) has schema version {current}, not {target}, and this server is "
+            "a read-only standby: open it on the primary with a palimpsest of the same version."
+        )
+    use_schema(conn, schema, vector_schema)
+    stored = read_dimension(conn)
+    if dimension is not None and stored is not None and dimension != stored:
+        raise ConfigurationError(
+            f"This store holds {stored}-dimensional vectors; it cannot be opened with dimension={dimension}."
+        )
+    conn.rollback()
+    return stored
+
+
 def migrate(
     conn: psycopg.Connection[Any],
     schema: str,
@@ -468,6 +499,8 @@ def migrate(
         raise ConfigurationError(f"schema version {target} is not one this library knows (1..{LATEST_VERSION}).")
     try:
         with translate():
+            if _in_recovery(conn):
+                return _standby_dimension(conn, schema, vector_schema, dimension=dimension, target=target)
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"palimpsest:{schema}",))
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             use_schema(conn, schema, vector_schema)

@@ -196,6 +196,62 @@ def test_a_postgresql_url_without_a_password_takes_pgpassword() -> None:
     assert location.connection is not None and location.connection.password == SECRET
 
 
+@pytest.mark.parametrize(
+    ("url", "user", "environ"),
+    [
+        ("postgresql://scott@/memory?host=/var/run/postgresql", "scott", {}),
+        ("postgres://scott@:5433/memory?host=/var/run/postgresql&memory_store_id=ACME", "scott", {}),
+        ("postgresql:///memory?host=/var/run/postgresql", "pguser", {"PGUSER": "pguser"}),
+        ("postgresql://%2Fvar%2Frun%2Fpostgresql/memory", "pguser", {"PGUSER": "pguser"}),
+        (f"postgresql://scott:{SECRET}@%2Fvar%2Frun%2Fpostgresql:5433/memory", "scott", {}),
+    ],
+)
+def test_a_postgresql_url_may_name_a_unix_socket_folder_as_libpq_does(
+    url: str, user: str, environ: dict[str, str]
+) -> None:
+    """libpq's spellings of a Unix socket: ``?host=FOLDER`` with no host before the path, or the
+    folder percent-encoded as the host (its case kept); a URL with no ``user@`` takes PGUSER."""
+    location = parse_store_location(url, environ=environ)
+    settings = location.connection
+    assert location.backend == "postgres" and settings is not None
+    params = conninfo.conninfo_to_dict(settings.target)
+    assert params["host"] == "/var/run/postgresql" and params["dbname"] == "memory"
+    assert params.get("port") in (None, "5433")
+    assert settings.user == user
+    assert SECRET not in repr(settings) and SECRET not in location.describe()
+
+
+def test_a_postgresql_url_without_a_password_leaves_it_to_libpq_and_without_a_user_takes_the_login_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Peer and trust authentication need no password, and libpq reads ~/.pgpass itself: a
+    PostgreSQL URL may give none (Oracle's still must)."""
+    location = parse_store_location("postgresql://scott@db/memory", environ={})
+    assert location.connection is not None and location.connection.password == ""
+    monkeypatch.setattr("getpass.getuser", lambda: "login-name")
+    anonymous = parse_store_location("postgresql://db/memory", environ={})
+    assert anonymous.connection is not None and anonymous.connection.user == "login-name"
+
+
+@pytest.mark.parametrize(
+    ("location", "message"),
+    [
+        ("oracle://scott:x@db:1521/FREEPDB1?host=/var/run/oracle", "unknown parameter 'host'"),
+        (f"postgresql://scott:{SECRET}@db/memory?host=/var/run/postgresql", "names its host twice"),
+        (f"postgresql://scott:{SECRET}@%2Ftmp/memory?host=/var/run/postgresql", "names its host twice"),
+        (f"postgresql://scott:{SECRET}@/memory?host=", "gives 'host' no value"),
+        (f"postgresql://scott:{SECRET}@/memory?host=/a&host=/b", "gives 'host' twice"),
+        (f"postgresql://scott:{SECRET}@/memory", "names no host: postgresql://USER@HOST:PORT/DATABASE or"),
+        (f"postgresql://:{SECRET}@/memory?host=/var/run/postgresql", "names no user"),
+    ],
+)
+def test_host_is_a_query_parameter_of_the_postgres_row_only(location: str, message: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        parse_store_location(location, environ={})
+    assert message in str(raised.value)
+    assert SECRET not in str(raised.value) and SECRET not in repr(raised.value)
+
+
 def test_an_oracle_url_opens_its_pool_with_the_urls_settings_and_never_logs_the_password(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -30,7 +30,7 @@ def test_no_store_is_a_one_line_error(invoke: Invoke) -> None:
     assert result.exit_code == 1
     assert one_line_error(result.stderr) == (
         "error: no store given: pass --store PATH or URL (or set PALIMPSEST_STORE), e.g. --store memory.db or "
-        "--store oracle://USER@HOST:PORT/SERVICE."
+        "--store postgresql://USER@HOST:PORT/DATABASE."
     )
 
 

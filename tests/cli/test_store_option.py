@@ -129,4 +129,6 @@ def test_the_help_names_the_one_store_option_and_the_deprecated_ones(invoke: Inv
     text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", invoke("--help").stdout).split())
     assert "--store" in text and "--dsn" in text
     assert "oracle://USER@HOST:PORT/SERVICE" in text
+    assert "postgresql://USER@HOST:PORT/DATABASE" in text and "PGPASSWORD" in text
+    assert "postgresql://USER@/DATABASE?host=/SOCKET/FOLDER" in text
     assert "Deprecated options" in text and "Deprecated: use --store oracle://" in text
