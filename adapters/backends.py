@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from palimpsest.adapters.oracle.policy import SchemaPolicy
 from palimpsest.domain.errors import ConfigurationError, StorageError
@@ -493,6 +493,9 @@ def _settings_from_url(url: str, scheme: str, environ: Mapping[str, str]) -> Con
         raise ConfigurationError(f"{where} is malformed (its host or port does not parse).") from None
     if parts.fragment:
         raise ConfigurationError(f"{where} has a '#' part; a '#' in a password is written %23.")
+    query = parts.query
+    if not host:  # libpq's spelling of a Unix socket: scheme://USER:PASSWORD@/DATABASE?host=/socket/dir
+        host, query = _socket_host(query)
     if not host:
         raise ConfigurationError(f"{where} names no host: {scheme}://USER@HOST:PORT/DATABASE.")
     if not parts.username:
@@ -503,7 +506,7 @@ def _settings_from_url(url: str, scheme: str, environ: Mapping[str, str]) -> Con
     if password is None:
         hint = f" or set {row.password_env}" if row.password_env else ""
         raise ConfigurationError(f"{where} has no password: write {scheme}://USER:PASSWORD@...{hint}.")
-    options = _url_options(parts.query, where)
+    options = _url_options(query, where)
     return ConnectionSettings(
         row.name,
         row.url_target(host, port, unquote(parts.path.lstrip("/"))),
@@ -511,6 +514,16 @@ def _settings_from_url(url: str, scheme: str, environ: Mapping[str, str]) -> Con
         password,
         **options,
     )
+
+
+def _socket_host(query: str) -> tuple[str | None, str]:
+    """A URL with no host may name a Unix-socket directory in its query (``?host=/dir``, as
+    libpq reads it): that directory, and the query without it; else ``None`` and the query."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    hosts = [value for name, value in pairs if name == "host"]
+    if len(hosts) != 1 or not hosts[0].startswith("/"):
+        return None, query
+    return hosts[0], urlencode([(name, value) for name, value in pairs if name != "host"])
 
 
 def _url_options(query: str, where: str) -> dict[str, Any]:
