@@ -780,11 +780,12 @@ class ExtractionRunner:
 class ExtractionWorker:
     """Serves a store's extraction backlog in a process of its own (``palimpsest worker``).
 
-    It looks for work every ``poll_seconds`` and whenever one of its jobs ends: the oldest job
-    of each thread (``jobs.list``), when that job is free (unclaimed, or its lease ended), is
-    offered to its :class:`ExtractionRunner`, which claims it (a job is run by whoever claims it
-    first; a worker that loses the race skips it), runs it with the runner's retry policy and
-    reports each job that ends. Only a thread's oldest job is ever offered, so the jobs of one
+    It looks for work every ``poll_seconds`` and whenever one of its jobs ends: of the threads'
+    oldest jobs (``jobs.list``) that are free (unclaimed, or their lease ended), a few near the
+    front (``OFFER_AHEAD`` per attempt it runs at once) are offered to its
+    :class:`ExtractionRunner`, which claims each (a job is run by whoever claims it first; a
+    worker that loses the race skips it), runs it with the runner's retry policy and reports
+    each job that ends. Only a thread's oldest job is ever offered, so the jobs of one
     thread run in order across workers too.
 
     :meth:`run` serves until ``stop`` is set, or, with ``drain``, until no job is left to run
