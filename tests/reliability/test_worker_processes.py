@@ -21,8 +21,10 @@ What holds:
 * a worker sent SIGTERM mid-job hands its claim back at once (the job is free, long before its
   lease would end) and exits 0.
 
-Every test runs once per backend; a PostgreSQL store is dropped after its test. Leases are 2 s
-and backlogs small, so the PostgreSQL half adds about as much time as the embedded half.
+Every process the test does not kill must exit 0, so a crash at interpreter exit (pool threads
+still running, say) fails the test; ``PYTHONFAULTHANDLER`` prints its stacks. Every test runs once
+per backend; a PostgreSQL store is dropped after its test. Leases are short (2 s; 600 s where the
+test shows the hand-back comes first) and backlogs small (48 jobs at most).
 """
 
 from __future__ import annotations
