@@ -84,6 +84,8 @@ WORKER_POLL_SECONDS: Final = 0.5  # how often a worker (or a client waiting for 
 WORKER_STOP_GRACE_SECONDS: Final = 10.0  # a stopping worker's wait for its attempts under way
 STOP_JOIN_SECONDS: Final = 2.0  # how long a stopped runner waits for its threads to end
 OFFER_WINDOW: Final = QUEUE_LIMIT * 2  # the oldest jobs a worker looks at for each thread's next one
+OFFER_AHEAD: Final = 2  # jobs a worker queues per attempt it runs at once
+OFFER_SPREAD: Final = 4  # ... drawn from this many times as many of the oldest free ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,6 +512,11 @@ class ExtractionRunner:
             return thread_id in self._queues
 
     @property
+    def slots(self) -> int:
+        """Attempts this runner runs at once (its worker threads, at most)."""
+        return self._max_workers
+
+    @property
     def backlog(self) -> int:
         """Jobs queued (or running) here."""
         with self._lock:
@@ -779,11 +786,12 @@ class ExtractionRunner:
 class ExtractionWorker:
     """Serves a store's extraction backlog in a process of its own (``palimpsest worker``).
 
-    It looks for work every ``poll_seconds`` and whenever one of its jobs ends: the oldest job
-    of each thread (``jobs.list``), when that job is free (unclaimed, or its lease ended), is
-    offered to its :class:`ExtractionRunner`, which claims it (a job is run by whoever claims it
-    first; a worker that loses the race skips it), runs it with the runner's retry policy and
-    reports each job that ends. Only a thread's oldest job is ever offered, so the jobs of one
+    It looks for work every ``poll_seconds`` and whenever one of its jobs ends: of the threads'
+    oldest jobs (``jobs.list``) that are free (unclaimed, or their lease ended), a few near the
+    front (``OFFER_AHEAD`` per attempt it runs at once) are offered to its
+    :class:`ExtractionRunner`, which claims each (a job is run by whoever claims it first; a
+    worker that loses the race skips it), runs it with the runner's retry policy and reports
+    each job that ends. Only a thread's oldest job is ever offered, so the jobs of one
     thread run in order across workers too.
 
     :meth:`run` serves until ``stop`` is set, or, with ``drain``, until no job is left to run
@@ -801,6 +809,7 @@ class ExtractionWorker:
         self._runner = runner
         self._poll = float(poll_seconds)
         self._wake = threading.Event()
+        self._random = random.Random()  # the order of its offers: its own
 
     @property
     def runner(self) -> ExtractionRunner:
@@ -837,18 +846,24 @@ class ExtractionWorker:
             self._runner.stop(grace)
 
     def _offer(self) -> bool:
-        """Offer the runner each thread's oldest job that is free now; ``True`` while jobs are
+        """Offer the runner free jobs, each the oldest of its thread; ``True`` while jobs are
         left to run in the store (offered here or not). The oldest ``OFFER_WINDOW`` jobs are
-        looked at: a thread whose oldest job lies further back waits for the backlog to move."""
+        looked at: a thread whose oldest job lies further back waits for the backlog to move.
+
+        A worker queues only ``OFFER_AHEAD`` jobs per attempt it runs at once, drawn at random
+        from the oldest ``OFFER_SPREAD`` times as many free ones: workers that all queued the
+        whole backlog in one order would each try every job, and lose all but one claim of
+        it (a transaction each, for nothing)."""
         with self._store.reading() as uow:
             jobs = uow.jobs.list(limit=OFFER_WINDOW)
         if not jobs:
             return False
         now = self._clock.now()
-        room = self._runner.room
+        room = min(self._runner.room, OFFER_AHEAD * self._runner.slots - self._runner.backlog)
         seen: set[str] = set()
+        free: list[ExtractionJob] = []
         for job in jobs:
-            if room <= 0:
+            if len(free) >= OFFER_SPREAD * room:
                 break
             if job.thread_id in seen:
                 continue
@@ -857,6 +872,7 @@ class ExtractionWorker:
                 continue
             if job.claimed_until is not None and job.claimed_until > now:
                 continue  # running in another worker, or waiting there for its retry
-            if self._runner.submit(job):
-                room -= 1
+            free.append(job)
+        for job in self._random.sample(free, min(room, len(free))) if room > 0 else ():
+            self._runner.submit(job)
         return True

@@ -1,5 +1,6 @@
 """Smoke test of benchmarks/bench_workers.py: a small backlog served by 1 and by 2 worker
-processes, each job once. Nothing here asserts a timing."""
+processes, each job once, on an embedded file and on the session's PostgreSQL server. Nothing
+here asserts a timing."""
 
 from __future__ import annotations
 
@@ -8,22 +9,39 @@ import sys
 from pathlib import Path
 
 import pytest
+from postgres_server import PostgresTarget
 
 pytest.importorskip("openai", reason="the workers' model is the OpenAI-compatible extractor ('openai' extra)")
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_workers.py"
 
 
-def test_bench_workers_reports_each_worker_count(tmp_path: Path) -> None:
+def run_bench(cwd: Path, *options: str) -> list[str]:
     result = subprocess.run(
-        [sys.executable, str(BENCH), "--conversations", "4", "--appends", "2", "--delay", "0", "--workers", "1,2"],
+        [sys.executable, str(BENCH), "--conversations", "4", "--appends", "2", "--delay", "0", "--workers", "1,2",
+         *options],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=tmp_path,
+        cwd=cwd,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert any(line.startswith("workers=1 ") and "jobs=8 " in line and "(each job once)" in line for line in lines)
     assert any(line.startswith("workers=2 ") and "(each job once)" in line for line in lines), result.stdout
     assert any(line.startswith("2 workers / 1: ") for line in lines), result.stdout
+    return lines
+
+
+def test_bench_workers_reports_each_worker_count(tmp_path: Path) -> None:
+    assert run_bench(tmp_path)[0] == "store: embedded"
+
+
+@pytest.mark.postgres
+def test_bench_workers_runs_on_a_postgresql_server(tmp_path: Path, postgres_target: PostgresTarget) -> None:
+    import psycopg
+
+    assert run_bench(tmp_path, "--store", postgres_target.url)[0] == "store: postgres"
+    with psycopg.connect(postgres_target.url) as conn:  # each run's backlog dropped at the end
+        left = conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'palimpsest_bench_workers_%'")
+        assert left.fetchone() == (0,)

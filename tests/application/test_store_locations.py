@@ -191,6 +191,18 @@ def test_a_postgresql_url_names_the_postgres_row_with_its_settings() -> None:
         assert SECRET not in repr(settings) and SECRET not in location.describe()
 
 
+def test_a_postgresql_url_may_name_a_unix_socket_directory_as_libpq_does() -> None:
+    """``postgresql://USER:PASSWORD@/DATABASE?host=/socket/dir`` (how a private server gives its
+    address): the directory is the driver's host, the other parameters are the store's options."""
+    location = parse_store_location("postgresql://postgres:@/memory?host=/run/pg%20sock&memory_store_id=acme")
+    settings = location.connection
+    assert location.backend == "postgres" and settings is not None
+    assert conninfo.conninfo_to_dict(settings.target) == {"host": "/run/pg sock", "dbname": "memory"}
+    assert (settings.user, settings.password, settings.memory_store_id) == ("postgres", "", "acme")
+    with pytest.raises(ConfigurationError, match="names no host"):
+        parse_store_location("postgresql://postgres:@/memory?host=relative")
+
+
 def test_a_postgresql_url_without_a_password_takes_pgpassword() -> None:
     location = parse_store_location("postgresql://scott@db/memory", environ={"PGPASSWORD": SECRET})
     assert location.connection is not None and location.connection.password == SECRET

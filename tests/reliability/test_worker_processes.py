@@ -1,5 +1,8 @@
-"""Extraction workers as processes (``palimpsest worker``, ARCHITECTURE.md D34), on one embedded
-store file, with real processes and a real model over HTTP.
+"""Extraction workers as processes (``palimpsest worker``, ARCHITECTURE.md D34), with real
+processes and a real model over HTTP, on each backend a worker serves: one embedded store file,
+and one store (its own ``memory_store_id``) on the session's real PostgreSQL server, where the
+workers share the backlog through the job table's ``FOR UPDATE SKIP LOCKED`` claim as workers on
+several machines would.
 
 The model is :class:`~palimpsest.adapters.openai.testing.LoopbackExtractionServer`, an
 OpenAI-compatible server in this test process that the workers reach through the ``OPENAI_*``
@@ -10,13 +13,18 @@ also hold every request (a model that hangs) until the test lets it go.
 What holds:
 
 * a client with ``extraction_runs_in="workers"`` records its jobs and runs none; it exits, and
-  ``palimpsest worker --store FILE --drain`` extracts them all, then exits 0;
-* three workers on one file drain a backlog: every job runs exactly once (one model request per
-  message), none is lost, none failed;
+  ``palimpsest worker --store LOCATION --drain`` extracts them all, then exits 0;
+* three workers on one store drain a backlog: every job runs exactly once (one model request per
+  message, one memory per message), none is lost, none failed, the job table is empty;
 * a worker killed with SIGKILL mid-job leaves its claim until the lease ends; another worker then
   takes the job over and finishes it (the model sees that message twice, every other once);
 * a worker sent SIGTERM mid-job hands its claim back at once (the job is free, long before its
   lease would end) and exits 0.
+
+Every process the test does not kill must exit 0, so a crash at interpreter exit (pool threads
+still running, say) fails the test; ``PYTHONFAULTHANDLER`` prints its stacks. Every test runs once
+per backend; a PostgreSQL store is dropped after its test. Leases are short (2 s; 600 s where the
+test shows the hand-back comes first) and backlogs small (48 jobs at most).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -39,6 +48,7 @@ pytest.importorskip("openai", reason="the workers' model is the OpenAI-compatibl
 from palimpsest.adapters.bootstrap import build_container, open_client
 from palimpsest.adapters.openai.testing import LoopbackExtractionServer
 from palimpsest.domain.model import ExtractionJob
+from postgres_server import PostgresTarget
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="signals and process groups are POSIX")
 
@@ -50,8 +60,8 @@ CLIENT = textwrap.dedent(
     import sys
     from palimpsest.adapters import HashingEmbedder, open_memory
 
-    path, threads, appends = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    memory = open_memory(path, embedder=HashingEmbedder(), extraction_runs_in="workers")
+    location, threads, appends = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    memory = open_memory(location, embedder=HashingEmbedder(), extraction_runs_in="workers")
     for t in range(threads):
         thread = memory.create_thread(thread_id=f"t{t}", user_id="u1")
         for i in range(appends):
@@ -63,6 +73,22 @@ CLIENT = textwrap.dedent(
 
 def texts(threads: int, appends: int) -> list[str]:
     return [f"note-{t}-{i} is a thing to remember" for t in range(threads) for i in range(appends)]
+
+
+@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where the client and the workers meet (``--store``): a file, or a PostgreSQL URL naming a
+    fresh ``memory_store_id`` on the session's server (dropped afterwards)."""
+    if request.param == "embedded":
+        yield str(tmp_path / "memory.db")
+        return
+    import psycopg
+
+    target: PostgresTarget = request.getfixturevalue("postgres_target")
+    store_id = f"w{uuid.uuid4().hex[:12]}"
+    yield f"{target.url}{'&' if '?' in target.url else '?'}memory_store_id={store_id}"
+    with psycopg.connect(target.url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "palimpsest_{store_id}" CASCADE')
 
 
 @pytest.fixture
@@ -79,9 +105,9 @@ def worker_env(model: LoopbackExtractionServer) -> dict[str, str]:
     }
 
 
-def start_worker(path: Path, model: LoopbackExtractionServer, *options: str) -> subprocess.Popen[str]:
+def start_worker(path: str, model: LoopbackExtractionServer, *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [PALIMPSEST, "worker", "--store", str(path), "--extractor", "openai", "--poll", "0.1", *options],
+        [PALIMPSEST, "worker", "--store", path, "--extractor", "openai", "--poll", "0.1", *options],
         env=worker_env(model),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -100,9 +126,9 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, err
 
 
-def append_as_a_client(path: Path, threads: int, appends: int) -> None:
+def append_as_a_client(path: str, threads: int, appends: int) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", CLIENT, str(path), str(threads), str(appends)],
+        [sys.executable, "-c", CLIENT, path, str(threads), str(appends)],
         capture_output=True,
         text=True,
         timeout=BOUND,
@@ -113,7 +139,7 @@ def append_as_a_client(path: Path, threads: int, appends: int) -> None:
     assert (pending, memories) == (threads * appends, 0)  # recorded, none run by the client
 
 
-def state(path: Path) -> tuple[list[ExtractionJob], list[ExtractionJob], list[str]]:
+def state(path: str) -> tuple[list[ExtractionJob], list[ExtractionJob], list[str]]:
     """(jobs still to run, failed jobs, memory texts) of the store, read by a passive client."""
     memory = open_client(build_container(path, profile="inspect"))
     try:
@@ -133,13 +159,13 @@ def wait_until(condition: object, what: str) -> None:
         time.sleep(0.05)
 
 
-def claimed(path: Path) -> list[ExtractionJob]:
+def claimed(path: str) -> list[ExtractionJob]:
     jobs, _, _ = state(path)
     return [j for j in jobs if j.claimed_by is not None]
 
 
-def test_a_worker_drains_the_jobs_a_client_left_to_workers(tmp_path: Path, model: LoopbackExtractionServer) -> None:
-    path = tmp_path / "memory.db"
+def test_a_worker_drains_the_jobs_a_client_left_to_workers(store: str, model: LoopbackExtractionServer) -> None:
+    path = store
     append_as_a_client(path, threads=3, appends=2)
     assert model.calls == []
 
@@ -154,9 +180,9 @@ def test_a_worker_drains_the_jobs_a_client_left_to_workers(tmp_path: Path, model
 
 
 def test_three_workers_drain_one_backlog_with_no_job_run_twice_or_lost(
-    tmp_path: Path, model: LoopbackExtractionServer
+    store: str, model: LoopbackExtractionServer
 ) -> None:
-    path = tmp_path / "memory.db"
+    path = store
     append_as_a_client(path, threads=12, appends=4)
     model.delay = 0.02  # each request takes a while, so the workers overlap
 
@@ -173,9 +199,9 @@ def test_three_workers_drain_one_backlog_with_no_job_run_twice_or_lost(
 
 
 def test_the_job_of_a_worker_killed_mid_job_is_taken_over_when_its_lease_ends(
-    tmp_path: Path, model: LoopbackExtractionServer
+    store: str, model: LoopbackExtractionServer
 ) -> None:
-    path = tmp_path / "memory.db"
+    path = store
     append_as_a_client(path, threads=3, appends=1)
     model.open.clear()  # the model hangs: the first worker's job stays under way
     first = start_worker(path, model, "--threads", "1", "--lease", "2")
@@ -203,8 +229,8 @@ def test_the_job_of_a_worker_killed_mid_job_is_taken_over_when_its_lease_ends(
     assert memories == sorted(f"Fact: {t}" for t in texts(3, 1))
 
 
-def test_sigterm_hands_the_claims_back_and_exits_zero(tmp_path: Path, model: LoopbackExtractionServer) -> None:
-    path = tmp_path / "memory.db"
+def test_sigterm_hands_the_claims_back_and_exits_zero(store: str, model: LoopbackExtractionServer) -> None:
+    path = store
     append_as_a_client(path, threads=1, appends=1)
     model.open.clear()
     worker = start_worker(path, model, "--lease", "600", "--grace", "0.2")
