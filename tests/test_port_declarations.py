@@ -25,19 +25,34 @@ _DECLARATIONS: list[tuple[str, str | None, dict[str, type]]] = [
             **{f"InMemory{r}Repository": getattr(domain_ports, f"{r}Repository") for r in _REPOSITORIES},
         },
     ),
+    (
+        "palimpsest.adapters.sql.repositories",
+        None,
+        {f"Sql{r}Repository": getattr(domain_ports, f"{r}Repository") for r in _REPOSITORIES},
+    ),
+    ("palimpsest.adapters.sql.unit_of_work", None, {"SqlUnitOfWork": domain_ports.UnitOfWork}),
+    ("palimpsest.adapters.sql.store", None, {"SqlStore": domain_ports.MemoryStore}),
     ("palimpsest.adapters.embedded.store", None, {"EmbeddedStore": domain_ports.MemoryStore}),
     ("palimpsest.adapters.embedded.unit_of_work", None, {"SqliteUnitOfWork": domain_ports.UnitOfWork}),
     (
         "palimpsest.adapters.embedded.repositories",
         None,
-        {f"Sqlite{r}Repository": getattr(domain_ports, f"{r}Repository") for r in _REPOSITORIES},
+        {"SqliteMessageRepository": domain_ports.MessageRepository},
     ),
     ("palimpsest.adapters.oracle.store", "oracledb", {"OracleStore": domain_ports.MemoryStore}),
     ("palimpsest.adapters.oracle.unit_of_work", "oracledb", {"OracleUnitOfWork": domain_ports.UnitOfWork}),
     (
         "palimpsest.adapters.oracle.repositories",
         "oracledb",
-        {f"Oracle{r}Repository": getattr(domain_ports, f"{r}Repository") for r in _REPOSITORIES},
+        {
+            f"Oracle{r}Repository": getattr(domain_ports, f"{r}Repository")
+            for r in ("Thread", "Message", "Record")
+        },
+    ),
+    (
+        "palimpsest.adapters.postgres.store",
+        "psycopg",
+        {"PostgresStore": domain_ports.MemoryStore, "PostgresUnitOfWork": domain_ports.UnitOfWork},
     ),
     (
         "palimpsest.adapters.heuristic",
@@ -103,21 +118,23 @@ def test_chat_models_declare_the_json_model_port() -> None:
         assert JsonModel in model.__mro__
 
 
-@pytest.mark.parametrize(
-    ("module", "needs", "prefix"),
-    [
-        ("palimpsest.adapters.embedded.repositories", None, "Sqlite"),
-        ("palimpsest.adapters.oracle.repositories", "oracledb", "Oracle"),
-    ],
-)
-def test_slotted_repositories_stay_slotted(module: str, needs: str | None, prefix: str) -> None:
+_SLOTTED = [
+    *(("palimpsest.adapters.sql.repositories", None, f"Sql{r}Repository") for r in _REPOSITORIES),
+    ("palimpsest.adapters.embedded.repositories", None, "SqliteMessageRepository"),
+    *(
+        ("palimpsest.adapters.oracle.repositories", "oracledb", f"Oracle{r}Repository")
+        for r in ("Thread", "Message", "Record")
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "needs", "name"), _SLOTTED)
+def test_slotted_repositories_stay_slotted(module: str, needs: str | None, name: str) -> None:
     """The repository ports declare empty ``__slots__``: an adapter's slots keep its instances
     free of a ``__dict__`` (a Protocol base without them would add one)."""
-    for repository in _REPOSITORIES:
-        cls = _adapter(module, needs, f"{prefix}{repository}Repository")
-        instance = object.__new__(cls)
-        with pytest.raises(AttributeError):
-            instance.unexpected = 1  # type: ignore[attr-defined]
+    instance = object.__new__(_adapter(module, needs, name))
+    with pytest.raises(AttributeError):
+        instance.unexpected = 1  # type: ignore[attr-defined]
 
 
 def test_declared_ports_keep_plain_construction() -> None:
