@@ -583,12 +583,20 @@ class PostgresSearchSession(SearchSession):
 def begin_search(conn: psycopg.Connection[Any], schema: str, vector_schema: str) -> int | None:
     """Start the read of one search on ``conn`` (idle): ``REPEATABLE READ, READ ONLY``, so
     every primitive reads one snapshot and none waits for a writer, at the store's schema.
-    Returns the store's vector dimension (``None``: none yet), read in the same round trip."""
-    # One simple query (no binds): the isolation, the schema (as ``use_schema`` sets it) and
+    Returns the store's vector dimension (``None``: none yet), read in the same round trip.
+
+    On a connection in autocommit the query opens the transaction itself (``BEGIN`` its first
+    statement; the caller ends it with a rollback); on one that is not, psycopg has sent its
+    own ``BEGIN`` first and the isolation is set by ``SET TRANSACTION``."""
+    # One simple query (no binds): the transaction, the schema (as ``use_schema`` sets it) and
     # the dimension (as ``read_dimension`` reads it); the cursor's last result is the dimension.
+    start = (
+        "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        if conn.autocommit
+        else "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+    )
     statement = sql.SQL(
-        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL search_path TO {}, {}; "
-        "SELECT value FROM meta WHERE key = 'dimension'"
+        start + "; SET LOCAL search_path TO {}, {}; SELECT value FROM meta WHERE key = 'dimension'"
     ).format(sql.Identifier(schema), sql.Identifier(vector_schema))
     with translate():
         cursor = conn.execute(statement)
