@@ -5,7 +5,9 @@
 why a server cannot be used (down, wrong port, wrong password, unknown database), which a pool
 that retries in the background would only report as a timeout, and the error is typed
 (:func:`.errors.translated_connect_error`). Every connection the pool hands out is checked
-first (a server restarted since is noticed before a statement is sent) and speaks UTC.
+first (a server restarted since is noticed before a statement is sent), without a round trip
+unless its socket shows the server wrote to or closed it (:func:`check_idle_connection`), and
+speaks UTC.
 
 A statement that fails is translated (:mod:`.errors`); a connection lost during a call is a
 :class:`StoreUnavailableError` and is discarded by the pool. A pool that has no connection to
@@ -25,6 +27,7 @@ parent's sessions).
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -36,7 +39,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .errors import translated, translated_connect_error
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_POOL_TIMEOUT", "PostgresDatabase", "describe_location"]
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_POOL_TIMEOUT",
+    "PostgresDatabase",
+    "check_idle_connection",
+    "describe_location",
+]
 
 DEFAULT_CONNECT_TIMEOUT: Final = 5
 """Seconds a connection attempt may take (libpq's ``connect_timeout``)."""
@@ -60,6 +69,48 @@ def describe_location(url: str) -> str:
 def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET TIME ZONE 'UTC'")
     conn.commit()
+
+
+def _readable(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the idle connection's socket has something to read (or cannot be polled)."""
+    try:
+        fd = conn.fileno()
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLPRI)
+            return bool(poller.poll(0))
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError, psycopg.Error):
+        return True
+
+
+def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection it is about to hand out, with no round trip when the
+    connection is healthy: an idle connection's socket has nothing to read, so one that is
+    readable was written to or closed by the server (a terminated backend, a stopped or restarted
+    server sends a ``FATAL`` message and closes; a killed one leaves the socket at end of file):
+    only then is the round-trip check run (``psycopg_pool``'s :meth:`ConnectionPool.check_connection`,
+    an empty query), which raises on a broken connection so that the pool discards it and hands out
+    another. (An asynchronous notice or notification makes the socket readable too; that check
+    then reads it and passes.)
+
+    What a local check does not see is a connection whose far end vanished without a word: a
+    network partition, a server host powered off. The next statement on it then fails (or waits
+    for the kernel's TCP timeouts) and is translated like any connection lost during a call,
+    :class:`StoreUnavailableError`, the connection discarded; the round-trip check would have
+    waited on the same socket all the same.
+    """
+    if conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    if _readable(conn):
+        ConnectionPool.check_connection(conn)
+
+
+def _reset(conn: psycopg.Connection[Any]) -> None:
+    """A connection goes back to the pool idle and out of autocommit (a search's read runs in
+    autocommit, its ``BEGIN`` sent with its first query: :meth:`.core.PostgresStoreCore.searching`)."""
+    if conn.autocommit:
+        conn.autocommit = False
 
 
 class PostgresDatabase:
@@ -89,7 +140,8 @@ class PostgresDatabase:
             reconnect_timeout=timeout / 2,
             kwargs={"connect_timeout": connect_timeout},
             configure=_configure,
-            check=ConnectionPool.check_connection,
+            check=check_idle_connection,
+            reset=_reset,
             open=False,
             name=f"palimpsest {self.location}",
         )

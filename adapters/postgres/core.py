@@ -79,11 +79,21 @@ class PostgresStoreCore(StoreDiagnostics):
     ) -> Iterator[PostgresSearchSession]:
         """A :class:`PostgresSearchSession` over one read-only snapshot of the store."""
         with self.database.connection() as conn:
-            dimension = begin_search(conn, self.schema, self.vector_schema)
+            # Autocommit (a local setting, no round trip): psycopg sends no ``BEGIN`` of its
+            # own; begin_search's query opens the transaction, which the rollback ends. The
+            # connection leaves autocommit before it goes back (here, else the pool's reset).
+            conn.autocommit = True
             try:
-                yield PostgresSearchSession(conn, exact=exact, ef_search=ef_search, known_dimension=(dimension,))
+                dimension = begin_search(conn, self.schema, self.vector_schema)
+                try:
+                    yield PostgresSearchSession(
+                        conn, exact=exact, ef_search=ef_search, known_dimension=(dimension,)
+                    )
+                finally:
+                    conn.rollback()
             finally:
-                conn.rollback()
+                if not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    conn.autocommit = False
 
     def schema_state(self) -> SchemaState:
         with self.database.connection() as conn:

@@ -9,8 +9,10 @@ document holds the turn before it, so the next message is re-indexed after an in
 delete), and the first vector of a store without a dimension types the vector columns and builds
 their HNSW indexes (:func:`.schema.fix_dimension`), under a transaction-scoped advisory lock.
 
-A unit of work is one transaction at ``READ COMMITTED``; a read-only one (:meth:`reading`) is a
-``REPEATABLE READ, READ ONLY`` transaction: one snapshot, never waiting for a writer.
+A unit of work is one transaction at ``READ COMMITTED`` whose lock waits are bounded by the
+store's ``busy_timeout`` (``lock_timeout``; a write that waits longer is a ``StoreBusyError``);
+a read-only one (:meth:`reading`) is a ``REPEATABLE READ, READ ONLY`` transaction: one
+snapshot, never waiting for a writer.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from palimpsest.adapters.sql.store import SqlStore
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, NotFoundError
 from palimpsest.domain.model import MemoryRecord, Message
 from palimpsest.domain.ports import SchemaState
+from psycopg import sql
 
 from . import keywords
 from .connection import PostgresDatabase
@@ -205,7 +208,15 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         with self.translating():
             if self.read_only:
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            use_schema(conn, core.schema, core.vector_schema)
+                use_schema(conn, core.schema, core.vector_schema)
+            else:  # one simple query: the writer's lock wait bound and the schema
+                conn.execute(
+                    sql.SQL("SET LOCAL lock_timeout = {}; SET LOCAL search_path TO {}, {}").format(
+                        sql.Literal(self._store._lock_timeout_ms),
+                        sql.Identifier(core.schema),
+                        sql.Identifier(core.vector_schema),
+                    )
+                )
 
     def _release(self, connection: Any) -> None:
         self._store._core.database.release(connection, discard=self._lost)
@@ -258,7 +269,11 @@ class PostgresStore(SqlStore):
     :class:`PostgresDatabase` (a pool its caller owns and closes; several stores may share it).
     ``memory_store_id`` names the schema (``palimpsest_<id>``); ``dimension`` fixes the vector
     size (an existing store must agree). ``exact``/``ef_search``: see
-    :class:`~.search.PostgresSearchSession`.
+    :class:`~.search.PostgresSearchSession`. ``busy_timeout``: seconds a write of a unit of work
+    waits for a row or table lock another transaction holds (``SET LOCAL lock_timeout``, set with
+    the schema in one query at its start) before :class:`~palimpsest.domain.errors.StoreBusyError`
+    (SQLSTATE ``55P03``), as the embedded store's writer waits for the file's lock; the bound is
+    per lock wait, not the transaction's total. Reads never wait for writers (snapshots).
     """
 
     def __init__(
@@ -271,11 +286,20 @@ class PostgresStore(SqlStore):
         max_connections: int = 8,
         exact: bool | None = None,
         schema_version: int = LATEST_VERSION,
+        busy_timeout: float = 30.0,
     ) -> None:
         if dimension is not None and (
             isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1
         ):
             raise ConfigurationError("dimension must be a positive integer or None.")
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, (int, float))
+            or not busy_timeout >= 0
+        ):
+            raise ConfigurationError("busy_timeout must be a non-negative number of seconds.")
+        # PostgreSQL's lock_timeout 0 means "wait forever": no wait at all is one millisecond.
+        self._lock_timeout_ms = max(1, round(float(busy_timeout) * 1000))
         self._core = PostgresStoreCore(
             database,
             memory_store_id=memory_store_id,
