@@ -30,7 +30,7 @@ from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain.errors import StoreBusyError
 from palimpsest.domain.model import ExtractionJob
-from reliability_stores import is_postgres, location, with_connection_options
+from reliability_stores import is_postgres, location, split, with_connection_options
 from typer.testing import CliRunner
 
 HOLDER = Path(__file__).with_name("lock_holder.py")
@@ -94,11 +94,17 @@ def write_lock_held(path: Path | str) -> Iterator[None]:
 
 def quick_client(path: Path | str, summariser: Any = None) -> AgentMemory:
     if is_postgres(str(path)):
+        from palimpsest.adapters.postgres.store import PostgresStore
+
+        # Reads must never wait (a lock_timeout on every statement would catch one that did);
+        # writes wait the store's own bound, this test's short busy timeout.
+        url, store_id = split(with_connection_options(str(path), f"-c lock_timeout={int(BUSY * 1000)}"))
         return build_client(
-            path=location(with_connection_options(str(path), f"-c lock_timeout={int(BUSY * 1000)}")),
+            store=PostgresStore(url, memory_store_id=store_id, busy_timeout=BUSY),
             embedder=HashingEmbedder(),
             summariser=summariser,
             memory_extraction_config=NO_EXTRACTION,
+            close_store=True,
         )
     return build_client(
         store=EmbeddedStore(path, busy_timeout=BUSY),
