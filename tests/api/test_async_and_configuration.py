@@ -15,6 +15,7 @@ from palimpsest.application import (
     AgentMemory,
     ExtractedMemory,
     ExtractionRequest,
+    ExtractionRetryPolicy,
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
@@ -208,7 +209,11 @@ def test_a_failing_extractor_never_loses_the_messages(make_client: ClientFactory
     def broken(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
         raise RuntimeError("model down")
 
-    client = make_client(extractor=ScriptedExtractor(broken), memory_extraction_config=None)
+    client = make_client(
+        extractor=ScriptedExtractor(broken),
+        memory_extraction_config=None,
+        extraction_retry_policy=ExtractionRetryPolicy(base_delay_seconds=0.01, max_delay_seconds=0.05),
+    )
     thread = client.create_thread()
     ids = thread.add_messages([{"role": "user", "content": "still stored"}])
     assert [m.id for m in thread.get_messages()] == ids

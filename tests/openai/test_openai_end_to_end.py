@@ -10,10 +10,14 @@ from fake_openai_server import CHAT, chat_answer, json_answer
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver, OpenAIChatModel
 from palimpsest.application import (
+    ExtractionRetryPolicy,
     MemoryExtractionConfig,
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
 )
+
+# A failing model is retried with the default schedule's shape, minus its waits (1 + 2 + 4 + 8 s).
+FAST_RETRIES = ExtractionRetryPolicy(base_delay_seconds=0.01, max_delay_seconds=0.05)
 
 
 def open_client(chat: OpenAIChatModel):  # type: ignore[no-untyped-def]
@@ -26,6 +30,7 @@ def open_client(chat: OpenAIChatModel):  # type: ignore[no-untyped-def]
             memory_link_extraction_mode=MemoryLinkExtractionMode.POST_EXTRACTION,
             enable_context_summary=False,
         ),
+        extraction_retry_policy=FAST_RETRIES,
     )
 
 

@@ -17,6 +17,7 @@ from palimpsest.adapters.openai import (
 from palimpsest.adapters.openai.schemas import ExtractionPayload, SummaryPayload
 from palimpsest.adapters.openai.testing import ChatRequest, FunctionChatModel, ScriptedChatModel
 from palimpsest.application import (
+    ExtractionRetryPolicy,
     MemoryExtractionConfig,
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
@@ -86,6 +87,10 @@ def test_a_scripted_model_replays_per_operation_then_shared_answers_then_reports
 # -- the LLM adapters through the client -------------------------------------------------------
 
 
+# A failing model is retried with the default schedule's shape, minus its waits (1 + 2 + 4 + 8 s).
+FAST_RETRIES = ExtractionRetryPolicy(base_delay_seconds=0.01, max_delay_seconds=0.05)
+
+
 def open_client(model: ScriptedChatModel, mode: MemoryLinkExtractionMode, **extra):  # type: ignore[no-untyped-def]
     return open_memory(
         embedder=HashingEmbedder(),
@@ -96,7 +101,7 @@ def open_client(model: ScriptedChatModel, mode: MemoryLinkExtractionMode, **extr
             memory_link_extraction_mode=mode,
             enable_context_summary=False,
         ),
-        **extra,
+        **{"extraction_retry_policy": FAST_RETRIES, **extra},
     )
 
 
