@@ -15,35 +15,20 @@ job repository written once over the SQL kit uses them for ``claim``, ``renew`` 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
 import psycopg
+from palimpsest.adapters.sql.codec import JOB_COLUMNS
 from palimpsest.domain.model import ExtractionJob, check_time
 
 from .errors import translate
-from .rows import utc
+from .rows import CODEC
 
 __all__ = ["JOB_COLUMNS", "claim", "claim_next", "job_from_row", "release", "renew"]
 
-JOB_COLUMNS: Final = (
-    "id, thread_id, first_seq, last_seq, created_at, attempts, claimed_by, claimed_until, failed_at, failure_reason"
-)
-
-
-def job_from_row(row: Any) -> ExtractionJob:
-    return ExtractionJob(
-        id=row[0],
-        thread_id=row[1],
-        first_seq=row[2],
-        last_seq=row[3],
-        created_at=row[4].astimezone(UTC),
-        attempts=row[5],
-        claimed_by=row[6],
-        claimed_until=utc(row[7]),
-        failed_at=utc(row[8]),
-        failure_reason=row[9],
-    )
+job_from_row: Final = CODEC.job
+"""A job row (the kit's column order, :data:`JOB_COLUMNS`) as an :class:`ExtractionJob`."""
 
 
 def claim_next(

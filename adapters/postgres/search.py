@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import psycopg
+from palimpsest.adapters.sql.standard import Where
 from palimpsest.domain.errors import VectorDimensionError
 from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
@@ -118,21 +119,6 @@ def _columns(columns: str, alias: str) -> str:
     return ", ".join(f"{alias}.{column.strip()}" for column in columns.split(","))
 
 
-class _Where:
-    """SQL predicates and their binds, in order."""
-
-    def __init__(self) -> None:
-        self.clauses: list[str] = []
-        self.params: list[Any] = []
-
-    def add(self, clause: str, *params: Any) -> None:
-        self.clauses.append(clause)
-        self.params.extend(params)
-
-    def sql(self) -> str:
-        return " AND ".join(self.clauses) if self.clauses else "true"
-
-
 def containment(flt: Mapping[str, Any]) -> dict[str, Any]:
     """A ``jsonb`` value every metadata the filter admits contains (``metadata @> value``): the
     filter's exact values and nested filters, and the elements ``$array_contains`` asks for.
@@ -152,7 +138,7 @@ def containment(flt: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _metadata(where: _Where, query: SearchQuery, alias: str) -> None:
+def _metadata(where: Where, query: SearchQuery, alias: str) -> None:
     if query.metadata_filter is None:
         return
     needed = containment(query.metadata_filter)
@@ -160,7 +146,7 @@ def _metadata(where: _Where, query: SearchQuery, alias: str) -> None:
         where.add(f"{alias}.metadata @> %s", Jsonb(needed))
 
 
-def _scope(where: _Where, query: SearchQuery, alias: str) -> None:
+def _scope(where: Where, query: SearchQuery, alias: str) -> None:
     for dimension in ("user_id", "agent_id", "thread_id"):
         value = getattr(query.scope, dimension)
         if value is ANY:
@@ -172,13 +158,13 @@ def _scope(where: _Where, query: SearchQuery, alias: str) -> None:
     where.add(f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)", query.now)
 
 
-def _record_where(query: SearchQuery, alias: str, *, direct: bool) -> _Where | None:
+def _record_where(query: SearchQuery, alias: str, *, direct: bool) -> Where | None:
     """The SQL part of ``query.admits_record`` for memory records (``None``: no record can
     pass); the metadata filter stays in Python."""
     types = sorted(t.value for t in query.types if t in MEMORY_RECORD_TYPES)
     if not types:
         return None
-    where = _Where()
+    where = Where()
     if len(types) < len(MEMORY_RECORD_TYPES):
         where.add(f"{alias}.record_type = ANY(%s)", types)
     _scope(where, query, alias)
@@ -190,11 +176,11 @@ def _record_where(query: SearchQuery, alias: str, *, direct: bool) -> _Where | N
     return where
 
 
-def _message_where(query: SearchQuery, alias: str) -> _Where | None:
+def _message_where(query: SearchQuery, alias: str) -> Where | None:
     """The SQL part of ``query.admits_record(direct=True)`` for messages (``None``: none can)."""
     if RecordType.MESSAGE not in query.types or query.record_ids is not None:
         return None
-    where = _Where()
+    where = Where()
     _scope(where, query, alias)
     _metadata(where, query, alias)
     return where
@@ -205,7 +191,7 @@ class _Table:
 
     __slots__ = ("is_message", "where")
 
-    def __init__(self, is_message: bool, where: _Where | None) -> None:
+    def __init__(self, is_message: bool, where: Where | None) -> None:
         self.is_message = is_message
         self.where = where
 
@@ -235,7 +221,7 @@ def _small_scope_statement(tables: Sequence[_Table], vector: str, limit: int) ->
         ctes.append(
             f"{name}s AS MATERIALIZED (SELECT r.id, {type_sql} AS record_type, "
             f"r.embedding <=> (SELECT v FROM q) AS distance FROM {table.name} r "
-            f"WHERE r.embedding IS NOT NULL AND {table.where.sql()} LIMIT %s)"
+            f"WHERE r.embedding IS NOT NULL AND {table.where.predicate()} LIMIT %s)"
         )
         ctes.append(f"{name}n AS (SELECT count(*) AS n FROM {name}s)")
         ctes.append(f"{name}c AS (SELECT id, record_type, distance FROM {name}s ORDER BY distance, record_type, id LIMIT %s)")
@@ -268,7 +254,7 @@ def _dense_statement(table: _Table, vector: str, limit: int, plan: str) -> tuple
         order = "r.embedding <=> %s::vector"
     statement = (
         f"WITH c AS MATERIALIZED (SELECT r.id, {type_sql} AS record_type, r.embedding <=> %s::vector AS distance "
-        f"FROM {table.name} r WHERE r.embedding IS NOT NULL AND {table.where.sql()} ORDER BY {order} LIMIT %s) "
+        f"FROM {table.name} r WHERE r.embedding IS NOT NULL AND {table.where.predicate()} ORDER BY {order} LIMIT %s) "
         f"SELECT c.id, c.record_type, 1 - c.distance, {columns} "
         f"FROM c JOIN {table.name} e ON e.id = c.id ORDER BY c.distance, c.record_type, c.id"
     )
@@ -292,7 +278,7 @@ def _keyword_statement(
         assert table.where is not None
         flag = str(table.is_message).lower()
         type_sql = "'message'" if table.is_message else "r.record_type"
-        where = table.where.sql()
+        where = table.where.predicate()
         parts.append(
             "(WITH q(term, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])), "
             f"sc AS MATERIALIZED (SELECT r.id, {type_sql} AS record_type FROM {table.name} r WHERE {where} LIMIT %s), "
@@ -431,7 +417,7 @@ class PostgresSearchSession(SearchSession):
         record_columns = _columns(RECORD_COLUMNS, "o")
         parts = [
             f"SELECT f.id, {link_columns}, {record_columns} FROM unnest(%s::text[]) AS f(id) "
-            f"JOIN links l ON l.{near} = f.id JOIN records o ON o.id = l.{far} WHERE {where.sql()}"
+            f"JOIN links l ON l.{near} = f.id JOIN records o ON o.id = l.{far} WHERE {where.predicate()}"
             for near, far in (("source_id", "target_id"), ("target_id", "source_id"))
         ]
         found: dict[str, dict[str, RecordLink]] = {}
@@ -532,8 +518,8 @@ class PostgresSearchSession(SearchSession):
         self,
         query: SearchQuery,
         depth: int,
-        records: Callable[[_Where, int], list[Row]],
-        messages: Callable[[_Where, int], list[Row]],
+        records: Callable[[Where, int], list[Row]],
+        messages: Callable[[Where, int], list[Row]],
     ) -> list[tuple[CandidateKey, float]]:
         """The best ``depth`` candidates of both tables under a metadata filter, best first
         (ties: record type name, then id): each table's page is loaded and re-checked, and a

@@ -63,7 +63,8 @@ _JOB_INSERT: Final = f"INSERT INTO extraction_jobs ({JOB_COLUMNS}) VALUES ({_mar
 
 
 class Where:
-    """A growing list of SQL conditions (written with ``?``) and their parameters."""
+    """A growing list of SQL conditions and their parameters (the standard statements write
+    ``?``; the PostgreSQL search session writes ``%s``: the class only keeps them in order)."""
 
     __slots__ = ("clauses", "params")
 
@@ -84,9 +85,13 @@ class Where:
         else:
             self.add(f"{column} = ?", value)
 
+    def predicate(self) -> str:
+        """``a AND b`` (``true`` when there is no condition)."""
+        return " AND ".join(self.clauses) if self.clauses else "true"
+
     def sql(self) -> str:
         """`` WHERE a AND b`` (nothing when there is no condition)."""
-        return f" WHERE {' AND '.join(self.clauses)}" if self.clauses else ""
+        return f" WHERE {self.predicate()}" if self.clauses else ""
 
 
 class StandardStatements:
