@@ -18,6 +18,7 @@ from .config import MemoryRetentionConfig
 
 __all__ = [
     "TimeToLiveAnchor",
+    "check_ttl_arguments",
     "list_limit",
     "parse_timestamp",
     "reject_unknown_kwargs",
@@ -108,6 +109,14 @@ def _anchor(value: object) -> TimeToLiveAnchor:
         return TimeToLiveAnchor(value)
     except ValueError:
         raise ValidationError("ttl_anchor must be TimeToLiveAnchor.CREATED_AT or TimeToLiveAnchor.TIMESTAMP.") from None
+
+
+def check_ttl_arguments(ttl_days: object, ttl_anchor: object) -> Any:
+    """Check a TTL and its anchor as given (``NOTSET`` stays omitted); returns the anchor as a
+    :class:`TimeToLiveAnchor` (or ``NOTSET``). What they resolve to is :func:`resolve_expiry`'s."""
+    if not isinstance(ttl_days, NotSetType) and ttl_days is not None:
+        _check_ttl(ttl_days)
+    return ttl_anchor if isinstance(ttl_anchor, NotSetType) else _anchor(ttl_anchor)
 
 
 def list_limit(limit: object) -> Any:

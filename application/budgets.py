@@ -4,6 +4,7 @@ token) and shortening texts to fit a model prompt."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
@@ -18,11 +19,24 @@ __all__ = [
     "apply_token_budgets",
     "estimate_tokens",
     "shorten_for_prompt",
+    "warn_small_token_budget",
 ]
 
 CHARS_PER_TOKEN: Final = 3.5
 DEFAULT_SUMMARY_TOKEN_BUDGET: Final = 1000
 """What ``get_summary`` returns at most by default (tokens), and what a summary is bounded to."""
+
+
+SMALL_TOKEN_BUDGET: Final = 1000
+"""Below this (and above 0) a search's or card's ``token_budget`` is warned about: a hard budget
+smaller than the first result returns nothing."""
+
+
+def warn_small_token_budget(token_budget: object) -> None:
+    """One ``UserWarning`` for a positive ``token_budget`` below :data:`SMALL_TOKEN_BUDGET`
+    (≤0 disables the budget and is not warned about), as the reference warns."""
+    if isinstance(token_budget, int) and not isinstance(token_budget, bool) and 0 < token_budget < SMALL_TOKEN_BUDGET:
+        warnings.warn("token_budget below 1000 may return no search results.", UserWarning, stacklevel=4)
 
 
 def estimate_tokens(text: str) -> int:

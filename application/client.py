@@ -8,8 +8,7 @@ public method validates its arguments, then delegates to one service, so bad inp
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
@@ -24,7 +23,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
+from .arguments import list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
@@ -35,9 +34,9 @@ from .config import (
     RetrievalConfig,
     ThreadSettings,
 )
+from .facade import MemoryFacade
 from .ports import Embedder, Extractor, LinkResolver, Summariser
-from .results import SearchResult
-from .searching import SearchScope, SearchStrategy, resolve_scope
+from .requests import ListRecords, ListThreads, SearchStrategy
 from .store_settings import sync_store_settings
 from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
@@ -54,14 +53,7 @@ __all__ = ["AgentMemory"]
     "update_thread",
     "delete_thread",
     "list_threads",
-    "add_memory",
-    "update_memory",
-    "delete_memory",
     "list_memories",
-    "link_records",
-    "update_record_link",
-    "delete_record_link",
-    "search",
     "purge_expired",
     "reembed",
     "wait_for_memory_extraction",
@@ -70,7 +62,7 @@ __all__ = ["AgentMemory"]
     "retry_failed_extractions",
     "close",
 )
-class AgentMemory:
+class AgentMemory(MemoryFacade):
     """Durable memory for agents: threads, memories, links, search and context cards.
 
     Every dependency is a port passed in: ``store`` (required), and optionally an
@@ -98,7 +90,7 @@ class AgentMemory:
         clock: Clock | None = None,
         memory_extraction_config: MemoryExtractionConfig | None = None,
         memory_retention_config: MemoryRetentionConfig | None = None,
-        search_strategy: SearchStrategy | None = None,
+        search_strategy: SearchStrategy | str | None = None,
         retrieval: RetrievalConfig | None = None,
         id_factory: Callable[[], str] | None = None,
         close_store: bool = False,
@@ -121,11 +113,10 @@ class AgentMemory:
         # Hybrid is the default with an embedder: on both quality sets it retrieves better than
         # either list alone, and the in-memory BM25 index keeps it within the latency targets
         # (BENCHMARKS.md, "Retrieval quality"; ARCHITECTURE.md D20).
-        strategy: SearchStrategy = search_strategy or ("hybrid" if embedder is not None else "keyword")
-        if strategy not in ("vector", "keyword", "hybrid"):
-            raise ConfigurationError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
-        if strategy != "keyword" and embedder is None:
-            raise ConfigurationError(f"search_strategy={strategy!r} needs an embedder.")
+        default = SearchStrategy.HYBRID if embedder is not None else SearchStrategy.KEYWORD
+        strategy = SearchStrategy.parse(search_strategy or default, ConfigurationError)
+        if strategy is not SearchStrategy.KEYWORD and embedder is None:
+            raise ConfigurationError(f"search_strategy={strategy.value!r} needs an embedder.")
         clock = clock or SystemClock()
         retention = sync_store_settings(
             store,
@@ -278,78 +269,15 @@ class AgentMemory:
     ) -> list[Thread]:
         """Threads of a user (``None``: threads without a user), oldest first; ``limit`` keeps
         the newest ``limit`` (omitted or ``None``: all of them)."""
-        check_optional_id(user_id, "user_id")
+        request = ListThreads(user_id, agent_id, metadata_filter, limit)
         return self._services.threads.list(
-            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=list_limit(limit)
+            user_id=request.user_id,
+            agent_id=request.agent_id,
+            metadata_filter=request.metadata_filter,
+            limit=request.limit,  # type: ignore[arg-type]
         )
 
-    # -- memories --------------------------------------------------------------------------
-
-    def add_memory(
-        self,
-        content: str,
-        *,
-        memory_type: str | NotSetType = NOTSET,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        memory_id: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        memory_id_to_link: str | NotSetType = NOTSET,
-        link_type: str | NotSetType = NOTSET,
-        link_id: str | NotSetType = NOTSET,
-        link_timestamp: str | datetime | None | NotSetType = NOTSET,
-        link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        autonomous_linking: bool | NotSetType = NOTSET,
-    ) -> str:
-        """Store a memory-like record (default type ``memory``) and return its id.
-
-        With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
-        in the same transaction; an omitted agent or thread is inherited from a target of the
-        same user, but an omitted user means unscoped, as without a link (so the link may not
-        reach into a user's records: ``CrossScopeLinkError``). Otherwise, with
-        ``autonomous_linking`` the link resolver links it to its closest existing memories
-        after it is stored; it defaults to on only when the resolver is model-backed
-        (``uses_model``), so the offline rules link extracted memories but not these."""
-        return self._services.records.add_memory(
-            content,
-            memory_type=memory_type,
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            memory_id=memory_id,
-            metadata=metadata,
-            timestamp=timestamp,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            memory_id_to_link=memory_id_to_link,
-            link_type=link_type,
-            link_id=link_id,
-            link_timestamp=link_timestamp,
-            link_metadata=link_metadata,
-            autonomous_linking=autonomous_linking,
-        )
-
-    def update_memory(
-        self,
-        memory_id: str,
-        content: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        """Partial update (metadata replaced whole); scope and type are immutable."""
-        reject_unknown_kwargs("update_memory", kwargs)
-        return self._services.records.update_memory(memory_id, content, metadata, timestamp, ttl_days, ttl_anchor)
-
-    def delete_memory(self, memory_id: str) -> int:
-        check_id(memory_id, "memory_id")
-        return int(self._services.memory.delete_record(memory_id))
+    # -- memories (add, update, delete, link and search: shared with MemoryThread, facade.py) -----
 
     def list_memories(
         self,
@@ -361,116 +289,13 @@ class AgentMemory:
     ) -> list[MemoryRecord]:
         """Memory-like records, oldest first. Omitted = no filter; ``None`` = unscoped only.
         ``limit`` keeps the newest ``limit`` (omitted or ``None``: all of them)."""
+        request = ListRecords(user_id, agent_id, thread_id, metadata_filter, limit)
         return self._services.memory.list_records(
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            metadata_filter=metadata_filter,
-            limit=list_limit(limit),
-        )
-
-    # -- links -----------------------------------------------------------------------------
-
-    def link_records(
-        self,
-        source_record_id: str,
-        source_record_type: str,
-        target_record_id: str,
-        target_record_type: str,
-        relation_type: str,
-        opposite_relation_type: str | NotSetType = NOTSET,
-        relation_id: str | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-    ) -> str:
-        """Link two memory-like records (source → target); returns the relation id."""
-        return self._services.records.link_records(
-            source_record_id,
-            source_record_type,
-            target_record_id,
-            target_record_type,
-            relation_type,
-            opposite_relation_type,
-            relation_id,
-            timestamp,
-            metadata,
-        )
-
-    def update_record_link(
-        self,
-        relation_id: str,
-        relation_type: str | NotSetType = NOTSET,
-        opposite_relation_type: str | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-    ) -> int:
-        """Change a link (omitted fields unchanged; ``None`` clears timestamp/metadata); 0 if absent."""
-        return self._services.records.update_record_link(relation_id, relation_type, opposite_relation_type, timestamp, metadata)
-
-    def delete_record_link(
-        self,
-        source_record_id: str | NotSetType = NOTSET,
-        source_record_type: str | NotSetType = NOTSET,
-        target_record_id: str | NotSetType = NOTSET,
-        target_record_type: str | NotSetType = NOTSET,
-        relation_type: str | NotSetType = NOTSET,
-        relation_id: str | NotSetType = NOTSET,
-    ) -> int:
-        """Delete by ``relation_id`` alone, or by the complete directed tuple."""
-        return self._services.records.delete_record_link(
-            source_record_id, source_record_type, target_record_id, target_record_type, relation_type, relation_id
-        )
-
-    # -- search ----------------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        exact_user_match: bool | NotSetType = NOTSET,
-        exact_agent_match: bool | NotSetType = NOTSET,
-        exact_thread_match: bool | NotSetType = NOTSET,
-        max_results: int | NotSetType = NOTSET,
-        token_budget: int | None | NotSetType = NOTSET,
-        soft_token_budget: int | None | NotSetType = NOTSET,
-        record_types: Iterable[str] | None | NotSetType = NOTSET,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        num_hops: int | NotSetType = NOTSET,
-        max_linked_results: int | NotSetType = NOTSET,
-        include_invalid_results: bool | NotSetType = NOTSET,
-        scope: SearchScope | NotSetType = NOTSET,
-        search_strategy: SearchStrategy | NotSetType = NOTSET,
-    ) -> list[SearchResult]:
-        """Scoped retrieval over messages and memories, with optional graph hops.
-
-        ``search_strategy`` overrides the client's for this call ("vector", "keyword" or
-        "hybrid"; the first and last need an embedder)."""
-        resolved = resolve_scope(
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            exact_user_match=exact_user_match,
-            exact_agent_match=exact_agent_match,
-            exact_thread_match=exact_thread_match,
-            scope=scope,
-            require_user=True,
-        )
-        return self._services.searcher.run(
-            query,
-            now=self._services.clock.now(),
-            scope=resolved,
-            max_results=max_results,
-            record_types=record_types,
-            metadata_filter=metadata_filter,
-            num_hops=num_hops,
-            max_linked_results=max_linked_results,
-            include_invalid_results=include_invalid_results,
-            token_budget=token_budget,
-            soft_token_budget=soft_token_budget,
-            search_strategy=search_strategy,
+            user_id=request.user_id,
+            agent_id=request.agent_id,
+            thread_id=request.thread_id,
+            metadata_filter=request.metadata_filter,
+            limit=request.limit,  # type: ignore[arg-type]
         )
 
     # -- retention and lifecycle -----------------------------------------------------------

@@ -1,8 +1,8 @@
 """Application layer: ``ContextCardService``, the context-card use case (summary, topics, the
 most relevant memories and messages, the newest messages), with its search fan-out.
 
-The facade (``MemoryThread.get_context_card``) validates the arguments into a :class:`CardPlan`
-and delegates here; a test can build the service from a store, a clock, a searcher and a
+The facade (``MemoryThread.get_context_card``) parses the arguments into a
+:class:`~palimpsest.application.requests.CardRequest` and delegates here; a test can build the service from a store, a clock, a searcher and a
 summary service, without a facade. The service owns the worker threads of its per-type search
 fan-out (created on first use, shut down by :meth:`ContextCardService.close`).
 """
@@ -13,29 +13,27 @@ import logging
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, RecordType, Thread
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.search import ScopeFilter
 from palimpsest.domain.sentinel import ANY, NotSetType
 
+from .budgets import warn_small_token_budget
 from .config import ThreadSettings
 from .ports import SummaryText
+from .requests import CARD_MAX_RELEVANT_DEFAULT, CARD_TYPE_KEYS, CardRequest
 from .results import ContextCard, SearchResult
 from .retrieval import maximal_marginal_relevance
 from .searching import Searcher, within_token_budgets
 from .summaries import SummaryService
 
-__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "MAX_SEARCH_WORKERS", "CardPlan", "ContextCardService"]
+__all__ = ["CARD_MAX_RELEVANT_DEFAULT", "CARD_TYPE_KEYS", "MAX_SEARCH_WORKERS", "ContextCardService"]
 
 log = logging.getLogger("palimpsest")
 
-CARD_MAX_RELEVANT_DEFAULT = 5
-CARD_TYPE_KEYS = frozenset({"message", "memory", "fact", "guideline", "preference"})
 MAX_SEARCH_WORKERS = 8
 
 
@@ -89,16 +87,11 @@ class ContextCardService:
             thread, tail[0].seq, token_limit=limit, fallback_message_count=fallback_message_count
         )
 
-    def card(
-        self,
-        thread: Thread,
-        settings: ThreadSettings,
-        plan: CardPlan,
-        metadata_filter: Any,
-        token_budget: Any,
-        soft_token_budget: Any,
-    ) -> ContextCard:
-        """Summary, topics, the most relevant records and (optionally) the newest messages."""
+    def card(self, thread: Thread, settings: ThreadSettings, plan: CardRequest) -> ContextCard:
+        """Summary, topics, the most relevant records and (optionally) the newest messages.
+        A positive ``token_budget`` below 1000 is warned about (once), as the reference does."""
+        warn_small_token_budget(plan.token_budget)
+        metadata_filter = plan.metadata_filter
         now = self._clock.now()
         window = max(plan.except_last, plan.recent, 1)
         with self._store.reading() as uow:
@@ -116,7 +109,7 @@ class ContextCardService:
         if query.strip():
             vector = self._searcher.summary_vector(thread.id, query, summary)
             results = self._results(thread, settings, query, vector, plan, metadata_filter, excluded_ids, now)
-        results = within_token_budgets(results, token_budget, soft_token_budget)
+        results = within_token_budgets(results, plan.token_budget, plan.soft_token_budget)
         return ContextCard(summary.text, summary.topics, tuple(results), recent)
 
     def _results(
@@ -125,8 +118,8 @@ class ContextCardService:
         settings: ThreadSettings,
         query: str,
         vector: tuple[float, ...] | None,
-        plan: CardPlan,
-        metadata_filter: Any,
+        plan: CardRequest,
+        metadata_filter: Mapping[str, Any] | None | NotSetType,
         excluded_ids: set[str],
         now: datetime,
     ) -> list[SearchResult]:
@@ -182,71 +175,3 @@ class ContextCardService:
                     seen.add(key)
                     merged.append(result)
         return merged[: plan.max_relevant]
-
-
-@dataclass(frozen=True, slots=True)
-class CardPlan:
-    """A context card request, validated: what every argument of ``get_context_card`` resolves to."""
-
-    fallback: int
-    max_relevant: int
-    recent: int
-    except_last: int
-    minimums: dict[str, int]
-    include_invalid: bool
-
-    @staticmethod
-    def _count(name: str, value: Any, default: int, *, minimum: int = 0) -> int:
-        if isinstance(value, NotSetType):
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError(f"{name} must be an integer.")
-        if value < minimum:
-            raise ValidationError(f"{name} must be at least {minimum}.")
-        return value
-
-    @classmethod
-    def validate(
-        cls,
-        fallback: Any,
-        max_relevant: Any,
-        recent: Any,
-        except_last: Any,
-        minimums: Any,
-        include_invalid: Any,
-    ) -> CardPlan:
-        if not isinstance(except_last, NotSetType) and isinstance(except_last, int) and except_last < 0:
-            raise ValidationError("except_last_messages must be non-negative.")
-        skip = cls._count("except_last_messages", except_last, 0)
-        tail = cls._count("max_recent_messages", recent, 0)
-        if skip and tail not in (0, skip):
-            raise ValidationError("except_last_messages requires max_recent_messages to be zero or the same count.")
-        mins: dict[str, int] = {}
-        if not isinstance(minimums, NotSetType) and minimums is not None:
-            if not isinstance(minimums, Mapping):
-                raise ValidationError("min_relevant_results_by_type must be a mapping.")
-            if not set(minimums) <= CARD_TYPE_KEYS:
-                raise ValidationError("min_relevant_results_by_type contains unsupported record types.")
-            for key, count in minimums.items():
-                if isinstance(count, bool) or not isinstance(count, int):
-                    raise ValidationError("min_relevant_results_by_type counts must be integers.")
-                if count < 1:
-                    raise ValidationError("min_relevant_results_by_type counts must be positive integers.")
-                mins[key] = count
-        total = sum(mins.values())
-        if isinstance(max_relevant, NotSetType):
-            cap = max(CARD_MAX_RELEVANT_DEFAULT, total)
-        else:
-            cap = cls._count("max_relevant_results", max_relevant, CARD_MAX_RELEVANT_DEFAULT, minimum=1)
-            if total > cap:
-                raise ValidationError("min_relevant_results_by_type total must not exceed max_relevant_results.")
-        if not isinstance(include_invalid, (bool, NotSetType)):
-            raise ValidationError("include_invalid_results must be True or False.")
-        return cls(
-            fallback=cls._count("fallback_message_count", fallback, 5),
-            max_relevant=cap,
-            recent=tail,
-            except_last=skip,
-            minimums=mins,
-            include_invalid=True if isinstance(include_invalid, NotSetType) else include_invalid,
-        )

@@ -11,7 +11,8 @@ delete retires the summaries that covered the message.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
 from .embedding import EmbeddingHelper, IndexedMessage
 from .extraction import ExtractionService
 from .jobs import ExtractionRunner
+from .requests import AppendMessages
 from .summaries import SummaryService
 
 __all__ = ["MessageService", "NewMessage"]
@@ -65,7 +67,9 @@ class MessageService:
         extraction: ExtractionService,
         runner: ExtractionRunner,
         summaries: SummaryService,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
+        self._new_id = new_id
         self._store = store
         self._clock = clock
         self._embeddings = embeddings
@@ -82,6 +86,24 @@ class MessageService:
         )
 
     # -- append --------------------------------------------------------------------------------
+
+    def add(self, thread: Thread, settings: ThreadSettings, request: AppendMessages) -> list[str]:
+        """``add_messages``: the request's messages (ids generated for messages without one)
+        appended as :meth:`append` does; returns their ids."""
+        rows = [
+            NewMessage(
+                m.id if m.id is not None else self._new_id(),
+                m.role,
+                m.content,
+                m.timestamp,
+                m.metadata,
+                m.ttl_days,
+                m.ttl_anchor,
+            )
+            for m in request.inputs
+        ]
+        self.append(thread, settings, rows)
+        return [row.id for row in rows]
 
     def append(
         self, thread: Thread, settings: ThreadSettings, messages: Sequence[NewMessage]

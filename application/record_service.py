@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -23,10 +23,11 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
-from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link
+from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link, set_status
 from palimpsest.domain.model import (
     MemoryRecord,
     RecordLink,
+    RecordStatus,
     RecordType,
     Thread,
     check_id,
@@ -40,11 +41,22 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .event_log import log_event
 
-__all__ = ["RecordService"]
+__all__ = ["NewLinkRequest", "RecordService"]
 
 log = logging.getLogger("palimpsest")
 
 EventSink = Callable[[DomainEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class NewLinkRequest:
+    """The link an added record makes to an existing one (``link_id`` ``None``: generated)."""
+
+    target_id: str
+    relation_type: str
+    link_id: str | None = None
+    timestamp: datetime | None = None
+    metadata: dict[str, Any] | None = None
 
 
 def _new_id() -> str:
@@ -92,8 +104,9 @@ class RecordService:
         timestamp: datetime | None,
         expires_at: datetime | None,
         embedding: Sequence[float] | None,
-        link: Mapping[str, Any] | None,
+        link: NewLinkRequest | None,
         require_thread: str | None = None,
+        status: RecordStatus | NotSetType = NOTSET,
     ) -> MemoryRecord:
         """Add a record, optionally linked to an existing one, in one unit of work.
 
@@ -102,14 +115,15 @@ class RecordService:
         an omitted agent or thread comes from a link target of the same user, else is unscoped.
         ``require_thread`` restricts the link target to that thread (thread-owned writes).
         The link obeys the lifecycle and scope rules of :func:`new_link`; a refused link
-        writes neither the record nor the link.
+        writes neither the record nor the link. ``status`` is the caller's initial status
+        (:func:`~palimpsest.domain.links.set_status`; valid when omitted).
         """
         now = self._clock.now()
         events: list[DomainEvent] = []
         with self._store.unit_of_work() as uow:
             target = None
             if link is not None:
-                target = self._visible(uow, link["target_id"], now)
+                target = self._visible(uow, link.target_id, now)
                 if require_thread is not None and not self._in_thread(uow, [target], require_thread):
                     raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
             user = scope.get("user_id", NOTSET)
@@ -142,17 +156,19 @@ class RecordService:
                 agent_id=values["agent_id"],
                 thread_id=values["thread_id"],
             )
+            if not isinstance(status, NotSetType):
+                record = set_status(record, status, now)
             created = None
             if link is not None and target is not None:
-                check_link_request(link["relation_type"])
+                check_link_request(link.relation_type)
                 created = new_link(
-                    link_id=link.get("link_id") or self._new_id(),
+                    link_id=link.link_id or self._new_id(),
                     source=record,
                     target=target,
-                    relation_type=link["relation_type"],
+                    relation_type=link.relation_type,
                     existing_between=(),
-                    metadata=link.get("metadata"),
-                    timestamp=link.get("timestamp"),
+                    metadata=link.metadata,
+                    timestamp=link.timestamp,
                     now=now,
                 )
             uow.records.add(record, embedding=embedding)
@@ -224,9 +240,12 @@ class RecordService:
         ttl_days: float | None | NotSetType = NOTSET,
         embedding: Sequence[float] | None | NotSetType = NOTSET,
         expires_at: datetime | None | NotSetType = NOTSET,
+        status: RecordStatus | NotSetType = NOTSET,
     ) -> MemoryRecord:
-        """Partial update; omitted fields stay. Scope, type and status cannot be set here.
-        ``expires_at`` sets the expiry directly (``ttl_days`` computes it from now).
+        """Partial update; omitted fields stay. Scope and type cannot be set here; ``status`` is
+        the caller's (:func:`~palimpsest.domain.links.set_status`), until a link change touching
+        the record derives it again. ``expires_at`` sets the expiry directly (``ttl_days``
+        computes it from now).
 
         Changing ``content`` without a new ``embedding`` drops the old vector: a vector of
         the old text would make search answer for words the record no longer says.
@@ -248,6 +267,8 @@ class RecordService:
             if not isinstance(expires_at, NotSetType):
                 changes["expires_at"] = expires_at
             updated = replace(record, **changes)
+            if not isinstance(status, NotSetType):
+                updated = set_status(updated, status, now)
             uow.records.update(updated, embedding=embedding)
             uow.commit()
         return updated

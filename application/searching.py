@@ -12,17 +12,14 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
+from palimpsest.domain.errors import InvalidSearchError, ValidationError
 from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordLink,
-    RecordType,
-    check_optional_id,
-    parse_record_type,
 )
 from palimpsest.domain.ports import MemoryStore, SearchSession
 from palimpsest.domain.search import (
@@ -30,20 +27,21 @@ from palimpsest.domain.search import (
     MAX_SEARCH_K,
     CandidateKey,
     ScopeFilter,
-    ScopeValue,
     SearchHit,
     SearchQuery,
     hydrate,
     run_search,
     shortest_path_trees,
 )
-from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
+from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .budgets import apply_token_budgets
+from .budgets import apply_token_budgets, warn_small_token_budget
 from .config import RetrievalConfig
 from .embedding import RecentVectors
 from .ports import Embedder, SummaryText
 from .quotes import quoted
+from .requests import SearchRequest, SearchScope, SearchStrategy, resolve_scope
+from .requests import _record_types as _record_types
 from .results import SearchResult
 from .retrieval import (
     COLLAPSE_DUPLICATES,
@@ -66,78 +64,7 @@ from .retrieval import (
 
 __all__ = ["SearchScope", "SearchStrategy", "Searcher", "resolve_scope", "within_token_budgets"]
 
-SearchStrategy = Literal["vector", "keyword", "hybrid"]
-
 DEFAULT_MAX_RESULTS = 10
-
-
-@dataclass(frozen=True, slots=True)
-class SearchScope:
-    """An explicit search scope, the alternative to passing ids and flags one by one."""
-
-    user_id: str | None | NotSetType = NOTSET
-    agent_id: str | None | NotSetType = NOTSET
-    thread_id: str | None | NotSetType = NOTSET
-    exact_user_match: bool | NotSetType = NOTSET
-    exact_agent_match: bool | NotSetType = NOTSET
-    exact_thread_match: bool | NotSetType = NOTSET
-
-
-def _dimension(
-    value: str | None | NotSetType, exact: bool | NotSetType, *, narrows_by_default: bool
-) -> ScopeValue:
-    if not isinstance(exact, (bool, NotSetType)):
-        raise ValidationError("exact_*_match flags must be True or False.")
-    if not isinstance(value, NotSetType):
-        check_optional_id(value, "scope id")
-    if exact is False:
-        return ANY
-    if exact is True:
-        return None if isinstance(value, NotSetType) else value
-    if isinstance(value, NotSetType) or not narrows_by_default:
-        return ANY
-    return value
-
-
-def resolve_scope(
-    *,
-    user_id: str | None | NotSetType,
-    agent_id: str | None | NotSetType,
-    thread_id: str | None | NotSetType,
-    exact_user_match: bool | NotSetType,
-    exact_agent_match: bool | NotSetType,
-    exact_thread_match: bool | NotSetType,
-    scope: SearchScope | NotSetType,
-    require_user: bool,
-) -> ScopeFilter:
-    """The store-level scope filter for a public search call."""
-    if not isinstance(scope, NotSetType):
-        if not isinstance(scope, SearchScope):
-            raise ValidationError("scope must be a SearchScope.")
-        explicit = (user_id, agent_id, thread_id, exact_user_match, exact_agent_match, exact_thread_match)
-        if any(not isinstance(v, NotSetType) for v in explicit):
-            raise ValidationError("Provide either 'scope' or explicit user/agent/thread ids, not both.")
-        user_id, agent_id, thread_id = scope.user_id, scope.agent_id, scope.thread_id
-        exact_user_match, exact_agent_match, exact_thread_match = (
-            scope.exact_user_match,
-            scope.exact_agent_match,
-            scope.exact_thread_match,
-        )
-    if require_user:
-        if isinstance(user_id, NotSetType):
-            raise InvalidScopeError(
-                "Client searches must be scoped to a user: pass user_id=... (or user_id=None for "
-                "unscoped records only), or scope=SearchScope(user_id=...)."
-            )
-        if exact_user_match is False:
-            raise InvalidScopeError(
-                "Client searches require exact user scoping; do not set exact_user_match=False."
-            )
-    return ScopeFilter(
-        user_id=_dimension(user_id, exact_user_match, narrows_by_default=True),
-        agent_id=_dimension(agent_id, exact_agent_match, narrows_by_default=True),
-        thread_id=_dimension(thread_id, exact_thread_match, narrows_by_default=False),
-    )
 
 
 def within_token_budgets(
@@ -150,19 +77,6 @@ def within_token_budgets(
     return apply_token_budgets(
         results, [r.formatted_content for r in results], token_budget, soft_token_budget
     )
-
-
-def _record_types(value: Iterable[str] | None | NotSetType) -> frozenset[RecordType] | None:
-    if isinstance(value, NotSetType) or value is None:
-        return None
-    if isinstance(value, str):
-        raise ValidationError("record_types must be a list of record type names, not a string.")
-    if not isinstance(value, Iterable):
-        raise ArgumentTypeError("record_types must be a list of record type names or None.")
-    items = list(value)
-    if not all(isinstance(t, str) for t in items):
-        raise ArgumentTypeError("record_types entries must be strings.")
-    return frozenset(parse_record_type(t) for t in items)
 
 
 RECENT_QUERIES = 256
@@ -221,7 +135,7 @@ class Searcher:
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self._strategy = strategy
+        self._strategy = SearchStrategy.parse(strategy)
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
         self._summaries = RecentVectors(RECENT_QUERIES)  # a digest of a card's query and quotes -> its vector
@@ -381,11 +295,10 @@ class Searcher:
         """The client's strategy, or a valid per-call one."""
         if isinstance(strategy, NotSetType):
             return self._strategy
-        if strategy not in ("vector", "keyword", "hybrid"):
-            raise InvalidSearchError("search_strategy must be 'vector', 'keyword' or 'hybrid'.")
-        if strategy != "keyword" and self._embedder is None:
-            raise InvalidSearchError(f"search_strategy={strategy!r} needs a client with an embedder.")
-        return strategy
+        parsed = SearchStrategy.parse(strategy)
+        if parsed is not SearchStrategy.KEYWORD and self._embedder is None:
+            raise InvalidSearchError(f"search_strategy={parsed.value!r} needs a client with an embedder.")
+        return parsed
 
     def query_vector(
         self, text: str, strategy: SearchStrategy | NotSetType = NOTSET
@@ -458,6 +371,25 @@ class Searcher:
         if vector is not None:
             self._summaries.put(key, vector)
         return vector
+
+    def search(self, request: SearchRequest, *, now: datetime) -> list[SearchResult]:
+        """A public search (client or thread), its request parsed and its scope resolved.
+        A positive ``token_budget`` below 1000 is warned about (once), as the reference does."""
+        warn_small_token_budget(request.token_budget)
+        return self.run(
+            request.query,
+            now=now,
+            scope=request.scoped,
+            max_results=request.max_results,
+            record_types=request.record_types,  # type: ignore[arg-type]
+            metadata_filter=request.metadata_filter,
+            num_hops=request.num_hops,
+            max_linked_results=request.max_linked_results,
+            include_invalid_results=request.include_invalid_results,
+            token_budget=request.token_budget,
+            soft_token_budget=request.soft_token_budget,
+            search_strategy=request.search_strategy,  # type: ignore[arg-type]
+        )
 
     def run(
         self,

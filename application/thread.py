@@ -2,112 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from palimpsest.domain.errors import InvalidScopeError, MessageNotFoundError, ValidationError
-from palimpsest.domain.model import (
-    MAX_SPEAKER_LENGTH,
-    SPEAKER_KEY,
-    Message,
-    Thread,
-    check_id,
-    check_metadata,
-    check_text,
-)
-from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
+from palimpsest.domain.errors import MessageNotFoundError, ValidationError
+from palimpsest.domain.model import Message, Thread, check_id, check_metadata
+from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
-from .context_cards import CardPlan
-from .messages import NewMessage
-from .results import ContextCard, SearchResult, Summary
-from .searching import SearchScope, SearchStrategy, resolve_scope
+from .facade import MemoryFacade
+from .requests import AppendMessages, CardRequest, ChatMessage, text_of
+from .results import ContextCard, Summary
 from .wiring import ApplicationServices
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
 
 DEFAULT_MESSAGE_WINDOW = 100
-
-
-@dataclass(frozen=True, slots=True)
-class ChatMessage:
-    """A message to append: role and text, optionally an id, an event timestamp, metadata and
-    the ``name`` of the participant who wrote it (kept as ``metadata["speaker"]``)."""
-
-    role: str
-    content: str
-    timestamp: str | datetime | None = None
-    metadata: dict[str, Any] | None = None
-    id: str | None = None
-    name: str | None = None
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text: a string, or the text parts of a content-part list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, (list, tuple)):
-        if not content:
-            raise ValidationError("Message requires at least one content part.")
-        texts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type", "text") != "text" or not isinstance(part.get("text"), str):
-                    raise ValidationError("only text content parts are supported.")
-                texts.append(part["text"])
-            else:
-                raise ValidationError("Message content must be a string or a sequence of content parts.")
-        return "".join(texts)
-    raise ValidationError("Message content must be a string or a sequence of content parts.")
-
-
-def _per_message(value: Any, count: int, name: str) -> list[Any]:
-    if isinstance(value, list):
-        if len(value) != count:
-            raise ValidationError(f"When using a list for {name}, its length must match the messages.")
-        return value
-    return [value] * count
-
-
-def _with_speaker(metadata: dict[str, Any] | None, name: Any) -> dict[str, Any] | None:
-    """``metadata`` with the message's ``name`` (OpenAI's participant name) as its speaker."""
-    if name is None:
-        return metadata
-    if not isinstance(name, str) or not name.strip():
-        raise ValidationError("Message name must be a non-empty string or None.")
-    if len(name) > MAX_SPEAKER_LENGTH:
-        raise ValidationError(f"Message name must be at most {MAX_SPEAKER_LENGTH} characters.")
-    check_text(name, "message name")
-    current = (metadata or {}).get(SPEAKER_KEY)
-    if current is not None and current != name:
-        raise ValidationError(
-            f"Message name {name!r} differs from its metadata[{SPEAKER_KEY!r}] {current!r}; give one of them."
-        )
-    return {**(metadata or {}), SPEAKER_KEY: name}
-
-
-def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None]:
-    role: Any  # checked below, whatever the input was
-    name: Any = None
-    if isinstance(raw, ChatMessage):
-        role, content, ts, meta, mid, name = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id, raw.name
-    elif isinstance(raw, Message):
-        role, content, ts, meta, mid = raw.role, raw.content, raw.timestamp, raw.metadata, raw.id
-    elif isinstance(raw, Mapping):
-        if "content" not in raw:
-            raise ValidationError("Each thread message must include content.")
-        role, content, name = raw.get("role"), raw["content"], raw.get("name")
-        ts, meta, mid = raw.get("timestamp"), raw.get("metadata"), raw.get("id")
-    else:
-        raise ValidationError("messages must be dicts or ChatMessage objects.")
-    if not isinstance(role, str) or not role.strip():
-        raise ValidationError("Message role must be a non-empty string.")
-    return role, _text_of(content), parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid
 
 
 @with_async_twins(
@@ -118,16 +31,9 @@ def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] 
     "delete_message",
     "get_summary",
     "get_context_card",
-    "search",
-    "add_memory",
-    "update_memory",
-    "delete_memory",
-    "link_records",
-    "update_record_link",
-    "delete_record_link",
     "wait_for_memory_extraction",
 )
-class MemoryThread:
+class MemoryThread(MemoryFacade):
     """One conversation: its messages, durable summary, context cards, and scoped memory."""
 
     def __init__(self, services: ApplicationServices, thread: Thread, settings: ThreadSettings) -> None:
@@ -155,6 +61,9 @@ class MemoryThread:
     def settings(self) -> ThreadSettings:
         return self._settings
 
+    def _scope_thread(self) -> Thread:
+        return self._thread
+
     # -- messages --------------------------------------------------------------------------
 
     def add_messages(
@@ -167,27 +76,10 @@ class MemoryThread:
     ) -> list[str]:
         """Append messages (all committed together, before any model call); returns their ids."""
         reject_unknown_kwargs("add_messages", kwargs)
-        if isinstance(messages, (str, Mapping)) or not isinstance(messages, Sequence):
-            raise ValidationError("messages must be a list of messages.")
-        parsed = [_parse_message(m) for m in messages]
-        if not parsed:
+        request = AppendMessages(messages, metadata, ttl_days, ttl_anchor)
+        if not request.messages:
             return []
-        given = [p[4] for p in parsed]
-        if any(i is None for i in given) and any(i is not None for i in given):
-            raise ValidationError("message ids must be either all set or all omitted.")
-        ids = [check_id(i, "message id") if i is not None else self._services.new_id() for i in given]
-        if len(set(ids)) != len(ids):
-            raise ValidationError("Duplicate message ids are not allowed.")
-        shared_meta = _per_message(NOTSET if isinstance(metadata, NotSetType) else metadata, len(parsed), "metadata")
-        ttls = _per_message(ttl_days, len(parsed), "ttl_days")
-        anchors = _per_message(ttl_anchor, len(parsed), "ttl_anchor")
-        rows = []
-        for (role, text, ts, meta, _), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
-            if not isinstance(extra, NotSetType) and extra is not None:
-                meta = {**check_metadata(extra), **(meta or {})}  # type: ignore[dict-item]
-            rows.append(NewMessage(mid, role, text, ts, meta, ttl, anchor))
-        self._services.messages.append(self._thread, self._settings, rows)
-        return ids
+        return self._services.messages.add(self._thread, self._settings, request)
 
     def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
         """Messages oldest first. Both omitted: the newest 100. ``start`` alone: 100 from it.
@@ -229,7 +121,7 @@ class MemoryThread:
         reject_unknown_kwargs("update_message", kwargs)
         if content is None:
             raise ValidationError("content must be provided when updating a message; omit content to preserve it.")
-        text = NOTSET if isinstance(content, NotSetType) else _text_of(content)
+        text = NOTSET if isinstance(content, NotSetType) else text_of(content)
         meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
         message = self.get_message(message_id)
         self._services.messages.update(
@@ -280,200 +172,20 @@ class MemoryThread:
     ) -> ContextCard:
         """Summary, topics, the most relevant records and (optionally) the newest messages."""
         reject_unknown_kwargs("get_context_card", kwargs)
-        plan = CardPlan.validate(
+        request = CardRequest(
             fallback_message_count,
             max_relevant_results,
             max_recent_messages,
             except_last_messages,
             min_relevant_results_by_type,
+            metadata_filter,
             include_invalid_results,
+            token_budget,
+            soft_token_budget,
         )
-        return self._services.cards.card(
-            self._thread, self._settings, plan, metadata_filter, token_budget, soft_token_budget
-        )
+        return self._services.cards.card(self._thread, self._settings, request)
 
-    # -- search and thread-scoped memory ------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        exact_user_match: bool | NotSetType = NOTSET,
-        exact_agent_match: bool | NotSetType = NOTSET,
-        exact_thread_match: bool | NotSetType = NOTSET,
-        max_results: int | NotSetType = NOTSET,
-        token_budget: int | None | NotSetType = NOTSET,
-        soft_token_budget: int | None | NotSetType = NOTSET,
-        record_types: Iterable[str] | None | NotSetType = NOTSET,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        num_hops: int | NotSetType = NOTSET,
-        max_linked_results: int | NotSetType = NOTSET,
-        include_invalid_results: bool | NotSetType = NOTSET,
-        scope: SearchScope | NotSetType = NOTSET,
-        search_strategy: SearchStrategy | NotSetType = NOTSET,
-    ) -> list[SearchResult]:
-        """Search with the thread's defaults: its user and agent exactly, any of their threads
-        (``exact_thread_match=True`` keeps to this thread); ``search_strategy`` as in
-        :meth:`AgentMemory.search`.
-
-        A thread handle never reads outside its user: a ``scope`` without a user means the
-        thread's, and another user (or none, for a thread with one) or
-        ``exact_user_match=False`` is an ``InvalidScopeError``."""
-        if isinstance(scope, NotSetType):
-            user_id = self.user_id if isinstance(user_id, NotSetType) else user_id
-            agent_id = self.agent_id if isinstance(agent_id, NotSetType) else agent_id
-            thread_id = self.thread_id if isinstance(thread_id, NotSetType) else thread_id
-            exact_user_match = True if isinstance(exact_user_match, NotSetType) else exact_user_match
-            exact_agent_match = True if isinstance(exact_agent_match, NotSetType) else exact_agent_match
-        elif isinstance(scope, SearchScope) and isinstance(scope.user_id, NotSetType):
-            scope = replace(scope, user_id=self.user_id)
-        resolved = resolve_scope(
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            exact_user_match=exact_user_match,
-            exact_agent_match=exact_agent_match,
-            exact_thread_match=exact_thread_match,
-            scope=scope,
-            require_user=False,
-        )
-        if resolved.user_id is ANY or resolved.user_id != self.user_id:
-            raise InvalidScopeError(
-                "A thread handle searches its own user's records only: leave user_id unset (or give "
-                "the thread's) and keep exact_user_match; search other users through AgentMemory.search."
-            )
-        return self._services.searcher.run(
-            query,
-            now=self._services.clock.now(),
-            scope=resolved,
-            max_results=max_results,
-            record_types=record_types,
-            metadata_filter=metadata_filter,
-            num_hops=num_hops,
-            max_linked_results=max_linked_results,
-            include_invalid_results=include_invalid_results,
-            token_budget=token_budget,
-            soft_token_budget=soft_token_budget,
-            search_strategy=search_strategy,
-        )
-
-    def add_memory(
-        self,
-        content: str,
-        *,
-        memory_type: str | NotSetType = NOTSET,
-        memory_id: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        memory_id_to_link: str | NotSetType = NOTSET,
-        link_type: str | NotSetType = NOTSET,
-        link_id: str | NotSetType = NOTSET,
-        link_timestamp: str | datetime | None | NotSetType = NOTSET,
-        link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        autonomous_linking: bool | NotSetType = NOTSET,
-    ) -> str:
-        """A memory owned by this thread (its user, agent and thread); a link target must be
-        owned by this thread too."""
-        return self._services.records.add_memory(
-            content,
-            memory_type=memory_type,
-            user_id=self.user_id,
-            agent_id=self.agent_id,
-            thread_id=self.thread_id,
-            memory_id=memory_id,
-            metadata=metadata,
-            timestamp=timestamp,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            memory_id_to_link=memory_id_to_link,
-            link_type=link_type,
-            link_id=link_id,
-            link_timestamp=link_timestamp,
-            link_metadata=link_metadata,
-            require_thread=self.thread_id,
-            autonomous_linking=autonomous_linking,
-        )
-
-    def update_memory(
-        self,
-        memory_id: str,
-        content: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        reject_unknown_kwargs("update_memory", kwargs)
-        return self._services.records.update_memory(
-            memory_id, content, metadata, timestamp, ttl_days, ttl_anchor, owner_thread=self.thread_id
-        )
-
-    def delete_memory(self, memory_id: str) -> int:
-        """Delete one of this thread's memories (0 for any other record)."""
-        check_id(memory_id, "memory_id")
-        return int(self._services.memory.delete_record(memory_id, owner_thread=self.thread_id))
-
-    def link_records(
-        self,
-        source_record_id: str,
-        source_record_type: str,
-        target_record_id: str,
-        target_record_type: str,
-        relation_type: str,
-        opposite_relation_type: str | NotSetType = NOTSET,
-        relation_id: str | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-    ) -> str:
-        return self._services.records.link_records(
-            source_record_id,
-            source_record_type,
-            target_record_id,
-            target_record_type,
-            relation_type,
-            opposite_relation_type,
-            relation_id,
-            timestamp,
-            metadata,
-            owner_thread=self.thread_id,
-        )
-
-    def update_record_link(
-        self,
-        relation_id: str,
-        relation_type: str | NotSetType = NOTSET,
-        opposite_relation_type: str | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-    ) -> int:
-        return self._services.records.update_record_link(
-            relation_id, relation_type, opposite_relation_type, timestamp, metadata, owner_thread=self.thread_id
-        )
-
-    def delete_record_link(
-        self,
-        source_record_id: str | NotSetType = NOTSET,
-        source_record_type: str | NotSetType = NOTSET,
-        target_record_id: str | NotSetType = NOTSET,
-        target_record_type: str | NotSetType = NOTSET,
-        relation_type: str | NotSetType = NOTSET,
-        relation_id: str | NotSetType = NOTSET,
-    ) -> int:
-        return self._services.records.delete_record_link(
-            source_record_id,
-            source_record_type,
-            target_record_id,
-            target_record_type,
-            relation_type,
-            relation_id,
-            owner_thread=self.thread_id,
-        )
+    # -- add, update, delete and link memories, and search: shared with AgentMemory (facade.py) --
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for this thread's background extraction started by this client."""

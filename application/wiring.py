@@ -136,6 +136,7 @@ def build_services(
             extraction=extraction,
             runner=runner,
             summaries=summaries,
+            new_id=new_id,
         ),
         summaries=summaries,
         cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),

@@ -38,6 +38,7 @@ from .model import MemoryRecord, RecordLink, RecordStatus, check_id
 
 __all__ = [
     "BUILTIN_OPPOSITES",
+    "CALLER_INVALIDATION_REASON",
     "LIFECYCLE_REASONS",
     "LIFECYCLE_TYPES",
     "check_link_request",
@@ -47,6 +48,7 @@ __all__ = [
     "new_link",
     "opposite_label",
     "retype_link",
+    "set_status",
 ]
 
 BUILTIN_OPPOSITES: Final[Mapping[str, str]] = {
@@ -64,6 +66,9 @@ LIFECYCLE_REASONS: Final[Mapping[str, str]] = {
 }
 
 LIFECYCLE_TYPES: Final = frozenset(LIFECYCLE_REASONS)
+
+CALLER_INVALIDATION_REASON: Final = "Set invalid by the caller."
+"""The ``invalidation_reason`` of a record its caller set invalid (``status=`` on add or update)."""
 
 
 def is_lifecycle(relation_type: str) -> bool:
@@ -235,6 +240,22 @@ def derive_status(
         record, status=RecordStatus.INVALID, invalidation_reason=reason, invalidated_at=now, updated_at=now
     )
     return invalidated, (RecordInvalidated(record.id, reason, now, cause.id),)
+
+
+def set_status(record: MemoryRecord, status: RecordStatus, now: datetime) -> MemoryRecord:
+    """``record`` with the status its caller set (ARCHITECTURE.md D2): INVALID with the
+    caller's reason (a record already invalid keeps its reason and time), or VALID with both
+    cleared. The next link change that touches the record derives its status from the links
+    again (:func:`derive_status`)."""
+    if status is RecordStatus.INVALID:
+        if record.status is RecordStatus.INVALID:
+            return record
+        return replace(
+            record, status=status, invalidation_reason=CALLER_INVALIDATION_REASON, invalidated_at=now
+        )
+    if record.status is RecordStatus.VALID:
+        return record
+    return replace(record, status=status, invalidation_reason=None, invalidated_at=None)
 
 
 def check_link_request(relation_type: object) -> str:

@@ -23,7 +23,8 @@ from palimpsest.application import (
     RecordService,
 )
 from palimpsest.application.config import ThreadSettings
-from palimpsest.application.context_cards import CardPlan, ContextCardService
+from palimpsest.application.context_cards import ContextCardService
+from palimpsest.application.requests import CardRequest
 from palimpsest.application.embedding import EmbeddingHelper
 from palimpsest.application.extraction import ExtractionRunner, ExtractionService
 from palimpsest.application.linking import Linker
@@ -232,8 +233,8 @@ def _cards(world: _World) -> ContextCardService:
     return ContextCardService(store=world.store, clock=world.clock, searcher=world.searcher, summaries=world.summaries)
 
 
-def _plan() -> CardPlan:
-    return CardPlan.validate(NOTSET, NOTSET, NOTSET, NOTSET, NOTSET, NOTSET)
+def _plan() -> CardRequest:
+    return CardRequest()
 
 
 def test_a_card_holds_the_summary_and_the_relevant_memories() -> None:
@@ -242,7 +243,7 @@ def test_a_card_holds_the_summary_and_the_relevant_memories() -> None:
     world.add_messages("Let us talk about pizza tonight.", "Which pizza should I order?")
     cards = _cards(world)
     try:
-        card = cards.card(world.thread, _settings(), _plan(), None, NOTSET, NOTSET)
+        card = cards.card(world.thread, _settings(), _plan())
     finally:
         cards.close()
     assert "Let us talk about pizza tonight." in card.summary
@@ -257,7 +258,7 @@ def test_a_card_of_a_thread_without_messages_is_empty() -> None:
     world = _World()
     world.add_past_memory(OLD_PIZZA)
     cards = _cards(world)
-    card = cards.card(world.thread, _settings(), _plan(), None, NOTSET, NOTSET)
+    card = cards.card(world.thread, _settings(), _plan())
     assert (card.summary, card.relevant_results) == ("", ())
     assert not cards.pool_open  # no search ran, so no worker threads were started
 
@@ -268,7 +269,7 @@ def test_the_card_service_owns_its_search_pool_and_close_shuts_it() -> None:
     world.add_messages("Pizza tonight?")
     cards = _cards(world)
     assert not cards.pool_open  # created on first use only
-    cards.card(world.thread, _settings(), _plan(), None, NOTSET, NOTSET)  # concurrency 5: the pool runs
+    cards.card(world.thread, _settings(), _plan())  # concurrency 5: the pool runs
     assert cards.pool_open
     pool = cards._search_pool()
     cards.close()
@@ -279,5 +280,5 @@ def test_the_card_service_owns_its_search_pool_and_close_shuts_it() -> None:
     sequential = ThreadSettings.create(
         client_config=None, thread_config=None, context_card_type_search_concurrency=1
     )
-    cards.card(world.thread, sequential, _plan(), None, NOTSET, NOTSET)
+    cards.card(world.thread, sequential, _plan())
     assert not cards.pool_open  # one search at a time needs no pool

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from palimpsest.adapters.inmemory import ManualClock
 from palimpsest.application import RecordService
+from palimpsest.application.record_service import NewLinkRequest
 from palimpsest.domain.errors import (
     CrossScopeLinkError,
     DuplicateIdError,
@@ -224,7 +225,7 @@ def test_a_link_across_users_is_refused_and_changes_nothing_in_any_store(
         service.add_record_with_link(
             content="new", record_type=RecordType.FACT, record_id="new", scope={"user_id": "v" if target.startswith("u") else "u"},
             metadata=None, timestamp=None, expires_at=None, embedding=None,
-            link={"target_id": target, "relation_type": relation},
+            link=NewLinkRequest(target_id=target, relation_type=relation),
         )
     with pytest.raises(CrossScopeLinkError):
         service.update_link("legacy", relation_type="supersedes")

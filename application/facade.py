@@ -1,0 +1,278 @@
+"""Application layer: ``MemoryFacade``, the public methods ``AgentMemory`` and ``MemoryThread`` share.
+
+The record, link and search methods are declared once, here, with the reference's names,
+keywords and defaults. Each builds its typed request (:mod:`~palimpsest.application.requests`),
+lets the facade bind its scope (:meth:`MemoryFacade._scope_thread`: a thread handle binds its
+own thread, the client none), and makes one call to a service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from palimpsest.domain.model import RecordStatus, Thread, check_id
+from palimpsest.domain.sentinel import NOTSET, NotSetType
+
+from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
+from .asyncio_twins import with_async_twins
+from .requests import (
+    AddMemory,
+    DeleteRecordLink,
+    LinkRecords,
+    SearchRequest,
+    SearchScope,
+    SearchStrategy,
+    UpdateMemory,
+    UpdateRecordLink,
+)
+from .results import SearchResult
+from .wiring import ApplicationServices
+
+__all__ = ["SHARED_METHODS", "MemoryFacade"]
+
+SHARED_METHODS = (
+    "add_memory",
+    "update_memory",
+    "delete_memory",
+    "link_records",
+    "update_record_link",
+    "delete_record_link",
+    "search",
+)
+
+
+@with_async_twins(*SHARED_METHODS)
+class MemoryFacade:
+    """The methods the client and a thread handle share; see :class:`AgentMemory` and
+    :class:`MemoryThread`."""
+
+    _services: ApplicationServices
+
+    def _scope_thread(self) -> Thread | None:
+        """The thread whose handle this is (its scope binds every request), or ``None``."""
+        return None
+
+    def _owner_thread_id(self) -> str | None:
+        thread = self._scope_thread()
+        return None if thread is None else thread.id
+
+    # -- memories --------------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        content: str,
+        *,
+        memory_type: str | NotSetType = NOTSET,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        memory_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        status: RecordStatus | str | NotSetType = NOTSET,
+        autonomous_linking: bool | NotSetType = NOTSET,
+        memory_id_to_link: str | NotSetType = NOTSET,
+        link_type: str | NotSetType = NOTSET,
+        link_id: str | NotSetType = NOTSET,
+        link_timestamp: str | datetime | None | NotSetType = NOTSET,
+        link_metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        """Store a memory-like record (default type ``memory``) and return its id.
+
+        ``status`` sets its initial status (``RecordStatus`` or ``"valid"``/``"invalid"``;
+        valid when omitted; an invalid one records "Set invalid by the caller."), until a link
+        change touching it derives the status from its links again (ARCHITECTURE.md D2).
+
+        With ``memory_id_to_link`` + ``link_type`` the new memory is linked to an existing one
+        in the same transaction; an omitted agent or thread is inherited from a target of the
+        same user, but an omitted user means unscoped, as without a link (so the link may not
+        reach into a user's records: ``CrossScopeLinkError``). Otherwise, with
+        ``autonomous_linking`` the link resolver links it to its closest existing memories
+        after it is stored; it defaults to on only when the resolver is model-backed
+        (``uses_model``), so the offline rules link extracted memories but not these.
+
+        Through a thread handle the memory is the thread's (its user, agent and thread; other
+        ids are an ``InvalidScopeError``) and a link target must be the thread's too."""
+        request = AddMemory(
+            content,
+            memory_type=memory_type,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            memory_id=memory_id,
+            metadata=metadata,  # type: ignore[arg-type]
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+            autonomous_linking=autonomous_linking,
+            memory_id_to_link=memory_id_to_link,
+            link_type=link_type,
+            link_id=link_id,
+            link_timestamp=link_timestamp,
+            link_metadata=link_metadata,  # type: ignore[arg-type]
+        )
+        thread = self._scope_thread()
+        return self._services.records.add_memory(request if thread is None else request.within_thread(thread))
+
+    def update_memory(
+        self,
+        memory_id: str,
+        content: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        status: RecordStatus | str | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Partial update (metadata replaced whole); scope and type are immutable. ``status``
+        as in :meth:`add_memory`. Through a thread handle, only the thread's own memories."""
+        reject_unknown_kwargs("update_memory", kwargs)
+        request = UpdateMemory(
+            memory_id,
+            content=content,
+            metadata=metadata,  # type: ignore[arg-type]
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+            owner_thread=self._owner_thread_id(),
+        )
+        return self._services.records.update_memory(request)
+
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete a memory: 1, or 0 when there is none (through a thread handle: 0 for any
+        record that is not the thread's)."""
+        check_id(memory_id, "memory_id")
+        return int(self._services.memory.delete_record(memory_id, owner_thread=self._owner_thread_id()))
+
+    # -- links -----------------------------------------------------------------------------
+
+    def link_records(
+        self,
+        source_record_id: str,
+        source_record_type: str,
+        target_record_id: str,
+        target_record_type: str,
+        relation_type: str,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> str:
+        """Link two memory-like records (source → target); returns the relation id. Through a
+        thread handle both records must be the thread's."""
+        request = LinkRecords(
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            opposite_relation_type=opposite_relation_type,
+            relation_id=relation_id,
+            timestamp=timestamp,
+            metadata=metadata,  # type: ignore[arg-type]
+            owner_thread=self._owner_thread_id(),
+        )
+        return self._services.records.link_records(request)
+
+    def update_record_link(
+        self,
+        relation_id: str,
+        relation_type: str | NotSetType = NOTSET,
+        opposite_relation_type: str | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+    ) -> int:
+        """Change a link (omitted fields unchanged; ``None`` clears timestamp/metadata); 0 if absent."""
+        request = UpdateRecordLink(
+            relation_id,
+            relation_type=relation_type,
+            opposite_relation_type=opposite_relation_type,
+            timestamp=timestamp,
+            metadata=metadata,  # type: ignore[arg-type]
+            owner_thread=self._owner_thread_id(),
+        )
+        return self._services.records.update_record_link(request)
+
+    def delete_record_link(
+        self,
+        source_record_id: str | NotSetType = NOTSET,
+        source_record_type: str | NotSetType = NOTSET,
+        target_record_id: str | NotSetType = NOTSET,
+        target_record_type: str | NotSetType = NOTSET,
+        relation_type: str | NotSetType = NOTSET,
+        relation_id: str | NotSetType = NOTSET,
+    ) -> int:
+        """Delete by ``relation_id`` alone, or by the complete directed tuple."""
+        request = DeleteRecordLink(
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            relation_id,
+            owner_thread=self._owner_thread_id(),
+        )
+        return self._services.records.delete_record_link(request)
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        exact_user_match: bool | NotSetType = NOTSET,
+        exact_agent_match: bool | NotSetType = NOTSET,
+        exact_thread_match: bool | NotSetType = NOTSET,
+        max_results: int | NotSetType = NOTSET,
+        token_budget: int | None | NotSetType = NOTSET,
+        soft_token_budget: int | None | NotSetType = NOTSET,
+        record_types: Iterable[str] | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        num_hops: int | NotSetType = NOTSET,
+        max_linked_results: int | NotSetType = NOTSET,
+        include_invalid_results: bool | NotSetType = NOTSET,
+        scope: SearchScope | NotSetType = NOTSET,
+        search_strategy: SearchStrategy | str | NotSetType = NOTSET,
+    ) -> list[SearchResult]:
+        """Scoped retrieval over messages and memories, with optional graph hops.
+
+        A client search must name its user (``user_id=None``: unscoped records only). A thread
+        handle searches with the thread's defaults: its user and agent exactly, any of their
+        threads (``exact_thread_match=True`` keeps to this thread); it never reads outside its
+        user (a ``scope`` without a user means the thread's; another user, or none for a
+        thread with one, or ``exact_user_match=False`` is an ``InvalidScopeError``).
+
+        ``search_strategy`` overrides the client's for this call (``SearchStrategy`` or
+        "vector", "keyword", "hybrid"; the first and last need an embedder). A positive
+        ``token_budget`` below 1000 warns (``UserWarning``): it may return no results."""
+        keywords: dict[str, Any] = {
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "thread_id": thread_id,
+            "exact_user_match": exact_user_match,
+            "exact_agent_match": exact_agent_match,
+            "exact_thread_match": exact_thread_match,
+            "max_results": max_results,
+            "token_budget": token_budget,
+            "soft_token_budget": soft_token_budget,
+            "record_types": record_types,
+            "metadata_filter": metadata_filter,
+            "num_hops": num_hops,
+            "max_linked_results": max_linked_results,
+            "include_invalid_results": include_invalid_results,
+            "scope": scope,
+            "search_strategy": search_strategy,
+        }
+        thread = self._scope_thread()
+        request = SearchRequest(query, **keywords) if thread is None else SearchRequest.for_thread(thread, query, **keywords)
+        return self._services.searcher.search(request, now=self._services.clock.now())
