@@ -37,7 +37,7 @@ from .results import (
     SearchResultFormatConfig,
     Summary,
 )
-from .searching import SearchScope
+from .searching import SearchScope, SearchStrategy
 from .thread import ChatMessage, MemoryThread
 from .usage import TokenCounts, TokenUsage
 
@@ -69,6 +69,7 @@ __all__ = [
     "SearchResult",
     "SearchResultFormatConfig",
     "SearchScope",
+    "SearchStrategy",
     "Summariser",
     "Summary",
     "SummaryText",

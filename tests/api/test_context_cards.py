@@ -309,6 +309,7 @@ def test_the_metadata_filter_and_invalid_switch_apply_to_relevant_results(thread
     assert "fact-1" in _relevant_ids(with_invalid) and "fact-1" not in _relevant_ids(without)
 
 
+@pytest.mark.filterwarnings("ignore:token_budget below 1000")
 def test_token_budgets_trim_the_relevant_results(thread: MemoryThread) -> None:
     full = thread.get_context_card()
     assert thread.get_context_card(token_budget=5).relevant_results == ()

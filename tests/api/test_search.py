@@ -382,6 +382,7 @@ def budgeted(memory: AgentMemory) -> tuple[AgentMemory, list[int]]:
     return memory, costs
 
 
+@pytest.mark.filterwarnings("ignore:token_budget below 1000")
 def test_a_hard_budget_keeps_whole_results_while_they_fit(budgeted: tuple[AgentMemory, list[int]]) -> None:
     memory, costs = budgeted
     def search(**kw: Any) -> list[Any]:

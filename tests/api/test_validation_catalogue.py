@@ -206,7 +206,7 @@ CASES = [
     Case("add_memory has no timestamps parameter", _add_memory(timestamps=["2026-01-01"]), TypeError, TypeError),
     Case("update_memory needs a field", lambda e: e.client.update_memory("new"), ValidationError),
     Case("update_memory content is not None", lambda e: e.client.update_memory("new", None), ValidationError),
-    Case("update_memory rejects unknown kwargs", lambda e: e.client.update_memory("new", "x", status="invalid"), TypeError, TypeError),
+    Case("update_memory rejects unknown kwargs", lambda e: e.client.update_memory("new", "x", colour="blue"), TypeError, TypeError),
     Case("update_memory needs a visible record", lambda e: e.client.update_memory("missing", "x"), RecordNotFoundError, KeyError),
     # -- messages ----------------------------------------------------------------------------
     Case("update_message content is not None", lambda e: e.thread.update_message("m1", None), ValidationError),

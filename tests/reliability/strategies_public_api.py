@@ -356,6 +356,7 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "link_timestamp": timestamps,
     "link_metadata": metadata,
     "autonomous_linking": booleans,
+    "status": anything(st.sampled_from(["valid", "invalid", "VALID", ""])),
     "source_record_id": ids(*MEMORY_IDS),
     "source_record_type": memory_types,
     "target_record_id": ids(*MEMORY_IDS),
