@@ -14,7 +14,9 @@ from .config import (
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
+    MemorySearchConfig,
     RetrievalConfig,
+    TopKMemorySearchConfig,
 )
 from .ports import (
     Embedder,
@@ -60,6 +62,7 @@ __all__ = [
     "MemoryExtractionMode",
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
+    "MemorySearchConfig",
     "MemoryThread",
     "OracleSearchResultFormatConfig",
     "RecordService",
@@ -76,4 +79,5 @@ __all__ = [
     "TimeToLiveAnchor",
     "TokenCounts",
     "TokenUsage",
+    "TopKMemorySearchConfig",
 ]

@@ -8,7 +8,7 @@ public method validates its arguments, then delegates to one service, so bad inp
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
@@ -31,8 +31,12 @@ from .config import (
     ExtractionRunsIn,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
+    MemorySearchConfig,
     RetrievalConfig,
     ThreadSettings,
+    check_llm,
+    check_search_config,
+    fold_deprecated_extraction,
 )
 from .facade import MemoryFacade
 from .ports import Embedder, Extractor, LinkResolver, Summariser
@@ -98,6 +102,7 @@ class AgentMemory(MemoryFacade):
         extraction_retry_policy: ExtractionRetryPolicy | None = None,
         extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
         on_close: Callable[[], object] | None = None,
+        search_config: MemorySearchConfig | None = None,
     ) -> None:
         runs_in = ExtractionRunsIn.parse(extraction_runs_in)
         if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
@@ -108,6 +113,7 @@ class AgentMemory(MemoryFacade):
             raise ConfigurationError("memory_retention_config must be a MemoryRetentionConfig.")
         if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
             raise ConfigurationError("retrieval must be a RetrievalConfig.")
+        self._search_config = check_search_config(search_config)
         if on_close is not None and not callable(on_close):
             raise ConfigurationError("on_close must be a callable taking no arguments.")
         # Hybrid is the default with an embedder: on both quality sets it retrieves better than
@@ -152,6 +158,11 @@ class AgentMemory(MemoryFacade):
         return self._services.store
 
     @property
+    def search_config(self) -> MemorySearchConfig | None:
+        """The defaults of this client's searches (and of the threads it creates), if given."""
+        return self._search_config
+
+    @property
     def search_strategy(self) -> SearchStrategy:
         """The strategy searches use unless a call says otherwise: "hybrid" by default with an
         embedder, "keyword" without one, or what the constructor was given."""
@@ -182,24 +193,57 @@ class AgentMemory(MemoryFacade):
         user_id: str | None | NotSetType = NOTSET,
         agent_id: str | None | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
-        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        llm: None | NotSetType = NOTSET,
         max_message_token_length: int | NotSetType = NOTSET,
+        message_shortening_input_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        search_config: MemorySearchConfig | None | NotSetType = NOTSET,
         context_card_token_limit: int | NotSetType = NOTSET,
+        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        extract_memories: bool | NotSetType = NOTSET,
+        memory_extraction_window: int | NotSetType = NOTSET,
+        context_summary_update_frequency: int | NotSetType = NOTSET,
+        memory_extraction_frequency: int | NotSetType = NOTSET,
+        memory_extraction_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
+        memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
+        enable_context_summary: bool | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
-        """Create and persist a thread (ids generated when omitted) with its resolved settings."""
+        """Create and persist a thread (ids generated when omitted) with its resolved settings.
+
+        ``search_config`` (default: the client's) gives the thread's searches and cards their
+        defaults; ``message_shortening_input_token_limit`` is stored (see ``ThreadSettings``).
+        ``llm`` is accepted only as ``None``: models are the client's. The inline extraction
+        keywords (``extract_memories``, ...) are deprecated: pass ``memory_extraction_config``."""
         reject_unknown_kwargs("create_thread", kwargs)
+        check_llm(llm)
+        extraction = fold_deprecated_extraction(
+            memory_extraction_config,
+            {
+                "extract_memories": extract_memories,
+                "memory_extraction_window": memory_extraction_window,
+                "context_summary_update_frequency": context_summary_update_frequency,
+                "memory_extraction_frequency": memory_extraction_frequency,
+                "memory_extraction_token_limit": memory_extraction_token_limit,
+                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
+                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
+                "enable_context_summary": enable_context_summary,
+            },
+        )
         services = self._services
         tid = services.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
         uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
         aid = None if isinstance(agent_id, NotSetType) else check_optional_id(agent_id, "agent_id")
         settings = ThreadSettings.create(
             client_config=services.extraction_config,
-            thread_config=None if isinstance(memory_extraction_config, NotSetType) else memory_extraction_config,
+            thread_config=None if isinstance(extraction, NotSetType) else extraction,
             max_message_token_length=max_message_token_length,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
+            message_shortening_input_token_limit=message_shortening_input_token_limit,
+            search_config=search_config,
+            client_search_config=self._search_config,
         )
         services.threads.check(settings)
         meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
@@ -210,21 +254,48 @@ class AgentMemory(MemoryFacade):
         self,
         thread_id: str,
         *,
-        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
-        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        llm: None | NotSetType = NOTSET,
         max_message_token_length: int | NotSetType = NOTSET,
+        message_shortening_input_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        search_config: MemorySearchConfig | None | NotSetType = NOTSET,
         context_card_token_limit: int | NotSetType = NOTSET,
+        context_card_type_search_concurrency: int | NotSetType = NOTSET,
+        extract_memories: bool | NotSetType = NOTSET,
+        memory_extraction_window: int | NotSetType = NOTSET,
+        context_summary_update_frequency: int | NotSetType = NOTSET,
+        memory_extraction_frequency: int | NotSetType = NOTSET,
+        memory_extraction_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
+        memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
+        enable_context_summary: bool | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
         reject_unknown_kwargs("get_thread", kwargs)
+        check_llm(llm)
+        extraction = fold_deprecated_extraction(
+            memory_extraction_config,
+            {
+                "extract_memories": extract_memories,
+                "memory_extraction_window": memory_extraction_window,
+                "context_summary_update_frequency": context_summary_update_frequency,
+                "memory_extraction_frequency": memory_extraction_frequency,
+                "memory_extraction_token_limit": memory_extraction_token_limit,
+                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
+                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
+                "enable_context_summary": enable_context_summary,
+            },
+        )
         check_id(thread_id, "thread_id")
         thread = self._services.threads.get(thread_id)
         settings = ThreadSettings.from_json(thread.config).overridden(
-            memory_extraction_config=memory_extraction_config,
+            memory_extraction_config=extraction,
             max_message_token_length=max_message_token_length,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
+            message_shortening_input_token_limit=message_shortening_input_token_limit,
+            search_config=search_config,
         )
         return MemoryThread(self._services, thread, self._services.threads.check(settings))
 
@@ -233,23 +304,50 @@ class AgentMemory(MemoryFacade):
         thread_id: str,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
         *,
-        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        llm: None | NotSetType = NOTSET,
         max_message_token_length: int | NotSetType = NOTSET,
+        message_shortening_input_token_limit: int | NotSetType = NOTSET,
         context_card_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET,
+        search_config: MemorySearchConfig | None | NotSetType = NOTSET,
+        extract_memories: bool | NotSetType = NOTSET,
+        memory_extraction_window: int | NotSetType = NOTSET,
+        context_summary_update_frequency: int | NotSetType = NOTSET,
+        memory_extraction_frequency: int | NotSetType = NOTSET,
+        memory_extraction_token_limit: int | NotSetType = NOTSET,
+        memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
+        memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
+        enable_context_summary: bool | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
         """Persist new metadata (whole replace; ``None`` clears) and durable setting overrides.
 
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
         reject_unknown_kwargs("update_thread", kwargs)
+        check_llm(llm)
+        extraction = fold_deprecated_extraction(
+            memory_extraction_config,
+            {
+                "extract_memories": extract_memories,
+                "memory_extraction_window": memory_extraction_window,
+                "context_summary_update_frequency": context_summary_update_frequency,
+                "memory_extraction_frequency": memory_extraction_frequency,
+                "memory_extraction_token_limit": memory_extraction_token_limit,
+                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
+                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
+                "enable_context_summary": enable_context_summary,
+            },
+        )
         check_id(thread_id, "thread_id")
         new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
 
         def override(settings: ThreadSettings) -> ThreadSettings:
             return settings.overridden(
-                memory_extraction_config=memory_extraction_config,
+                memory_extraction_config=extraction,
                 max_message_token_length=max_message_token_length,
                 context_card_token_limit=context_card_token_limit,
+                message_shortening_input_token_limit=message_shortening_input_token_limit,
+                search_config=search_config,
             )
 
         thread, settings = self._services.threads.update(thread_id, new_meta, override)
@@ -399,6 +497,9 @@ class AgentMemory(MemoryFacade):
         finally:
             if self._on_close is not None:
                 self._on_close()
+
+    def _search_defaults(self) -> MemorySearchConfig | None:
+        return self._search_config
 
     def __enter__(self) -> Self:
         return self

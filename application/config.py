@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -38,8 +39,10 @@ __all__ = [
     "MemoryExtractionMode",
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
+    "MemorySearchConfig",
     "RetrievalConfig",
     "ThreadSettings",
+    "TopKMemorySearchConfig",
     "extraction_counter",
     "stored_thread_settings",
 ]
@@ -461,17 +464,161 @@ class RetrievalConfig:
             raise ConfigurationError("rrf_k must be a positive integer.")
 
 
+# -- post-search configuration ------------------------------------------------------------------
+
+MAX_SEARCH_CONFIG_RESULTS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySearchConfig:
+    """Defaults of a thread's (or a client's) searches and context cards: the token budgets.
+    An argument passed to ``search``/``get_context_card`` overrides them; omitted fields leave
+    the library's defaults."""
+
+    token_budget: int | None | NotSetType = NOTSET
+    soft_token_budget: int | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        for name in ("token_budget", "soft_token_budget"):
+            value = getattr(self, name)
+            if value is not NOTSET and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ConfigurationError(f"{name} must be an integer or None.")
+
+    def to_json(self) -> dict[str, Any]:
+        """The persisted form (``{"type": ...}`` and the fields that were set; no reranker)."""
+        out: dict[str, Any] = {"type": "base"}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "reranker" and value is not NOTSET:
+                out[f.name] = value
+        return out
+
+    @staticmethod
+    def from_json(data: object) -> MemorySearchConfig | None:
+        if data is None:
+            return None
+        if not isinstance(data, Mapping):
+            raise ConfigurationError("search_config must be a JSON object.")
+        kind = data.get("type")
+        known = {"base": MemorySearchConfig, "top_k": TopKMemorySearchConfig}
+        if kind not in known:
+            raise ConfigurationError(f"search_config type must be 'top_k' or 'base', got {kind!r}.")
+        cls = known[kind]
+        names = {f.name for f in fields(cls)} - {"reranker"}
+        unknown = sorted(set(data) - names - {"type"})
+        if unknown:
+            raise ConfigurationError(f"search_config does not take: {', '.join(unknown)}.")
+        return cls(**{k: v for k, v in data.items() if k != "type"})
+
+
+@dataclass(frozen=True, slots=True)
+class TopKMemorySearchConfig(MemorySearchConfig):
+    """Top-k search defaults (the reference's default search configuration): ``max_results``
+    (≤1000) and the budgets; ``reranker``/``reranker_max_candidates`` (≤1000) as in the
+    reference, though a reranker object is not persisted with a thread. Persisted as
+    ``{"type": "top_k", ...}``."""
+
+    reranker: Reranker | None | NotSetType = NOTSET
+    reranker_max_candidates: int | NotSetType = NOTSET
+    max_results: int | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        MemorySearchConfig.__post_init__(self)
+        for name in ("max_results", "reranker_max_candidates"):
+            value = getattr(self, name)
+            if value is NOTSET:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive integer.")
+            if value > MAX_SEARCH_CONFIG_RESULTS:
+                what = "search result count" if name == "max_results" else "reranker candidate count"
+                raise ConfigurationError(f"{name} exceeds the maximum allowed {what}.")
+        if self.reranker is not NOTSET and self.reranker is not None:
+            if not isinstance(self.reranker, Reranker):
+                raise ConfigurationError("reranker must implement the Reranker port.")
+            # Honest until searches take a per-call reranker: the client's RetrievalConfig has one.
+            raise ConfigurationError(
+                "a reranker on a search config is not supported; pass RetrievalConfig(reranker=...) to the client."
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        return {**MemorySearchConfig.to_json(self), "type": "top_k"}
+
+
+def check_search_config(value: object) -> MemorySearchConfig | None:
+    if value is None or isinstance(value, NotSetType):
+        return None
+    if not isinstance(value, MemorySearchConfig):
+        raise ConfigurationError("search_config must be a MemorySearchConfig.")
+    return value
+
+
+def check_llm(llm: object) -> None:
+    """``llm=`` on a thread: only ``None`` (or omitted) is accepted. A handle's own model
+    (the reference's per-thread LLM) is not supported: the models are the client's ports."""
+    if llm is not None and not isinstance(llm, NotSetType):
+        raise ConfigurationError(
+            "llm= on a thread is accepted only as None here: configure the client's summariser and extractor instead."
+        )
+
+
+def search_defaults(config: MemorySearchConfig | None) -> dict[str, Any]:
+    """The search (and card) arguments a search config gives defaults for, as keywords."""
+    if config is None:
+        return {}
+    names = ("max_results", "token_budget", "soft_token_budget")
+    return {n: getattr(config, n) for n in names if getattr(config, n, NOTSET) is not NOTSET}
+
+
+DEPRECATED_EXTRACTION_KEYWORDS = (
+    "extract_memories",
+    "memory_extraction_window",
+    "context_summary_update_frequency",
+    "memory_extraction_frequency",
+    "memory_extraction_token_limit",
+    "memory_extraction_custom_instructions",
+    "memory_extraction_inherit_message_metadata",
+    "enable_context_summary",
+)
+
+
+def fold_deprecated_extraction(
+    config: MemoryExtractionConfig | NotSetType, deprecated: Mapping[str, Any], *, stacklevel: int = 3
+) -> MemoryExtractionConfig | NotSetType:
+    """``memory_extraction_config``, or the deprecated inline extraction keywords folded into
+    one (a ``DeprecationWarning``); both at once is a ``ConfigurationError``."""
+    given = {k: v for k, v in deprecated.items() if v is not NOTSET}
+    if not given:
+        return config
+    if not isinstance(config, NotSetType):
+        raise ConfigurationError("Pass memory_extraction_config or deprecated extraction parameters, not both.")
+    warnings.warn(
+        f"{', '.join(sorted(given))}: pass memory_extraction_config=MemoryExtractionConfig(...) instead; "
+        "these keywords are deprecated.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return MemoryExtractionConfig(**given)
+
+
 # -- a thread's resolved settings ---------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadSettings:
-    """A thread's resolved settings. Everything but the search concurrency is persisted."""
+    """A thread's resolved settings. Everything but the search concurrency is persisted.
+
+    ``message_shortening_input_token_limit`` (30,000 tokens; ≤0 disables) is the reference's
+    cap on what a model call that shortens an oversized message may read. Prompts here shorten
+    oversized messages by truncation (no model call), so it is stored and reported but bounds
+    nothing yet. ``search_config`` holds the defaults of the thread's searches and cards."""
 
     extraction: MemoryExtractionConfig
     max_message_token_length: int = 15_000
     context_card_token_limit: int = 100_000
     context_card_type_search_concurrency: int = 5
+    message_shortening_input_token_limit: int = 30_000
+    search_config: MemorySearchConfig | None = None
 
     @staticmethod
     def _positive(name: str, value: Any, default: int) -> int:
@@ -492,10 +639,17 @@ class ThreadSettings:
         max_message_token_length: Any = NOTSET,
         context_card_token_limit: Any = NOTSET,
         context_card_type_search_concurrency: Any = NOTSET,
+        message_shortening_input_token_limit: Any = NOTSET,
+        search_config: Any = NOTSET,
+        client_search_config: MemorySearchConfig | None = None,
     ) -> ThreadSettings:
         if thread_config is not None and not isinstance(thread_config, MemoryExtractionConfig):
             raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
         return cls(
+            message_shortening_input_token_limit=cls._positive(
+                "message_shortening_input_token_limit", message_shortening_input_token_limit, 30_000
+            ),
+            search_config=client_search_config if isinstance(search_config, NotSetType) else check_search_config(search_config),
             extraction=MemoryExtractionConfig.resolve(thread_config, client_config),
             max_message_token_length=cls._positive("max_message_token_length", max_message_token_length, 15_000),
             context_card_token_limit=cls._positive("context_card_token_limit", context_card_token_limit, 100_000),
@@ -511,6 +665,8 @@ class ThreadSettings:
         max_message_token_length: Any = NOTSET,
         context_card_token_limit: Any = NOTSET,
         context_card_type_search_concurrency: Any = NOTSET,
+        message_shortening_input_token_limit: Any = NOTSET,
+        search_config: Any = NOTSET,
     ) -> ThreadSettings:
         extraction = self.extraction
         if not isinstance(memory_extraction_config, NotSetType):
@@ -519,6 +675,14 @@ class ThreadSettings:
             extraction = memory_extraction_config.merged_over(extraction)
         return ThreadSettings(
             extraction=extraction,
+            message_shortening_input_token_limit=self._positive(
+                "message_shortening_input_token_limit",
+                message_shortening_input_token_limit,
+                self.message_shortening_input_token_limit,
+            ),
+            search_config=self.search_config
+            if isinstance(search_config, NotSetType)
+            else check_search_config(search_config),
             max_message_token_length=self._positive(
                 "max_message_token_length", max_message_token_length, self.max_message_token_length
             ),
@@ -544,6 +708,8 @@ class ThreadSettings:
             "memory_extraction_config": self.extraction.to_json(),
             "max_message_token_length": self.max_message_token_length,
             "context_card_token_limit": self.context_card_token_limit,
+            "message_shortening_input_token_limit": self.message_shortening_input_token_limit,
+            "search_config": None if self.search_config is None else self.search_config.to_json(),
         }
 
     @classmethod
@@ -562,6 +728,12 @@ class ThreadSettings:
                 context_card_token_limit=cls._positive(
                     "context_card_token_limit", data.get("context_card_token_limit", NOTSET), 100_000
                 ),
+                message_shortening_input_token_limit=cls._positive(
+                    "message_shortening_input_token_limit",
+                    data.get("message_shortening_input_token_limit", NOTSET),
+                    30_000,
+                ),
+                search_config=MemorySearchConfig.from_json(data.get("search_config")),
             )
         except (ConfigurationError, ValidationError) as exc:
             raise ConfigurationError(f"thread config: {exc}") from None

@@ -17,6 +17,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
+from .config import MemorySearchConfig, search_defaults
 from .requests import (
     AddMemory,
     DeleteRecordLink,
@@ -52,6 +53,10 @@ class MemoryFacade:
 
     def _scope_thread(self) -> Thread | None:
         """The thread whose handle this is (its scope binds every request), or ``None``."""
+        return None
+
+    def _search_defaults(self) -> MemorySearchConfig | None:
+        """The search config whose values are the defaults of this facade's searches."""
         return None
 
     def _owner_thread_id(self) -> str | None:
@@ -273,6 +278,9 @@ class MemoryFacade:
             "scope": scope,
             "search_strategy": search_strategy,
         }
+        for name, value in search_defaults(self._search_defaults()).items():
+            if keywords[name] is NOTSET:
+                keywords[name] = value
         thread = self._scope_thread()
         request = SearchRequest(query, **keywords) if thread is None else SearchRequest.for_thread(thread, query, **keywords)
         return self._services.searcher.search(request, now=self._services.clock.now())

@@ -12,7 +12,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
-from .config import ThreadSettings, extraction_counter, stored_thread_settings
+from .config import MemorySearchConfig, ThreadSettings, extraction_counter, search_defaults, stored_thread_settings
 from .facade import MemoryFacade
 from .requests import AppendMessages, CardRequest, ChatMessage, text_of
 from .results import ContextCard, Summary
@@ -61,8 +61,22 @@ class MemoryThread(MemoryFacade):
     def settings(self) -> ThreadSettings:
         return self._settings
 
+    @property
+    def max_message_token_length(self) -> int:
+        """The prompt-time cap on one message (tokens; the stored text is never cut)."""
+        return self._settings.max_message_token_length
+
+    @property
+    def message_shortening_input_token_limit(self) -> int:
+        """The reference's cap on a model call shortening an oversized message (stored; prompts
+        here shorten by truncation, see ``ThreadSettings``)."""
+        return self._settings.message_shortening_input_token_limit
+
     def _scope_thread(self) -> Thread:
         return self._thread
+
+    def _search_defaults(self) -> MemorySearchConfig | None:
+        return self._settings.search_config
 
     # -- messages --------------------------------------------------------------------------
 
@@ -172,6 +186,11 @@ class MemoryThread(MemoryFacade):
     ) -> ContextCard:
         """Summary, topics, the most relevant records and (optionally) the newest messages."""
         reject_unknown_kwargs("get_context_card", kwargs)
+        defaults = search_defaults(self._settings.search_config)
+        if isinstance(token_budget, NotSetType):
+            token_budget = defaults.get("token_budget", NOTSET)
+        if isinstance(soft_token_budget, NotSetType):
+            soft_token_budget = defaults.get("soft_token_budget", NOTSET)
         request = CardRequest(
             fallback_message_count,
             max_relevant_results,

@@ -27,7 +27,9 @@ from palimpsest.application import (
     MemoryExtractionConfig,
     SearchScope,
     TimeToLiveAnchor,
+    TopKMemorySearchConfig,
 )
+from palimpsest.application.config import DEPRECATED_EXTRACTION_KEYWORDS
 from palimpsest.domain import NOTSET
 
 START: Final = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -356,6 +358,10 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "link_timestamp": timestamps,
     "link_metadata": metadata,
     "autonomous_linking": booleans,
+    "llm": anything(st.none()),
+    "message_shortening_input_token_limit": integers,
+    "search_config": anything(st.none(), st.builds(TopKMemorySearchConfig, max_results=st.integers(1, 20))),
+    **dict.fromkeys(DEPRECATED_EXTRACTION_KEYWORDS, st.just(NOTSET)),  # their warnings: tests/api
     "status": anything(st.sampled_from(["valid", "invalid", "VALID", ""])),
     "source_record_id": ids(*MEMORY_IDS),
     "source_record_type": memory_types,
