@@ -216,7 +216,7 @@ CASES = [
     # -- threads -----------------------------------------------------------------------------
     Case("get_thread needs a known thread", lambda e: e.client.get_thread("nope"), ThreadNotFoundError, KeyError),
     Case("thread ids are unique", lambda e: e.client.create_thread(thread_id="t"), ConflictError),
-    Case("create_thread rejects unknown kwargs", lambda e: e.client.create_thread(thread_id="t9", llm=None), TypeError, TypeError),
+    Case("create_thread rejects unknown kwargs", lambda e: e.client.create_thread(thread_id="t9", colour="blue"), TypeError, TypeError),
     Case("update_thread cannot change the user", lambda e: e.client.update_thread("t", user_id="v"), TypeError, TypeError),
     Case(
         "extraction needs an extractor",
