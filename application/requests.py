@@ -75,7 +75,7 @@ class SearchStrategy(str, enum.Enum):
     KEYWORD = "keyword"
 
     @classmethod
-    def parse(cls, value: object, error: type[ValidationError] = InvalidSearchError) -> SearchStrategy:
+    def parse(cls, value: object, error: type[Exception] = InvalidSearchError) -> SearchStrategy:
         try:
             return cls(value)
         except ValueError:

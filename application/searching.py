@@ -381,7 +381,7 @@ class Searcher:
             now=now,
             scope=request.scoped,
             max_results=request.max_results,
-            record_types=request.record_types,  # type: ignore[arg-type]
+            record_types=request.record_types,
             metadata_filter=request.metadata_filter,
             num_hops=request.num_hops,
             max_linked_results=request.max_linked_results,

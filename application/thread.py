@@ -12,7 +12,13 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
-from .config import MemorySearchConfig, ThreadSettings, extraction_counter, search_defaults, stored_thread_settings
+from .config import (
+    MemorySearchConfig,
+    ThreadSettings,
+    extraction_counter,
+    search_defaults,
+    stored_thread_settings,
+)
 from .facade import MemoryFacade
 from .requests import AppendMessages, CardRequest, ChatMessage, text_of
 from .results import ContextCard, Summary

@@ -24,15 +24,15 @@ from palimpsest.application import (
 )
 from palimpsest.application.config import ThreadSettings
 from palimpsest.application.context_cards import ContextCardService
-from palimpsest.application.requests import CardRequest
 from palimpsest.application.embedding import EmbeddingHelper
 from palimpsest.application.extraction import ExtractionRunner, ExtractionService
 from palimpsest.application.linking import Linker
 from palimpsest.application.messages import MessageService, NewMessage
+from palimpsest.application.requests import CardRequest
 from palimpsest.application.searching import Searcher
 from palimpsest.application.summaries import SummaryService
 from palimpsest.application.testing import ScriptedExtractor, ScriptedSummariser
-from palimpsest.domain import NOTSET, MemoryRecord, Message, RecordLink, RecordType, Thread
+from palimpsest.domain import MemoryRecord, Message, RecordLink, RecordType, Thread
 
 START = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 OLD_PIZZA = "The user prefers thin crust pizza."
