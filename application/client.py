@@ -218,19 +218,9 @@ class AgentMemory(MemoryFacade):
         keywords (``extract_memories``, ...) are deprecated: pass ``memory_extraction_config``."""
         reject_unknown_kwargs("create_thread", kwargs)
         check_llm(llm)
-        extraction = fold_deprecated_extraction(
-            memory_extraction_config,
-            {
-                "extract_memories": extract_memories,
-                "memory_extraction_window": memory_extraction_window,
-                "context_summary_update_frequency": context_summary_update_frequency,
-                "memory_extraction_frequency": memory_extraction_frequency,
-                "memory_extraction_token_limit": memory_extraction_token_limit,
-                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
-                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
-                "enable_context_summary": enable_context_summary,
-            },
-        )
+        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
+            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
+            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
         services = self._services
         tid = services.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
         uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
@@ -274,19 +264,9 @@ class AgentMemory(MemoryFacade):
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
         reject_unknown_kwargs("get_thread", kwargs)
         check_llm(llm)
-        extraction = fold_deprecated_extraction(
-            memory_extraction_config,
-            {
-                "extract_memories": extract_memories,
-                "memory_extraction_window": memory_extraction_window,
-                "context_summary_update_frequency": context_summary_update_frequency,
-                "memory_extraction_frequency": memory_extraction_frequency,
-                "memory_extraction_token_limit": memory_extraction_token_limit,
-                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
-                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
-                "enable_context_summary": enable_context_summary,
-            },
-        )
+        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
+            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
+            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
         check_id(thread_id, "thread_id")
         thread = self._services.threads.get(thread_id)
         settings = ThreadSettings.from_json(thread.config).overridden(
@@ -325,19 +305,9 @@ class AgentMemory(MemoryFacade):
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
         reject_unknown_kwargs("update_thread", kwargs)
         check_llm(llm)
-        extraction = fold_deprecated_extraction(
-            memory_extraction_config,
-            {
-                "extract_memories": extract_memories,
-                "memory_extraction_window": memory_extraction_window,
-                "context_summary_update_frequency": context_summary_update_frequency,
-                "memory_extraction_frequency": memory_extraction_frequency,
-                "memory_extraction_token_limit": memory_extraction_token_limit,
-                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
-                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
-                "enable_context_summary": enable_context_summary,
-            },
-        )
+        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
+            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
+            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
         check_id(thread_id, "thread_id")
         new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
 

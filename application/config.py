@@ -582,12 +582,12 @@ DEPRECATED_EXTRACTION_KEYWORDS = (
 )
 
 
-def fold_deprecated_extraction(
-    config: MemoryExtractionConfig | NotSetType, deprecated: Mapping[str, Any], *, stacklevel: int = 3
-) -> MemoryExtractionConfig | NotSetType:
-    """``memory_extraction_config``, or the deprecated inline extraction keywords folded into
-    one (a ``DeprecationWarning``); both at once is a ``ConfigurationError``."""
-    given = {k: v for k, v in deprecated.items() if v is not NOTSET}
+def fold_deprecated_extraction(config: MemoryExtractionConfig | NotSetType, *deprecated: Any) -> MemoryExtractionConfig | NotSetType:
+    """``memory_extraction_config``, or the deprecated inline extraction keywords (their values
+    in the order of :data:`DEPRECATED_EXTRACTION_KEYWORDS`) folded into one, with a
+    ``DeprecationWarning``; both at once is a ``ConfigurationError``."""
+    named = dict(zip(DEPRECATED_EXTRACTION_KEYWORDS, deprecated, strict=True))
+    given = {k: v for k, v in named.items() if v is not NOTSET}
     if not given:
         return config
     if not isinstance(config, NotSetType):
@@ -596,7 +596,7 @@ def fold_deprecated_extraction(
         f"{', '.join(sorted(given))}: pass memory_extraction_config=MemoryExtractionConfig(...) instead; "
         "these keywords are deprecated.",
         DeprecationWarning,
-        stacklevel=stacklevel,
+        stacklevel=3,
     )
     return MemoryExtractionConfig(**given)
 
