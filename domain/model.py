@@ -386,8 +386,9 @@ class Message:
 class MemoryRecord:
     """A typed, scoped memory (memory, fact, guideline or preference).
 
-    ``status`` is derived, never set by hand: a record is INVALID exactly when at least one
-    lifecycle link (supersedes, refines, duplicates) targets it. ``invalidated_at`` records
+    ``status`` is derived: a record is INVALID exactly when at least one lifecycle link
+    (supersedes, refines, duplicates) targets it, unless its caller set a status (``status=``),
+    which holds until a link change touching it derives it again. ``invalidated_at`` records
     when it stopped being current and ``invalidation_reason`` why; both are cleared when it
     becomes valid again. ``timestamp`` is the optional event time (when the fact happened or
     was learned); ``valid_from`` falls back to the creation time.
