@@ -35,6 +35,7 @@ from .config import (
     RetrievalConfig,
     ThreadSettings,
 )
+from .observability import observed_operations
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .results import SearchResult
 from .searching import SearchScope, SearchStrategy, resolve_scope
@@ -70,6 +71,7 @@ __all__ = ["AgentMemory"]
     "retry_failed_extractions",
     "close",
 )
+@observed_operations("agent_memory")
 class AgentMemory:
     """Durable memory for agents: threads, memories, links, search and context cards.
 

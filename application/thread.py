@@ -25,6 +25,7 @@ from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
 from .context_cards import CardPlan
 from .messages import NewMessage
+from .observability import observed_operations
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, SearchStrategy, resolve_scope
 from .wiring import ApplicationServices
@@ -127,6 +128,7 @@ def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] 
     "delete_record_link",
     "wait_for_memory_extraction",
 )
+@observed_operations("thread")
 class MemoryThread:
     """One conversation: its messages, durable summary, context cards, and scoped memory."""
 
