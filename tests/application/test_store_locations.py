@@ -20,8 +20,8 @@ from palimpsest.adapters.backends import (
 )
 from palimpsest.adapters.bootstrap import build_container
 from palimpsest.adapters.embedded import EmbeddedStore
-from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.adapters.inmemory import InMemoryStore
+from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.errors import StorageError
 from psycopg import conninfo
