@@ -537,32 +537,29 @@ def _identity(component: str, instance: Any) -> dict[str, Any]:
 
 def _observed_method(component: str, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     started_type, completed_type = _FACADE_EVENTS[component]
-    signature = inspect.signature(method)
     kind = operation_kind(name)
+    parameters = list(inspect.signature(method).parameters.values())[1:]  # after self
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    named = [p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
     @functools.wraps(method)
     def observed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _IN_OPERATION.get() or not is_listened(started_type, completed_type):
+        registered = _LISTENERS.get()
+        if (
+            not registered
+            or _IN_OPERATION.get()
+            or _DISPATCHING.get()
+            or not any(entry.wants(started_type) or entry.wants(completed_type) for entry in registered)
+        ):
             return method(self, *args, **kwargs)  # unobserved, or called by an observed operation
-        try:
-            bound = signature.bind(self, *args, **kwargs)
-        except TypeError:  # the call itself raises it below
-            arguments: dict[str, Any] = dict(kwargs)
-        else:
-            arguments = dict(bound.arguments)
-            arguments.pop(next(iter(signature.parameters)), None)  # self
-        summary: dict[str, Any] = {}
-        for parameter in signature.parameters.values():
-            if parameter.name == "self":
-                continue
-            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-                for key, value in (arguments.pop(parameter.name, None) or {}).items():
-                    arguments[key] = value
-                    summary[key] = _argument_summary(value, True)
-                continue
-            value = arguments.get(parameter.name, parameter.default)
-            given = parameter.name in arguments and not isinstance(value, NotSetType)
-            summary[parameter.name] = _argument_summary(value, given)
+        arguments = dict(zip(positional, args))  # surplus positional arguments: the call raises below
+        arguments.update(kwargs)
+        summary = {
+            key: _argument_summary(arguments.get(key), key in arguments and not isinstance(arguments[key], NotSetType))
+            for key in named
+        }
+        for key in kwargs.keys() - summary.keys():  # into **kwargs (the facades reject them)
+            summary[key] = _argument_summary(kwargs[key], True)
         identity = _identity(component, self)
         common = {"concrete_class": type(self).__name__, "method": name, "operation_kind": kind, **identity}
         started_id = _event_id()
