@@ -10,6 +10,9 @@ them alike):
 * ``all``: a listener of every event (the search's started/completed pair and the embedder's
   pair are built and dispatched; the listener only counts them).
 
+Then the wrapper alone: a method that returns at once, undecorated and decorated as the facades'
+methods are, per call (best of 5 runs of ``--calls`` calls), in the same three modes.
+
 On a library without observability (an older tree on ``PYTHONPATH``) only ``none`` runs.
 
 Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_observability.py`` (``--quick``: a smoke run).
@@ -58,6 +61,36 @@ def _modes() -> dict[str, Callable[[], contextlib.AbstractContextManager[Any]]]:
     return modes
 
 
+def _wrapper_costs(calls: int, modes: dict[str, Callable[[], contextlib.AbstractContextManager[Any]]]) -> None:
+    if len(modes) == 1:
+        return
+    from palimpsest.application.observability import observed_operations
+
+    class Plain:
+        def search(self, query: str, *, user_id: str | None = None, max_results: int = 10) -> list[int]:
+            return [1, 2, 3]
+
+    @observed_operations("agent_memory")
+    class Observed(Plain):
+        def search(self, query: str, *, user_id: str | None = None, max_results: int = 10) -> list[int]:
+            return [1, 2, 3]
+
+    def per_call(target: Any) -> float:
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                target.search("q", user_id="u")
+            best = min(best, (time.perf_counter() - start) / calls)
+        return best
+
+    print(f"the wrapper alone, per call (best of 5 x {calls} calls)")
+    print(f"  {'undecorated':10s} {per_call(Plain()) * 1e6:8.2f} µs")
+    for name, registered in modes.items():
+        with registered():
+            print(f"  {name:10s} {per_call(Observed()) * 1e6:8.2f} µs")
+
+
 def _fill(memory: AgentMemory, count: int) -> None:
     for i in range(count):
         a, b = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)]
@@ -82,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=2000, help="searches timed per mode")
+    parser.add_argument("--calls", type=int, default=100_000, help="calls of the wrapper alone per run")
     args = parser.parse_args(argv)
-    memories, repeat = (200, 50) if args.quick else (args.memories, args.repeat)
+    memories, repeat, calls = (200, 50, 1000) if args.quick else (args.memories, args.repeat, args.calls)
     modes = _modes()
     times: dict[str, list[float]] = {name: [] for name in modes}
     with tempfile.TemporaryDirectory() as tmp, _client(Path(tmp)) as memory:
@@ -101,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, samples in times.items():
         p50, mean = statistics.median(samples), statistics.fmean(samples)
         print(f"  {name:10s} p50 {p50 * 1e6:8.1f} µs   mean {mean * 1e6:8.1f} µs")
+    _wrapper_costs(calls, modes)
     return 0
 
 
