@@ -14,6 +14,6 @@ def test_bench_observability_reports_every_mode_for_the_search_and_the_wrapper()
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("search p50 / mean over 50 calls"), result.stdout
-    assert [line.split()[0] for line in lines[1:4]] == ["none", "unrelated", "all"], result.stdout
-    assert lines[4].startswith("the wrapper alone"), result.stdout
-    assert [line.split()[0] for line in lines[5:9]] == ["undecorated", "none", "unrelated", "all"], result.stdout
+    assert [line.split()[0] for line in lines[1:5]] == ["unwrapped", "none", "unrelated", "all"], result.stdout
+    assert lines[5].startswith("the wrapper alone"), result.stdout
+    assert [line.split()[0] for line in lines[6:10]] == ["undecorated", "none", "unrelated", "all"], result.stdout
