@@ -120,11 +120,10 @@ class ConnectionSettings:
         except ValueError:
             names = ", ".join(repr(policy.value) for policy in SchemaPolicy)
             raise ConfigurationError(f"schema_policy must be one of {names}, got {self.schema_policy!r}.") from None
-        if self.schema_policy not in row.schema_policies:
-            names = ", ".join(repr(policy.value) for policy in row.schema_policies)
-            raise ConfigurationError(
-                f"the {self.backend} store takes schema_policy {names}, not {self.schema_policy.value!r}."
-            )
+        policy = SchemaPolicy(self.schema_policy)
+        if policy not in row.schema_policies:
+            names = ", ".join(repr(accepted.value) for accepted in row.schema_policies)
+            raise ConfigurationError(f"the {self.backend} store takes schema_policy {names}, not {policy.value!r}.")
         if self.vector_index not in row.vector_indexes:
             names = ", ".join(map(repr, row.vector_indexes))
             raise ConfigurationError(f"vector_index must be one of {names}, got {self.vector_index!r}.")

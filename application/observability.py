@@ -17,7 +17,7 @@ listeners are registered runs with them (its model events reach them even after 
 block ended); a thread the caller starts itself (``threading.Thread``) starts with none.
 
 Events are built only while a listener that subscribes to their class is registered: without
-one, an operation costs one context-variable read. Events are frozen pydantic models. Their
+one, an operation costs one context-variable read. Events are frozen dataclasses with keyword-only fields. Their
 sensitive fields (arguments, results, prompts, answers, texts, vectors) and identifier values
 (thread, user and agent ids) are kept as given, so a listener can read them, but
 ``model_dump``, ``model_dump_json`` and ``to_observability_dict`` replace them with
@@ -40,13 +40,12 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import UTC, date, datetime
 from typing import Any, ClassVar, Final, TypeVar
 
 from palimpsest.domain.errors import ArgumentTypeError
 from palimpsest.domain.sentinel import NotSetType
-from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "REDACTED",
@@ -103,8 +102,13 @@ def _jsonable(value: Any) -> Any:
         return _jsonable(value.value)
     if isinstance(value, (datetime, date)):
         return value.isoformat()
-    if isinstance(value, BaseModel):
-        return _jsonable(value.model_dump(mode="json"))
+    if isinstance(value, Event):
+        return value.to_observability_dict(mask_sensitive_information=False)
+    if callable(getattr(value, "model_dump", None)) and not isinstance(value, type):  # a pydantic model
+        try:
+            return _jsonable(value.model_dump(mode="json"))
+        except Exception:  # noqa: BLE001 - a model that cannot dump itself is shown by its repr
+            return repr(value)
     if is_dataclass(value) and not isinstance(value, type):
         try:
             return _jsonable(asdict(value))
@@ -119,21 +123,21 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-class Event(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Event:
     """One observation: what happened (``component``, ``event_name``), when (UTC ISO-8601
-    ``timestamp``), its ``event_id``, and free ``metadata``.
+    ``timestamp``), its ``event_id``, and free ``metadata``. A frozen dataclass whose fields are
+    keyword-only (an unknown one is a ``TypeError``); subclass it for events of your own.
 
     Subclasses list their sensitive fields in ``sensitive_fields`` and the fields holding
     identifiers in ``identifier_fields``: both are masked in dumps unless
     ``mask_sensitive_information=False``; ``repr`` and attribute access give raw values."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
     sensitive_fields: ClassVar[frozenset[str]] = frozenset()
     identifier_fields: ClassVar[frozenset[str]] = frozenset()
 
-    event_id: str = Field(default_factory=_event_id)
-    timestamp: str = Field(default_factory=_now)
+    event_id: str = field(default_factory=_event_id)
+    timestamp: str = field(default_factory=_now)
     component: str
     event_name: str
     metadata: dict[str, Any] | None = None
@@ -144,30 +148,27 @@ class Event(BaseModel):
                 data[name] = REDACTED
         return data
 
-    def model_dump(
-        self, *, mask_sensitive_information: bool = True, mode: str = "python", **kwargs: Any
-    ) -> dict[str, Any]:
-        """The event as a dict; sensitive and identifier values are ``"[REDACTED]"`` unless
-        ``mask_sensitive_information=False``."""
+    def model_dump(self, *, mask_sensitive_information: bool = True, mode: str = "python") -> dict[str, Any]:
+        """The event's fields as a dict (``mode="json"``: JSON-compatible values, as
+        :meth:`to_observability_dict`); sensitive and identifier values are ``"[REDACTED]"``
+        unless ``mask_sensitive_information=False``."""
         if mode == "json":
             return self.to_observability_dict(mask_sensitive_information=mask_sensitive_information)
-        data = super().model_dump(mode=mode, **kwargs)
+        if mode != "python":
+            raise ArgumentTypeError("mode must be 'python' or 'json'.")
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         return self._masked(data) if mask_sensitive_information else data
 
     def to_observability_dict(self, *, mask_sensitive_information: bool = True) -> dict[str, Any]:
         """The event as JSON-compatible data (any object in a raw field becomes its ``repr``),
         masked as :meth:`model_dump` says."""
-        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         if mask_sensitive_information:
             data = self._masked(data)
         return {name: _jsonable(value) for name, value in data.items()}
 
-    def model_dump_json(
-        self, *, mask_sensitive_information: bool = True, indent: int | None = None, **kwargs: Any
-    ) -> str:
+    def model_dump_json(self, *, mask_sensitive_information: bool = True, indent: int | None = None) -> str:
         """:meth:`to_observability_dict` as JSON text."""
-        if kwargs:
-            raise ArgumentTypeError(f"model_dump_json() takes no argument {min(kwargs)!r} here.")
         return json.dumps(self.to_observability_dict(mask_sensitive_information=mask_sensitive_information), indent=indent)
 
 
@@ -215,6 +216,7 @@ def operation_kind(method: str) -> OperationKind:
     return OperationKind.UNKNOWN
 
 
+@dataclass(frozen=True, kw_only=True)
 class ApiOperationStartedEvent(Event):
     """An operation began: which (``api_class``, ``concrete_class``, ``method``,
     ``operation_kind``), its ``arguments`` (sensitive) and which were given (``argument_summary``)."""
@@ -229,6 +231,7 @@ class ApiOperationStartedEvent(Event):
     argument_summary: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ApiOperationCompletedEvent(Event):
     """An operation ended (``success``, else ``error_type``), with its ``result`` (sensitive)
     and a ``result_summary``; ``started_event_id`` names its started event."""
@@ -246,6 +249,7 @@ class ApiOperationCompletedEvent(Event):
     error_type: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class AgentMemoryStartedEvent(ApiOperationStartedEvent):
     """An ``AgentMemory`` operation began (``component`` ``"agent_memory"``)."""
 
@@ -253,6 +257,7 @@ class AgentMemoryStartedEvent(ApiOperationStartedEvent):
     api_class: str = "AgentMemory"
 
 
+@dataclass(frozen=True, kw_only=True)
 class AgentMemoryCompletedEvent(ApiOperationCompletedEvent):
     """An ``AgentMemory`` operation ended."""
 
@@ -260,6 +265,7 @@ class AgentMemoryCompletedEvent(ApiOperationCompletedEvent):
     api_class: str = "AgentMemory"
 
 
+@dataclass(frozen=True, kw_only=True)
 class ThreadStartedEvent(ApiOperationStartedEvent):
     """A ``MemoryThread`` operation began (``component`` ``"thread"``), with the thread's ids."""
 
@@ -272,6 +278,7 @@ class ThreadStartedEvent(ApiOperationStartedEvent):
     agent_id: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ThreadCompletedEvent(ApiOperationCompletedEvent):
     """A ``MemoryThread`` operation ended, with the thread's ids."""
 
@@ -284,6 +291,7 @@ class ThreadCompletedEvent(ApiOperationCompletedEvent):
     agent_id: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class LlmGenerationStartedEvent(ApiOperationStartedEvent):
     """A chat model was asked for an answer: its ``model``, ``api_type``, settings
     (``llm_config``, ``llm_generation_config``), the ``prompt`` messages (sensitive) and the
@@ -304,6 +312,7 @@ class LlmGenerationStartedEvent(ApiOperationStartedEvent):
     tools: list[dict[str, Any]] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class LlmGenerationCompletedEvent(ApiOperationCompletedEvent):
     """A chat model answered (or failed): the answer's ``content`` (sensitive), its
     ``completion_id`` and token counts."""
@@ -326,6 +335,7 @@ class LlmGenerationCompletedEvent(ApiOperationCompletedEvent):
     total_tokens: int | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
 class EmbedderStartedEvent(ApiOperationStartedEvent):
     """An embedder was given texts: ``model``, ``input_count``, ``text_lengths``, ``is_query``;
     the texts themselves are ``input`` (sensitive)."""
@@ -343,6 +353,7 @@ class EmbedderStartedEvent(ApiOperationStartedEvent):
     is_query: bool
 
 
+@dataclass(frozen=True, kw_only=True)
 class EmbedderCompletedEvent(ApiOperationCompletedEvent):
     """An embedder returned (or failed): ``vector_count``, ``embedding_dimension``; the vectors
     are ``embedding_vector`` (sensitive)."""
