@@ -530,6 +530,9 @@ def _result_summary(result: Any) -> dict[str, Any]:
 # --- the facades' operations ------------------------------------------------------------------
 
 
+_OBSERVED_AS: Final = "__palimpsest_observed_as__"
+"""The attribute naming the component a method was wrapped for."""
+
 _FACADE_EVENTS: Final[dict[str, tuple[type[ApiOperationStartedEvent], type[ApiOperationCompletedEvent]]]] = {
     "agent_memory": (AgentMemoryStartedEvent, AgentMemoryCompletedEvent),
     "thread": (ThreadStartedEvent, ThreadCompletedEvent),
@@ -613,13 +616,14 @@ def _observed_method(component: str, name: str, method: Callable[..., Any]) -> C
         )
         return result
 
+    setattr(observed, _OBSERVED_AS, component)
     return observed
 
 
 def observed_operations(component: str) -> Callable[[C], C]:
-    """A class decorator: every public method the class defines (not properties, not
-    coroutine functions, not names starting with ``_``) emits a started and a completed event
-    around each call, of ``component`` ``"agent_memory"`` or ``"thread"``.
+    """A class decorator: every public method of the class, inherited ones included (not
+    properties, not coroutine functions, not names starting with ``_``), emits a started and a
+    completed event around each call, of ``component`` ``"agent_memory"`` or ``"thread"``.
 
     Put it below ``with_async_twins`` (nearer the class) so that the twins call the observed
     methods: ``asyncio.to_thread`` copies the context, so their events reach the caller's
@@ -628,10 +632,15 @@ def observed_operations(component: str) -> Callable[[C], C]:
         raise ValueError(f"component must be one of {sorted(_FACADE_EVENTS)}.")
 
     def decorate(cls: C) -> C:
-        for name, member in list(vars(cls).items()):
+        for name in dir(cls):
+            member = inspect.getattr_static(cls, name)
             if name.startswith("_") or not inspect.isfunction(member) or inspect.iscoroutinefunction(member):
                 continue
-            setattr(cls, name, _observed_method(component, name, member))
+            observed_as = getattr(member, _OBSERVED_AS, None)
+            if observed_as == component:
+                continue  # inherited from a class decorated alike
+            original = member.__wrapped__ if observed_as is not None else member  # type: ignore[attr-defined]
+            setattr(cls, name, _observed_method(component, name, original))
         return cls
 
     return decorate

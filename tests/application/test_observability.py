@@ -398,3 +398,40 @@ def test_background_extraction_emits_to_the_listeners_registered_when_its_job_wa
     thread.add_messages([{"role": "user", "content": "Nobody listens to this one."}])
     memory.wait_for_memory_extraction(timeout=10)
     assert other.events == []  # a job queued with no listener registered emits to none
+
+
+def test_the_decorator_wraps_inherited_methods_once_and_rewraps_them_for_another_component() -> None:
+    class Base:
+        def get_things(self) -> list[int]:
+            return [1, 2]
+
+        @property
+        def size(self) -> int:
+            return 2
+
+    @observability.observed_operations("agent_memory")
+    class Client(Base):
+        def delete_thing(self, thing_id: str) -> int:
+            return 1
+
+    @observability.observed_operations("agent_memory")
+    class Again(Client):
+        pass
+
+    @observability.observed_operations("thread")
+    class Handle(Client):
+        thread_id = "t"
+        user_id = agent_id = None
+
+    heard: list[str] = []
+    with register_event_listeners([GenericEventListener(ApiOperationStartedEvent, lambda e: heard.append(e.event_name))]):
+        assert Client().get_things() == [1, 2] and Client().delete_thing("x") == 1 and Client().size == 2
+        Again().get_things()
+        Handle().get_things()
+    assert heard == [
+        "agent_memory.get_things.started",
+        "agent_memory.delete_thing.started",
+        "agent_memory.get_things.started",  # once, though two classes of its line are decorated
+        "thread.get_things.started",
+    ]
+    assert Base().get_things() == [1, 2] and "get_things" not in vars(Again)
