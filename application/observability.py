@@ -17,9 +17,10 @@ listeners are registered runs with them (its model events reach them even after 
 block ended); a thread the caller starts itself (``threading.Thread``) starts with none.
 
 Events are built only while a listener that subscribes to their class is registered: without
-one, an operation costs one context-variable read. Events are frozen dataclasses with keyword-only fields. Their
-sensitive fields (arguments, results, prompts, answers, texts, vectors) and identifier values
-(thread, user and agent ids) are kept as given, so a listener can read them, but
+one, an operation costs one context-variable read. Events are frozen dataclasses with
+keyword-only fields. Their sensitive fields (arguments, results, prompts, answers, texts,
+vectors) and identifier values (thread, user and agent ids) are kept as given, so a listener can
+read them, but
 ``model_dump``, ``model_dump_json`` and ``to_observability_dict`` replace them with
 ``"[REDACTED]"`` unless asked for raw output (``mask_sensitive_information=False``).
 ``argument_summary`` says which arguments a call was given, never their values.
