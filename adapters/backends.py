@@ -120,6 +120,10 @@ class ConnectionSettings:
         except ValueError:
             names = ", ".join(repr(policy.value) for policy in SchemaPolicy)
             raise ConfigurationError(f"schema_policy must be one of {names}, got {self.schema_policy!r}.") from None
+        policy = SchemaPolicy(self.schema_policy)
+        if policy not in row.schema_policies:
+            names = ", ".join(repr(accepted.value) for accepted in row.schema_policies)
+            raise ConfigurationError(f"the {self.backend} store takes schema_policy {names}, not {policy.value!r}.")
         if self.vector_index not in row.vector_indexes:
             names = ", ".join(map(repr, row.vector_indexes))
             raise ConfigurationError(f"vector_index must be one of {names}, got {self.vector_index!r}.")
@@ -216,6 +220,8 @@ class Backend:
     (PostgreSQL's ``host``: a Unix socket's folder); refused by every other row."""
     vector_indexes: tuple[str, ...] = ()
     """The values of the ``vector_index`` store option it accepts."""
+    schema_policies: tuple[SchemaPolicy, ...] = tuple(SchemaPolicy)
+    """The values of the ``schema_policy`` store option it accepts."""
     drop_stores: Callable[[Any, Sequence[str]], None] | None = None
     """Drops the stores of these ``memory_store_id`` s entirely, on an open pool: how the test
     suites clean up the stores they made (nothing else calls it)."""
@@ -407,6 +413,8 @@ BACKENDS: Mapping[str, Backend] = MappingProxyType(
                 default_user=_postgres_user,
                 url_params=("host",),
                 vector_indexes=("hnsw",),
+                # It checks and migrates its schema whenever it opens: nothing to skip.
+                schema_policies=tuple(p for p in SchemaPolicy if p is not SchemaPolicy.NO_CHECK),
                 drop_stores=_drop_postgres_stores,
             ),
         )
@@ -436,8 +444,9 @@ class StoreLocation:
 
     def requiring_existing(self) -> StoreLocation:
         """The same location, opened only if its store is already installed (a pooled store's
-        schema policy becomes ``REQUIRE_EXISTING``; a file is left to its caller to check)."""
-        if self.connection is None:
+        schema policy becomes ``REQUIRE_EXISTING``, unless it is ``NO_CHECK``, which creates
+        nothing either and must not read the schema; a file is left to its caller to check)."""
+        if self.connection is None or self.connection.schema_policy is SchemaPolicy.NO_CHECK:
             return self
         return replace(self, connection=replace(self.connection, schema_policy=SchemaPolicy.REQUIRE_EXISTING))
 

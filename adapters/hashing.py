@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from palimpsest.application.observability import observed_embedder
 from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 from palimpsest.domain.text import word_tokens
@@ -61,6 +62,7 @@ class HashingEmbedder(Embedder):
     def model_id(self) -> str:
         return f"hashing-v1-{self._dimension}"
 
+    @observed_embedder
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
         if isinstance(texts, str):
             raise ArgumentTypeError("embed() takes a sequence of texts, not one string.")

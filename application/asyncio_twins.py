@@ -20,7 +20,9 @@ C = TypeVar("C", bound=type)
 def _twin(name: str, sync: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(sync)
     async def twin(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(sync, self, *args, **kwargs)
+        # Looked up on the instance, not captured: a subclass's override (or a decorator's
+        # wrapper, e.g. the observed operations of D39) is what the twin runs.
+        return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
 
     twin.__name__ = f"{name}_async"
     twin.__qualname__ = f"{sync.__qualname__}_async"

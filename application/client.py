@@ -39,6 +39,7 @@ from .config import (
     fold_deprecated_extraction,
 )
 from .facade import MemoryFacade
+from .observability import observed_operations
 from .ports import Embedder, Extractor, LinkResolver, Summariser
 from .requests import ListRecords, ListThreads, SearchStrategy
 from .store_settings import sync_store_settings
@@ -66,6 +67,7 @@ __all__ = ["AgentMemory"]
     "retry_failed_extractions",
     "close",
 )
+@observed_operations("agent_memory")
 class AgentMemory(MemoryFacade):
     """Durable memory for agents: threads, memories, links, search and context cards.
 

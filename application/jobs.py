@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from palimpsest.domain.errors import (
     StorageError,
@@ -52,6 +52,7 @@ from palimpsest.domain.model import ExtractionJob, failure_reason_of
 from palimpsest.domain.ports import Clock, MemoryStore
 
 from .config import BackgroundExtractionQueueFullBehavior, ExtractionRetryPolicy
+from .observability import captured_event_listeners, restored_event_listeners
 
 __all__ = [
     "HEARTBEAT_SECONDS",
@@ -216,6 +217,7 @@ class ExtractionRunner:
         self._halted = threading.Event()  # set by stop(): the heartbeat ends now
         self._overflowing = False  # the queue was full: said once, until it drains
         self._inherited = False  # a forked child's copy of its parent's runner
+        self._listeners: dict[str, Any] = {}  # job id -> event listeners of the context that queued it
         with _RUNNERS.lock:
             _RUNNERS.runners.add(self)
 
@@ -328,6 +330,9 @@ class ExtractionRunner:
         """Add a job to its thread's queue and wake a worker (the caller holds the lock)."""
         if delay > 0:
             self._not_before[job_id] = time.monotonic() + delay
+        listeners = captured_event_listeners()
+        if listeners is not None:
+            self._listeners.setdefault(job_id, listeners)  # its attempts emit to them (D39)
         self._queued += 1
         queue = self._queues.get(thread_id)
         if queue is not None:
@@ -538,6 +543,7 @@ class ExtractionRunner:
         job at the time its retry was due. Best effort: else its lease ends then anyway."""
         with self._lock:
             until = self._held.pop(job_id, None)
+            self._listeners.pop(job_id, None)
         if until is None:
             return
         try:
@@ -567,6 +573,7 @@ class ExtractionRunner:
         self._beating = False
         self._not_before.clear()
         self._busy.clear()
+        self._listeners.clear()
 
     # -- workers -----------------------------------------------------------------------------
 
@@ -635,9 +642,11 @@ class ExtractionRunner:
         """Claim the job, run it, finish it. ``None`` when nothing is left to do with it (done,
         failed for good, gone, or held by another client); else the seconds to wait before
         the next attempt. Never raises."""
-        delay = self._try(job_id)
+        with restored_event_listeners(self._listeners.get(job_id)):
+            delay = self._try(job_id)
         if delay is None:
             self._busy.pop(job_id, None)  # its count of storage faults ends with it
+            self._listeners.pop(job_id, None)
         return delay
 
     def _try(self, job_id: str) -> float | None:

@@ -12,7 +12,7 @@ from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordSta
 from palimpsest.domain.search import LinkedRecord, SearchHit
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .rendering import element, escape_xml, format_time, indent
+from .rendering import element, escape_xml, format_time, indent, metadata_element
 
 __all__ = [
     "ContextCard",
@@ -255,7 +255,7 @@ def _render(
         for key, value in sorted((record.metadata or {}).items()):
             if key.startswith("$"):
                 continue  # library-managed namespace, not caller metadata
-            body.append(element("metadata", value, attributes={"key": key}))
+            body.append(metadata_element(key, value))
         if isinstance(record, MemoryRecord) and record.invalidation_reason:
             body.append(element("invalidation_reason", record.invalidation_reason))
     if not hide_content:

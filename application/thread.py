@@ -22,6 +22,7 @@ from .config import (
 from .facade import MemoryFacade
 from .requests import AppendMessages, CardRequest, ChatMessage, text_of
 from .results import ContextCard, Summary
+from .observability import observed_operations
 from .wiring import ApplicationServices
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]
@@ -39,6 +40,7 @@ DEFAULT_MESSAGE_WINDOW = 100
     "get_context_card",
     "wait_for_memory_extraction",
 )
+@observed_operations("thread")
 class MemoryThread(MemoryFacade):
     """One conversation: its messages, durable summary, context cards, and scoped memory."""
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from palimpsest.application.observability import observed_embedder
 from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ConfigurationError, VectorDimensionError
 
@@ -46,6 +47,7 @@ class LangChainEmbedder(Embedder):
     def model_id(self) -> str:
         return self._model_id
 
+    @observed_embedder
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string.")

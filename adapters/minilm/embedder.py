@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from palimpsest.application.observability import observed_embedder
 from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ConfigurationError
 
@@ -190,6 +191,7 @@ class MiniLMEmbedder(Embedder):
         self._load()
         return self
 
+    @observed_embedder
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
         """One 384-d unit vector per text, in order. The model is symmetric: ``is_query`` changes
         nothing in the vectors; a query's vector may come from the cache of recent queries."""

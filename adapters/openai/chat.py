@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import openai
 import pydantic
+from palimpsest.application.observability import start_llm_generation
 from palimpsest.domain.errors import ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed, log
@@ -126,18 +127,31 @@ class OpenAIChatModel(JsonModel):
         """Ask for one JSON object matching ``schema``; return it validated, as a plain dict."""
         ensure_requests_allowed()
         json_schema = schema.model_json_schema()
-        while True:
-            structured = self._structured
-            try:
-                text = self._request(system, user, json_schema, name=name, structured=structured)
-                break
-            except openai.APIStatusError as exc:  # only a response_format rejection reaches here
-                if structured and _rejects_response_format(exc):
-                    log.warning("%s: the server rejected response_format; falling back to prompted JSON", name)
-                    with self._lock:
-                        self._structured = False
-                    continue
-                raise
+        generation = start_llm_generation(
+            concrete_class=type(self).__name__,
+            model=self.model,
+            api_type="chat_completions",
+            prompt=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            response_json_schema=json_schema,
+            llm_config={"model": self.model, "structured_output": self._structured},
+            llm_generation_config={"temperature": self._temperature, "max_tokens": self._max_tokens},
+            metadata={"operation": name},
+        )
+        try:
+            text, response = self._complete(system, user, json_schema, name=name)
+        except BaseException as exc:
+            if generation is not None:
+                generation.failed(exc)
+            raise
+        if generation is not None:
+            usage = getattr(response, "usage", None)
+            generation.completed(
+                content=text,
+                completion_id=_str_or_none(getattr(response, "id", None)),
+                input_tokens=_int_or_none(getattr(usage, "prompt_tokens", None)),
+                output_tokens=_int_or_none(getattr(usage, "completion_tokens", None)),
+                total_tokens=_int_or_none(getattr(usage, "total_tokens", None)),
+            )
         data = parse_json_object(text)
         try:
             return schema.model_validate(data).model_dump(mode="json")
@@ -147,7 +161,24 @@ class OpenAIChatModel(JsonModel):
                 raw=text,
             ) from exc
 
-    def _request(self, system: str, user: str, json_schema: dict[str, Any], *, name: str, structured: bool) -> str:
+    def _complete(self, system: str, user: str, json_schema: dict[str, Any], *, name: str) -> tuple[str, Any]:
+        """The answer's text and the response it came in (prompted JSON after a rejection of
+        ``response_format``)."""
+        while True:
+            structured = self._structured
+            try:
+                return self._request(system, user, json_schema, name=name, structured=structured)
+            except openai.APIStatusError as exc:  # only a response_format rejection reaches here
+                if structured and _rejects_response_format(exc):
+                    log.warning("%s: the server rejected response_format; falling back to prompted JSON", name)
+                    with self._lock:
+                        self._structured = False
+                    continue
+                raise
+
+    def _request(
+        self, system: str, user: str, json_schema: dict[str, Any], *, name: str, structured: bool
+    ) -> tuple[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model}
         if self._temperature is not None:
             kwargs["temperature"] = self._temperature
@@ -183,7 +214,7 @@ class OpenAIChatModel(JsonModel):
             raise ModelOutputError(f"{name}: the response has no message.") from exc
         if getattr(choice.message, "refusal", None) and not content:
             raise ModelOutputError(f"{name}: the model refused: {choice.message.refusal}", raw=None)
-        return content or ""
+        return content or "", response
 
     def _record_usage(self, name: str, response: Any) -> None:
         usage = getattr(response, "usage", None)
@@ -206,6 +237,14 @@ class _FormatRejected(Exception):
     def __init__(self, original: openai.APIStatusError) -> None:
         super().__init__(str(original))
         self.original = original
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _schema_name(name: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import openai
+from palimpsest.application.observability import observed_embedder
 from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
 
@@ -89,6 +90,7 @@ class OpenAIEmbedder(Embedder):
     def model_id(self) -> str:
         return f"{self.model}@{self.dimension}"
 
+    @observed_embedder
     def embed(self, texts: Sequence[str], *, is_query: bool = False) -> list[list[float]]:
         if isinstance(texts, str):
             raise ArgumentTypeError("embed() takes a sequence of texts, not one string.")

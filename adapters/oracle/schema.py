@@ -634,9 +634,13 @@ class SchemaManager:
         registry has none, a ``ConfigurationError`` when it differs from the registry's; with
         ``None`` the registry's is used. Once the dimension is known (and the kind is not
         ``"none"``) the vector index is created, except under ``REQUIRE_EXISTING`` (no DDL).
+        ``NO_CHECK`` sends nothing (``connection`` is not used): the configuration is the given
+        dimension, this manager's index kind and this library's schema version, unchecked.
         """
         policy = _parse_policy(policy)
         wanted = _check_dimension(dimension)
+        if policy is SchemaPolicy.NO_CHECK:
+            return StoreConfig(dimension=wanted, vector_index=self.vector_index, schema_version=SCHEMA_VERSION)
         if not self._registry_exists(connection):
             if policy is SchemaPolicy.REQUIRE_EXISTING:
                 raise SchemaVersionError(

@@ -60,7 +60,8 @@ class OracleStore(SqlStore):
     * ``memory_store_id`` prefixes every object (``ACME_MEMORY``...); ``None`` is the default store.
     * ``dimension`` fixes the embedding size (an existing store must agree); ``None`` takes the
       stored one, or lets the first stored vector fix it.
-    * ``schema_policy``: what to do with missing objects when opening (see :class:`SchemaPolicy`).
+    * ``schema_policy``: what to do with missing objects when opening (see :class:`SchemaPolicy`;
+      ``NO_CHECK`` sends nothing at all when opening and builds no index later).
     * ``vector_index``: ``"hnsw"`` (default), ``"ivf"`` or ``"none"``; built once the dimension
       is known. ``approximate=True`` lets vector search use it (``FETCH APPROX FIRST``); by
       default search is exact.
@@ -97,10 +98,14 @@ class OracleStore(SqlStore):
             observed=self._learn_dimension,
             committed=self._after_commit,
         )
+        self._builds_index = policy is not SchemaPolicy.NO_CHECK
         try:
-            with self._lease() as conn, translate(self._names):
-                config = self._schema.ensure(conn, policy, dimension=dimension)
-                conn.commit()
+            if policy is SchemaPolicy.NO_CHECK:  # no statement, so no connection lent
+                config = self._schema.ensure(None, policy, dimension=dimension)
+            else:
+                with self._lease() as conn, translate(self._names):
+                    config = self._schema.ensure(conn, policy, dimension=dimension)
+                    conn.commit()
         except BaseException:
             self._source.close()
             raise
@@ -216,6 +221,8 @@ class OracleStore(SqlStore):
         if fixed is None:
             return
         self._learn_dimension(fixed)
+        if not self._builds_index:  # NO_CHECK: no DDL from this store
+            return
         try:
             with self._lease() as conn, translate(self._names):
                 self._schema.ensure_vector_index(conn, fixed)

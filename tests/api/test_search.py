@@ -333,7 +333,7 @@ def test_format_content_options_show_and_hide_fields(memory: AgentMemory) -> Non
             show_thread_id=True, show_distance=True, show_user_id=True, show_agent_id=True, show_metadata=True
         )
     )
-    for line in ("<thread_id>t</thread_id>", "<user_id>u</user_id>", "<agent_id>a</agent_id>", '<metadata key="src">chat</metadata>'):
+    for line in ("<thread_id>t</thread_id>", "<user_id>u</user_id>", "<agent_id>a</agent_id>", '<src>chat</src>'):
         assert line in everything
     relevance = float(everything.split("<estimated_relevance>")[1].split("<")[0])
     assert math.isclose(relevance, 1.0 - result.distance, rel_tol=1e-5)

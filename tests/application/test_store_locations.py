@@ -21,6 +21,7 @@ from palimpsest.adapters.backends import (
 from palimpsest.adapters.bootstrap import build_container
 from palimpsest.adapters.embedded import EmbeddedStore
 from palimpsest.adapters.inmemory import InMemoryStore
+from palimpsest.adapters.oracle import SchemaPolicy
 from palimpsest.domain import ConfigurationError
 from palimpsest.domain.errors import StorageError
 from psycopg import conninfo
@@ -141,6 +142,7 @@ def test_the_environment_is_read_when_no_mapping_is_given(monkeypatch: pytest.Mo
         (f"{URL}?pool_max=0", "pool_max must be an integer of at least 1"),
         (f"{URL}?pool_min=5&pool_max=2", "pool_min must not exceed pool_max"),
         (f"{URL}?schema_policy=drop_everything", "schema_policy must be one of"),
+        (f"postgresql://scott:{SECRET}@db/memory?schema_policy=no_check", "takes schema_policy 'require_existing'"),
         (f"{URL}?vector_index=btree", "vector_index must be one of 'hnsw', 'ivf', 'none'"),
         (f"{URL}#{SECRET}", "'#'"),
         ("", "empty"),
@@ -168,6 +170,13 @@ def test_the_password_is_in_no_repr_and_no_description() -> None:
         assert SECRET not in text
     assert location.describe() == "oracle scott@db.example:1521/FREEPDB1, memory store 'ACME'"
     assert SECRET not in repr(OracleSettings("db:1521/FREEPDB1", "scott", SECRET))
+
+
+def test_an_oracle_url_may_ask_for_no_schema_check_and_keeps_it_when_opened_only_if_it_exists() -> None:
+    location = parse_store_location(f"{URL}?schema_policy=no_check")
+    assert location.connection is not None and location.connection.schema_policy == "no_check"
+    assert location.connection.store_options()["schema_policy"] is SchemaPolicy.NO_CHECK
+    assert location.requiring_existing() == location  # NO_CHECK creates nothing and reads no schema
 
 
 def test_opening_a_store_only_if_it_exists_changes_a_database_store_s_policy_only() -> None:

@@ -25,6 +25,9 @@ from palimpsest.domain.errors import ConfigurationError, SchemaVersionError
 from .fakes import FakeConnection
 from .golden import assert_golden
 
+CHECKING_POLICIES = [p for p in SchemaPolicy if p is not SchemaPolicy.NO_CHECK]
+"""Every policy but NO_CHECK, which reads nothing (its own tests below)."""
+
 _QUOTED = re.compile(r'"([^"]*)"')
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 _FIRST_QUOTED = re.compile(r'"([A-Z0-9_$#]+)"')
@@ -763,7 +766,7 @@ def test_create_if_necessary_reports_a_failing_statement() -> None:
     assert "RECORD_CHUNKS_CHUNK_TEXT_TXT_I" in oracle.indexes
 
 
-@pytest.mark.parametrize("policy", list(SchemaPolicy))
+@pytest.mark.parametrize("policy", CHECKING_POLICIES)
 def test_a_newer_schema_version_is_refused(policy: SchemaPolicy) -> None:
     oracle = FakeOracle()
     manager = _manager("acme")
@@ -773,6 +776,30 @@ def test_a_newer_schema_version_is_refused(policy: SchemaPolicy) -> None:
     with pytest.raises(SchemaVersionError, match="newer"):
         manager.ensure(connection, policy, dimension=None)
     assert _ddl_calls(connection) == []
+
+
+@pytest.mark.parametrize("installed", ["nothing", "complete", "newer", "older", "partial"])
+def test_no_check_sends_no_statement_whatever_the_database_holds(installed: str) -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    if installed != "nothing":
+        version = {"newer": SCHEMA_VERSION + 1, "older": 1}.get(installed, SCHEMA_VERSION)
+        oracle.install(manager, skip={"MEMORY_GRAPH"} if installed == "partial" else set())
+        oracle.register(manager.names, version=version, dimension=16)
+    before = (set(oracle.tables), dict(oracle.indexes), set(oracle.graphs), json.dumps(oracle.registry))
+    connection = oracle.connection()
+    config = manager.ensure(connection, SchemaPolicy.NO_CHECK, dimension=8)
+    assert connection.log == []  # no dictionary query, no registry read, no DDL, no commit
+    assert config == StoreConfig(dimension=8, vector_index="hnsw", schema_version=SCHEMA_VERSION)
+    assert (set(oracle.tables), dict(oracle.indexes), set(oracle.graphs), json.dumps(oracle.registry)) == before
+    assert manager.ensure(None, "no_check", dimension=None).dimension is None  # no connection needed at all
+    assert manager.ensure(None, "NO_CHECK", dimension=None).vector_index == "hnsw"
+
+
+def test_no_check_still_validates_its_own_arguments() -> None:
+    with pytest.raises(ConfigurationError):
+        _manager().ensure(None, SchemaPolicy.NO_CHECK, dimension=0)
+    assert SchemaPolicy("no_check") is SchemaPolicy.NO_CHECK
 
 
 def test_recreate_drops_only_this_stores_objects() -> None:
@@ -888,7 +915,7 @@ def test_drop_removes_the_store_and_its_registry_row_only() -> None:
     assert _ddl_calls(again) == []
 
 
-@pytest.mark.parametrize("policy", list(SchemaPolicy))
+@pytest.mark.parametrize("policy", CHECKING_POLICIES)
 def test_an_unknown_older_schema_version_is_refused(policy: SchemaPolicy) -> None:
     oracle = FakeOracle()
     manager = _manager()

@@ -879,6 +879,22 @@ def test_opening_a_store_applies_the_schema_policy_on_one_lent_connection(
     assert store.dimension == 4 and store.memory_store_id == "ACME"
 
 
+def test_opening_with_no_check_lends_no_connection_and_no_commit_builds_an_index(
+    recording: type[RecordingSchema],
+) -> None:
+    pool = FakePool(Database(dimension=None))
+    store = OracleStore(pool, memory_store_id="acme", schema_policy="no_check")
+    assert pool.kinds() == []  # nothing sent, not even a connection taken
+    (schema,) = recording.instances
+    assert schema.calls == [("ensure", (SchemaPolicy.NO_CHECK, None))]
+    with store.unit_of_work() as uow:
+        uow.records.add(record("r1"), embedding=(1.0, 0.0, 0.0))
+        uow.commit()
+    assert store.dimension == 3  # learnt from the commit that fixed it
+    assert [c for c in schema.calls if c[0] != "ensure"] == []  # no vector index DDL
+    assert pool.kinds()[-2:] == ["commit", "release"]  # no connection lent for an index after it
+
+
 def test_a_commit_that_fixes_the_dimension_teaches_the_store_and_builds_the_index(
     recording: type[RecordingSchema],
 ) -> None:

@@ -8,9 +8,10 @@ word. Then:
 
 * every context card and every formatted search result (default and every option shown, each
   search strategy, with graph hops) parses as XML with ``xml.etree``: exactly one root, only
-  the library's own element names, no comment or processing instruction, and the canary only
-  in the text of the elements that carry untrusted text (or a metadata element's ``key``
-  attribute), never in a tag, another attribute or between elements; a direct hit's
+  the library's own element names (and the records' own metadata keys that are plain XML
+  names), no comment or processing instruction, and the canary only in the text of the
+  elements that carry untrusted text (or a metadata element's ``key`` attribute), never in
+  another tag, another attribute or between elements; a direct hit's
   ``<content>`` is the stored text (minus the characters XML 1.0 cannot carry);
 * the graph pictures: the SVG parses with only SVG drawing elements and the canary only in text;
   the HTML page has no script, event handler or link and the canary only in text; every Mermaid
@@ -41,6 +42,7 @@ from palimpsest.application import (
     SearchResultFormatConfig,
     SummaryText,
 )
+from palimpsest.application.rendering import metadata_element
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import ConflictError, Message
 from strategies_public_api import START
@@ -167,11 +169,29 @@ def check_structure(root: ET.Element, allowed: set[str], untrusted: set[str], *,
         assert not (element.tail and CANARY in element.tail), f"untrusted text after </{element.tag}>"
 
 
+def metadata_tags(result: SearchResult) -> set[str]:
+    """The caller metadata keys of a result's tree that render as their own element (plain XML
+    names that are none of the library's element names): the only other names allowed."""
+    keys: set[str] = set()
+    stack: list[Any] = [result.record, *(node for node in result.linked_records)]
+    while stack:
+        item = stack.pop()
+        record = getattr(item, "record", item)
+        stack.extend(getattr(item, "children", ()))
+        keys.update(record.metadata or {})
+    return {k for k in keys if metadata_element(k, "").startswith(f"<{k}>")}
+
+
 def check_result(result: SearchResult, config: SearchResultFormatConfig | None) -> None:
     rendered = result.format_content(config) if config is not None else result.formatted_content
     root = parse_xml(rendered)
     assert root.tag == result.record_type.value
-    check_structure(root, RESULT_TAGS, UNTRUSTED_TEXT_TAGS, attribute_ok=("metadata", "key"))
+    own = metadata_tags(result)
+    assert not own & RESULT_TAGS
+    check_structure(root, RESULT_TAGS | own, UNTRUSTED_TEXT_TAGS | own, attribute_ok=("metadata", "key"))
+    for element in root.iter():
+        if element.tag in own:
+            assert not len(element), f"a metadata element <{element.tag}> with children"
     assert root.findtext("record_id") == cleaned(result.id)
     content = root.find("content")
     if content is not None:  # hidden for an invalid record when invalid results are not shown
