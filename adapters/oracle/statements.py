@@ -50,6 +50,7 @@ from typing import Any, ClassVar, Final
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
 from palimpsest.domain.model import (
+    STORED_RECORD_TYPES,
     ExtractionJob,
     MemoryRecord,
     Message,
@@ -78,7 +79,7 @@ from .sql import Statement
 __all__ = [
     "CHUNK_COLUMN",
     "CHUNK_SEQ",
-    "MEMORY_TYPE_VALUES",
+    "RECORD_TYPE_VALUES",
     "Keyset",
     "OracleStatements",
     "ScopeValue",
@@ -154,7 +155,8 @@ CHUNK_COLUMN: Final = "content"
 """``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
 CHUNK_SEQ: Final = 1
 """A record has one chunk (the domain keeps one vector per record)."""
-MEMORY_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_memory_like))
+RECORD_TYPE_VALUES: Final = tuple(sorted(t.value for t in STORED_RECORD_TYPES))
+"""The ``source_record_type`` of a memory record's chunk: every record type but ``message``."""
 
 ScopeValue = str | None | NotSetType
 """A three-valued list filter: NOTSET no filter, None ``IS NULL``, a string equality."""
@@ -410,7 +412,7 @@ def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Stateme
             sql,
             {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id},
         )
-    types = {f"record_type_{i}": value for i, value in enumerate(MEMORY_TYPE_VALUES)}
+    types = {f"record_type_{i}": value for i, value in enumerate(RECORD_TYPE_VALUES)}
     sql = (
         f"DELETE FROM {names('RECORD_CHUNKS')}\n"
         f"WHERE source_id = :source_id AND source_record_type IN ({', '.join(f':{k}' for k in types)})"
