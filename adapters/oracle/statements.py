@@ -118,6 +118,7 @@ __all__ = [
     "message_get",
     "message_insert",
     "message_last_seq",
+    "message_list",
     "message_list_for_thread",
     "message_place",
     "message_update",
@@ -574,6 +575,37 @@ def message_list_for_thread(
         binds,
         ("order_seq",),
         limit=last_n,
+    )
+
+
+def message_list(
+    names: StoreNames,
+    *,
+    now: datetime,
+    user_id: ScopeValue = NOTSET,
+    agent_id: ScopeValue = NOTSET,
+    thread_id: ScopeValue = NOTSET,
+    without_metadata: bool = False,
+    limit: int | None = None,
+) -> Statement:
+    """``messages.list``/``messages.list_newest``: visible messages of every thread, oldest
+    first (creation time, thread, place in the thread); ``limit`` keeps the newest."""
+    clauses = [_VISIBLE.format(a="m")]
+    binds: dict[str, Any] = {"now": DIALECT.encode_time(now)}
+    _scope(clauses, binds, "m", "user_id", user_id)
+    _scope(clauses, binds, "m", "agent_id", agent_id)
+    _scope(clauses, binds, "m", "thread_id", thread_id)
+    if without_metadata:
+        clauses.append("m.metadata IS NULL")
+    return _listing(
+        "messages.list",
+        MESSAGE_COLUMNS,
+        names("MESSAGE"),
+        "m",
+        clauses,
+        binds,
+        ("created_at", "thread_id", "order_seq"),
+        limit=limit,
     )
 
 
@@ -1239,6 +1271,9 @@ class OracleStatements:
 
     def message_list_for_thread(self, thread_id: str, **kwargs: Any) -> Statement:
         return message_list_for_thread(self.names, thread_id, **kwargs)
+
+    def message_list(self, **kwargs: Any) -> Statement:
+        return message_list(self.names, **kwargs)
 
     def message_place(self, message_id: str, *, with_text: bool = False) -> Statement:
         return message_place(self.names, message_id, with_text=with_text)
