@@ -179,7 +179,7 @@ class MessageRepository(Protocol):
         """Delete one message; False when absent."""
         ...
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         """Physically delete every message expired at ``now``; returns the (thread id, seq) of
         each purged message, so summaries that covered them can be retired."""
         ...

@@ -322,7 +322,7 @@ class InMemoryMessageRepository(_Repository, MessageRepository):
         s.vectors.pop(("message", message_id), None)
         return True
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         expired = [m for m in self._s.messages.values() if m.is_expired(now)]
         for message in expired:
             self.delete(message.id)

@@ -433,7 +433,7 @@ class SqlMessageRepository(SqlRepository, MessageRepository):
             self._message_deleted(message_id, place)
             return True
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         uow = self._uow
         sql = uow.sql
         rows = uow.fetch_all(sql.messages_expired(check_time(now, "now")))
