@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 
 import pytest
 from palimpsest.adapters.inmemory import ManualClock
@@ -10,7 +11,7 @@ from palimpsest.application import AgentMemory
 from palimpsest.domain import DuplicateIdError, RecordNotFoundError, RecordType, ValidationError
 from palimpsest.domain.ports import MemoryStore
 
-from .helpers import ARGUMENT_CHECK, days, snapshot, stored_record
+from .helpers import ARGUMENT_CHECK, START, days, snapshot, stored_record
 
 
 def _ids(items: object) -> list[str]:
@@ -207,3 +208,34 @@ def test_the_async_twins_run(memory: AgentMemory) -> None:
         )
 
     assert asyncio.run(run()) == ("ann", "bot", ["ann"], ["bot"], [], 1, 1)
+
+
+def test_a_context_card_shows_no_profile(memory: AgentMemory) -> None:
+    """Profiles are search hits only (as in the reference): a card's relevant information holds
+    the thread's memories and messages, never its user's or agent's profile."""
+    memory.add_user("ann", "Ann is allergic to peanuts and loves baking.")
+    memory.add_agent("baker", "The baker agent knows peanuts and baking.")
+    thread = memory.create_thread(thread_id="t", user_id="ann", agent_id="baker")
+    thread.add_messages([{"role": "user", "content": "Any baking ideas without peanuts?"}])
+    thread.add_memory("Ann bakes with almonds instead of peanuts.")
+    card = thread.get_context_card().content
+    assert "almonds" in card
+    assert "allergic" not in card and "baker agent" not in card
+
+
+def test_an_export_carries_the_profiles_and_an_import_restores_them(memory: AgentMemory, store: MemoryStore) -> None:
+    from palimpsest.adapters.inmemory import InMemoryStore
+    from palimpsest.application.transfer import export_store, import_items, read_items
+
+    memory.add_user("ann", "Ann, a pastry chef.", metadata={"tier": "gold"})
+    memory.add_agent("baker", "A baking assistant.")
+    out = io.StringIO()
+    export_store(store, out)
+    target = InMemoryStore()
+    import_items(target, read_items(out.getvalue().splitlines()))
+    with target.reading() as uow:
+        restored = uow.records.list(now=START, limit=None)
+    assert [(r.id, r.record_type, r.content, r.metadata) for r in restored] == [
+        ("ann", RecordType.USER_PROFILE, "Ann, a pastry chef.", {"tier": "gold"}),
+        ("baker", RecordType.AGENT_PROFILE, "A baking assistant.", None),
+    ]
