@@ -3,20 +3,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from palimpsest.domain.errors import InvalidScopeError, ValidationError
-from palimpsest.domain.model import MEMORY_RECORD_TYPES, RecordType
+from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, Message, RecordType
 from palimpsest.domain.ports import MemoryStore
 from palimpsest.domain.sentinel import NOTSET
 
 from .builders import E1, E2, E3, at, committing, ids, message, query, reading, record, seed, thread
 
 
-def _profile(profile_id: str, content: str, kind: RecordType = RecordType.USER_PROFILE, **kwargs: object):  # type: ignore[no-untyped-def]
-    scope = {"user_id": profile_id} if kind is RecordType.USER_PROFILE else {"agent_id": profile_id}
-    return record(profile_id, content, record_type=kind, **scope, **kwargs)  # type: ignore[arg-type]
+def _profile(
+    profile_id: str, content: str, kind: RecordType = RecordType.USER_PROFILE, metadata: dict[str, Any] | None = None
+) -> MemoryRecord:
+    if kind is RecordType.USER_PROFILE:
+        return record(profile_id, content, record_type=kind, user_id=profile_id, metadata=metadata)
+    return record(profile_id, content, record_type=kind, agent_id=profile_id, metadata=metadata)
 
 
 def test_a_profile_is_stored_and_read_back_as_a_record_of_its_type(store: MemoryStore) -> None:
@@ -31,8 +36,8 @@ def test_a_profile_is_stored_and_read_back_as_a_record_of_its_type(store: Memory
         assert ids_of(uow.records.list(now=at(), record_types=MEMORY_RECORD_TYPES)) == []
 
 
-def ids_of(items: object) -> list[str]:
-    return [item.id for item in items]  # type: ignore[attr-defined]
+def ids_of(items: Iterable[MemoryRecord | Message]) -> list[str]:
+    return [item.id for item in items]
 
 
 def test_a_profile_is_updated_and_re_embedded_in_place(store: MemoryStore) -> None:
@@ -59,15 +64,15 @@ def test_a_user_profile_is_found_only_by_a_search_scoped_to_that_user(store: Mem
             (record("m1", "Ann orders oolong tea", user_id="ann", agent_id="barista", thread_id="t1"), E1),
         ],
     )
-    for kwargs in ({"vector": E1}, {"text": "oolong tea"}, {"vector": E1, "text": "oolong tea"}):
-        assert sorted(ids(store.search(query(user_id="ann", **kwargs)))) == ["ann", "m1"]  # type: ignore[arg-type]
+    only = frozenset({RecordType.USER_PROFILE})
+    kinds: list[dict[str, Any]] = [{"vector": E1}, {"text": "oolong tea"}, {"vector": E1, "text": "oolong tea"}]
+    for kwargs in kinds:
+        assert sorted(ids(store.search(query(user_id="ann", **kwargs)))) == ["ann", "m1"]
         # the profile's agent and thread are none: a search exact on an agent leaves it out
-        assert ids(store.search(query(user_id="ann", agent_id="barista", **kwargs))) == ["m1"]  # type: ignore[arg-type]
-        assert ids(store.search(query(user_id=None, agent_id="barista", **kwargs))) == ["barista"]  # type: ignore[arg-type]
-        only = frozenset({RecordType.USER_PROFILE})
-        assert ids(store.search(query(user_id="ann", record_types=only, **kwargs))) == ["ann"]  # type: ignore[arg-type]
-        memories = frozenset(MEMORY_RECORD_TYPES)
-        assert ids(store.search(query(user_id="ann", record_types=memories, **kwargs))) == ["m1"]  # type: ignore[arg-type]
+        assert ids(store.search(query(user_id="ann", agent_id="barista", **kwargs))) == ["m1"]
+        assert ids(store.search(query(user_id=None, agent_id="barista", **kwargs))) == ["barista"]
+        assert ids(store.search(query(user_id="ann", record_types=only, **kwargs))) == ["ann"]
+        assert ids(store.search(query(user_id="ann", record_types=MEMORY_RECORD_TYPES, **kwargs))) == ["m1"]
 
 
 def test_deleting_a_profile_removes_it_from_search(store: MemoryStore) -> None:
