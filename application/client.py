@@ -15,6 +15,8 @@ from palimpsest.domain.errors import ConfigurationError, ValidationError
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
+    Message,
+    RecordType,
     Thread,
     check_id,
     check_metadata,
@@ -66,6 +68,14 @@ __all__ = ["AgentMemory"]
     "failed_extractions",
     "retry_failed_extractions",
     "close",
+    # profiles and message listing (ARCHITECTURE.md D37)
+    "add_user",
+    "add_agent",
+    "delete_user",
+    "delete_agent",
+    "list_users",
+    "list_agents",
+    "list_messages",
 )
 @observed_operations("agent_memory")
 class AgentMemory(MemoryFacade):
@@ -478,3 +488,63 @@ class AgentMemory(MemoryFacade):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- profiles and message listing (D37): thin facades over ProfileService / MessageService --
+
+    def add_user(self, user_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET) -> str:
+        """Store the profile of user ``user_id`` (a searchable ``user_profile`` record whose id
+        is the user id), or replace its text (re-embedded) and, unless omitted, its metadata;
+        returns ``user_id``. The id is trusted as every ``user_id`` is: the caller names the user."""
+        return self._services.profiles.add(RecordType.USER_PROFILE, user_id, information, metadata)
+
+    def add_agent(
+        self, agent_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET
+    ) -> str:
+        """Store (or replace) the profile of agent ``agent_id``, an ``agent_profile`` record."""
+        return self._services.profiles.add(RecordType.AGENT_PROFILE, agent_id, information, metadata)
+
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete user ``user_id``'s profile (returns 1, or 0 without one); with ``cascade``
+        (the default) also the user's threads (their messages, memories, summaries and jobs,
+        after their running extraction) and every other message and record of that user,
+        whether or not a profile exists. Another user's data is never touched."""
+        return self._services.profiles.delete(RecordType.USER_PROFILE, user_id, cascade=cascade)
+
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete agent ``agent_id``'s profile; with ``cascade``, also its threads (whichever
+        user's) and every other message and record scoped to that agent."""
+        return self._services.profiles.delete(RecordType.AGENT_PROFILE, agent_id, cascade=cascade)
+
+    def list_users(
+        self,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[MemoryRecord]:
+        """User profiles, oldest first (``metadata_filter=None``: those without metadata;
+        ``limit`` keeps the newest ``limit``; omitted or ``None``: all of them)."""
+        return self._services.profiles.list(RecordType.USER_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+
+    def list_agents(
+        self,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[MemoryRecord]:
+        """Agent profiles, oldest first (as :meth:`list_users`)."""
+        return self._services.profiles.list(RecordType.AGENT_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+
+    def list_messages(
+        self,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[Message]:
+        """Messages of every thread, oldest first. Omitted = no filter; ``None`` = only messages
+        unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all)."""
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
+            if not isinstance(value, NotSetType):
+                check_optional_id(value, name)
+        return self._services.messages.list(
+            user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
+        )

@@ -6,10 +6,12 @@ durable extraction jobs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.events import DomainEvent
 from palimpsest.domain.model import ExtractionJob
-from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 
 from .config import MemoryExtractionMode, ThreadSettings
 from .embedding import EmbeddingHelper
@@ -54,16 +56,23 @@ class MaintenanceService:
         self._runner.wait(DELETE_THREAD_WAIT, thread_id=thread_id)  # let its extraction finish first
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
-            owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
-            partners: set[str] = set()
-            owned_ids = {r.id for r in owned}
-            for record in owned:
-                partners.update(l.other_end(record.id) for l in uow.links.touching(record.id))
-            if not uow.threads.delete(thread_id):
+            if uow.threads.get(thread_id) is None:
                 return 0
-            self._memory.rederive_in(uow, partners - owned_ids, now)
+            self.delete_thread_in(uow, thread_id, now)
             uow.commit()
         return 1
+
+    def delete_thread_in(self, uow: UnitOfWork, thread_id: str, now: datetime) -> list[DomainEvent]:
+        """Delete a thread with what it owns inside a caller's unit of work, re-deriving the
+        records linked to its memories; the caller commits (and publishes the events)."""
+        owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
+        partners: set[str] = set()
+        owned_ids = {r.id for r in owned}
+        for record in owned:
+            partners.update(l.other_end(record.id) for l in uow.links.touching(record.id))
+        if not uow.threads.delete(thread_id):
+            return []
+        return self._memory.rederive_in(uow, partners - owned_ids, now)
 
     def purge_expired(self) -> int:
         """Physically remove expired messages and memories; returns how many rows went.

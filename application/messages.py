@@ -285,3 +285,24 @@ class MessageService:
             if last_n is None:
                 return uow.messages.list_for_thread(thread.id, now=self._clock.now())
             return uow.messages.list_for_thread(thread.id, now=self._clock.now(), last_n=last_n)
+
+    def list(
+        self,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = None,
+    ) -> list[Message]:
+        """Visible messages of every thread matching the filters (omitted: no filter; ``None``:
+        only messages unscoped on that dimension), oldest first; ``limit`` keeps the newest."""
+        with self._store.reading() as uow:
+            return uow.messages.list(
+                now=self._clock.now(),
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                metadata_filter=metadata_filter,
+                limit=limit,
+            )

@@ -25,6 +25,7 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
 from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link, set_status
 from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
     MemoryRecord,
     RecordLink,
     RecordStatus,
@@ -85,6 +86,10 @@ class RecordService:
     @property
     def store(self) -> MemoryStore:
         return self._store
+
+    def publish(self, events: Iterable[DomainEvent]) -> None:
+        """Hand events of a unit of work a caller committed to the sink (see the module doc)."""
+        self._publish(events)
 
     def _publish(self, events: Iterable[DomainEvent]) -> None:
         if self._sink is not None:
@@ -302,7 +307,11 @@ class RecordService:
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             record = uow.records.get(record_id)
-            if record is None or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread)):
+            if (
+                record is None
+                or not record.record_type.is_memory_like  # a profile goes by delete_user/delete_agent
+                or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread))
+            ):
                 return False
             events = self.delete_records_in(uow, [record_id], now)
             uow.commit()
@@ -333,7 +342,11 @@ class RecordService:
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
         limit: int | None = None,
     ) -> list[MemoryRecord]:
-        types = None if record_types is None else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
+        types = (
+            MEMORY_RECORD_TYPES
+            if record_types is None
+            else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
+        )
         with self._store.reading() as uow:
             return uow.records.list(
                 now=self._clock.now(),
@@ -494,7 +507,11 @@ class RecordService:
     ) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
-        if record is None or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread)):
+        if (
+            record is None
+            or not record.record_type.is_memory_like  # a profile is no memory to change or link
+            or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread))
+        ):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
 

@@ -29,6 +29,7 @@ from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService
 from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .profiles import ProfileService
 from .record_service import RecordService
 from .records import RecordCommands
 from .searching import Searcher, SearchStrategy
@@ -60,6 +61,7 @@ class ApplicationServices:
     extraction: ExtractionService
     runner: ExtractionRunner
     maintenance: MaintenanceService
+    profiles: ProfileService
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -108,6 +110,15 @@ def build_services(
         records_jobs=records_jobs,
     )
     runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy, runs_jobs=not to_workers)
+    maintenance = MaintenanceService(
+        store=store,
+        clock=clock,
+        memory=memory,
+        summaries=summaries,
+        embeddings=embeddings,
+        runner=runner,
+        has_extractor=records_jobs,
+    )
     return ApplicationServices(
         store=store,
         clock=clock,
@@ -142,14 +153,9 @@ def build_services(
         cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),
         extraction=extraction,
         runner=runner,
-        maintenance=MaintenanceService(
-            store=store,
-            clock=clock,
-            memory=memory,
-            summaries=summaries,
-            embeddings=embeddings,
-            runner=runner,
-            has_extractor=records_jobs,
+        maintenance=maintenance,
+        profiles=ProfileService(
+            store=store, clock=clock, memory=memory, embeddings=embeddings, runner=runner, maintenance=maintenance
         ),
     )
 

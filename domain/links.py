@@ -143,7 +143,7 @@ def new_link(
     if source.id == target.id:
         raise SelfLinkError("A memory cannot be linked to itself.")
     for record in (source, target):
-        if not record.record_type.is_memory_like:  # pragma: no cover - MemoryRecord enforces it
+        if not record.record_type.is_memory_like:  # a profile
             raise LinkEndpointTypeError("Links join memory-like records only.")
     check_link_scope(source, target, relation_type)
     opposite = opposite_label(relation_type, opposite_relation_type)

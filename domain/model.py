@@ -30,8 +30,10 @@ __all__ = [
     "MAX_JSON_INT_DIGITS",
     "MAX_SPEAKER_LENGTH",
     "MEMORY_RECORD_TYPES",
+    "PROFILE_RECORD_TYPES",
     "SEARCHABLE_RECORD_TYPES",
     "SPEAKER_KEY",
+    "STORED_RECORD_TYPES",
     "UTC",
     "ZERO_TTL_MESSAGE",
     "ExtractionJob",
@@ -56,6 +58,7 @@ __all__ = [
     "failure_reason_of",
     "keyword_text",
     "parse_record_type",
+    "profile_scope",
     "searched_text",
     "speaker_of",
     "turn_context",
@@ -79,25 +82,39 @@ _JSON_INT_BOUND: Final = 10**MAX_JSON_INT_DIGITS
 
 
 class RecordType(str, enum.Enum):
-    """Kinds of searchable records. The first four are "memory-like" and can be linked."""
+    """Kinds of searchable records. The first four are "memory-like" and can be linked; the
+    two profiles are records too (stored, embedded and searched like memories) but are not
+    memory-like: they are never linked, listed as memories or written by extraction."""
 
     MEMORY = "memory"
     FACT = "fact"
     GUIDELINE = "guideline"
     PREFERENCE = "preference"
     MESSAGE = "message"
+    USER_PROFILE = "user_profile"
+    AGENT_PROFILE = "agent_profile"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def is_memory_like(self) -> bool:
-        return self is not RecordType.MESSAGE
+        return self in MEMORY_RECORD_TYPES
+
+    @property
+    def is_profile(self) -> bool:
+        return self in PROFILE_RECORD_TYPES
 
 
 MEMORY_RECORD_TYPES: Final = frozenset(
     {RecordType.MEMORY, RecordType.FACT, RecordType.GUIDELINE, RecordType.PREFERENCE}
 )
+PROFILE_RECORD_TYPES: Final = frozenset({RecordType.USER_PROFILE, RecordType.AGENT_PROFILE})
+"""A user's or an agent's profile: a :class:`MemoryRecord` whose id is that user's (agent's) id,
+scoped to it on that dimension only (see :meth:`MemoryRecord.__post_init__`)."""
+STORED_RECORD_TYPES: Final = MEMORY_RECORD_TYPES | PROFILE_RECORD_TYPES
+"""The types a :class:`MemoryRecord` may have: every searchable type but ``message`` (the rows
+of a store's record table, as opposed to its messages)."""
 SEARCHABLE_RECORD_TYPES: Final = frozenset(RecordType)
 
 
@@ -111,9 +128,14 @@ class RecordStatus(str, enum.Enum):
         return self.value
 
 
-def parse_record_type(value: object, *, memory_only: bool = False) -> RecordType:
-    """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else."""
-    allowed = MEMORY_RECORD_TYPES if memory_only else SEARCHABLE_RECORD_TYPES
+def parse_record_type(
+    value: object, *, memory_only: bool = False, allowed: frozenset[RecordType] | None = None
+) -> RecordType:
+    """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else
+    (or on a type outside ``allowed``: by default every searchable type, with ``memory_only``
+    the memory-like ones)."""
+    if allowed is None:
+        allowed = MEMORY_RECORD_TYPES if memory_only else SEARCHABLE_RECORD_TYPES
     try:
         record_type = RecordType(value)
     except ValueError:
@@ -299,6 +321,15 @@ class Scope:
         check_optional_id(self.thread_id, "thread_id")
 
 
+def profile_scope(record_type: RecordType, profile_id: str) -> Scope:
+    """The scope of a profile: its id on its own dimension (user or agent), nothing else."""
+    if record_type is RecordType.USER_PROFILE:
+        return Scope(user_id=profile_id)
+    if record_type is RecordType.AGENT_PROFILE:
+        return Scope(agent_id=profile_id)
+    raise InvalidRecordTypeError(f"{record_type.value!r} is not a profile type.")
+
+
 @dataclass(frozen=True, slots=True)
 class Thread:
     """A conversation. ``config``/``state`` hold persisted per-thread settings and counters."""
@@ -384,7 +415,13 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """A typed, scoped memory (memory, fact, guideline or preference).
+    """A typed, scoped memory (memory, fact, guideline or preference), or a profile.
+
+    A profile (``user_profile``, ``agent_profile``) describes one user (agent): its id *is*
+    that user's (agent's) id, and its scope is that id on its own dimension and nothing on the
+    others (a user profile has ``user_id == id`` and no agent or thread). So a search scoped to
+    a user finds that user's profile and no other, on every store, through the scope filter
+    every record obeys. A profile never expires and is always valid (it cannot be linked).
 
     ``status`` is derived: a record is INVALID exactly when at least one lifecycle link
     (supersedes, refines, duplicates) targets it, unless its caller set a status (``status=``),
@@ -411,7 +448,7 @@ class MemoryRecord:
 
     def __post_init__(self) -> None:
         check_id(self.id, "memory id")
-        object.__setattr__(self, "record_type", parse_record_type(self.record_type, memory_only=True))
+        object.__setattr__(self, "record_type", parse_record_type(self.record_type, allowed=STORED_RECORD_TYPES))
         if not isinstance(self.content, str):
             raise ValidationError("memory content must be a string.")
         if not self.content.strip():
@@ -434,6 +471,17 @@ class MemoryRecord:
             self.invalidated_at is not None or self.invalidation_reason is not None
         ):
             raise ValidationError("a valid record carries no invalidation time or reason.")
+        if self.record_type.is_profile:
+            self._check_profile()
+
+    def _check_profile(self) -> None:
+        if self.scope != profile_scope(self.record_type, self.id):
+            own = "user_id" if self.record_type is RecordType.USER_PROFILE else "agent_id"
+            raise InvalidScopeError(
+                f"a {self.record_type.value} is scoped to its own id as {own} and to nothing else."
+            )
+        if self.status is not RecordStatus.VALID or self.expires_at is not None:
+            raise ValidationError(f"a {self.record_type.value} is always valid and never expires.")
 
     @property
     def scope(self) -> Scope:

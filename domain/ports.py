@@ -151,6 +151,23 @@ class MessageRepository(Protocol):
         """
         ...
 
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        thread_id: ScopeArg = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = None,
+    ) -> builtins.list[Message]:
+        """Visible messages of every thread matching the filters, oldest first (creation time,
+        then thread id, then ``seq``: a thread's messages in their order).
+
+        ``limit`` keeps the newest ``limit`` (``None``, the default: every match);
+        ``metadata_filter=None`` means "no metadata"."""
+        ...
+
     def update(self, message: Message, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
         """Replace a stored message; ``embedding`` NOTSET keeps, None drops, a vector replaces.
 
@@ -162,7 +179,7 @@ class MessageRepository(Protocol):
         """Delete one message; False when absent."""
         ...
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         """Physically delete every message expired at ``now``; returns the (thread id, seq) of
         each purged message, so summaries that covered them can be retired."""
         ...
@@ -581,7 +598,7 @@ class StoreDiagnostics(Protocol):
 
 READ_METHODS: Mapping[str, frozenset[str]] = MappingProxyType({
     "threads": frozenset({"get", "list"}),
-    "messages": frozenset({"get", "last_seq", "list_for_thread", "vectors"}),
+    "messages": frozenset({"get", "last_seq", "list", "list_for_thread", "vectors"}),
     "records": frozenset({"get", "get_many", "expired_ids", "list"}),
     "links": frozenset({"get", "find", "between", "touching", "list"}),
     "summaries": frozenset({"latest", "list_for_thread"}),

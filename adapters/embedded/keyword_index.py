@@ -69,7 +69,7 @@ B: Final = BM25_B
 
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
-_MEMORY_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
+_RECORD_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
 _TOGETHER_MIN_PARTITIONS: Final = 8
 """Above this many partitions to search, they are ranked together (per-partition numpy calls
 would cost more than laying their columns end to end)."""
@@ -1002,7 +1002,7 @@ class PostingsKeywordIndex:
             allowed_rows = np.zeros(merged.size, dtype=bool)
             for (scope, _partition), offset in zip(partitions, offsets):
                 allowed_rows[np.asarray(allowed.get(scope, []), dtype=np.int64) + offset] = True
-        check_types = not _MEMORY_CODES | {MESSAGE_CODE} <= flt.type_codes
+        check_types = not _RECORD_CODES | {MESSAGE_CODE} <= flt.type_codes
         return merged.rank(postings, avgdl, flt, limit, allowed_rows, check_types)
 
     def search(self, text: str, flt: VectorFilter, limit: int) -> list[KeywordCandidate]:
@@ -1036,7 +1036,7 @@ class PostingsKeywordIndex:
                 allowed_rows[allowed[scope]] = True
             # A message partition holds one type, admitted (it is searched only then); a record
             # partition needs the type check unless every memory type is asked for.
-            check_types = not scope[1] and not _MEMORY_CODES <= flt.type_codes
+            check_types = not scope[1] and not _RECORD_CODES <= flt.type_codes
             best.extend(partition.top(weights, avgdl, flt, limit, allowed_rows, check_types))
         best.sort()
         return best[:limit]

@@ -64,6 +64,7 @@ from .codec import (
     MESSAGE_CODE,
     NO_EXPIRY_US,
     TYPE_CODES,
+    TYPES_BY_CODE,
     epoch_us,
     expiry_us,
     stored_link,
@@ -99,7 +100,10 @@ RecordAttrs = tuple[int, str | None, str | None, str | None, int, int]
 filters need, plus the rowid that hydration looks rows up by (one B-tree instead of two)."""
 
 _CODE_BY_NAME: Final = {t.value: code for t, code in TYPE_CODES.items()}
-_MEMORY_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t.is_memory_like)
+_RECORD_CODES: Final = frozenset(code for t, code in TYPE_CODES.items() if t is not RecordType.MESSAGE)
+_TYPE_NAMES: Final = [t.value for t in TYPES_BY_CODE]
+"""What the type codes of a snapshot's arrays mean: a snapshot written when the record types were
+others (codes follow the names' order) is rebuilt over."""
 _NEVER: Final = int(NO_EXPIRY_US)
 _BOUND_VALUES_MAX: Final = 32
 """Up to this many keys, a search loads rows with ``IN (?, ...)``: a few microseconds cheaper than
@@ -730,6 +734,7 @@ class EmbeddedStore(SqlStore):
             meta.get("format") != SNAPSHOT_FORMAT
             or meta.get("token") not in tokens
             or meta.get("schema") != self._schema_version
+            or meta.get("types") != _TYPE_NAMES
             or not isinstance(seq, int)
             or not floor <= seq <= head
         ):
@@ -796,6 +801,7 @@ class EmbeddedStore(SqlStore):
                     "token": token,
                     "seq": self._last_seen,
                     "schema": self._schema_version,
+                    "types": _TYPE_NAMES,
                     "vectors": vectors_meta,
                     "keywords": keywords_meta,
                 }
@@ -1117,10 +1123,10 @@ class EmbeddedStore(SqlStore):
             if RecordType.MESSAGE not in query.types:
                 return None
         else:
-            types = sorted(t.value for t in query.types if t.is_memory_like)
+            types = sorted(t.value for t in query.types if t is not RecordType.MESSAGE)
             if not types:
                 return None
-            if len(types) < 4:
+            if len(types) < len(_RECORD_CODES):
                 clauses.append(f"{alias}.record_type IN ({', '.join('?' * len(types))})")
                 params.extend(types)
             if status and not query.include_invalid:
@@ -1181,7 +1187,7 @@ class EmbeddedStore(SqlStore):
                 and (allowed is None or (False, record_id) in allowed)
             )
 
-        if allowed is None and codes >= _MEMORY_CODES and agent is ANY and thread is ANY:
+        if allowed is None and codes >= _RECORD_CODES and agent is ANY and thread is ANY:
             # The common request (a user scope, no other filter), with less work per node.
             def admits_in_scope(record_id: str) -> bool:
                 found = attrs.get(record_id)

@@ -56,7 +56,7 @@ near-ties and exact ties are ordered exactly and deterministically (by type, the
 
 _MIN_CAPACITY: Final = 16
 _COMPACT_RATIO: Final = 0.25
-_MEMORY_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
+_RECORD_CODES: Final = frozenset(code for code in TYPE_CODES.values() if code != MESSAGE_CODE)
 
 VECTOR_SEARCH_MODES: Final = ("auto", "exact")
 """``"exact"``: every search scans float32 vectors. ``"auto"``: partitions larger than
@@ -876,7 +876,7 @@ class NumpyVectorIndex:
         partitions, allowed = select_partitions(self._partitions, self._where, flt)
         # A message partition holds one type, admitted (it is searched only then); a record
         # partition needs the type check unless every memory type is asked for.
-        check_records = not _MEMORY_CODES <= flt.type_codes
+        check_records = not _RECORD_CODES <= flt.type_codes
         query64 = query.astype(np.float64)
         query_bits: np.ndarray | None = None
         found: list[VectorCandidate] = []

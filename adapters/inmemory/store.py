@@ -281,6 +281,29 @@ class InMemoryMessageRepository(_Repository, MessageRepository):
             found = found[max(0, len(found) - last_n) :] if last_n else []
         return found
 
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = None,
+    ) -> builtins.list[Message]:
+        flt = _list_filter(metadata_filter)
+        found = [
+            m
+            for m in self._s.messages.values()
+            if not m.is_expired(now)
+            and _scope_ok(m.user_id, user_id)
+            and _scope_ok(m.agent_id, agent_id)
+            and _scope_ok(m.thread_id, thread_id)
+            and _metadata_ok(m.metadata, flt)
+        ]
+        found.sort(key=lambda m: (m.created_at, m.thread_id, m.seq))
+        return _newest(found, limit)
+
     def update(self, message: Message, *, embedding: Sequence[float] | None | NotSetType = NOTSET) -> None:
         s = self._s
         old = s.messages.get(message.id)
@@ -299,7 +322,7 @@ class InMemoryMessageRepository(_Repository, MessageRepository):
         s.vectors.pop(("message", message_id), None)
         return True
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         expired = [m for m in self._s.messages.values() if m.is_expired(now)]
         for message in expired:
             self.delete(message.id)

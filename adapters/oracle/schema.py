@@ -24,7 +24,9 @@ so upgrading it to ``SCHEMA_VERSION`` is creating what is missing, in file order
 the other statements of those files once (those that create or add nothing nameable, such as a
 data fix; none so far), then recording the new version in the registry row. A fresh store is
 created the same way, from version 1. Version 2 (``0002_extraction_job_failures.sql``) adds the
-failure columns of ``EXTRACTION_JOB`` and their index.
+failure columns of ``EXTRACTION_JOB`` and their index. Version 3
+(``0003_profile_record_types.sql``) replaces the check on ``MEMORY.memory_type`` by one that
+admits the profile types: two statements that create nothing nameable, the first of that kind.
 
 The registry table ``PALIMPSEST_STORES`` (``ddl/registry.sql``) holds one row per store; its
 ``store_config`` JSON carries the embedding dimension (``null`` until known) and the vector
@@ -69,7 +71,7 @@ __all__ = [
     "statements_from_ddl",
 ]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 VECTOR_INDEX_KINDS: Final = ("hnsw", "ivf", "none")
 LIFECYCLE_STATES: Final = ("CREATING", "CREATED", "DROPPING")
 MAX_DIMENSION: Final = 65535
@@ -804,8 +806,8 @@ class SchemaManager:
         """Run, in file order, the statements of the files newer than ``stored_version`` that
         create nothing nameable (``0`` for a store created now: every file). The objects of those
         files (tables, indexes, added columns) were created already with the missing objects;
-        ``_finish`` then records ``SCHEMA_VERSION`` in the registry row. No file has such a
-        statement so far."""
+        ``_finish`` then records ``SCHEMA_VERSION`` in the registry row. Version 3's two
+        statements (the profile types' check) are the first such."""
         for obj in self._unnamed:
             if obj.version > stored_version:
                 run(connection, obj.statement)

@@ -50,6 +50,7 @@ from typing import Any, ClassVar, Final
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
 from palimpsest.domain.model import (
+    STORED_RECORD_TYPES,
     ExtractionJob,
     MemoryRecord,
     Message,
@@ -78,7 +79,7 @@ from .sql import Statement
 __all__ = [
     "CHUNK_COLUMN",
     "CHUNK_SEQ",
-    "MEMORY_TYPE_VALUES",
+    "RECORD_TYPE_VALUES",
     "Keyset",
     "OracleStatements",
     "ScopeValue",
@@ -117,6 +118,7 @@ __all__ = [
     "message_get",
     "message_insert",
     "message_last_seq",
+    "message_list",
     "message_list_for_thread",
     "message_place",
     "message_update",
@@ -154,7 +156,8 @@ CHUNK_COLUMN: Final = "content"
 """``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
 CHUNK_SEQ: Final = 1
 """A record has one chunk (the domain keeps one vector per record)."""
-MEMORY_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_memory_like))
+RECORD_TYPE_VALUES: Final = tuple(sorted(t.value for t in STORED_RECORD_TYPES))
+"""The ``source_record_type`` of a memory record's chunk: every record type but ``message``."""
 
 ScopeValue = str | None | NotSetType
 """A three-valued list filter: NOTSET no filter, None ``IS NULL``, a string equality."""
@@ -410,7 +413,7 @@ def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Stateme
             sql,
             {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id},
         )
-    types = {f"record_type_{i}": value for i, value in enumerate(MEMORY_TYPE_VALUES)}
+    types = {f"record_type_{i}": value for i, value in enumerate(RECORD_TYPE_VALUES)}
     sql = (
         f"DELETE FROM {names('RECORD_CHUNKS')}\n"
         f"WHERE source_id = :source_id AND source_record_type IN ({', '.join(f':{k}' for k in types)})"
@@ -572,6 +575,37 @@ def message_list_for_thread(
         binds,
         ("order_seq",),
         limit=last_n,
+    )
+
+
+def message_list(
+    names: StoreNames,
+    *,
+    now: datetime,
+    user_id: ScopeValue = NOTSET,
+    agent_id: ScopeValue = NOTSET,
+    thread_id: ScopeValue = NOTSET,
+    without_metadata: bool = False,
+    limit: int | None = None,
+) -> Statement:
+    """``messages.list``/``messages.list_newest``: visible messages of every thread, oldest
+    first (creation time, thread, place in the thread); ``limit`` keeps the newest."""
+    clauses = [_VISIBLE.format(a="m")]
+    binds: dict[str, Any] = {"now": DIALECT.encode_time(now)}
+    _scope(clauses, binds, "m", "user_id", user_id)
+    _scope(clauses, binds, "m", "agent_id", agent_id)
+    _scope(clauses, binds, "m", "thread_id", thread_id)
+    if without_metadata:
+        clauses.append("m.metadata IS NULL")
+    return _listing(
+        "messages.list",
+        MESSAGE_COLUMNS,
+        names("MESSAGE"),
+        "m",
+        clauses,
+        binds,
+        ("created_at", "thread_id", "order_seq"),
+        limit=limit,
     )
 
 
@@ -1237,6 +1271,9 @@ class OracleStatements:
 
     def message_list_for_thread(self, thread_id: str, **kwargs: Any) -> Statement:
         return message_list_for_thread(self.names, thread_id, **kwargs)
+
+    def message_list(self, **kwargs: Any) -> Statement:
+        return message_list(self.names, **kwargs)
 
     def message_place(self, message_id: str, *, with_text: bool = False) -> Statement:
         return message_place(self.names, message_id, with_text=with_text)

@@ -374,6 +374,38 @@ class SqlMessageRepository(SqlRepository, MessageRepository):
         decode = uow.codec.message
         return [decode(row) for row in uow.fetch_all(statement)]
 
+    def list(
+        self,
+        *,
+        now: datetime,
+        user_id: ScopeArg = NOTSET,
+        agent_id: ScopeArg = NOTSET,
+        thread_id: ScopeArg = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None = None,
+    ) -> builtins.list[Message]:
+        now = check_time(now, "now")
+        user_id = _scope_arg(user_id, "user_id")
+        agent_id = _scope_arg(agent_id, "agent_id")
+        thread_id = _scope_arg(thread_id, "thread_id")
+        limit = check_limit(limit)
+        uow = self._uow
+        decode = uow.codec.message
+
+        def build(**kwargs: Any) -> Statement:
+            return uow.sql.message_list(now=now, user_id=user_id, agent_id=agent_id, thread_id=thread_id, **kwargs)
+
+        if isinstance(metadata_filter, NotSetType) or metadata_filter is None:
+            rows = uow.fetch_all(build(without_metadata=metadata_filter is None, limit=limit))
+            return [decode(row) for row in rows]
+        flt = validate_metadata_filter(metadata_filter)
+        if uow.sql.filters_metadata:
+            return [decode(row) for row in uow.fetch_all(build(metadata_filter=flt, limit=limit))]
+        # Messages are ordered by (created_at, thread_id, seq), not by the (created_at, id)
+        # keyset of the paged listings: read the scope's rows and filter them here (D7).
+        found = [m for m in (decode(row) for row in uow.fetch_all(build(limit=None))) if metadata_matches(m.metadata, flt)]
+        return found if limit is None else found[-limit:]
+
     def update(self, message: Message, *, embedding: Vector | None | NotSetType = NOTSET) -> None:
         uow = self._uow
         unit: Any = NOTSET if isinstance(embedding, NotSetType) else None
@@ -401,7 +433,7 @@ class SqlMessageRepository(SqlRepository, MessageRepository):
             self._message_deleted(message_id, place)
             return True
 
-    def purge_expired(self, now: datetime) -> list[tuple[str, int]]:
+    def purge_expired(self, now: datetime) -> builtins.list[tuple[str, int]]:
         uow = self._uow
         sql = uow.sql
         rows = uow.fetch_all(sql.messages_expired(check_time(now, "now")))

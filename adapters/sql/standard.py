@@ -240,6 +240,26 @@ class StandardStatements:
             where.add("seq < ?", end_seq)
         return self._newest("messages.list_for_thread", MESSAGE_COLUMNS, "messages", where, ("seq",), last_n)
 
+    def message_list(
+        self,
+        *,
+        now: datetime,
+        user_id: Scope = NOTSET,
+        agent_id: Scope = NOTSET,
+        thread_id: Scope = NOTSET,
+        without_metadata: bool = False,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Sql:
+        where = Where()
+        where.add("(expires_at IS NULL OR expires_at > ?)", self._time(now))
+        where.scope("user_id", user_id)
+        where.scope("agent_id", agent_id)
+        where.scope("thread_id", thread_id)
+        self._listing(where, without_metadata=without_metadata, metadata_filter=metadata_filter, after=None)
+        order = ("created_at", "thread_id", "seq")
+        return self._newest("messages.list", MESSAGE_COLUMNS, "messages", where, order, limit)
+
     def message_place(self, message_id: str, *, with_text: bool = False) -> Sql:
         selected = "thread_id, seq, content, metadata" if with_text else "thread_id, seq"
         return self._sql("messages.place", f"SELECT {selected} FROM messages WHERE id = ?", (message_id,))

@@ -95,6 +95,17 @@ class Statements(Protocol):
         end_seq: int | None = None,
         last_n: int | None = None,
     ) -> Statement: ...
+    def message_list(
+        self,
+        *,
+        now: datetime,
+        user_id: Scope = ...,
+        agent_id: Scope = ...,
+        thread_id: Scope = ...,
+        without_metadata: bool = False,
+        metadata_filter: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Statement: ...
     def message_place(self, message_id: str, *, with_text: bool = False) -> Statement: ...
     def message_update(self, message: Message, vector: Any) -> Statement: ...
     def message_delete(self, message_id: str) -> Statement: ...

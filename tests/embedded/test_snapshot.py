@@ -372,6 +372,23 @@ def test_a_log_pruned_past_the_snapshot_or_another_format_means_a_rebuild(
         assert not restored(reopened)
 
 
+def test_a_snapshot_written_for_other_record_types_means_a_rebuild(
+    filled: tuple[Path, random.Random], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The arrays hold type codes, which follow the names' order: a snapshot written when the
+    record types were others (before the profile types, say) would read a code as another type."""
+    path, _rng = filled
+    assert read_snapshot(snapshot_path(str(path)))[0]["types"] == [t.value for t in store_module.TYPES_BY_CODE]
+    with EmbeddedStore(path) as reopened:
+        assert restored(reopened)
+    older = [t for t in store_module._TYPE_NAMES if t not in ("agent_profile", "user_profile")]
+    monkeypatch.setattr(store_module, "_TYPE_NAMES", older)
+    with EmbeddedStore(path) as reopened:
+        assert not restored(reopened)
+    with EmbeddedStore(path) as again:
+        assert restored(again)  # the close above wrote a snapshot of these types
+
+
 def test_a_snapshot_that_cannot_be_recorded_leaves_the_old_one(
     filled: tuple[Path, random.Random], tmp_path: Path
 ) -> None:

@@ -31,6 +31,8 @@ CHECKING_POLICIES = [p for p in SchemaPolicy if p is not SchemaPolicy.NO_CHECK]
 _QUOTED = re.compile(r'"([^"]*)"')
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 _FIRST_QUOTED = re.compile(r'"([A-Z0-9_$#]+)"')
+_CHECK = re.compile(r'CONSTRAINT "([A-Z0-9_$#]+)" CHECK \((.*?)\)(?=,|\s*\)?\s*$)')
+"""A named check constraint and its condition (one line of the normalised DDL text)."""
 _COLUMN_GROUP = re.compile(r"table_name = :(\w+) AND column_name IN \(([^)]*)\)", re.IGNORECASE)
 
 
@@ -72,6 +74,7 @@ class FakeOracle:
         self.columns: dict[str, set[str]] = {}  # table -> column names (upper case)
         self.indexes: dict[str, tuple[str, str]] = {}  # name -> (table, index_type)
         self.graphs: set[str] = set()
+        self.checks: dict[str, str] = {}  # constraint name -> its condition, as the DDL wrote it
         self.registry: dict[str, dict[str, Any]] = {}
         self.fail_on: set[str] = set()
         self.dml: list[str] = []  # DML on store tables (data fixes of a DDL file)
@@ -95,6 +98,11 @@ class FakeOracle:
             if obj.key in skip or obj.version > version:
                 continue
             self.respond(obj.statement.sql, {})
+        named = {obj.statement.name for obj in manager.objects}
+        for number in range(1, version + 1):  # and the statements that create nothing nameable
+            for statement in manager.load_ddl(number):
+                if statement.name not in named:
+                    self.respond(statement.sql, {})
         if vector_index:
             self.respond(manager.vector_index_ddl().sql, {})
 
@@ -136,11 +144,23 @@ class FakeOracle:
                 return RuntimeError("ORA-00955: name is already used by an existing object")
             self.tables.add(name)
             self.columns[name] = _table_columns(text)
+            self.checks.update(_CHECK.findall(text))
             return 0
         if head.startswith("ALTER TABLE"):
             name = _FIRST_QUOTED.search(text).group(1)
             if name not in self.tables:
                 return RuntimeError("ORA-00942: table or view does not exist")
+            dropped = re.fullmatch(r'.*? DROP CONSTRAINT "([^"]+)"', text, re.IGNORECASE)
+            if dropped:
+                if self.checks.pop(dropped.group(1), None) is None:
+                    return RuntimeError("ORA-02443: Cannot drop constraint - nonexistent constraint")
+                return 0
+            checks = _CHECK.findall(text)
+            if checks and " ADD CONSTRAINT " in head:
+                if checks[0][0] in self.checks:
+                    return RuntimeError("ORA-02264: name already used by an existing constraint")
+                self.checks.update(checks)
+                return 0
             added = re.fullmatch(r".*? ADD \((.*)\)", text, re.IGNORECASE)
             assert added, f"unexpected ALTER TABLE: {text}"
             new = [item.split()[0].upper() for item in _top_level_items(added.group(1))]
@@ -750,7 +770,7 @@ def test_create_if_necessary_accepts_an_object_another_process_created() -> None
         return real(sql, binds)
 
     connection.responder = racing
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 2
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == SCHEMA_VERSION
 
 
 def test_create_if_necessary_reports_a_failing_statement() -> None:
@@ -956,6 +976,49 @@ def _v2_sql(manager: SchemaManager) -> list[str]:
     return [s.sql for s in manager.load_ddl(2)]
 
 
+def _v3_sql(manager: SchemaManager) -> list[str]:
+    return [s.sql for s in manager.load_ddl(3)]
+
+
+_PROFILE_TYPES = ("'user_profile'", "'agent_profile'")
+
+
+def test_version_3_lets_the_record_table_hold_profiles() -> None:
+    """Schema version 3 replaces version 1's check on MEMORY.memory_type by one that admits the
+    two profile types, keeping its name; a fresh store gets it from the start."""
+    manager = _manager("acme")
+    drop, add = manager.load_ddl(3)
+    assert " ".join(drop.sql.split()) == 'ALTER TABLE "ACME_MEMORY" DROP CONSTRAINT "ACME_MEMORY_TYPE_CK"'
+    assert " ".join(add.sql.split()) == (
+        'ALTER TABLE "ACME_MEMORY" ADD CONSTRAINT "ACME_MEMORY_TYPE_CK" CHECK (memory_type IN '
+        "('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile'))"
+    )
+    assert [o for o in manager.objects if o.version == 3] == []  # nothing nameable: run once per upgrade
+    fresh = FakeOracle()
+    assert manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert all(t in fresh.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
+
+
+def test_upgrading_a_version_2_store_replaces_the_type_check_once() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, version=2)
+    oracle.register(manager.names, version=2)
+    assert not any(t in oracle.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
+    connection = oracle.connection()
+    with pytest.raises(SchemaVersionError, match="needs an upgrade to 3"):
+        manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
+    assert _ddl_calls(connection) == []
+    connection = oracle.connection()
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert _ddl_calls(connection) == _v3_sql(manager)
+    assert all(t in oracle.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
+    assert oracle.registry["ACME"]["version"] == 3
+    again = oracle.connection()
+    assert manager.ensure(again, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert _ddl_calls(again) == []
+
+
 def test_statements_from_ddl_reads_the_columns_an_alter_table_adds() -> None:
     text = "ALTER TABLE {T} ADD (\n  a_b  NUMBER(10, 2) DEFAULT 0,\n  c    TIMESTAMP(6) WITH TIME ZONE\n)"
     (obj,) = statements_from_ddl(text, {"T": '"T"'}, prefix="v5")
@@ -998,14 +1061,14 @@ def test_a_fresh_store_gets_the_failure_columns() -> None:
     oracle = FakeOracle()
     manager = _manager("acme")
     config = manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config.schema_version == SCHEMA_VERSION == 2
+    assert config.schema_version == SCHEMA_VERSION == 3
     assert {"FAILED_AT", "FAILURE_REASON", "CLAIMED_UNTIL"} <= oracle.columns["ACME_EXTRACTION_JOB"]
     assert oracle.indexes["ACME_EXTRACTION_JOB_FAILED_I"] == ("ACME_EXTRACTION_JOB", "NORMAL")
-    assert oracle.registry["ACME"]["version"] == 2
+    assert oracle.registry["ACME"]["version"] == 3
     assert "EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)" in manager.present_objects(oracle.connection())
 
 
-def test_upgrading_a_version_1_store_adds_the_columns_and_records_version_2() -> None:
+def test_upgrading_a_version_1_store_adds_the_columns_and_records_the_current_version() -> None:
     oracle = FakeOracle()
     manager = _manager("acme")
     oracle.install(manager, version=1, vector_index=True)
@@ -1014,24 +1077,24 @@ def test_upgrading_a_version_1_store_adds_the_columns_and_records_version_2() ->
     # check (REQUIRE_EXISTING) and CREATE_IF_EMPTY refuse the old version without any DDL
     for policy in (SchemaPolicy.REQUIRE_EXISTING, SchemaPolicy.CREATE_IF_EMPTY):
         connection = oracle.connection()
-        with pytest.raises(SchemaVersionError, match="needs an upgrade to 2"):
+        with pytest.raises(SchemaVersionError, match="needs an upgrade to 3"):
             manager.ensure(connection, policy, dimension=None)
         assert _ddl_calls(connection) == []
-    # upgrade (CREATE_IF_NECESSARY): version 2's file, in order, then the registry row
+    # upgrade (CREATE_IF_NECESSARY): version 2's file, then version 3's, then the registry row
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config == StoreConfig(dimension=4, vector_index="hnsw", schema_version=2)
-    assert _ddl_calls(connection) == _v2_sql(manager)
+    assert config == StoreConfig(dimension=4, vector_index="hnsw", schema_version=3)
+    assert _ddl_calls(connection) == [*_v2_sql(manager), *_v3_sql(manager)]
     assert {"FAILED_AT", "FAILURE_REASON"} <= oracle.columns["ACME_EXTRACTION_JOB"]
     assert "ACME_EXTRACTION_JOB_FAILED_I" in oracle.indexes
-    assert oracle.registry["ACME"]["version"] == 2
+    assert oracle.registry["ACME"]["version"] == 3
     kinds = [c.kind for c in connection.log]
-    update = next(i for i, c in enumerate(connection.log) if c.binds and c.binds.get("schema_version") == 2)
+    update = next(i for i, c in enumerate(connection.log) if c.binds and c.binds.get("schema_version") == 3)
     assert "commit" in kinds[update:]  # the new version is committed
     # done once: opening again runs no DDL, and the check passes
     for policy in (SchemaPolicy.CREATE_IF_NECESSARY, SchemaPolicy.REQUIRE_EXISTING):
         again = oracle.connection()
-        assert manager.ensure(again, policy, dimension=None).schema_version == 2
+        assert manager.ensure(again, policy, dimension=None).schema_version == 3
         assert _ddl_calls(again) == []
 
 
@@ -1044,15 +1107,15 @@ def test_upgrading_accepts_columns_another_process_added_meanwhile() -> None:
     real = oracle.respond
 
     def racing(sql: str, binds: dict[str, Any]) -> Any:
-        if sql.startswith("ALTER TABLE"):
+        if sql.startswith("ALTER TABLE") and " ADD (" in " ".join(sql.split()):
             real(sql, binds)  # the other process wins
             return RuntimeError("ORA-01430: column being added already exists in table")
         return real(sql, binds)
 
     connection.responder = racing
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 2
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
     assert "EXTRACTION_JOB_FAILED_I" in oracle.indexes
-    assert oracle.registry["__DEFAULT__"]["version"] == 2
+    assert oracle.registry["__DEFAULT__"]["version"] == 3
 
 
 def test_a_store_with_only_some_of_the_added_columns_is_refused_clearly() -> None:
@@ -1085,7 +1148,8 @@ def test_the_check_reports_missing_columns_and_create_if_necessary_repairs_them(
     manager.ensure(repair, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
     assert _ddl_calls(repair) == [_v2_sql(manager)[0]]
     assert (
-        manager.ensure(oracle.connection(), SchemaPolicy.REQUIRE_EXISTING, dimension=None).schema_version == 2
+        manager.ensure(oracle.connection(), SchemaPolicy.REQUIRE_EXISTING, dimension=None).schema_version
+        == SCHEMA_VERSION
     )
 
 
@@ -1108,7 +1172,7 @@ def test_recreate_builds_every_version_and_drop_needs_no_column_statement() -> N
     oracle.install(manager, version=1)
     oracle.register(manager.names, version=1)
     connection = oracle.connection()
-    assert manager.ensure(connection, SchemaPolicy.RECREATE, dimension=None).schema_version == 2
+    assert manager.ensure(connection, SchemaPolicy.RECREATE, dimension=None).schema_version == SCHEMA_VERSION
     created = [s for s in _ddl_calls(connection) if not s.startswith("DROP")]
     assert created == [s.sql for s in _all_ddl(manager)]
     assert not any(s.startswith("DROP") and "FAILED" in s for s in _ddl_calls(connection))

@@ -215,6 +215,13 @@ def _samples() -> dict[str, list[Sample]]:
                     n, f"t1{v}", now=NOW, start_seq=2, end_seq=9, last_n=3
                 ),
             ),
+            (st.message_list, lambda n, e, v: st.message_list(n, now=NOW)),
+            (
+                st.message_list,
+                lambda n, e, v: st.message_list(
+                    n, now=NOW, user_id=f"u1{v}", agent_id=None, thread_id=f"t1{v}", without_metadata=True, limit=7
+                ),
+            ),
             (st.message_place, lambda n, e, v: st.message_place(n, f"m1{v}")),
             (st.message_place, lambda n, e, v: st.message_place(n, f"m1{v}", with_text=True)),
             (st.message_before, lambda n, e, v: st.message_before(n, f"t1{v}", 3)),
@@ -251,6 +258,10 @@ def _samples() -> dict[str, list[Sample]]:
             (
                 st.record_list,
                 lambda n, e, v: st.record_list(n, now=NOW, thread_id=None, page=100, after=after),
+            ),
+            (
+                st.record_list,
+                lambda n, e, v: st.record_list(n, now=NOW, record_types=[RecordType.USER_PROFILE], limit=10),
             ),
         ],
         "links": [

@@ -347,6 +347,8 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "context_card_token_limit": integers,
     "limit": anything(st.none(), integers),
     "content": contents,
+    "information": contents,
+    "cascade": booleans,
     "memory_type": memory_types,
     "memory_id": ids(*MEMORY_IDS, "new-memory"),
     "timestamp": timestamps,
@@ -422,6 +424,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "update_memory", "delete_memory", "list_memories", "link_records", "update_record_link",
             "delete_record_link", "search", "purge_expired", "reembed", "wait_for_memory_extraction", "close",
             "failed_extractions", "pending_extractions", "retry_failed_extractions", "extraction_worker",
+            "add_user", "add_agent", "delete_user", "delete_agent", "list_users", "list_agents", "list_messages",
         }
     ),
     "MemoryThread": frozenset(

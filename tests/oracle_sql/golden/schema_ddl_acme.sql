@@ -209,6 +209,13 @@ ALTER TABLE "ACME_EXTRACTION_JOB" ADD (
 -- v2_create_extraction_job_failed_i
 CREATE INDEX "ACME_EXTRACTION_JOB_FAILED_I" ON "ACME_EXTRACTION_JOB" (failed_at)
 
+-- v3_1
+ALTER TABLE "ACME_MEMORY" DROP CONSTRAINT "ACME_MEMORY_TYPE_CK"
+
+-- v3_2
+ALTER TABLE "ACME_MEMORY" ADD CONSTRAINT "ACME_MEMORY_TYPE_CK"
+    CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile'))
+
 -- create_vector_index_hnsw
 CREATE VECTOR INDEX "ACME_RECORD_CHUNKS_EMBEDDING_VEC_I" ON "ACME_RECORD_CHUNKS" (embedding)
     ORGANIZATION INMEMORY NEIGHBOR GRAPH

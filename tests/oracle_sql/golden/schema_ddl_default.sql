@@ -209,6 +209,13 @@ ALTER TABLE "EXTRACTION_JOB" ADD (
 -- v2_create_extraction_job_failed_i
 CREATE INDEX "EXTRACTION_JOB_FAILED_I" ON "EXTRACTION_JOB" (failed_at)
 
+-- v3_1
+ALTER TABLE "MEMORY" DROP CONSTRAINT "MEMORY_TYPE_CK"
+
+-- v3_2
+ALTER TABLE "MEMORY" ADD CONSTRAINT "MEMORY_TYPE_CK"
+    CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile'))
+
 -- create_vector_index_hnsw
 CREATE VECTOR INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I" ON "RECORD_CHUNKS" (embedding)
     ORGANIZATION INMEMORY NEIGHBOR GRAPH

@@ -83,7 +83,7 @@ WHEN NOT MATCHED THEN INSERT
     (memory_store_name, lifecycle_state, schema_version, store_config, created_at, updated_at)
     VALUES (s.memory_store_name, :lifecycle_state, :schema_version, :store_config, SYSTIMESTAMP, SYSTIMESTAMP)
 --   :lifecycle_state = 'CREATING'
---   :schema_version = 2
+--   :schema_version = 3
 --   :store_config = '{"embedding_dimension":384,"vector_index":"hnsw"}'
 --   :store_name = '__DEFAULT__'
 

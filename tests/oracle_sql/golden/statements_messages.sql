@@ -51,6 +51,28 @@ ORDER BY m.order_seq
 --   :start_seq = 2
 --   :thread_id = 't1'
 
+-- messages.list
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :now = datetime(2025-03-14T12:00:00)
+
+-- messages.list_newest
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM (
+  SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+  FROM "MESSAGE" m
+  WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND m.user_id = :user_id AND m.agent_id IS NULL AND m.thread_id = :thread_id AND m.metadata IS NULL
+  ORDER BY m.created_at DESC, m.thread_id DESC, m.order_seq DESC
+  FETCH FIRST :limit ROWS ONLY
+) m
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :limit = 7
+--   :now = datetime(2025-03-14T12:00:00)
+--   :thread_id = 't1'
+--   :user_id = 'u1'
+
 -- messages.place
 SELECT m.thread_id, m.order_seq
 FROM "MESSAGE" m
@@ -168,6 +190,28 @@ ORDER BY m.order_seq
 --   :now = datetime(2025-03-14T12:00:00)
 --   :start_seq = 2
 --   :thread_id = 't1'
+
+-- messages.list
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "ACME_MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :now = datetime(2025-03-14T12:00:00)
+
+-- messages.list_newest
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM (
+  SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+  FROM "ACME_MESSAGE" m
+  WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND m.user_id = :user_id AND m.agent_id IS NULL AND m.thread_id = :thread_id AND m.metadata IS NULL
+  ORDER BY m.created_at DESC, m.thread_id DESC, m.order_seq DESC
+  FETCH FIRST :limit ROWS ONLY
+) m
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :limit = 7
+--   :now = datetime(2025-03-14T12:00:00)
+--   :thread_id = 't1'
+--   :user_id = 'u1'
 
 -- messages.place
 SELECT m.thread_id, m.order_seq

@@ -113,6 +113,20 @@ FETCH FIRST :page_size ROWS ONLY
 --   :now = datetime(2025-03-14T12:00:00)
 --   :page_size = 100
 
+-- records.list_newest
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM (
+  SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+  FROM "MEMORY" r
+  WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND r.memory_type IN (:memory_type_0)
+  ORDER BY r.created_at DESC, r.record_id DESC
+  FETCH FIRST :limit ROWS ONLY
+) r
+ORDER BY r.created_at, r.record_id
+--   :limit = 10
+--   :memory_type_0 = 'user_profile'
+--   :now = datetime(2025-03-14T12:00:00)
+
 -- ===== store: acme =====
 -- records.insert
 INSERT INTO "ACME_MEMORY" (record_id, memory_type, content, user_id, agent_id, thread_id, metadata, status, invalidation_reason, invalidated_at, timestamp, expires_at, created_at, updated_at)
@@ -227,4 +241,18 @@ FETCH FIRST :page_size ROWS ONLY
 --   :after_id = 'r9'
 --   :now = datetime(2025-03-14T12:00:00)
 --   :page_size = 100
+
+-- records.list_newest
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM (
+  SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+  FROM "ACME_MEMORY" r
+  WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND r.memory_type IN (:memory_type_0)
+  ORDER BY r.created_at DESC, r.record_id DESC
+  FETCH FIRST :limit ROWS ONLY
+) r
+ORDER BY r.created_at, r.record_id
+--   :limit = 10
+--   :memory_type_0 = 'user_profile'
+--   :now = datetime(2025-03-14T12:00:00)
 
