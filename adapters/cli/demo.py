@@ -398,7 +398,7 @@ def _search_mode(memory: AgentMemory) -> str:
     strategy = memory.search_strategy
     if strategy == "keyword":
         return "keyword (BM25) search only: the MiniLM weights are not installed."
-    dimension = memory.store.dimension
+    dimension = memory.admin.dimension
     vectors = f"{dimension}-dimensional embeddings" if dimension else "embeddings"
     if strategy == "vector":
         return f"vector search over {vectors} computed locally."
