@@ -38,7 +38,7 @@ from palimpsest.adapters.embedder_choice import (
 )
 from palimpsest.application import AgentMemory, Embedder, StoreAdmin
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
-from palimpsest.domain.errors import AgentMemoryError, SchemaVersionError
+from palimpsest.domain.errors import AgentMemoryError, EmbeddingMismatchError, SchemaVersionError
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
@@ -180,6 +180,19 @@ def _schema_hint() -> Iterator[None]:
         raise SchemaVersionError(f"{exc} ({_SCHEMA_HINT})") from exc
 
 
+@contextmanager
+def _embedding_hint(settings: CliSettings) -> Iterator[None]:
+    """An embedder that does not fit the store's vectors says which command replaces them."""
+    try:
+        yield
+    except EmbeddingMismatchError as exc:
+        choice = settings.embedder.value
+        raise CliError(
+            f"{exc.problem}. Run 'palimpsest --embedder {choice} reembed --allow-model-change' to replace "
+            "the store's vectors with this embedder's, or choose the embedder that made them with --embedder."
+        ) from exc
+
+
 @dataclass
 class OpenedStore:
     """An open store's administration, without a client; ``close`` closes the store and the
@@ -227,7 +240,7 @@ def open_session(
     """A client on the configured store from the composition root, closed (with its store and
     pool) on exit."""
     root = _root(settings, create=create)
-    with _schema_hint():
+    with _schema_hint(), _embedding_hint(settings):
         memory = open_client(root, allow_embedding_model_change=allow_model_change)
     try:
         chosen = root.store_embedder()
