@@ -202,8 +202,8 @@ class EmbeddingMismatchError(ConfigurationError):
     ``problem`` says what does not fit, without the remedy the message adds, so that a driver
     (the command line) can name its own."""
 
-    def __init__(self, problem: str, remedy: str) -> None:
-        super().__init__(f"{problem}; {remedy}")
+    def __init__(self, problem: str, remedy: str | None = None) -> None:
+        super().__init__(problem if remedy is None else f"{problem}; {remedy}")
         self.problem = problem
 
 
