@@ -35,11 +35,24 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 from dependency_injector import containers, providers
-from palimpsest.application import AgentMemory, ExtractionRetryPolicy, MemoryExtractionConfig
+from palimpsest.application import (
+    AgentMemory,
+    Embedder,
+    ExtractionRetryPolicy,
+    ExtractionRunsIn,
+    Extractor,
+    LinkResolver,
+    MemoryExtractionConfig,
+    MemoryRetentionConfig,
+    RetrievalConfig,
+    StoreAdmin,
+    Summariser,
+)
 from palimpsest.application.clock import SystemClock
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
+from palimpsest.application.searching import SearchStrategy
 from palimpsest.domain.errors import ConfigurationError
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.ports import Clock, MemoryStore
 
 from .backends import (
     BACKENDS,
@@ -218,6 +231,10 @@ class Container(containers.DeclarativeContainer):
 
     store = _store_selector(config, backends, pool)
 
+    admin = providers.Factory(StoreAdmin, store, clock)
+    """The store's administration without a client (``palimpsest doctor`` and ``export`` read a
+    store that opening a client would write settings to); a client has its own, ``memory.admin``."""
+
     store_embedder = providers.Singleton(embedder_for_store, config.embedder_choice, store)
     """The "inspect" profile's choice: the embedder that fits the store's recorded model, and a note."""
 
@@ -362,14 +379,21 @@ def open_memory(
     oracle: OracleSettings | None = None,
     profile: Profile = "app",
     dimension: int | None = None,
-    store: Any = None,
-    embedder: Any = None,
-    summariser: Any = None,
-    extractor: Any = None,
-    link_resolver: Any = None,
-    clock: Any = None,
+    store: MemoryStore | None = None,
+    embedder: Embedder | None = None,
+    summariser: Summariser | None = None,
+    extractor: Extractor | None = None,
+    link_resolver: LinkResolver | None = None,
+    clock: Clock | None = None,
     memory_extraction_config: MemoryExtractionConfig | None = None,
-    **client_options: Any,
+    memory_retention_config: MemoryRetentionConfig | None = None,
+    search_strategy: SearchStrategy | None = None,
+    retrieval: RetrievalConfig | None = None,
+    id_factory: Callable[[], str] | None = None,
+    close_store: bool = False,
+    allow_embedding_model_change: bool = False,
+    extraction_retry_policy: ExtractionRetryPolicy | None = None,
+    extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
 ) -> AgentMemory:
     """An ``AgentMemory`` on the store at ``location``: a file path (``str`` or ``Path``) for the
     embedded store, ``None`` or ``":memory:"`` for a store in this process only, or a URL such as
@@ -382,8 +406,8 @@ def open_memory(
     resolver; ``profile="inspect"`` gives the passive client of an existing store (no
     extractor, no link resolver, the embedder that follows the store's recorded model).
     Every port can be overridden by keyword (``store``, ``embedder``, ``summariser``,
-    ``extractor``, ``link_resolver``, ``clock``, ``memory_extraction_config``); other keywords
-    go to ``AgentMemory``. Closing the client closes the store (and pool) that ``open_memory``
+    ``extractor``, ``link_resolver``, ``clock``, ``memory_extraction_config``); the keywords
+    after them are ``AgentMemory``'s own, passed on as given. Closing the client closes the store (and pool) that ``open_memory``
     opened, store first; a store passed in is left open.
     """
     if path is not None:
@@ -407,4 +431,14 @@ def open_memory(
         dimension=dimension,
         overrides={name: value for name, value in ports.items() if value is not None},
     )
-    return open_client(container, **client_options)
+    return open_client(
+        container,
+        memory_retention_config=memory_retention_config,
+        search_strategy=search_strategy,
+        retrieval=retrieval,
+        id_factory=id_factory,
+        close_store=close_store,
+        allow_embedding_model_change=allow_embedding_model_change,
+        extraction_retry_policy=extraction_retry_policy,
+        extraction_runs_in=extraction_runs_in,
+    )

@@ -3,6 +3,7 @@ objects, configuration, and the ports for model capabilities (embedding, extract
 link resolution, reranking). Everything here depends on domain ports only; adapters are injected.
 """
 
+from .admin import StoreAdmin
 from .arguments import TimeToLiveAnchor
 from .client import AgentMemory
 from .config import (
@@ -49,7 +50,6 @@ from .ports import (
     Summariser,
     SummaryText,
 )
-from .record_service import RecordService
 from .results import (
     ContextCard,
     OracleSearchResultFormatConfig,
@@ -95,7 +95,6 @@ __all__ = [
     "MemoryThread",
     "OperationKind",
     "OracleSearchResultFormatConfig",
-    "RecordService",
     "RerankCandidate",
     "Reranker",
     "RetrievalConfig",
@@ -103,6 +102,7 @@ __all__ = [
     "SearchResultFormatConfig",
     "SearchScope",
     "SearchStrategy",
+    "StoreAdmin",
     "Summariser",
     "Summary",
     "SummaryText",

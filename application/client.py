@@ -8,6 +8,7 @@ public method validates its arguments, then delegates to one service, so bad inp
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
@@ -50,6 +51,7 @@ from .usage import TokenUsage, merged_usage
 from .wiring import build_services, build_worker
 
 if TYPE_CHECKING:
+    from .admin import StoreAdmin
     from .jobs import ExtractionWorker, JobOutcome
 
 __all__ = ["AgentMemory"]
@@ -167,6 +169,14 @@ class AgentMemory(MemoryFacade):
 
     @property
     def store(self) -> MemoryStore:
+        """Deprecated: the store port itself. Listings, lookups, diagnostics, export/import and
+        TTL refresh are :attr:`admin`'s, on this client's clock (ARCHITECTURE.md D36)."""
+        warnings.warn(
+            "AgentMemory.store is deprecated: use AgentMemory.admin (listings, lookups, diagnostics, "
+            "export/import, TTL refresh, the store's dimension) or the client's own methods.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self._services.store
 
     @property
@@ -548,3 +558,11 @@ class AgentMemory(MemoryFacade):
         return self._services.messages.list(
             user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
         )
+    # -- administration (D36): thin accessors, to be re-homed with the facades -------------------
+
+    @property
+    def admin(self) -> StoreAdmin:
+        """The store's listings, lookups, diagnostics, export/import and TTL refresh, on this
+        client's clock: what tools (the command line, the LangGraph store) use instead of the
+        store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
+        return self._services.admin

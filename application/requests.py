@@ -645,8 +645,12 @@ class CardRequest(_Request):
         if not isinstance(minimums, NotSetType) and minimums is not None:
             if not isinstance(minimums, Mapping):
                 raise ValidationError("min_relevant_results_by_type must be a mapping.")
-            if not set(minimums) <= CARD_TYPE_KEYS:
-                raise ValidationError("min_relevant_results_by_type contains unsupported record types.")
+            unsupported = sorted(repr(key) for key in set(minimums) - CARD_TYPE_KEYS)
+            if unsupported:
+                raise ValidationError(
+                    f"min_relevant_results_by_type contains unsupported record type(s): {', '.join(unsupported)} "
+                    f"(supported: {', '.join(sorted(CARD_TYPE_KEYS))})."
+                )
             for key, count in minimums.items():
                 if isinstance(count, bool) or not isinstance(count, int):
                     raise ValidationError("min_relevant_results_by_type counts must be integers.")

@@ -4,9 +4,9 @@ and how a client opening the store reads, checks and (when needed) persists them
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.errors import ConfigurationError, EmbeddingMismatchError
 from palimpsest.domain.ports import MemoryStore, UnitOfWork
 
 from .config import MemoryRetentionConfig
@@ -36,6 +36,9 @@ def stored_retention(value: object) -> MemoryRetentionConfig:
         raise ConfigurationError(f"setting {RETENTION_SETTING!r}: {exc}") from None
 
 
+_REMEDY: Final = "open it with allow_embedding_model_change=True and call reembed() to replace them."
+
+
 def sync_store_settings(
     store: MemoryStore,
     embedder: Embedder | None,
@@ -54,22 +57,23 @@ def sync_store_settings(
     def settle(uow: UnitOfWork) -> tuple[MemoryRetentionConfig, dict[str, Any]]:
         writes: dict[str, Any] = {}
         if embedder is not None and check_model:
-            if store.dimension is not None and store.dimension != embedder.dimension:
-                raise ConfigurationError(
-                    f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
-                    f"{embedder.dimension}-dimensional ones."
-                )
             stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
+            if store.dimension is not None and store.dimension != embedder.dimension:
+                raise EmbeddingMismatchError(
+                    f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
+                    f"{embedder.dimension}-dimensional ones",
+                    _REMEDY if stored_model is None else f"open it with {stored_model!r}, or {_REMEDY}",
+                )
             if stored_model is not None and stored_model != embedder.model_id:
-                raise ConfigurationError(
-                    f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
-                    "open it with allow_embedding_model_change=True and call reembed()."
+                raise EmbeddingMismatchError(
+                    f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}", _REMEDY
                 )
             stored_context = tuple(uow.settings.get(INDEX_CONTEXT_SETTING) or ())
             if stored_model is not None and stored_context != index_context:
-                raise ConfigurationError(
+                raise EmbeddingMismatchError(
                     f"The store's message vectors were made with index_context={stored_context!r}, not "
-                    f"{index_context!r}; open it with allow_embedding_model_change=True and call reembed()."
+                    f"{index_context!r}",
+                    _REMEDY,
                 )
             if stored_model is None:
                 writes[EMBEDDING_MODEL_SETTING] = embedder.model_id

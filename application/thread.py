@@ -20,9 +20,9 @@ from .config import (
     stored_thread_settings,
 )
 from .facade import MemoryFacade
+from .observability import observed_operations
 from .requests import AppendMessages, CardRequest, ChatMessage, text_of
 from .results import ContextCard, Summary
-from .observability import observed_operations
 from .wiring import ApplicationServices
 
 __all__ = ["ChatMessage", "MemoryThread", "ThreadSettings", "extraction_counter", "stored_thread_settings"]

@@ -4,18 +4,9 @@ The use cases behind ``palimpsest export`` and ``palimpsest import`` (and any ot
 moves a store): they take the :class:`~palimpsest.domain.ports.MemoryStore` port, and a clock
 for the times an import stamps, and do their reading and writing through its units of work.
 
-One JSON object per line, each with a ``"kind"``:
-
-* ``thread`` — ``id, user_id, agent_id, metadata, config, state, created_at, updated_at``;
-* ``message`` — ``id, thread_id, seq, role, content, timestamp, metadata, user_id, agent_id,
-  created_at, expires_at``;
-* ``memory`` — ``id, memory_type, content, user_id, agent_id, thread_id, metadata, status,
-  invalidation_reason, invalidated_at, timestamp, expires_at, created_at, updated_at``;
-* ``link`` — ``id, source_id, source_type, target_id, target_type, relation_type,
-  opposite_relation_type, metadata, timestamp, created_at``;
-* ``summary`` — ``id, thread_id, revision, text, topics, covered_through_seq, status, user_id,
-  agent_id, metadata, created_at``;
-* ``setting`` — ``key, value``: the store-wide retention policy (``memory_retention_config``).
+One JSON object per line, each with a ``"kind"``: a ``thread``, ``message``, ``memory``,
+``link`` or ``summary`` as the entity codec (:mod:`.codec`) writes and reads it, or a
+``setting`` — ``key, value``: the store-wide retention policy (``memory_retention_config``).
 
 Times are ISO 8601 with their UTC offset. An export holds every row, expired ones not yet purged
 included, so that importing it into an empty store gives the same store: ids, times, links and
@@ -72,6 +63,7 @@ from palimpsest.domain.model import (
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 
+from .codec import decode, encode
 from .config import stored_thread_settings
 from .indexing import INDEX_CONTEXT_SETTING, check_index_context, message_index_text, turn_before
 from .ports import Embedder
@@ -100,172 +92,7 @@ _SETTING_CHECKS: Final[Mapping[str, Callable[[Any], object]]] = {RETENTION_SETTI
 _EVERYTHING: Final = datetime.min.replace(tzinfo=UTC)
 """A ``now`` before every expiry: listings at this time include expired rows."""
 
-Entity = Thread | Message | MemoryRecord | RecordLink | ThreadSummary
-
-_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "thread": ("id", "user_id", "agent_id", "metadata", "config", "state", "created_at", "updated_at"),
-    "message": (
-        "id",
-        "thread_id",
-        "seq",
-        "role",
-        "content",
-        "timestamp",
-        "metadata",
-        "user_id",
-        "agent_id",
-        "created_at",
-        "expires_at",
-    ),
-    "memory": (
-        "id",
-        "memory_type",
-        "content",
-        "user_id",
-        "agent_id",
-        "thread_id",
-        "metadata",
-        "status",
-        "invalidation_reason",
-        "invalidated_at",
-        "timestamp",
-        "expires_at",
-        "created_at",
-        "updated_at",
-    ),
-    "link": (
-        "id",
-        "source_id",
-        "source_type",
-        "target_id",
-        "target_type",
-        "relation_type",
-        "opposite_relation_type",
-        "metadata",
-        "timestamp",
-        "created_at",
-    ),
-    "summary": (
-        "id",
-        "thread_id",
-        "revision",
-        "text",
-        "topics",
-        "covered_through_seq",
-        "status",
-        "user_id",
-        "agent_id",
-        "metadata",
-        "created_at",
-    ),
-    "setting": ("key", "value"),
-}
-_REQUIRED: Final[Mapping[str, frozenset[str]]] = {
-    "thread": frozenset({"id", "created_at", "updated_at"}),
-    "message": frozenset({"id", "thread_id", "seq", "role", "content", "created_at"}),
-    "memory": frozenset({"id", "memory_type", "content", "created_at", "updated_at"}),
-    "link": frozenset(
-        {
-            "id",
-            "source_id",
-            "source_type",
-            "target_id",
-            "target_type",
-            "relation_type",
-            "opposite_relation_type",
-            "created_at",
-        }
-    ),
-    "summary": frozenset({"id", "thread_id", "revision", "text", "created_at"}),
-    "setting": frozenset({"key", "value"}),
-}
-_TIME_FIELDS: Final = frozenset({"created_at", "updated_at", "timestamp", "expires_at", "invalidated_at"})
-
-
 # --- encoding ----------------------------------------------------------------------------------
-
-
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def encode(entity: Entity) -> dict[str, Any]:
-    """The JSON object of one entity, ``"kind"`` first."""
-    if isinstance(entity, Thread):
-        return {
-            "kind": "thread",
-            "id": entity.id,
-            "user_id": entity.user_id,
-            "agent_id": entity.agent_id,
-            "metadata": entity.metadata,
-            "config": entity.config,
-            "state": entity.state,
-            "created_at": _time(entity.created_at),
-            "updated_at": _time(entity.updated_at),
-        }
-    if isinstance(entity, Message):
-        return {
-            "kind": "message",
-            "id": entity.id,
-            "thread_id": entity.thread_id,
-            "seq": entity.seq,
-            "role": entity.role,
-            "content": entity.content,
-            "timestamp": _time(entity.timestamp),
-            "metadata": entity.metadata,
-            "user_id": entity.user_id,
-            "agent_id": entity.agent_id,
-            "created_at": _time(entity.created_at),
-            "expires_at": _time(entity.expires_at),
-        }
-    if isinstance(entity, MemoryRecord):
-        return {
-            "kind": "memory",
-            "id": entity.id,
-            "memory_type": entity.record_type.value,
-            "content": entity.content,
-            "user_id": entity.user_id,
-            "agent_id": entity.agent_id,
-            "thread_id": entity.thread_id,
-            "metadata": entity.metadata,
-            "status": entity.status.value,
-            "invalidation_reason": entity.invalidation_reason,
-            "invalidated_at": _time(entity.invalidated_at),
-            "timestamp": _time(entity.timestamp),
-            "expires_at": _time(entity.expires_at),
-            "created_at": _time(entity.created_at),
-            "updated_at": _time(entity.updated_at),
-        }
-    if isinstance(entity, RecordLink):
-        return {
-            "kind": "link",
-            "id": entity.id,
-            "source_id": entity.source_id,
-            "source_type": entity.source_type.value,
-            "target_id": entity.target_id,
-            "target_type": entity.target_type.value,
-            "relation_type": entity.relation_type,
-            "opposite_relation_type": entity.opposite_relation_type,
-            "metadata": entity.metadata,
-            "timestamp": _time(entity.timestamp),
-            "created_at": _time(entity.created_at),
-        }
-    if isinstance(entity, ThreadSummary):
-        return {
-            "kind": "summary",
-            "id": entity.id,
-            "thread_id": entity.thread_id,
-            "revision": entity.revision,
-            "text": entity.text,
-            "topics": list(entity.topics),
-            "covered_through_seq": entity.covered_through_seq,
-            "status": entity.status.value,
-            "user_id": entity.user_id,
-            "agent_id": entity.agent_id,
-            "metadata": entity.metadata,
-            "created_at": _time(entity.created_at),
-        }
-    raise TypeError(f"cannot encode {type(entity).__name__}")
 
 
 def _line(obj: Mapping[str, Any]) -> str:
@@ -332,98 +159,20 @@ class ImportItem:
     line: int
 
 
-def _parse_time(value: Any, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValidationError(f"{name} must be an ISO 8601 time string or null.")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValidationError(f"{name} is not an ISO 8601 time: {value!r}.") from None
-    if parsed.tzinfo is None:
-        raise ValidationError(f"{name} must carry a UTC offset: {value!r}.")
-    try:
-        return parsed.astimezone(UTC)  # what the stores keep
-    except OverflowError:
-        raise ValidationError(f"{name} is out of the representable range in UTC: {value!r}.") from None
-
-
 def _build(kind: str, fields: dict[str, Any]) -> Any:
-    if kind == "thread":
-        thread = Thread(
-            id=fields["id"],
-            user_id=fields.get("user_id"),
-            agent_id=fields.get("agent_id"),
-            metadata=fields.get("metadata"),
-            config=fields.get("config") or {},
-            state=fields.get("state") or {},
-            created_at=fields["created_at"],
-            updated_at=fields["updated_at"],
-        )
-        stored_thread_settings(thread)  # what get_thread and add_messages will read
-        return thread
-    if kind == "message":
-        return Message(
-            id=fields["id"],
-            thread_id=fields["thread_id"],
-            seq=fields["seq"],
-            role=fields["role"],
-            content=fields["content"],
-            timestamp=fields.get("timestamp"),
-            metadata=fields.get("metadata"),
-            user_id=fields.get("user_id"),
-            agent_id=fields.get("agent_id"),
-            created_at=fields["created_at"],
-            expires_at=fields.get("expires_at"),
-        )
-    if kind == "memory":
-        return MemoryRecord(
-            id=fields["id"],
-            record_type=fields["memory_type"],
-            content=fields["content"],
-            user_id=fields.get("user_id"),
-            agent_id=fields.get("agent_id"),
-            thread_id=fields.get("thread_id"),
-            metadata=fields.get("metadata"),
-            status=fields.get("status", "valid"),
-            invalidation_reason=fields.get("invalidation_reason"),
-            invalidated_at=fields.get("invalidated_at"),
-            timestamp=fields.get("timestamp"),
-            expires_at=fields.get("expires_at"),
-            created_at=fields["created_at"],
-            updated_at=fields["updated_at"],
-        )
-    if kind == "link":
-        return RecordLink(
-            id=fields["id"],
-            source_id=fields["source_id"],
-            source_type=fields["source_type"],
-            target_id=fields["target_id"],
-            target_type=fields["target_type"],
-            relation_type=fields["relation_type"],
-            opposite_relation_type=fields["opposite_relation_type"],
-            metadata=fields.get("metadata"),
-            timestamp=fields.get("timestamp"),
-            created_at=fields["created_at"],
-        )
-    if kind == "summary":
-        topics = fields.get("topics") or []
-        if not isinstance(topics, list):
-            raise ValidationError("topics must be a list of strings.")
-        return ThreadSummary(
-            id=fields["id"],
-            thread_id=fields["thread_id"],
-            revision=fields["revision"],
-            text=fields["text"],
-            topics=tuple(topics),
-            covered_through_seq=fields.get("covered_through_seq", 0),
-            status=fields.get("status", "valid"),
-            user_id=fields.get("user_id"),
-            agent_id=fields.get("agent_id"),
-            metadata=fields.get("metadata"),
-            created_at=fields["created_at"],
-        )
+    """The entity of one line (through the codec), or a setting's ``(key, value)``; what a
+    client reads back (a thread's settings, a setting) must parse as it reads it."""
+    if kind != "setting":
+        entity = decode(fields, kind=kind)
+        if isinstance(entity, Thread):
+            stored_thread_settings(entity)  # what get_thread and add_messages will read
+        return entity
+    unknown = sorted(set(fields) - {"key", "value"})
+    if unknown:
+        raise ValidationError(f"unknown field(s) for a setting: {', '.join(unknown)}.")
+    missing = sorted({"key", "value"} - set(fields))
+    if missing:
+        raise ValidationError(f"a setting needs {', '.join(missing)}.")
     key = fields["key"]
     if key not in EXPORTED_SETTINGS:
         raise ValidationError(f"unknown setting {key!r} (importable: {', '.join(EXPORTED_SETTINGS)}).")
@@ -471,17 +220,8 @@ def decode_line(text: str, line: int, *, source: str | None = None) -> ImportIte
         if not isinstance(obj, dict):
             raise ValidationError(f"expected a JSON object, got {type(obj).__name__}.")
         kind = obj.pop("kind", None)
-        if kind not in _FIELDS:
+        if kind not in KINDS:
             raise ValidationError(f'"kind" must be one of {", ".join(KINDS)}; got {kind!r}.')
-        unknown = sorted(set(obj) - set(_FIELDS[kind]))
-        if unknown:
-            raise ValidationError(f"unknown field(s) for a {kind}: {', '.join(unknown)}.")
-        missing = sorted(_REQUIRED[kind] - set(obj))
-        if missing:
-            raise ValidationError(f"a {kind} needs {', '.join(missing)}.")
-        if kind != "setting":
-            for name in _TIME_FIELDS & set(obj):
-                obj[name] = _parse_time(obj[name], name)
         value = _build(kind, obj)
     except (ValueError, TypeError) as exc:  # ValidationError and ConfigurationError are ValueErrors
         raise InvalidImportError(f"{where}: {exc}", line=line) from None

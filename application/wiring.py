@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from palimpsest.domain.ports import Clock, MemoryStore
 
+from .admin import StoreAdmin
 from .config import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
@@ -62,6 +63,7 @@ class ApplicationServices:
     runner: ExtractionRunner
     maintenance: MaintenanceService
     profiles: ProfileService
+    admin: StoreAdmin
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -157,6 +159,7 @@ def build_services(
         profiles=ProfileService(
             store=store, clock=clock, memory=memory, embeddings=embeddings, runner=runner, maintenance=maintenance
         ),
+        admin=StoreAdmin(store, clock, embedder=embedder, records=memory),
     )
 
 

@@ -119,8 +119,7 @@ class CountingEmbedder:
 def _links(memory: AgentMemory, users: Sequence[str]) -> tuple[int, int, str]:
     """(memories, links, digest of the links as (source text, type, target text), sorted)."""
     texts = {r.id: r.content for user in users for r in memory.list_memories(user_id=user)}
-    with memory.store.reading() as uow:
-        links = uow.links.list(limit=None)
+    links = memory.admin.links_among(texts)
     named = sorted((texts[k.source_id], k.relation_type, texts[k.target_id]) for k in links)
     return len(texts), len(named), hashlib.sha256(json.dumps(named).encode()).hexdigest()[:16]
 

@@ -40,6 +40,10 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from palimpsest.application import StoreAdmin
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,25 +64,23 @@ def texts(conversations: int, appends: int) -> list[str]:
     return [f"message {c}.{a}: I moved to city number {a} in year {c}." for c in range(conversations) for a in range(appends)]
 
 
-def pending(store: object) -> int:
-    """Jobs still to run in ``store`` (read through its port: what the workers left)."""
-    with store.reading() as uow:  # type: ignore[attr-defined]
-        return len(uow.jobs.list())
+def pending(admin: StoreAdmin) -> int:
+    """Jobs still to run in the store (what the workers left)."""
+    return len(admin.job_overview().jobs)
 
 
-def failed(store: object) -> int:
-    with store.reading() as uow:  # type: ignore[attr-defined]
-        return len(uow.jobs.failed())
+def failed(admin: StoreAdmin) -> int:
+    return len(admin.failed_jobs())
 
 
 @contextmanager
-def opened(location: str) -> Iterator[object]:
-    """The store at ``location``, through a passive client of the composition root."""
+def opened(location: str) -> Iterator[StoreAdmin]:
+    """The administration of the store at ``location``, through a passive client of the composition root."""
     from palimpsest.adapters.bootstrap import build_container, open_client
 
     memory = open_client(build_container(location, profile="inspect"))
     try:
-        yield memory.store
+        yield memory.admin
     finally:
         memory.close()
 

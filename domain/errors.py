@@ -28,6 +28,7 @@ who do not know our names::
     │   ├── RecordNotFoundError
     │   └── LinkNotFoundError
     ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
+    │   └── EmbeddingMismatchError            the embedder does not fit the store's vectors
     ├── WaitTimeoutError (TimeoutError)       background work outlasted the caller's timeout
     ├── StorageError (RuntimeError)           the backend failed; driver errors are translated here
     │   ├── StoreBusyError (TimeoutError)     contention outlasted every retry
@@ -55,6 +56,7 @@ __all__ = [
     "ConflictError",
     "CrossScopeLinkError",
     "DuplicateIdError",
+    "EmbeddingMismatchError",
     "InvalidImportError",
     "InvalidLinkError",
     "InvalidMetadataError",
@@ -192,6 +194,17 @@ class LinkNotFoundError(NotFoundError):
 
 class ConfigurationError(AgentMemoryError, ValueError):
     """Inconsistent configuration, e.g. opening a 384-d store with a 768-d embedder."""
+
+
+class EmbeddingMismatchError(ConfigurationError):
+    """The embedder does not fit the store's vectors (another dimension, model or index text).
+
+    ``problem`` says what does not fit, without the remedy the message adds, so that a driver
+    (the command line) can name its own."""
+
+    def __init__(self, problem: str, remedy: str | None = None) -> None:
+        super().__init__(problem if remedy is None else f"{problem}; {remedy}")
+        self.problem = problem
 
 
 class WaitTimeoutError(AgentMemoryError, TimeoutError):

@@ -32,12 +32,13 @@ SAMPLE_EXTRACTION = [
 def main(folder: str | Path) -> dict[str, Any]:
     """Run the listing against a store in ``folder``; returns the listing's variables.
 
-    The caller owns the store: close it with ``names["memory"].store.close()``."""
+    The client owns the store (``close_store=True``): close both with ``names["memory"].close()``."""
     ##Reserve relevant results by record type
 
     extractor = ScriptedExtractor([SAMPLE_EXTRACTION])
     memory = AgentMemory(
         store=EmbeddedStore(Path(folder) / "card-memory.db"),
+        close_store=True,
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser(),
         extractor=extractor,
@@ -104,4 +105,4 @@ def main(folder: str | Path) -> dict[str, Any]:
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         names = main(folder)
-        names["memory"].store.close()
+        names["memory"].close()

@@ -54,9 +54,10 @@ NO_CARD_YET = "<context_card>\n  No relevant short-term context yet.\n</context_
 def main(folder: str | Path) -> dict[str, Any]:
     """Build both prompt shapes on a store in ``folder``; returns the names defined here.
 
-    The caller owns the store: close it with ``names["agent_memory"].store.close()``."""
+    The client owns the store (``close_store=True``): close both with ``names["agent_memory"].close()``."""
     agent_memory = AgentMemory(
         store=EmbeddedStore(Path(folder) / "short-term-memory.db"),
+        close_store=True,
         embedder=HashingEmbedder(),
         summariser=ScriptedSummariser(),
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
@@ -118,4 +119,4 @@ def main(folder: str | Path) -> dict[str, Any]:
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         names = main(folder)
-        names["agent_memory"].store.close()
+        names["agent_memory"].close()

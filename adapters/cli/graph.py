@@ -31,7 +31,6 @@ from typing import Final
 
 import networkx as nx
 from palimpsest.application import AgentMemory
-from palimpsest.application.inspection import links_among
 from palimpsest.domain import NOTSET, RecordStatus, ValidationError
 from palimpsest.domain.links import LIFECYCLE_TYPES
 
@@ -141,8 +140,8 @@ def collect_graph(
 
     Records come from :meth:`AgentMemory.list_memories` (valid and invalid, expired ones are
     hidden): the newest ``limit`` of them (``None``: all). Records left out are counted in
-    ``omitted`` and logged as a warning. Links come from the application's
-    :func:`~palimpsest.application.inspection.links_among` (one read-only unit of work of the
+    ``omitted`` and logged as a warning. Links come from the client's
+    :meth:`~palimpsest.application.StoreAdmin.links_among` (one read-only unit of work of the
     client's store): nothing is written. Only links whose two ends are both among the records are kept.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
@@ -154,7 +153,7 @@ def collect_graph(
     )
     omitted = 0 if limit is None else max(0, len(records) - limit)
     records = records[omitted:]
-    ordered_links = links_among(memory.store, [record.id for record in records])
+    ordered_links = memory.admin.links_among([record.id for record in records])
     graph = MemoryGraph(
         nodes=tuple(
             GraphNode(

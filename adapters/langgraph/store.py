@@ -47,7 +47,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
 from langgraph.store.base import (
@@ -66,8 +66,7 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from palimpsest.application import AgentMemory, RecordService
-from palimpsest.application.inspection import records_by_id
+from palimpsest.application import AgentMemory
 from palimpsest.domain.errors import (
     ConfigurationError,
     DuplicateIdError,
@@ -75,7 +74,6 @@ from palimpsest.domain.errors import (
     ValidationError,
 )
 from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, check_id, check_metadata
-from palimpsest.domain.ports import Clock
 from palimpsest.domain.sentinel import NOTSET
 
 __all__ = ["STORE_METADATA_KEY", "PalimpsestStore"]
@@ -137,7 +135,7 @@ class PalimpsestStore(BaseStore):
                 "the client instead: open_memory(embedder=LangChainEmbedder(embeddings, dimension=...))."
             )
         dims = config.get("dims")
-        store_dims = self._memory.store.dimension
+        store_dims = self._memory.admin.dimension
         if dims is not None and store_dims is not None and dims != store_dims:
             raise ConfigurationError(
                 f"index dims {dims} differ from the store's {store_dims}-dimensional vectors."
@@ -210,7 +208,7 @@ class PalimpsestStore(BaseStore):
         scope = self._scope_of(namespace)
         for _attempt in range(3):
             existing = self._load(record_id, include_expired=True)
-            if existing is not None and _expired(existing, _now()):
+            if existing is not None and _expired(existing, self._memory.admin.now()):
                 self._memory.delete_memory(record_id)  # an expired item is gone: start afresh
                 existing = None
             try:
@@ -332,26 +330,26 @@ class PalimpsestStore(BaseStore):
         return scores
 
     def _load(self, record_id: str, *, include_expired: bool = False) -> MemoryRecord | None:
-        record = records_by_id(self._memory.store, [record_id]).get(record_id)
+        record = self._memory.admin.records_by_id([record_id]).get(record_id)
         if (
             record is None
             or not isinstance(record.metadata, dict)
             or STORE_METADATA_KEY not in record.metadata
         ):
             return None
-        if not include_expired and _expired(record, _now()):
+        if not include_expired and _expired(record, self._memory.admin.now()):
             return None
         return record
 
     def _refresh(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
         """Restart the TTL of the records that have one (``updated_at`` is left alone), through
-        the application's :meth:`RecordService.refresh_ttl`."""
+        the client's :meth:`~palimpsest.application.StoreAdmin.refresh_ttl`, on its clock."""
         due = [r for r in records if _payload(r).get("ttl_minutes") is not None]
         if not due:
             return records
-        now = _now()
+        now = self._memory.admin.now()
         until = {r.id: now + timedelta(minutes=float(_payload(r)["ttl_minutes"])) for r in due}
-        refreshed = RecordService(self._memory.store, _FixedClock(now)).refresh_ttl(until)
+        refreshed = self._memory.admin.refresh_ttl(until)
         return [refreshed.get(r.id, r) for r in records]
 
     def _texts(self, value: dict[str, Any], fields: list[str] | None) -> list[str]:
@@ -363,20 +361,6 @@ class PalimpsestStore(BaseStore):
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class _FixedClock(Clock):
-    """The ``Clock`` of one refresh: the instant its new expiries were computed from."""
-
-    def __init__(self, now: datetime) -> None:
-        self._now = now
-
-    def now(self) -> datetime:
-        return self._now
 
 
 def _expired(record: MemoryRecord, now: datetime) -> bool:

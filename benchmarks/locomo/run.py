@@ -47,7 +47,7 @@ from benchmarks.locomo.loader import (
     Question,
     load,
 )
-from benchmarks.quality.common import VARIANTS, CachingEmbedder, Latency, load_embedder, table
+from benchmarks.quality.common import VARIANTS, CachingEmbedder, Latency, load_embedder, raw_store, table
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE / "data" / "locomo10.json"
@@ -324,7 +324,7 @@ def evaluate(
             log(f"  searching: {name} ...")
             client = memory
             if VARIANTS[name].options:
-                client = open_memory(store=memory.store, embedder=embedder, **VARIANTS[name].options)
+                client = open_memory(store=raw_store(memory), embedder=embedder, **VARIANTS[name].options)
                 stack.callback(client.close)
             latency = Latency(embedder)
             rows = run_searches(client, stored, latency, limit)
@@ -336,7 +336,7 @@ def evaluate(
             }
         if cards:
             question_client = open_memory(
-                store=memory.store, embedder=embedder, summariser=QuestionSummariser()
+                store=raw_store(memory), embedder=embedder, summariser=QuestionSummariser()
             )
             stack.callback(question_client.close)
             clients = {"question": question_client, "summary": memory}

@@ -19,6 +19,7 @@ import math
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,18 @@ from palimpsest.application import (
 )
 from palimpsest.application.budgets import estimate_tokens
 from palimpsest.domain.model import MemoryRecord, Message
+from palimpsest.domain.ports import MemoryStore
+
+
+def raw_store(memory: AgentMemory) -> MemoryStore:
+    """The client's store port itself, for a benchmark that shares one store between clients
+    or counts rows no public listing shows. ``AgentMemory.store`` is deprecated for the
+    library's drivers (ARCHITECTURE.md D36, they use ``memory.admin``); a benchmark measuring
+    the library from outside is not one, so the warning is silenced here, and only here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return memory.store
+
 
 QUIET_THREAD = MemoryExtractionConfig(context_summary_update_frequency=1_000_000)
 """For threads whose summary is never read (only the question threads' cards need one)."""
@@ -370,7 +383,7 @@ class Workspace:
             **options,
         )
         if self._clients:
-            memory = open_memory(store=self._clients[0].store, **common)
+            memory = open_memory(store=raw_store(self._clients[0]), **common)
         else:
             memory = open_memory(
                 self._folder / "memory.db" if self._backend == "embedded" else None,

@@ -50,6 +50,7 @@ from .common import (
     fmt_ms,
     gap_line,
     hit_sources,
+    raw_store,
     table,
     variant_label,
 )
@@ -591,7 +592,7 @@ def chains(memory: AgentMemory, conversation: Conversation) -> dict[str, Any]:
         if q.user_id not in by_user:
             by_user[q.user_id] = memory.list_memories(user_id=q.user_id)
     all_ids = {r.id for records in by_user.values() for r in records}
-    with memory.store.unit_of_work() as uow:
+    with raw_store(memory).unit_of_work() as uow:
         seen_links: set[str] = set()
         for rid in sorted(all_ids):
             for link in uow.links.touching(rid):

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
-from palimpsest.application import AgentMemory, RecordService
+from palimpsest.application import AgentMemory
 from palimpsest.application.event_log import EVENT_LOGGER
+from palimpsest.application.record_service import RecordService
 from palimpsest.domain import (
     InvalidRecordTypeError,
     LinkCreated,

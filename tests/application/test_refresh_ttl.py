@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
-from palimpsest.application import RecordService
+from palimpsest.application.record_service import RecordService
 from palimpsest.domain import RecordType, ValidationError
 from palimpsest.domain.model import MemoryRecord
 

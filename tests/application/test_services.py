@@ -20,7 +20,6 @@ from palimpsest.application import (
     MemoryExtractionMode,
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
-    RecordService,
 )
 from palimpsest.application.config import ThreadSettings
 from palimpsest.application.context_cards import ContextCardService
@@ -28,6 +27,7 @@ from palimpsest.application.embedding import EmbeddingHelper
 from palimpsest.application.extraction import ExtractionRunner, ExtractionService
 from palimpsest.application.linking import Linker
 from palimpsest.application.messages import MessageService, NewMessage
+from palimpsest.application.record_service import RecordService
 from palimpsest.application.requests import CardRequest
 from palimpsest.application.searching import Searcher
 from palimpsest.application.summaries import SummaryService

@@ -27,7 +27,7 @@ COMMANDS = (
 
 
 def _plain(text: str) -> str:
-    """Help text without the box drawing, whitespace collapsed (rich wraps to the terminal)."""
+    """Help text with its whitespace collapsed (it is wrapped to the terminal)."""
     return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
 
 
@@ -52,7 +52,7 @@ def test_the_root_help_lists_every_command_with_the_demo_first(invoke: Invoke) -
 
 
 def _command_name(line: str) -> str | None:
-    match = re.match(r"^│ (\w+) ", line)
+    match = re.match(r"^  (\w+)  ", line)
     return match.group(1) if match and match.group(1) in COMMANDS else None
 
 

@@ -144,8 +144,8 @@ def test_card_errors_are_one_line(invoke: Invoke, seeded: Seeded) -> None:
         (["card", seeded.thread, "--min-type", "fact"], "--min-type takes TYPE=COUNT"),
         (["card", seeded.thread, "--metadata-filter", "{not json"], "--metadata-filter is not valid JSON"),
         (["card", seeded.thread, "--metadata-filter", "[1]"], "--metadata-filter must be a JSON object"),
-        (["card", seeded.thread, "--min-type", "planet=1"], "unsupported record types"),
-        (["card", seeded.thread, "--recent", "2", "--except-last", "1"], "except_last_messages requires"),
+        (["card", seeded.thread, "--min-type", "planet=1"], "--min-type contains unsupported record type(s): 'planet'"),
+        (["card", seeded.thread, "--recent", "2", "--except-last", "1"], "--except-last requires --recent"),
     ]
     for args, expected in cases:
         result = invoke("--store", seeded.store, *args)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from clients import build_client
 from palimpsest.adapters import HashingEmbedder, open_memory
+from palimpsest.adapters.bootstrap import NO_EXTRACTION
 from palimpsest.adapters.cli import demo
 from palimpsest.adapters.cli.demo import DEMO_STORE, GRAPH_FILES, run_demo
 from palimpsest.adapters.cli.graph import collect_graph
@@ -151,3 +152,24 @@ def test_untrusted_text_is_printed_literally() -> None:
 
 def test_demo_errors_are_agent_memory_errors() -> None:
     assert issubclass(ConflictError, AgentMemoryError) and issubclass(ConfigurationError, AgentMemoryError)
+
+
+def test_the_second_card_holds_none_of_the_first_scenarios_facts(demo_run: tuple[Path, int, str]) -> None:
+    """Seed 002 is another user's conversation: Maya's workflow, failing step and name (seed
+    001) are not in its card, neither as printed nor when the card is built again."""
+    folder, _, text = demo_run
+    second = text[text.index("(seed 002)") : text.index("(seed 004)")]
+    maya = ("Maya", "ledger", "invoice", "reconciliation", "LangGraph")
+    assert not [word for word in maya if word.lower() in second.lower()]
+    memory = open_memory(folder / DEMO_STORE, profile="inspect")  # the embedder that made the vectors
+    try:
+        thread = memory.get_thread(demo.CARD_THREAD, memory_extraction_config=NO_EXTRACTION)
+        card = thread.get_context_card(
+            max_relevant_results=demo.CARD_MAX_RESULTS, min_relevant_results_by_type=demo.CARD_MINIMUMS
+        )
+        assert card.relevant_results
+        assert all(result.record.user_id == thread.user_id for result in card.relevant_results)
+        assert not [word for word in maya if word.lower() in card.content.lower()]
+        assert thread.user_id != demo.MAYA_USER
+    finally:
+        memory.close()

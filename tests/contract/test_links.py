@@ -7,8 +7,7 @@ from datetime import timedelta
 
 import pytest
 from palimpsest.adapters.inmemory import ManualClock
-from palimpsest.application import RecordService
-from palimpsest.application.record_service import NewLinkRequest
+from palimpsest.application.record_service import NewLinkRequest, RecordService
 from palimpsest.domain.errors import (
     CrossScopeLinkError,
     DuplicateIdError,

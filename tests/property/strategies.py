@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import strategies as st
@@ -55,3 +56,105 @@ def add_record(
         embedding=embedding,
         link=None,
     )
+
+
+# --- entities, for the JSON codec -------------------------------------------------------------
+
+ids = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x2FF), min_size=1, max_size=20)
+optional_ids = st.none() | ids
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
+contents = texts.filter(str.strip)
+times = st.datetimes(
+    min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
+)
+optional_times = st.none() | times
+json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | texts
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ids, inner, max_size=3),
+    max_leaves=8,
+)
+metadata = st.none() | st.dictionaries(ids, json_values, max_size=4)
+memory_types = st.sampled_from(RECORD_TYPES)
+
+
+@st.composite
+def memory_records(draw: st.DrawFn) -> Any:
+    from palimpsest.domain.model import MemoryRecord
+
+    invalid = draw(st.booleans())
+    return MemoryRecord(
+        id=draw(ids),
+        record_type=draw(memory_types),
+        content=draw(contents),
+        created_at=draw(times),
+        updated_at=draw(times),
+        user_id=draw(optional_ids),
+        agent_id=draw(optional_ids),
+        thread_id=draw(optional_ids),
+        metadata=draw(metadata),
+        status="invalid" if invalid else "valid",
+        invalidation_reason=draw(st.none() | contents) if invalid else None,
+        invalidated_at=draw(optional_times) if invalid else None,
+        timestamp=draw(optional_times),
+        expires_at=draw(optional_times),
+    )
+
+
+def entities() -> st.SearchStrategy[Any]:
+    """Every kind the entity codec converts, with every field drawn."""
+    from palimpsest.domain.model import Message, RecordLink, Thread, ThreadSummary
+
+    threads = st.builds(
+        Thread,
+        id=ids,
+        created_at=times,
+        updated_at=times,
+        user_id=optional_ids,
+        agent_id=optional_ids,
+        metadata=metadata,
+        config=st.dictionaries(ids, json_values, max_size=3),
+        state=st.dictionaries(ids, json_values, max_size=3),
+    )
+    messages = st.builds(
+        Message,
+        id=ids,
+        thread_id=ids,
+        role=st.sampled_from(["user", "assistant", "system", "tool"]),
+        content=texts,
+        seq=st.integers(1, 2**40),
+        created_at=times,
+        timestamp=optional_times,
+        metadata=metadata,
+        user_id=optional_ids,
+        agent_id=optional_ids,
+        expires_at=optional_times,
+    )
+    links = st.builds(
+        RecordLink,
+        id=ids,
+        source_id=ids,
+        source_type=memory_types,
+        target_id=ids,
+        target_type=memory_types,
+        relation_type=ids,
+        opposite_relation_type=ids,
+        created_at=times,
+        metadata=metadata,
+        timestamp=optional_times,
+    )
+    summaries = st.builds(
+        ThreadSummary,
+        id=ids,
+        thread_id=ids,
+        revision=st.integers(1, 10_000),
+        text=contents,
+        created_at=times,
+        topics=st.lists(contents, max_size=4).map(tuple),
+        covered_through_seq=st.integers(0, 10_000),
+        status=st.sampled_from(["valid", "invalid"]),
+        user_id=optional_ids,
+        agent_id=optional_ids,
+        metadata=metadata,
+    )
+    return st.one_of(threads, messages, memory_records(), links, summaries)

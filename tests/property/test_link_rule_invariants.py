@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
-from palimpsest.application import RecordService
+from palimpsest.application.record_service import RecordService
 from palimpsest.domain import (
     BUILTIN_OPPOSITES,
     AgentMemoryError,

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
-from palimpsest.application import RecordService
+from palimpsest.application.record_service import RecordService
 from palimpsest.domain import (
     LIFECYCLE_TYPES,
     CrossScopeLinkError,

@@ -25,6 +25,9 @@ import pytest
 
 CHILD_BOUND = 90  # seconds a child may take before the script calls it hung (it needs well under one)
 
+_TESTS_READ_THE_STORE = "ignore:AgentMemory.store is deprecated:DeprecationWarning"
+"""The child scripts write rows through the client's store, as tests may (ARCHITECTURE.md D36)."""
+
 SCRIPT = """
     import multiprocessing, os, signal, sys, threading, time
     from datetime import UTC, datetime
@@ -133,7 +136,7 @@ def test_a_forked_child_leaves_the_parents_jobs_connections_and_snapshot_alone(
 ) -> None:
     path = tmp_path / "memory.db"
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT), str(path), how, str(rows), str(CHILD_BOUND)],
+        [sys.executable, "-W", _TESTS_READ_THE_STORE, "-c", textwrap.dedent(SCRIPT), str(path), how, str(rows), str(CHILD_BOUND)],
         capture_output=True,
         text=True,
         timeout=CHILD_BOUND + 300,
@@ -261,7 +264,7 @@ def test_a_forked_child_neither_uses_nor_closes_the_parents_postgres_connections
     (``StoreClosedError``, as for an embedded file), closing it there ends none of the parent's
     sessions, and the parent's client works on."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(POSTGRES), postgres_store_spec, how, str(CHILD_BOUND)],
+        [sys.executable, "-W", _TESTS_READ_THE_STORE, "-c", textwrap.dedent(POSTGRES), postgres_store_spec, how, str(CHILD_BOUND)],
         capture_output=True,
         text=True,
         timeout=CHILD_BOUND + 300,

@@ -52,10 +52,10 @@ from palimpsest.adapters.inmemory import InMemoryStore, ManualClock
 from palimpsest.application import (
     AgentMemory,
     MemoryExtractionConfig,
-    RecordService,
     SearchResult,
     SearchScope,
 )
+from palimpsest.application.record_service import RecordService
 from palimpsest.application.testing import ScriptedSummariser
 from palimpsest.domain import (
     LIFECYCLE_TYPES,
