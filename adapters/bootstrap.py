@@ -44,6 +44,7 @@ from palimpsest.application import (
     LinkResolver,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
+    MemorySearchConfig,
     RetrievalConfig,
     StoreAdmin,
     Summariser,
@@ -394,6 +395,7 @@ def open_memory(
     allow_embedding_model_change: bool = False,
     extraction_retry_policy: ExtractionRetryPolicy | None = None,
     extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
+    search_config: MemorySearchConfig | None = None,
 ) -> AgentMemory:
     """An ``AgentMemory`` on the store at ``location``: a file path (``str`` or ``Path``) for the
     embedded store, ``None`` or ``":memory:"`` for a store in this process only, or a URL such as
@@ -441,4 +443,5 @@ def open_memory(
         allow_embedding_model_change=allow_embedding_model_change,
         extraction_retry_policy=extraction_retry_policy,
         extraction_runs_in=extraction_runs_in,
+        search_config=search_config,
     )
