@@ -11,7 +11,7 @@ from palimpsest.domain.ports import MemoryStore, UnitOfWork
 
 from .config import MemoryRetentionConfig
 from .indexing import INDEX_CONTEXT_SETTING
-from .ports import Embedder
+from .ports import Embedder, LearnsDimension
 
 __all__ = [
     "EMBEDDING_MODEL_SETTING",
@@ -54,12 +54,14 @@ def sync_store_settings(
     def settle(uow: UnitOfWork) -> tuple[MemoryRetentionConfig, dict[str, Any]]:
         writes: dict[str, Any] = {}
         if embedder is not None and check_model:
+            stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
+            if isinstance(stored_model, str) and isinstance(embedder, LearnsDimension):
+                embedder.adopt_recorded_model(stored_model)  # no server call for a size the store knows
             if store.dimension is not None and store.dimension != embedder.dimension:
                 raise ConfigurationError(
                     f"The store holds {store.dimension}-dimensional vectors but the embedder makes "
                     f"{embedder.dimension}-dimensional ones."
                 )
-            stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
             if stored_model is not None and stored_model != embedder.model_id:
                 raise ConfigurationError(
                     f"The store's vectors were made by {stored_model!r}, not {embedder.model_id!r}; "
