@@ -110,6 +110,9 @@ class ExtractedMemory:
     timestamp: datetime | None = None
     valid_to: datetime | None = None
     links: tuple[LinkProposal, ...] = ()
+    source_message_ids: tuple[str, ...] = ()
+    """The ids of the ``target_messages`` the memory was drawn from (empty: not attributed, so
+    all of them); the memory inherits their metadata and expiry, and keeps them as provenance."""
 
 
 @dataclass(frozen=True, slots=True)
