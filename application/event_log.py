@@ -63,5 +63,5 @@ def log_failure(logger: logging.Logger, error: BaseException, message: str, *arg
     if not isinstance(error, AgentMemoryError):
         logger.warning(message, *args, exc_info=error)
         return
-    logger.warning(f"{message} (%s)", *args, " ".join(f"{type(error).__name__}: {error}".split()))
+    logger.warning("%s (%s)", message % args if args else message, " ".join(f"{type(error).__name__}: {error}".split()))
     logger.debug("the traceback of that failure:", exc_info=error)

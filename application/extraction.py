@@ -55,12 +55,12 @@ from .searching import Searcher
 
 __all__ = [
     "HEARTBEAT_SECONDS",
+    "INHERITED_METADATA_DIFFERS",
     "JOB_LEASE",
     "MAX_ATTEMPTS",
     "PAST_MEMORY_LIMIT",
     "ExtractionRunner",
     "ExtractionService",
-    "INHERITED_METADATA_DIFFERS",
     "inherited_metadata",
     "memory_ids",
 ]

@@ -141,7 +141,7 @@ class MessageService:
             if config.enable_context_summary and self._summaries.has_summariser:
                 try:
                     self._summaries.after_append(thread, settings, stored[-1].seq)
-                except Exception as exc:  # the messages are stored; the next append refreshes it
+                except Exception as exc:  # noqa: BLE001 - the messages are stored; the next append refreshes it
                     log_failure(log, exc, "summary refresh failed for thread %s", thread.id)
 
     def _turns_before(

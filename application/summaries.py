@@ -113,7 +113,7 @@ class SummaryService:
                     return refreshed
             # Lost every race: summarise transiently rather than fail the caller.
             return self._summarise_prefix(thread, None, token_limit=token_limit)
-        except Exception as exc:  # the model failed: a transcript keeps summaries and cards available
+        except Exception as exc:  # noqa: BLE001 - the model failed: a transcript keeps summaries and cards available
             log_failure(log, exc, "summary rebuild failed for thread %s; using a transcript", thread.id)
             return self._fallback(thread, now, fallback_message_count)
 
@@ -170,7 +170,7 @@ class SummaryService:
             return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
         try:
             return self._summarise_prefix(thread, last_seq, token_limit=token_limit)
-        except Exception as exc:  # the model failed: fall back to a transcript of the prefix
+        except Exception as exc:  # noqa: BLE001 - the model failed: fall back to a transcript of the prefix
             log_failure(log, exc, "prefix summary failed for thread %s; using a transcript", thread.id)
             return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
 

@@ -10,7 +10,12 @@ agree is refused with the reference's error, the pass storing nothing.
 from __future__ import annotations
 
 from palimpsest.adapters.heuristic import HeuristicExtractor
-from palimpsest.application import ExtractedMemory, ExtractionRequest, ExtractionRetryPolicy, MemoryExtractionConfig
+from palimpsest.application import (
+    ExtractedMemory,
+    ExtractionRequest,
+    ExtractionRetryPolicy,
+    MemoryExtractionConfig,
+)
 from palimpsest.application.extraction import INHERITED_METADATA_DIFFERS
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType
