@@ -29,6 +29,7 @@ from palimpsest.domain.search import CandidateKey, LinkedRecord, ScopeFilter, Se
 from palimpsest.domain.subjects import asked_relations, names_in, third_party_of
 from palimpsest.domain.text import keyword_terms, word_key, word_tokens
 
+from .event_log import log_failure
 from .ports import RerankCandidate, Reranker
 
 log = logging.getLogger("palimpsest")
@@ -552,8 +553,8 @@ def rerank(
     ]
     try:
         scores = list(reranker.rerank(query, candidates, now=now))
-    except Exception:
-        log.warning("reranking failed; the fused order is kept", exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - a reranker's failure only costs its order
+        log_failure(log, exc, "reranking failed; the fused order is kept")
         return [*head, *tail]
     if len(scores) != len(head) or not all(
         isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores
