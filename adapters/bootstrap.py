@@ -52,7 +52,7 @@ from palimpsest.application import (
 from palimpsest.application.clock import SystemClock
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.application.searching import SearchStrategy
-from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
 from palimpsest.domain.ports import Clock, MemoryStore
 
 from .backends import (
@@ -339,12 +339,17 @@ def open_client(container: Container, **client_options: Any) -> AgentMemory:
     """The container's client; closing it shuts down every resource the container opened.
 
     If the client cannot be built (a model that does not fit the store, say), whatever was
-    opened for it is closed before the error propagates.
+    opened for it is closed before the error propagates. The library's own errors propagate
+    from here, without the container's frames: their message says what to change, and a
+    traceback through the wiring would only bury it (an error's cause, if any, stays chained).
     """
     if "on_close" in client_options:
         raise ConfigurationError("on_close is the composition root's own (it closes what the root opened).")
     try:
         return container.client(on_close=container.shutdown_resources, **client_options)
+    except AgentMemoryError as exc:
+        container.shutdown_resources()
+        raise exc.with_traceback(None)  # noqa: B904 - the same error, from here
     except BaseException:
         container.shutdown_resources()
         raise

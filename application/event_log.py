@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.events import (
     DomainEvent,
     LinkCreated,
@@ -20,7 +21,7 @@ from palimpsest.domain.events import (
 )
 from palimpsest.domain.model import RecordLink
 
-__all__ = ["EVENT_LOGGER", "describe_event", "log_event"]
+__all__ = ["EVENT_LOGGER", "describe_event", "log_event", "log_failure"]
 
 EVENT_LOGGER = "palimpsest.events"
 """The name of the logger :func:`log_event` writes to."""
@@ -51,3 +52,16 @@ def log_event(event: DomainEvent) -> None:
     """The default event sink: a DEBUG line on the ``palimpsest.events`` logger."""
     if _log.isEnabledFor(logging.DEBUG):
         _log.debug("%s", describe_event(event))
+
+
+def log_failure(logger: logging.Logger, error: BaseException, message: str, *args: object) -> None:
+    """Log a failure the library recovers from (a summary falls back to a transcript, say) as
+    one WARNING line ending in the error's type and message, its traceback at DEBUG only: a
+    model server that is down must not fill a script's stderr with tracebacks. An error from
+    outside the library's own tree (``AgentMemoryError``), a bug most likely, keeps its
+    traceback at WARNING."""
+    if not isinstance(error, AgentMemoryError):
+        logger.warning(message, *args, exc_info=error)
+        return
+    logger.warning("%s (%s)", message % args if args else message, " ".join(f"{type(error).__name__}: {error}".split()))
+    logger.debug("the traceback of that failure:", exc_info=error)

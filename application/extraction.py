@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from palimpsest.domain.errors import AgentMemoryError
+from palimpsest.domain.errors import AgentMemoryError, ValidationError
 from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
     ExtractionJob,
@@ -55,6 +55,7 @@ from .searching import Searcher
 
 __all__ = [
     "HEARTBEAT_SECONDS",
+    "INHERITED_METADATA_DIFFERS",
     "JOB_LEASE",
     "MAX_ATTEMPTS",
     "PAST_MEMORY_LIMIT",
@@ -316,19 +317,24 @@ class ExtractionService:
         pass_id: str,
         now: datetime,
     ) -> list[tuple[MemoryRecord, ExtractedMemory]]:
-        """The pass's memories as records; one the model got wrong is skipped with a warning."""
-        inherited = inherited_metadata(settings, targets)
-        # A memory must not outlive what it was drawn from: it expires with the first of its
-        # source messages to expire (else as the store's retention policy says).
-        expiries = [m.expires_at for m in targets if m.expires_at is not None]
+        """The pass's memories as records; one the model got wrong is skipped with a warning.
+
+        Each memory is drawn from its sources, the target messages the extractor attributes it
+        to (all of them when it names none): it inherits their metadata (as the thread's
+        settings say; sources that disagree refuse the pass, as the reference does) and
+        expires with the first of them to expire (else as the store's retention policy says)."""
+        by_id = {m.id: m for m in targets}
         out: list[tuple[MemoryRecord, ExtractedMemory]] = []
         ids = memory_ids(pass_id, 0, len(extracted))
         for record_id, memory in zip(ids, extracted):
+            sources = [by_id[i] for i in dict.fromkeys(memory.source_message_ids) if i in by_id] or targets
+            inherited = inherited_metadata(settings, sources)
+            expiries = [m.expires_at for m in sources if m.expires_at is not None]
             managed: dict[str, Any] = {
                 "scope": memory.scope,
                 "importance": memory.importance,
                 "entities": list(memory.entities),
-                "source_message_ids": [m.id for m in targets],
+                "source_message_ids": [m.id for m in sources],
             }
             if memory.valid_to is not None:
                 managed["valid_to"] = memory.valid_to.isoformat()
@@ -364,15 +370,28 @@ class ExtractionService:
         return out
 
 
-def inherited_metadata(settings: ThreadSettings, targets: Sequence[Message]) -> dict[str, Any]:
-    """The message metadata an extracted memory inherits, as the thread's settings say."""
+INHERITED_METADATA_DIFFERS: Final = (
+    "Inherited message metadata must be identical across source messages for one extraction pass."
+)
+"""The reference's refusal of a memory whose source messages carry different metadata."""
+
+
+def inherited_metadata(settings: ThreadSettings, sources: Sequence[Message]) -> dict[str, Any]:
+    """The message metadata an extracted memory inherits from its source messages, as the
+    thread's settings say (all of it, none, or some keys; the library's own ``$`` keys never).
+    Sources whose inherited metadata differ raise :class:`ValidationError` with the
+    reference's message: a fact said in an email must not be tagged as said in a chat."""
     rule = settings.extraction.memory_extraction_inherit_message_metadata
     if rule is False or isinstance(rule, NotSetType):
         return {}
-    merged: dict[str, Any] = {}
-    for message in targets:
-        for key, value in (message.metadata or {}).items():
-            if key.startswith("$") or (rule is not True and key not in rule):
-                continue
-            merged.setdefault(key, value)
-    return merged
+    inherited: list[dict[str, Any]] = [
+        {
+            key: value
+            for key, value in (message.metadata or {}).items()
+            if not key.startswith("$") and (rule is True or key in rule)
+        }
+        for message in sources
+    ]
+    if any(other != inherited[0] for other in inherited[1:]):
+        raise ValidationError(INHERITED_METADATA_DIFFERS)
+    return inherited[0] if inherited else {}

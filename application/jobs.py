@@ -744,24 +744,29 @@ class ExtractionRunner:
             # One line per retried attempt; its traceback only at DEBUG (a retry that then
             # succeeds is no error), and at ERROR below when the job fails for good.
             log.warning(
-                "memory extraction failed (job %s, attempt %d of %d): %s; the messages are stored and "
-                "the job will be retried in %.1f s",
+                "memory extraction failed (thread %s, job %s, attempt %d of %d): %s; the messages are "
+                "stored and the job will be retried in %.1f s",
+                job.thread_id,
                 job.id,
                 job.attempts,
                 policy.max_attempts,
-                " ".join(reason.split()),
+                " ".join(reason.split()).rstrip("."),
                 delay,
             )
             log.debug("extraction job %s, attempt %d failed with", job.id, job.attempts, exc_info=exc)
         else:
+            # One line, as each retried attempt's: a model server that is down must not fill
+            # stderr with tracebacks; the traceback is at DEBUG.
             log.error(
-                "memory extraction failed %d times for job %s; it is recorded as failed (see "
-                "failed_extractions(), retry_failed_extractions()): %s",
+                "memory extraction of thread %s failed for good after %d attempts (job %s): %s; it is "
+                "recorded as failed, its messages are stored: call retry_failed_extractions() once "
+                "the cause is fixed (failed_extractions() lists such jobs)",
+                job.thread_id,
                 job.attempts,
                 job.id,
-                reason,
-                exc_info=exc,
+                " ".join(reason.split()).rstrip("."),
             )
+            log.debug("extraction job %s, attempt %d failed with", job.id, job.attempts, exc_info=exc)
             try:
                 with self._store.unit_of_work() as uow:
                     uow.jobs.fail(job.id, reason=reason, at=self._clock.now())

@@ -25,6 +25,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import resolve_expiry
 from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
 from .embedding import EmbeddingHelper, IndexedMessage
+from .event_log import log_failure
 from .extraction import ExtractionService
 from .jobs import ExtractionRunner
 from .requests import AppendMessages
@@ -162,8 +163,8 @@ class MessageService:
             if config.enable_context_summary and self._summaries.has_summariser:
                 try:
                     self._summaries.after_append(thread, settings, stored[-1].seq)
-                except Exception:
-                    log.exception("summary refresh failed for thread %s", thread.id)
+                except Exception as exc:  # noqa: BLE001 - the messages are stored; the next append refreshes it
+                    log_failure(log, exc, "summary refresh failed for thread %s", thread.id)
 
     def _turns_before(
         self, thread: Thread, messages: Sequence[NewMessage], now: datetime

@@ -51,6 +51,19 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class LearnsDimension(Protocol):
+    """An embedder whose vector size may be unknown until its model server is asked (an
+    OpenAI-compatible model given no ``dimension``). A client opening a store first offers it
+    the model id the store records, so that a store this model filled opens without asking
+    the server (which may be down)."""
+
+    def adopt_recorded_model(self, model_id: str) -> bool:
+        """Take the vector size from ``model_id`` (a store's record of its vectors' model) when
+        it names this embedder's model; ``True`` if the size is known afterwards."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryText:
     """A thread summary: dense text plus up to 8 retrieval topics.
@@ -97,6 +110,9 @@ class ExtractedMemory:
     timestamp: datetime | None = None
     valid_to: datetime | None = None
     links: tuple[LinkProposal, ...] = ()
+    source_message_ids: tuple[str, ...] = ()
+    """The ids of the ``target_messages`` the memory was drawn from (empty: not attributed, so
+    all of them); the memory inherits their metadata and expiry, and keeps them as provenance."""
 
 
 @dataclass(frozen=True, slots=True)

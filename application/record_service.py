@@ -16,6 +16,7 @@ from typing import Any
 
 from palimpsest.domain.errors import (
     AgentMemoryError,
+    CrossScopeLinkError,
     InvalidScopeError,
     LinkNotFoundError,
     RecordNotFoundError,
@@ -115,9 +116,12 @@ class RecordService:
     ) -> MemoryRecord:
         """Add a record, optionally linked to an existing one, in one unit of work.
 
-        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``. An omitted user is
-        unscoped (never the link target's: a call naming no user must not write into one);
-        an omitted agent or thread comes from a link target of the same user, else is unscoped.
+        ``scope`` maps user_id/agent_id/thread_id to a value or ``NOTSET``. An omitted user,
+        agent or thread comes from the thread the memory is filed under, else from the link
+        target (as the reference does: a library caller may name any user anyway, and a server
+        sets the user from its credentials, so the target must then be that user's), else is
+        unscoped. A given user or agent that differs from the target's is refused with a
+        :class:`CrossScopeLinkError` naming the target and the value to pass.
         ``require_thread`` restricts the link target to that thread (thread-owned writes).
         The link obeys the lifecycle and scope rules of :func:`new_link`; a refused link
         writes neither the record nor the link. ``status`` is the caller's initial status
@@ -137,6 +141,8 @@ class RecordService:
             owner = uow.threads.get(thread_id) if isinstance(thread_id, str) else None
             if isinstance(user, NotSetType) and owner is not None:
                 user = owner.user_id
+            elif isinstance(user, NotSetType) and target is not None:
+                user = target.user_id  # the reference's rule: an omitted scope is the link target's
             values: dict[str, str | None] = {"user_id": None if isinstance(user, NotSetType) else user}
             inherit = target is not None and target.user_id == values["user_id"]
             for name in ("agent_id", "thread_id"):
@@ -165,6 +171,7 @@ class RecordService:
                 record = set_status(record, status, now)
             created = None
             if link is not None and target is not None:
+                _check_target_scope(values, target)
                 check_link_request(link.relation_type)
                 created = new_link(
                     link_id=link.link_id or self._new_id(),
@@ -555,3 +562,17 @@ class RecordService:
                 uow.records.update(derived)
             events.extend(new_events)
         return events
+
+
+def _check_target_scope(values: Mapping[str, str | None], target: MemoryRecord) -> None:
+    """Refuse a new memory whose given user or agent differs from its link target's, naming
+    the target and what to pass (the domain's own check would name the new memory's id, which
+    the caller may never have seen)."""
+    for name, noun in (("user_id", "user"), ("agent_id", "agent")):
+        wanted = getattr(target, name)
+        given = values[name]
+        if wanted is not None and given != wanted and (name == "user_id" or given is not None):
+            raise CrossScopeLinkError(
+                f"memory_id_to_link {target.id!r} belongs to {noun} {wanted!r}, not {given!r}: pass "
+                f"{name}={wanted!r} (or leave {name} out to take the target's); links stay inside one {noun}."
+            )

@@ -21,6 +21,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import TimeToLiveAnchor, resolve_expiry
 from .config import MemoryExtractionConfig, MemoryRetentionConfig
 from .embedding import EmbeddingHelper
+from .event_log import log_failure
 from .linking import Linker
 from .record_service import NewLinkRequest, RecordService
 from .requests import AddMemory, DeleteRecordLink, LinkRecords, UpdateMemory, UpdateRecordLink
@@ -113,8 +114,8 @@ class RecordCommands:
                         custom_instructions=None,
                         token_limit=budget if isinstance(budget, int) else None,
                     )
-                except Exception:  # the memory is stored; a failed resolution only costs its links
-                    log.exception("autonomous linking failed for memory %s", record_id)
+                except Exception as exc:  # noqa: BLE001 - the memory is stored; a failed resolution only costs its links
+                    log_failure(log, exc, "autonomous linking failed for memory %s", record_id)
         return record_id
 
     def update_memory(self, request: UpdateMemory) -> str:

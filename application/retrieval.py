@@ -20,15 +20,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import pairwise
-from typing import Protocol
+from typing import Final, Protocol
 
 from palimpsest.domain.errors import StageEffectError
 from palimpsest.domain.links import is_lifecycle
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink
-from palimpsest.domain.search import CandidateKey, ScopeFilter, SearchHit, SearchQuery
+from palimpsest.domain.search import CandidateKey, LinkedRecord, ScopeFilter, SearchHit, SearchQuery
 from palimpsest.domain.subjects import asked_relations, names_in, third_party_of
 from palimpsest.domain.text import keyword_terms, word_key, word_tokens
 
+from .event_log import log_failure
 from .ports import RerankCandidate, Reranker
 
 log = logging.getLogger("palimpsest")
@@ -287,6 +288,20 @@ def record_by_record(
     return _RecordByRecord(links_of, get)
 
 
+def _not_scored(record_ids: Sequence[str]) -> Mapping[str, SearchHit]:
+    """No hit for any record (a stage given no way to score records)."""
+    return {}
+
+
+SUCCESSOR_SHARE: Final = 0.05
+"""The share of a retired hit's score its successor must reach to take the hit's place (see
+:func:`current_before_history`): below it, the successor is not about what was asked. Scores of
+short memories are small and uneven ("Which company do I work at?": the old employer 0.088, the
+new one 0.010, a share of 0.11), while an unrelated text that replaced a matching one scores near
+0 (the audited case: 0.009 against 0.954, a share of 0.009). On the synthetic set a share of 0.1
+already lost one current value of 20 (BENCHMARKS.md, D40's section); 0.05 loses none."""
+
+
 def current_before_history(
     hits: Sequence[SearchHit],
     query: SearchQuery,
@@ -294,35 +309,69 @@ def current_before_history(
     *,
     pool: Sequence[SearchHit] = (),
     limit: int | None = None,
+    scored: Callable[[Sequence[str]], Mapping[str, SearchHit]] = _not_scored,
 ) -> list[SearchHit]:
-    """Superseded memories rank below the memories that retired them.
+    """Superseded memories rank below the memories that retired them, when those are relevant.
 
     A direct hit that is an invalid memory retired by a lifecycle link (supersedes, refines,
-    duplicates) gives its rank to its newest valid successor: the successor takes the hit's
-    place (with its own hit when the search's ``pool`` has one, else loaded as a placeholder the
-    searcher scores, and only if the query's filters admit it) and the retired memory follows
-    it. A retired memory whose successors are all out of reach keeps its rank. Only the hits
-    among the first ``limit`` are followed (all by default); the rest keep their order after
-    them. Every hit given is returned, each once.
+    duplicates) gives its rank to its newest valid successor when the successor is itself
+    relevant to the query: its hit in the same search (in ``pool`` or ``hits``, else as
+    ``scored`` gives it: its real score and linked tree) has a positive score of at least
+    ``SUCCESSOR_SHARE`` of the retired hit's. The successor then takes the hit's place and the
+    retired memory follows it. A successor that is not relevant (an
+    unrelated text that replaced a matching one; only the query's filters admit it, as linked
+    context) outranks nothing: the retired hit keeps its rank and carries the successor in its
+    linked records, joined by the links that retired it, so the result says what replaced it.
+    A retired memory whose successors are all out of reach keeps its rank. Only the hits among
+    the first ``limit`` are followed (all by default); the rest keep their order after them.
+    Every hit given is returned, each once.
     """
     followed = list(hits) if limit is None else list(hits[:limit])
     present = {hit.id: hit for hit in pool}
     present.update((hit.id, hit) for hit in hits)
     retired = [hit.id for hit in followed if isinstance(hit.record, MemoryRecord) and not hit.record.is_valid]
     successors = _newest_valid_successors(retired, query, graph, present)
+    unscored = sorted({successor.id for successor, _path in successors.values() if successor.id not in present})
+    rescored = scored(unscored) if unscored else {}
     order: list[SearchHit] = []
     placed: set[str] = set()
     for hit in followed:
         if hit.id in placed:
             continue
-        successor = successors.get(hit.id)
-        if successor is not None and successor.id not in placed:
-            order.append(successor)
-            placed.add(successor.id)
+        found = successors.get(hit.id)
+        if found is not None:
+            successor, path = found
+            successor = present.get(successor.id) or rescored.get(successor.id) or successor  # else: a placeholder
+            if 0 < successor.score and successor.score >= SUCCESSOR_SHARE * hit.score:
+                if successor.id not in placed:
+                    order.append(successor)
+                    placed.add(successor.id)
+            else:
+                hit = replace(hit, linked=_graft(hit.linked, hit.id, path, 1))
         order.append(hit)
         placed.add(hit.id)
     order.extend(hit for hit in hits[len(followed) :] if hit.id not in placed)
     return order
+
+
+Step = tuple[RecordLink, MemoryRecord]
+"""One step of a walk along lifecycle links: the link, and the memory it leads to."""
+
+
+def _graft(nodes: tuple[LinkedRecord, ...], parent_id: str, path: Sequence[Step], depth: int) -> tuple[LinkedRecord, ...]:
+    """The linked-record tree ``nodes`` (children of ``parent_id``, at ``depth``) with the walk
+    ``path`` in it: the steps already in the tree are followed, the rest hang below the last."""
+    if not path:
+        return nodes
+    (link, record), rest = path[0], path[1:]
+    for i, node in enumerate(nodes):
+        if node.record.id == record.id:
+            grown = replace(node, children=_graft(node.children, record.id, rest, depth + 1))
+            return (*nodes[:i], grown, *nodes[i + 1 :])
+    branch = LinkedRecord(
+        link=link, parent_id=parent_id, record=record, depth=depth, children=_graft((), record.id, rest, depth + 1)
+    )
+    return (*nodes, branch)
 
 
 def with_version_history(
@@ -442,39 +491,45 @@ def _newest_valid_successors(
     graph: LinkGraph,
     present: dict[str, SearchHit],
     max_steps: int = 8,
-) -> dict[str, SearchHit]:
+) -> dict[str, tuple[SearchHit, list[Step]]]:
     """For each of ``record_ids``, the valid memory reached by following lifecycle links
     forwards (older target → newer source, the newest link first), when there is one within
-    ``max_steps``: every walk takes its next step in one read of the graph. A walk stops at a
-    step the query's filters do not admit (as linked context)."""
-    walks: dict[str, tuple[str, set[str]]] = {record_id: (record_id, {record_id}) for record_id in record_ids}
-    found: dict[str, SearchHit] = {}
+    ``max_steps``, with the steps that lead there: every walk takes its next step in one read
+    of the graph. A walk stops at a step the query's filters do not admit (as linked context)."""
+    walks: dict[str, tuple[str, set[str], list[Step]]] = {
+        record_id: (record_id, {record_id}, []) for record_id in record_ids
+    }
+    found: dict[str, tuple[SearchHit, list[Step]]] = {}
     for _ in range(max_steps):
         if not walks:
             break
-        links = graph.links_around(sorted({current for current, _seen in walks.values()}))
-        steps: dict[str, str] = {}
-        for root, (current, seen) in walks.items():
+        links = graph.links_around(sorted({current for current, _seen, _path in walks.values()}))
+        steps: dict[str, RecordLink] = {}
+        for root, (current, seen, _path) in walks.items():
             newer = sorted(
                 (l for l in links.get(current, ()) if is_lifecycle(l.relation_type) and l.target_id == current),
                 key=lambda l: (l.created_at, l.id),
                 reverse=True,
             )
-            step = next((l.source_id for l in newer if l.source_id not in seen), None)
+            step = next((l for l in newer if l.source_id not in seen), None)
             if step is not None:
                 steps[root] = step
-        loaded = graph.load(sorted({step for step in steps.values() if step not in present}))
-        going: dict[str, tuple[str, set[str]]] = {}
-        for root, step in steps.items():
-            hit = _hit_for(step, present, loaded)
-            if hit is None or (step not in present and not query.admits_record(hit.record, direct=False)):
+        loaded = graph.load(sorted({link.source_id for link in steps.values() if link.source_id not in present}))
+        going: dict[str, tuple[str, set[str], list[Step]]] = {}
+        for root, link in steps.items():
+            step_id = link.source_id
+            hit = _hit_for(step_id, present, loaded)
+            if hit is None or (step_id not in present and not query.admits_record(hit.record, direct=False)):
                 continue
-            if isinstance(hit.record, MemoryRecord) and hit.record.is_valid:
-                found[root] = hit
+            if not isinstance(hit.record, MemoryRecord):  # pragma: no cover - lifecycle links join memories
                 continue
-            seen = walks[root][1]
-            seen.add(step)
-            going[root] = (step, seen)
+            _current, seen, path = walks[root]
+            path = [*path, (link, hit.record)]
+            if hit.record.is_valid:
+                found[root] = (hit, path)
+                continue
+            seen.add(step_id)
+            going[root] = (step_id, seen, path)
         walks = going
     return found
 
@@ -499,8 +554,8 @@ def rerank(
     ]
     try:
         scores = list(reranker.rerank(query, candidates, now=now))
-    except Exception:
-        log.warning("reranking failed; the fused order is kept", exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - a reranker's failure only costs its order
+        log_failure(log, exc, "reranking failed; the fused order is kept")
         return [*head, *tail]
     if len(scores) != len(head) or not all(
         isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores
@@ -571,14 +626,17 @@ class Effect(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class StageContext:
     """What a stage may read besides the hits: the question's ``text``, the store ``query``,
-    the caller's ``k``, the search's ``pool`` (its hits before any stage) and the link ``graph``
-    of the search's own read."""
+    the caller's ``k``, the search's ``pool`` (its hits before any stage), the link ``graph``
+    of the search's own read, and ``scored``: the hits the same search gives the memories of
+    the ids given, whether or not it returned them (their real score and linked tree; by
+    default none)."""
 
     text: str
     query: SearchQuery
     k: int
     pool: Sequence[SearchHit]
     graph: LinkGraph
+    scored: Callable[[Sequence[str]], Mapping[str, SearchHit]] = _not_scored
 
 
 Settles = Callable[[Sequence[SearchHit], int, float], bool]
@@ -726,7 +784,9 @@ def latest_stage(weight: float) -> Stage:
 def _current_first(hits: list[SearchHit], context: StageContext) -> list[SearchHit]:
     if not any(_is_retired(hit.record) for hit in hits[: context.k]):
         return hits
-    return current_before_history(hits, context.query, context.graph, pool=context.pool, limit=context.k)
+    return current_before_history(
+        hits, context.query, context.graph, pool=context.pool, limit=context.k, scored=context.scored
+    )
 
 
 CURRENT_FIRST = Stage("current_first", Effect.ADD, _current_first, settles=_always)

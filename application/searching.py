@@ -278,6 +278,16 @@ class Searcher:
         ids = [hit.id for hit in hits if (False, hit.id) in added and isinstance(hit.record, MemoryRecord)]
         if not ids:
             return hits
+        found = Searcher._hits_for(session, query, ids)
+        return [found.get(hit.id, hit) if (False, hit.id) in added else hit for hit in hits]
+
+    @staticmethod
+    def _hits_for(session: SearchSession, query: SearchQuery, ids: Sequence[str]) -> dict[str, SearchHit]:
+        """The hits the search ``query`` gives the memories ``ids`` in the same read (one
+        search narrowed to those records): their real scores and linked trees; a memory that
+        matches neither the query's vector nor its words scores 0, with its real linked tree."""
+        if not ids:
+            return {}
         found = {hit.id: hit for hit in run_search(session, replace(query, k=len(ids), record_ids=frozenset(ids)))}
         missing = [record_id for record_id in ids if record_id not in found]
         if missing:
@@ -289,7 +299,7 @@ class Searcher:
             )
             unmatched = hydrate(session, query, [((False, record_id), 0.0) for record_id in missing], trees)
             found.update((hit.id, hit) for hit in unmatched)
-        return [found.get(hit.id, hit) if (False, hit.id) in added else hit for hit in hits]
+        return found
 
     def strategy_for(self, strategy: SearchStrategy | NotSetType) -> SearchStrategy:
         """The client's strategy, or a valid per-call one."""
@@ -454,7 +464,12 @@ class Searcher:
         stages = self.stages(query, is_question=is_question, include_invalid=include_invalid)
         with self._store.searching() as session:
             context = StageContext(
-                text=query, query=search_query, k=k, pool=(), graph=_SessionGraph(session, walk_query(search_query))
+                text=query,
+                query=search_query,
+                k=k,
+                pool=(),
+                graph=_SessionGraph(session, walk_query(search_query)),
+                scored=lambda ids: self._hits_for(session, search_query, ids),
             )
             pool, thinned = self._candidates(session, search_query, context, stages)
             hits = self._refine(session, thinned, replace(context, pool=pool), stages)

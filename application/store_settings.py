@@ -11,7 +11,7 @@ from palimpsest.domain.ports import MemoryStore, UnitOfWork
 
 from .config import MemoryRetentionConfig
 from .indexing import INDEX_CONTEXT_SETTING
-from .ports import Embedder
+from .ports import Embedder, LearnsDimension
 
 __all__ = [
     "EMBEDDING_MODEL_SETTING",
@@ -58,6 +58,8 @@ def sync_store_settings(
         writes: dict[str, Any] = {}
         if embedder is not None and check_model:
             stored_model = uow.settings.get(EMBEDDING_MODEL_SETTING)
+            if isinstance(stored_model, str) and isinstance(embedder, LearnsDimension):
+                embedder.adopt_recorded_model(stored_model)  # no server call for a size the store knows
             if store.dimension is not None and store.dimension != embedder.dimension:
                 raise EmbeddingMismatchError(
                     f"The store holds {store.dimension}-dimensional vectors but the embedder makes "

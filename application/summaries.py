@@ -25,6 +25,7 @@ from palimpsest.domain.ports import Clock, MemoryStore
 
 from .budgets import shorten_for_prompt
 from .config import ThreadSettings
+from .event_log import log_failure
 from .ports import Summariser, SummaryText
 from .quotes import find_quotes, quoted, quotes_from_metadata, quotes_metadata
 from .rendering import format_time
@@ -112,8 +113,8 @@ class SummaryService:
                     return refreshed
             # Lost every race: summarise transiently rather than fail the caller.
             return self._summarise_prefix(thread, None, token_limit=token_limit)
-        except Exception:  # the model failed: a transcript keeps summaries and cards available
-            log.exception("summary rebuild failed for thread %s; using a transcript", thread.id)
+        except Exception as exc:  # noqa: BLE001 - the model failed: a transcript keeps summaries and cards available
+            log_failure(log, exc, "summary rebuild failed for thread %s; using a transcript", thread.id)
             return self._fallback(thread, now, fallback_message_count)
 
     def refresh(self, thread: Thread, *, token_limit: int | None = None) -> SummaryText | None:
@@ -169,8 +170,8 @@ class SummaryService:
             return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
         try:
             return self._summarise_prefix(thread, last_seq, token_limit=token_limit)
-        except Exception:  # the model failed: fall back to a transcript of the prefix
-            log.exception("prefix summary failed for thread %s; using a transcript", thread.id)
+        except Exception as exc:  # noqa: BLE001 - the model failed: fall back to a transcript of the prefix
+            log_failure(log, exc, "prefix summary failed for thread %s; using a transcript", thread.id)
             return self._fallback(thread, self._clock.now(), fallback_message_count, end_seq=last_seq + 1)
 
     def _summarise_prefix(self, thread: Thread, last_seq: int | None, *, token_limit: int | None) -> SummaryText:

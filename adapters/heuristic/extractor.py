@@ -411,6 +411,7 @@ class HeuristicExtractor(Extractor):
                         importance=importance,
                         timestamp=message.timestamp,
                         links=links,
+                        source_message_ids=(message.id,),
                     )
                 )
                 if len(memories) >= _MAX_PER_PASS:

@@ -130,7 +130,9 @@ class RetryPolicy:
                 if attempt >= self.max_retries:
                     raise translate(exc, operation, attempts=attempt + 1, retry_after=asked) from exc
                 wait = asked or self.delay(attempt)
-                log.warning("%s: %s; retry %d/%d in %.2fs%s", operation, _describe(exc), attempt + 1,
+                # INFO: the caller reports the call that fails in the end (an extraction attempt's
+                # one WARNING line), so a server that is down does not print a line per request.
+                log.info("%s: %s; retry %d/%d in %.2fs%s", operation, _describe(exc), attempt + 1,
                             self.max_retries, wait, " (as the server asked)" if asked else "")
                 attempt += 1
                 self.sleep(wait)

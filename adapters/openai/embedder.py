@@ -9,8 +9,8 @@ from typing import Any
 
 import openai
 from palimpsest.application.observability import observed_embedder
-from palimpsest.application.ports import Embedder
-from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
+from palimpsest.application.ports import Embedder, LearnsDimension
+from palimpsest.domain.errors import AgentMemoryError, ArgumentTypeError, ConfigurationError
 
 from ._transport import RetryPolicy, ensure_requests_allowed
 from .errors import ModelOutputError
@@ -21,13 +21,16 @@ __all__ = ["OpenAIEmbedder"]
 _MAX_BATCH = 2048
 
 
-class OpenAIEmbedder(Embedder):
+class OpenAIEmbedder(Embedder, LearnsDimension):
     """Implements the ``Embedder`` port with ``client.embeddings.create``.
 
     Texts are sent in batches of ``batch_size``; each vector is checked (finite, expected
     length) and L2-normalised. ``dimension`` may be given (and, with ``request_dimension=True``,
     sent as the API's ``dimensions`` parameter for models that can shorten vectors); otherwise
-    it is learned from one probe request the first time it is needed. ``model_id`` is
+    it is taken from the model id a store records for this model (a client offers it at open,
+    :meth:`adopt_recorded_model`), else learned from one probe request the first time it is
+    needed; a probe that fails raises a one-line ``ConfigurationError`` naming ``dimension=``
+    (opening a client on a new store needs the size: with the server down, pass it). ``model_id`` is
     ``"<model>@<dimension>"`` so stores never mix vectors of different models or sizes.
     ``query_prefix``/``document_prefix`` serve asymmetric models. Retries and errors behave as
     in :class:`~palimpsest.adapters.openai.chat.OpenAIChatModel`; usage is recorded under
@@ -80,11 +83,29 @@ class OpenAIEmbedder(Embedder):
     @property
     def dimension(self) -> int:
         if self._dimension is None:
-            probe = self._embed_batch(["dimension probe"])[0]
+            try:
+                probe = self._embed_batch(["dimension probe"])[0]
+            except AgentMemoryError as exc:  # down, refused, or a bad answer: say what to pass
+                reason = " ".join(str(exc).split())
+                raise ConfigurationError(
+                    f"OpenAIEmbedder({self.model!r}) needs its vector size and could not ask the model "
+                    f"server ({type(exc).__name__}: {reason}); pass dimension=N, the size of the model's "
+                    "vectors (1536 for OpenAI's text-embedding-3-small), to open without asking it."
+                ) from None
             with self._lock:
                 if self._dimension is None:
                     self._dimension = len(probe)
         return self._dimension
+
+    def adopt_recorded_model(self, model_id: str) -> bool:
+        """Take the vector size from a store's recorded ``"<model>@<dimension>"`` when it is
+        this embedder's model (a size given or learned already stays); ``True`` if the size is
+        known afterwards. The store then opens without asking the server."""
+        model, _, size = model_id.rpartition("@")
+        with self._lock:
+            if self._dimension is None and model == self.model and size.isdigit() and int(size) > 0:
+                self._dimension = int(size)
+            return self._dimension is not None
 
     @property
     def model_id(self) -> str:

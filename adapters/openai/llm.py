@@ -18,7 +18,7 @@ from palimpsest.application.ports import (
     SummaryText,
 )
 from palimpsest.domain.links import BUILTIN_OPPOSITES
-from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord
+from palimpsest.domain.model import MEMORY_RECORD_TYPES, MemoryRecord, Message
 
 from . import prompts
 from .errors import ModelOutputError
@@ -73,6 +73,17 @@ def _link_type(value: str) -> str | None:
     return cleaned if cleaned in LINK_TYPES else None
 
 
+def _sources(value: Any, targets: Sequence[Message]) -> tuple[str, ...]:
+    """The ids of the newest messages a memory names as its sources (shown numbered from 1 when
+    there are several; one message is every memory's source); indexes not shown are dropped,
+    and none left means "not attributed"."""
+    if len(targets) == 1:
+        return (targets[0].id,)
+    indexes = value if isinstance(value, list) else []
+    chosen = [i for i in indexes if isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= len(targets)]
+    return tuple(dict.fromkeys(targets[i - 1].id for i in chosen))
+
+
 class LlmExtractor(_UsesModel, Extractor):
     """Implements the ``Extractor`` port with one JSON-schema chat request per extraction pass.
 
@@ -108,14 +119,17 @@ class LlmExtractor(_UsesModel, Extractor):
                         MAX_PARSED_MEMORIES)
             items = items[:MAX_PARSED_MEMORIES]
         memories = []
+        targets = list(request.target_messages)
         for item in items:
-            memory = self._memory(item, candidates)
+            memory = self._memory(item, candidates, targets)
             if memory is not None:
                 memories.append(memory)
         return memories
 
     @staticmethod
-    def _memory(item: Mapping[str, Any], candidates: Sequence[MemoryRecord]) -> ExtractedMemory | None:
+    def _memory(
+        item: Mapping[str, Any], candidates: Sequence[MemoryRecord], targets: Sequence[Message]
+    ) -> ExtractedMemory | None:
         text = " ".join(str(item.get("text") or "").split())
         record_type = _TYPES_BY_VALUE.get(str(item.get("record_type") or "").strip().lower())
         if not text or record_type is None:
@@ -151,6 +165,7 @@ class LlmExtractor(_UsesModel, Extractor):
             timestamp=_parse_time(item.get("timestamp")),
             valid_to=_parse_time(item.get("valid_to")),
             links=tuple(links),
+            source_message_ids=_sources(item.get("sources"), targets),
         )
 
     def __repr__(self) -> str:

@@ -99,8 +99,10 @@ past memories, the assistant's own reasoning, and long transcripts.
 A JSON object {{"thoughts": string|null, "memories": [...]}}. Each memory has "text",
 "record_type" (one of preference, fact, guideline, memory), "scope" (user, agent, environment,
 multi_agent or null), "entities" (2 to 8 short canonical names or keywords), "importance"
-(1 = trivia to 5 = essential), "timestamp" and "valid_to" (ISO-8601 or null). Return an empty
-"memories" list when nothing durable was said. At most 5 memories per message and 30 in all.
+(1 = trivia to 5 = essential), "timestamp" and "valid_to" (ISO-8601 or null), and, when the
+newest messages are numbered (<message index="N">), "sources": the indexes of the newest messages
+it was drawn from. Return an empty "memories" list when nothing durable was said. At most 5
+memories per message and 30 in all.
 
 {UNTRUSTED_CONTENT_RULE}"""
 
@@ -176,9 +178,10 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def render_message(message: Message) -> str:
+def render_message(message: Message, *, index: int | None = None) -> str:
     time = _iso(message.timestamp or message.created_at)
-    attrs = f" role={quoteattr(message.role)}" + (f" time={quoteattr(time)}" if time else "")
+    attrs = "" if index is None else f' index="{index}"'
+    attrs += f" role={quoteattr(message.role)}" + (f" time={quoteattr(time)}" if time else "")
     return f"<message{attrs}>{xml_text(message.content)}</message>"
 
 
@@ -259,7 +262,10 @@ def extraction_prompt(
     system += _custom(_CUSTOM_EXTRACTION_HEADING, custom_instructions)
 
     budget = _budget(token_limit)
-    target_lines = fit_newest([render_message(m) for m in targets], budget)
+    numbered = len(targets) > 1  # a memory names the newest messages it comes from by index
+    target_lines = fit_newest(
+        [render_message(m, index=i if numbered else None) for i, m in enumerate(targets, start=1)], budget
+    )
     remaining = None if budget is None else max(0, budget - sum(len(t) for t in target_lines))
     history_lines = fit_newest([render_message(m) for m in history], remaining, at_least_one=False)
 

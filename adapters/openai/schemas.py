@@ -35,6 +35,7 @@ class ExtractedItem(_Answer):
     timestamp: str | None = None
     valid_to: str | None = None
     links: list[LinkItem] | None = None
+    sources: list[int] | None = Field(default=None, description="Indexes of the newest messages it comes from, from 1.")
 
 
 class ExtractionPayload(_Answer):

@@ -231,19 +231,48 @@ def test_a_user_s_record_links_inside_its_user_or_to_a_global_record(
     assert link is not None and (link.source_id, link.target_id) == (tenants[source], tenants[target])
 
 
-def test_a_memory_linked_at_creation_without_a_user_is_unscoped_and_cannot_reach_into_a_user(
-    memory: AgentMemory, store: MemoryStore, tenants: dict[str, str]
+def test_a_memory_linked_at_creation_without_a_user_takes_the_target_s_user_agent_and_thread(
+    memory: AgentMemory, store: MemoryStore
 ) -> None:
-    """The user scope is never inherited from the link target: a call that names no user
-    writes an unscoped record, which may not retire (or link to) a user's record."""
+    """As the reference does: an omitted user (and agent, thread) is the link target's. Before,
+    the call wrote an unscoped record and was refused with a ``CrossScopeLinkError`` naming
+    the new memory's generated id, which the caller never saw."""
+    memory.create_thread(thread_id="t", user_id="u", agent_id="a")
+    target = memory.add_memory("u lives in Paris", memory_id="tg", memory_type="fact", user_id="u",
+                               agent_id="a", thread_id="t")
+    child = memory.add_memory("u moved to Rome", memory_type="fact", memory_id_to_link=target,
+                              link_type="supersedes")
+    record = stored_record(store, child)
+    assert record is not None and (record.user_id, record.agent_id, record.thread_id) == ("u", "a", "t")
+    [link] = snapshot(store)["links"]
+    assert (link.source_id, link.target_id, link.relation_type) == (child, target, "supersedes")
+    assert _status(store, target) is RecordStatus.INVALID
+
+
+@pytest.mark.parametrize(
+    ("scope", "named"),
+    [({"user_id": None}, "pass user_id='u'"), ({"user_id": "v"}, "pass user_id='u'"),
+     ({"user_id": "u", "agent_id": "b"}, "pass agent_id='a'")],
+)
+def test_a_memory_linked_at_creation_with_another_scope_is_refused_naming_the_target_and_what_to_pass(
+    memory: AgentMemory, store: MemoryStore, scope: dict[str, str | None], named: str
+) -> None:
+    """An explicit scope that conflicts with the target's is refused, and writes nothing; the
+    error names the target (an id the caller gave) and the value to pass, never the new
+    memory's generated id."""
+    target = memory.add_memory("u lives in Paris", memory_id="tg", memory_type="fact", user_id="u", agent_id="a")
     before = snapshot(store)
-    for user in ({}, {"user_id": None}, {"user_id": "v"}):
-        with pytest.raises(CrossScopeLinkError):
-            memory.add_memory("u moved to Rome", memory_id="new", memory_type="fact",
-                              memory_id_to_link=tenants["u"], link_type="supersedes", **user)
+    with pytest.raises(CrossScopeLinkError) as caught:
+        memory.add_memory("u moved to Rome", memory_type="fact", memory_id_to_link=target,
+                          link_type="supersedes", **scope)
+    assert "'tg'" in str(caught.value) and named in str(caught.value)
     assert snapshot(store) == before
-    assert _status(store, tenants["u"]) is RecordStatus.VALID
-    new = memory.add_memory("France is in Europe", memory_type="fact", memory_id_to_link=tenants["global"],
+    assert _status(store, target) is RecordStatus.VALID
+
+
+def test_a_memory_linked_at_creation_to_a_global_record_stays_unscoped(memory: AgentMemory, store: MemoryStore) -> None:
+    target = memory.add_memory("Paris is in France", memory_type="fact")
+    new = memory.add_memory("France is in Europe", memory_type="fact", memory_id_to_link=target,
                             link_type="supports")
     record = stored_record(store, new)
     assert record is not None and (record.user_id, record.agent_id, record.thread_id) == (None, None, None)

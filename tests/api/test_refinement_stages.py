@@ -56,20 +56,22 @@ def test_a_successor_current_first_brings_in_has_its_real_hybrid_score_and_linke
     assert sorted(_linked_ids(brought)) == sorted(_linked_ids(own)) == sorted([lisbon, work])
 
 
-def test_a_successor_matching_neither_list_scores_zero_with_its_real_linked_results(
+def test_a_successor_matching_neither_list_is_not_brought_in_but_linked_from_the_hit_it_retired(
     make_client: ClientFactory,
 ) -> None:
+    """Before, a successor scoring 0 (neither a keyword nor a vector match) was brought in first."""
     client = make_client(search_strategy="keyword")
     lisbon = client.add_memory("The user lives in Lisbon.", user_id="u", memory_type="fact")
     porto = client.add_memory("The user moved to Porto.", user_id="u", memory_type="fact")
     client.link_records(porto, "fact", lisbon, "fact", "supersedes")
     work = client.add_memory("The user works at a bakery.", user_id="u", memory_type="fact")
     client.link_records(porto, "fact", work, "fact", "supports")
-    found = client.search("Lisbon", user_id="u", num_hops=1)
-    assert [r.id for r in found] == [porto, lisbon]
-    assert found[0].relevance == 0.0 and found[0].distance == 1.0  # not a keyword hit
-    assert sorted(_linked_ids(found[0])) == sorted([lisbon, work])
-    assert _linked_ids(found[1]) == [porto]
+    for hops in (0, 1, 2):
+        found = client.search("Lisbon", user_id="u", num_hops=hops)
+        assert [r.id for r in found] == [lisbon]
+        assert _linked_ids(found[0]) == [porto]  # with or without hops
+    [deep] = client.search("Lisbon", user_id="u", num_hops=2)
+    assert [c.record.id for c in deep.linked_records[0].children] == [work]  # the grafted successor keeps the tree's own branches
 
 
 def _memory(i: int, *, valid: bool = True) -> SearchHit:

@@ -82,8 +82,9 @@ def test_a_superseded_memory_gives_its_rank_to_its_successor_by_default(
     make_client: ClientFactory,
 ) -> None:
     client, lisbon, porto = _moves(make_client)
-    # Only the old memory shares a word with the query: its successor is brought in before it.
-    found = client.search("Lisbon", user_id="u")
+    # The successor shares the question's subject ("user lives", a third of the old memory's
+    # score): it takes the old memory's rank, and the old one follows it.
+    found = client.search("the user lives in Lisbon", user_id="u")
     assert [r.id for r in found] == [porto, lisbon]
     assert found[0].record.is_valid and not found[1].record.is_valid
     # Asked about the past, the history keeps its own rank.
@@ -99,13 +100,37 @@ def test_without_current_first_the_superseded_memory_ranks_alone(make_client: Cl
 
 def test_current_first_follows_a_chain_and_respects_the_search_filters(make_client: ClientFactory) -> None:
     client, lisbon, porto = _moves(make_client, current_first=True)
-    braga = client.add_memory("The user lives in Braga these days.", user_id="u", memory_type="preference")
+    braga = client.add_memory("The user lives in Braga these days, no longer in Lisbon.", user_id="u",
+                              memory_type="preference")
     client.link_records(braga, "preference", porto, "fact", "supersedes")
-    assert [r.id for r in client.search("Lisbon", user_id="u")] == [braga, lisbon]
+    question = "the user lives in Lisbon"
+    # Porto, retired too, matches as well: it follows, after the first hit and its successor.
+    assert [r.id for r in client.search(question, user_id="u")] == [braga, lisbon, porto]
     # A successor of a type the search excludes is not brought in.
-    assert [r.id for r in client.search("Lisbon", user_id="u", record_types=["fact"])] == [lisbon]
+    assert [r.id for r in client.search(question, user_id="u", record_types=["fact"])] == [lisbon, porto]
     # max_results still caps the answer.
-    assert [r.id for r in client.search("Lisbon", user_id="u", max_results=1)] == [braga]
+    assert [r.id for r in client.search(question, user_id="u", max_results=1)] == [braga]
+
+
+def test_an_unrelated_successor_outranks_nothing_and_is_carried_by_the_hit_it_retired(
+    make_client: ClientFactory,
+) -> None:
+    """Before, a successor took a retired hit's rank whatever its own relevance: an unrelated
+    text (distance 0.998) came before the best match (0.09). Now the best match keeps its rank
+    and carries its successor, through the chain of links that retired it, in its linked
+    records, even without hops: the result says what replaced it."""
+    client, lisbon, porto = _moves(make_client)
+    braga = client.add_memory("Moved again: Braga.", user_id="u", memory_type="fact")
+    client.link_records(braga, "fact", porto, "fact", "supersedes")
+    unrelated = client.add_memory("Quarterly taxes are due in April.", user_id="u", memory_type="fact")
+    client.link_records(unrelated, "fact", braga, "fact", "supersedes")  # a wrong link, or a bad model's
+    [found] = client.search("Lisbon", user_id="u")
+    assert found.id == lisbon and not found.record.is_valid
+    [(link, first)] = found.linked_results
+    assert (first.id, link.relation_type) == (porto, "supersedes")
+    [(_, second)] = first.linked_results
+    [(_, third)] = second.linked_results
+    assert (second.id, third.id) == (braga, unrelated) and third.record.is_valid
 
 
 def _three_homes(make_client: ClientFactory, **retrieval: object):  # type: ignore[no-untyped-def]

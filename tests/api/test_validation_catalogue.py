@@ -197,7 +197,7 @@ CASES = [
     Case("link_type needs memory_id_to_link", _add_memory(link_type="supports"), ValidationError),
     Case("the link target is a memory-like record", _add_memory(memory_id_to_link="m1", link_type="supports"), RecordNotFoundError, KeyError),
     Case("a thread links only to its own records", lambda e: e.thread.add_memory("x", memory_id_to_link="old", link_type="supports"), RecordNotFoundError, KeyError),
-    Case("a memory without a user links into no user's records", _add_memory(memory_id_to_link="old", link_type="supersedes"), CrossScopeLinkError),
+    Case("a memory explicitly without a user links into no user's records", _add_memory(user_id=None, memory_id_to_link="old", link_type="supersedes"), CrossScopeLinkError),
     Case("a memory links only inside its user", _add_memory(user_id="w", memory_id_to_link="old", link_type="supersedes"), CrossScopeLinkError),
     Case("memory content is non-empty", _add_memory("  "), ValidationError),
     Case("memory ids are unique", _add_memory(memory_id="old"), DuplicateIdError),

@@ -13,6 +13,7 @@ pytest.importorskip(
 )
 
 from lg_doubles import scripted
+from palimpsest.domain.errors import ConfigurationError
 
 README = Path(__file__).resolve().parents[2] / "adapters" / "langgraph" / "README.md"
 
@@ -35,26 +36,47 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert (tmp_path / "memory.db").exists()
 
 
-def test_the_main_readme_snippet_builds_an_agent_that_persists_each_turn_once(memory: Any) -> None:
-    """The project README's LangGraph snippet, with the ``memory`` and ``model`` it says it needs:
-    the agent has the two memory tools, and each user and assistant turn lands in the run's
-    thread, for the snippet's user and agent, exactly once although the message list is reused."""
+MODEL_LINE = 'model = "openai:gpt-4.1-mini"'
+
+
+def test_the_main_readme_snippet_runs_as_printed_and_persists_each_turn_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The project README's LangGraph snippet, run as printed but for its model line, replaced by
+    a scripted chat model (the snippet names a hosted one): the first ``invoke`` (before, the
+    snippet had none, and a run without a thread id failed there) prints the model's answer;
+    each user and assistant turn lands in the run's thread, for the snippet's user and agent,
+    exactly once although the message list is reused; an agent invoked without a thread id
+    is refused, saying what to pass, before anything is stored."""
     from readme_snippets import README as MAIN_README
     from readme_snippets import snippet
 
-    namespace: dict[str, Any] = {"__name__": "readme_langgraph", "memory": memory,
-                                 "model": scripted(["Hello Maya.", "Sourdough, then."])}
-    exec(compile(snippet("langgraph"), str(MAIN_README), "exec"), namespace)  # noqa: S102
-    assert set(namespace["agent"].nodes["tools"].bound.tools_by_name) == {"search_memory", "save_memory"}
-    config = {"configurable": {"thread_id": "maya-1"}}
-    state = namespace["agent"].invoke({"messages": [{"role": "user", "content": "Hi, I'm Maya."}]}, config)
-    state["messages"].append({"role": "user", "content": "Which pizza?"})
-    namespace["agent"].invoke({"messages": state["messages"]}, config)
-    thread = memory.get_thread("maya-1")
-    assert (thread.user_id, thread.agent_id) == ("maya", "assistant")
-    assert [(m.role, m.content) for m in thread.get_messages()] == [
-        ("user", "Hi, I'm Maya."),
-        ("assistant", "Hello Maya."),
-        ("user", "Which pizza?"),
-        ("assistant", "Sourdough, then."),
-    ]
+    monkeypatch.chdir(tmp_path)  # the snippet opens "memory.db" in the working folder
+    code = snippet("langgraph")
+    assert code.count(MODEL_LINE) == 1
+    code = code.replace(MODEL_LINE, 'model = scripted(["Hello Maya.", "Sourdough, then."])')
+    namespace: dict[str, Any] = {"__name__": "readme_langgraph", "scripted": scripted}
+    try:
+        exec(compile(code, str(MAIN_README), "exec"), namespace)  # noqa: S102
+        assert capsys.readouterr().out == "Hello Maya.\n"
+        agent, config, memory = namespace["agent"], namespace["config"], namespace["memory"]
+        assert set(agent.nodes["tools"].bound.tools_by_name) == {"search_memory", "save_memory"}
+        state = namespace["state"]
+        state["messages"].append({"role": "user", "content": "Which pizza?"})
+        agent.invoke({"messages": state["messages"]}, config)
+        thread = memory.get_thread("maya-1")
+        assert (thread.user_id, thread.agent_id) == ("maya", "assistant")
+        assert [(m.role, m.content) for m in thread.get_messages()] == [
+            ("user", "Hi, I'm Maya."),
+            ("assistant", "Hello Maya."),
+            ("user", "Which pizza?"),
+            ("assistant", "Sourdough, then."),
+        ]
+        threads_before = len(memory.list_threads("maya"))
+        with pytest.raises(ConfigurationError, match=re.escape("config={'configurable': {'thread_id': ...}}")):
+            agent.invoke({"messages": [{"role": "user", "content": "Hi again."}]})
+        assert len(memory.list_threads("maya")) == threads_before
+    finally:
+        if "memory" in namespace:
+            namespace["memory"].close()
+    assert (tmp_path / "memory.db").exists()

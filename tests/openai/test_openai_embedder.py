@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import socket
+import traceback
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'openai' extra (pip install '.[openai]')")
 
+import openai
 from fake_openai_server import EMBEDDINGS, embedding_answer, error
+from palimpsest.adapters import open_memory
 from palimpsest.adapters.openai import ModelUnavailableError, OpenAIEmbedder
 from palimpsest.application.ports import Embedder
 from palimpsest.domain.errors import ArgumentTypeError, ConfigurationError
@@ -103,3 +109,55 @@ def test_the_embedder_waits_as_long_as_a_rate_limit_asks(server, client, sleeps)
 
     assert embedder.embed(["a"]) == [[1.0, 0.0]]
     assert sleeps.delays == [2.0]
+
+
+# -- opening a client: no model server needed when the vector size is known -------------------
+
+
+@pytest.fixture
+def down(server) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    """An SDK client pointed at a loopback port nobody listens on: the model server is down."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: every connection is refused
+        sdk_client = openai.OpenAI(base_url=f"http://127.0.0.1:{closed.getsockname()[1]}/v1", api_key="k")
+        yield sdk_client
+        sdk_client.close()
+
+
+def test_a_client_opens_with_the_server_down_when_the_dimension_is_given(down, sleeps, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with open_memory(tmp_path / "m.db", embedder=OpenAIEmbedder(down, "text-embedder", dimension=3, sleep=sleeps)):
+        pass
+    assert sleeps.delays == []  # not one request was tried
+
+
+def test_with_the_server_down_and_no_dimension_opening_a_new_store_is_one_typed_line_naming_dimension(
+    down, sleeps, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """Before, a ``ModelUnavailableError`` raised from the probe, deep in the container's wiring."""
+    with pytest.raises(ConfigurationError) as caught:
+        open_memory(tmp_path / "m.db", embedder=OpenAIEmbedder(down, "text-embedder", sleep=sleeps))
+    message = str(caught.value)
+    assert "\n" not in message and "dimension=" in message and "text-embedder" in message
+    assert "APIConnectionError" in message
+    frames = [frame.filename for frame in traceback.extract_tb(caught.value.__traceback__)]
+    assert not any("dependency_injector" in name or name.endswith("client.py") for name in frames), frames
+
+
+def test_a_store_the_model_filled_reopens_without_asking_the_server(server, client, down, sleeps, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The store records ``text-embedder@3``: an embedder of that model given no dimension takes
+    it from there, with the server up (no request) or down (no error)."""
+    server.embeddings(embedding_answer([[1.0, 2.0, 2.0]]))
+    path = tmp_path / "m.db"
+    with open_memory(path, embedder=OpenAIEmbedder(client, "text-embedder", sleep=sleeps)):  # a new store: one probe
+        pass
+    assert len(server.requests_to(EMBEDDINGS)) == 1
+    embedder = OpenAIEmbedder(client, "text-embedder", sleep=sleeps)
+    with open_memory(path, embedder=embedder):
+        assert embedder.model_id == "text-embedder@3"
+    assert len(server.requests_to(EMBEDDINGS)) == 1  # no second probe
+    with open_memory(path, embedder=OpenAIEmbedder(down, "text-embedder", sleep=sleeps)):
+        pass
+    assert sleeps.delays == []
+    with pytest.raises(ConfigurationError, match="allow_embedding_model_change"):  # another model: still asked, still refused
+        server.embeddings(embedding_answer([[1.0, 0.0]]))
+        open_memory(path, embedder=OpenAIEmbedder(client, "other-embedder", sleep=sleeps))

@@ -72,10 +72,12 @@ def test_the_extractor_turns_an_answer_into_extracted_memories_linked_to_shown_c
             record_type=RecordType.FACT, text="Alice lives in Lyon since March 2026.", entities=("Alice", "Lyon"),
             importance=5, scope="user", timestamp=datetime(2026, 3, 1, tzinfo=UTC), valid_to=None,
             links=(LinkProposal(target_id="rec-paris", link_type="supersedes"),),
+            source_message_ids=("m1",),  # the one newest message is every memory's source
         ),
         ExtractedMemory(
             record_type=RecordType.PREFERENCE, text="Alice prefers window seats.", entities=(), importance=None,
             scope=None, timestamp=None, valid_to=datetime(2026, 12, 31, tzinfo=UTC), links=(),
+            source_message_ids=("m1",),
         ),
     ]
     [sent] = server.requests_to(CHAT)

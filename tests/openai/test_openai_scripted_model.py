@@ -220,3 +220,43 @@ def test_the_client_merges_distinct_ledgers_and_offline_adapters_report_nothing(
     with open_memory(embedder=HashingEmbedder()) as offline:
         assert offline.token_usage.total.calls == 0
         assert offline.token_usage.by_operation == {}
+
+
+# -- each memory inherits the metadata of the messages it came from --------------------------
+
+
+CARLA = [
+    {"role": "user", "content": "My name is Carla.", "metadata": {"source": "chat"}},
+    {"role": "user", "content": "I live in Rome.", "metadata": {"source": "email"}},
+]
+
+
+def test_a_model_memory_takes_the_metadata_of_the_messages_it_names_as_sources() -> None:
+    """The newest messages are shown numbered, and each memory's ``sources`` pick its messages:
+    the fact said in the email is tagged ``email`` (before: ``chat``, the first message's)."""
+    model = ScriptedChatModel(by_operation={"extract_memories": [{"memories": [
+        {"text": "The user's name is Carla.", "record_type": "fact", "sources": [1]},
+        {"text": "The user lives in Rome.", "record_type": "fact", "sources": [2, 7]},  # 7 was not shown
+    ]}]})
+    with open_client(model, MemoryLinkExtractionMode.DISABLED) as memory:
+        ids = memory.create_thread(user_id="u1").add_messages(CARLA)
+        tagged = sorted((m.content, m.metadata.get("source"), m.metadata["$agent_memory"]["source_message_ids"])
+                        for m in memory.list_memories(user_id="u1"))
+    assert tagged == [("The user lives in Rome.", "email", [ids[1]]), ("The user's name is Carla.", "chat", [ids[0]])]
+    [request] = model.requests_named("extract_memories")
+    assert '<message index="1" role="user"' in request.user and '<message index="2" role="user"' in request.user
+
+
+def test_a_model_memory_without_sources_over_messages_that_disagree_refuses_the_pass() -> None:
+    model = ScriptedChatModel(by_operation={"extract_memories": [
+        {"memories": [{"text": "The user lives in Rome.", "record_type": "fact"}]}
+    ]})
+    with open_client(model, MemoryLinkExtractionMode.DISABLED,
+                     extraction_retry_policy=ExtractionRetryPolicy(max_attempts=1)) as memory:
+        memory.create_thread(user_id="u1").add_messages(CARLA)
+        memory.wait_for_memory_extraction(timeout=60)
+        assert memory.list_memories(user_id="u1") == []
+        [failed] = memory.failed_extractions()
+    assert failed.failure_reason == (
+        "ValidationError: Inherited message metadata must be identical across source messages for one extraction pass."
+    )

@@ -427,9 +427,9 @@ def check_scoped_writes(memory: AgentMemory, store: MemoryStore, user: str | Non
     for record in theirs:
         with pytest.raises(CrossScopeLinkError):
             memory.add_memory("retires it", user_id=user, memory_id_to_link=record.id, link_type="supersedes")
-        if user is None:  # naming no user is an unscoped write: the target's user is not inherited
+        if user is None:  # naming no user explicitly is an unscoped write (an omitted one is the target's)
             with pytest.raises(CrossScopeLinkError):
-                memory.add_memory("retires it", memory_id_to_link=record.id, link_type="supersedes")
+                memory.add_memory("retires it", user_id=None, memory_id_to_link=record.id, link_type="supersedes")
         for own in mine:
             with pytest.raises(CrossScopeLinkError):
                 memory.link_records(own.id, own.record_type.value, record.id, record.record_type.value, "supersedes")

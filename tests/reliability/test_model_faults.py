@@ -172,8 +172,10 @@ def test_an_unavailable_model_is_retried_by_the_running_client(
         assert harness.pending(memory) == [] and memory.pending_extractions() == []
         assert_thread_usable(memory, harness.server, "t1", ["My name is Maya and I love sourdough."])
     assert len(harness.server.requests_to("/v1/chat/completions")) == 5  # 3 + the retry + the usability check
-    retries = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(retries) == 3  # two by the chat model, one by the job's runner
+    # The chat model's two request retries are INFO lines; the attempt that failed in the end
+    # is the one WARNING line (by the job's runner).
+    retries = [r for r in caplog.records if r.name.startswith("palimpsest") and r.levelno >= logging.INFO]
+    assert [r.levelno for r in retries] == [logging.INFO, logging.INFO, logging.WARNING]
     assert all(r.exc_info is None and "\n" not in r.getMessage() for r in retries)
 
 

@@ -115,7 +115,11 @@ def test_the_traceback_of_a_retried_attempt_is_logged_at_debug_only(
     assert [r.levelno for r in traced] == [logging.DEBUG] * failures
 
 
-def test_a_job_that_fails_for_good_logs_its_traceback_at_error(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_job_that_fails_for_good_logs_one_error_line_and_its_traceback_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The job's end is one ERROR line naming its thread, its attempts, the reason and how to
+    run it again; like a retried attempt's, its traceback is at DEBUG only."""
     memory = build_client(
         store=InMemoryStore(),
         embedder=HashingEmbedder(),
@@ -125,9 +129,59 @@ def test_a_job_that_fails_for_good_logs_its_traceback_at_error(caplog: pytest.Lo
         ),
         extraction_retry_policy=ExtractionRetryPolicy(max_attempts=2, base_delay_seconds=0.01, max_delay_seconds=0.05),
     )
-    with caplog.at_level(logging.WARNING, logger="palimpsest"), memory:
+    with caplog.at_level(logging.DEBUG, logger="palimpsest"), memory:
         memory.create_thread(thread_id="t1", user_id="u1").add_messages([{"role": "user", "content": "I live in Oslo."}])
         memory.wait_for_memory_extraction(timeout=60)
         assert len(memory.failed_extractions()) == 1
+    [final] = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    text = final.getMessage()
+    assert final.exc_info is None and "\n" not in text
+    assert "thread t1" in text and "after 2 attempts" in text and "dropped request 2" in text
+    assert "recorded as failed" in text and "retry_failed_extractions()" in text
     traced = [r for r in caplog.records if r.exc_info is not None]
-    assert [r.levelno for r in traced] == [logging.ERROR] and "recorded as failed" in traced[0].getMessage()
+    assert [r.levelno for r in traced] == [logging.DEBUG] * 2
+
+
+class DownResolver:
+    """A link resolver whose model server is down."""
+
+    uses_model = True
+
+    def resolve(self, sources, candidates, *, custom_instructions=None):  # type: ignore[no-untyped-def]
+        raise ModelUnavailableError("resolve_links: the model server stayed unavailable after 4 attempt(s)")
+
+
+class DownReranker:
+    """A reranker whose model server is down."""
+
+    model_id = "down"
+
+    def rerank(self, query, candidates, *, now):  # type: ignore[no-untyped-def]
+        raise ModelUnavailableError("rerank: the model server stayed unavailable after 4 attempt(s)")
+
+
+def test_a_model_that_is_down_under_add_memory_and_search_costs_one_line_each_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Autonomous linking and reranking recover from a model that is down (the memory is stored,
+    the fused order kept): each says so in one WARNING line, its traceback at DEBUG. Before, each
+    call printed the whole traceback."""
+    from palimpsest.application import RetrievalConfig
+
+    memory = build_client(
+        store=InMemoryStore(),
+        embedder=HashingEmbedder(),
+        link_resolver=DownResolver(),
+        retrieval=RetrievalConfig(reranker=DownReranker()),  # type: ignore[arg-type]
+    )
+    with caplog.at_level(logging.DEBUG, logger="palimpsest"), memory:
+        first = memory.add_memory("The user lives in Oslo.", user_id="u1")
+        second = memory.add_memory("The user works in Bergen.", user_id="u1")
+        assert len(memory.search("Where does the user live?", user_id="u1")) == 2
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    said = {r.getMessage().split(" (")[0] for r in warned}
+    # The second memory's candidate lookup is a search too: its reranking fails as well.
+    assert said == {f"autonomous linking failed for memory {second}", "reranking failed; the fused order is kept"}
+    assert f"autonomous linking failed for memory {first}" not in said  # no candidates: no model call
+    assert all(r.exc_info is None and "ModelUnavailableError" in r.getMessage() for r in warned)
+    assert [r.levelno for r in caplog.records if r.exc_info is not None] == [logging.DEBUG] * len(warned)
