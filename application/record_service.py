@@ -25,6 +25,7 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.events import DomainEvent, LinkCreated, LinkDeleted, LinkUpdated
 from palimpsest.domain.links import check_link_request, derive_status, new_link, retype_link
 from palimpsest.domain.model import (
+    MEMORY_RECORD_TYPES,
     MemoryRecord,
     RecordLink,
     RecordType,
@@ -281,7 +282,9 @@ class RecordService:
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             record = uow.records.get(record_id)
-            if record is None or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread)):
+            if record is None or not record.record_type.is_memory_like:  # an image goes by delete_image
+                return False
+            if owner_thread is not None and not self._in_thread(uow, [record], owner_thread):
                 return False
             events = self.delete_records_in(uow, [record_id], now)
             uow.commit()
@@ -312,7 +315,11 @@ class RecordService:
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
         limit: int | None = None,
     ) -> list[MemoryRecord]:
-        types = None if record_types is None else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
+        types = (
+            MEMORY_RECORD_TYPES
+            if record_types is None
+            else frozenset(parse_record_type(t, memory_only=True) for t in record_types)
+        )
         with self._store.reading() as uow:
             return uow.records.list(
                 now=self._clock.now(),
@@ -473,7 +480,11 @@ class RecordService:
     ) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
-        if record is None or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread)):
+        if (
+            record is None
+            or not record.record_type.is_memory_like  # an image is changed by the image commands
+            or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread))
+        ):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")
         return record
 

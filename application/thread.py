@@ -17,13 +17,15 @@ from palimpsest.domain.model import (
     check_metadata,
     check_text,
 )
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, parse_timestamp, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, list_limit, parse_timestamp, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
 from .context_cards import CardPlan
+from .images import ImageRecord
 from .messages import NewMessage
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, SearchStrategy, resolve_scope
@@ -126,6 +128,11 @@ def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] 
     "update_record_link",
     "delete_record_link",
     "wait_for_memory_extraction",
+    # images part (re-home with the facade's other methods)
+    "add_image",
+    "update_image",
+    "delete_image",
+    "list_images",
 )
 class MemoryThread:
     """One conversation: its messages, durable summary, context cards, and scoped memory."""
@@ -478,3 +485,67 @@ class MemoryThread:
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for this thread's background extraction started by this client."""
         self._services.runner.wait(timeout, thread_id=self.thread_id)
+
+    # -- images (images part: thin facades over ImageService; re-home with the others) -------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        image_id: str | NotSetType = NOTSET,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Store a standalone image of this thread (its user and agent); a scope given here must
+        be this thread's ("Image scope must match this thread.")."""
+        reject_unknown_kwargs("add_image", kwargs)
+        return self._services.images.add_image(
+            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
+            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor, limits=self._settings.image_limits, owner=self._thread,
+        )
+
+    def update_image(
+        self,
+        image_id: str,
+        image: bytes | NotSetType = NOTSET,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Change one of this thread's images (see ``AgentMemory.update_image``)."""
+        reject_unknown_kwargs("update_image", kwargs)
+        return self._services.images.update_image(
+            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
+            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor, limits=self._settings.image_limits,
+            owner=self._thread,
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete one of this thread's standalone images: 1, or 0 when it has none by that id."""
+        return self._services.images.delete_image(image_id, owner=self._thread)
+
+    def list_images(
+        self,
+        image_id: str | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        include_bytes: bool | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[ImageRecord]:
+        """This thread's images, oldest first; ``include_bytes=True`` only for one ``image_id``."""
+        return self._services.images.list_images(
+            image_id=image_id, metadata_filter=metadata_filter, include_bytes=include_bytes,
+            limit=list_limit(limit), owner=self._thread,
+        )

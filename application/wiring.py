@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from palimpsest.domain.ports import Clock, MemoryStore
 
 from .config import (
+    ImageInputLimitConfig,
     ExtractionRetryPolicy,
     ExtractionRunsIn,
     MemoryExtractionConfig,
@@ -23,12 +24,13 @@ from .config import (
 )
 from .context_cards import ContextCardService
 from .embedding import EmbeddingHelper
+from .images import ImageService
 from .extraction import ExtractionService
 from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
 from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService
-from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .ports import Embedder, Extractor, ImageCaptioner, LinkResolver, Summariser
 from .record_service import RecordService
 from .records import RecordCommands
 from .searching import Searcher, SearchStrategy
@@ -60,6 +62,7 @@ class ApplicationServices:
     extraction: ExtractionService
     runner: ExtractionRunner
     maintenance: MaintenanceService
+    images: ImageService
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -85,6 +88,8 @@ def build_services(
     new_id: Callable[[], str],
     retry_policy: ExtractionRetryPolicy | None,
     runs_in: ExtractionRunsIn = ExtractionRunsIn.CLIENT,
+    image_captioner: ImageCaptioner | None = None,
+    image_limits: ImageInputLimitConfig | None = None,
 ) -> ApplicationServices:
     """The services of one client, each built from the collaborators it needs. A client whose
     extraction runs in workers records jobs without an extractor of its own and runs none."""
@@ -108,7 +113,17 @@ def build_services(
         records_jobs=records_jobs,
     )
     runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy, runs_jobs=not to_workers)
+    images = ImageService(
+        store=store,
+        clock=clock,
+        embeddings=embeddings,
+        retention=retention,
+        captioner=image_captioner,
+        limits=image_limits,
+        new_id=new_id,
+    )
     return ApplicationServices(
+        images=images,
         store=store,
         clock=clock,
         new_id=new_id,

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_JSON_INT_DIGITS",
     "MAX_SPEAKER_LENGTH",
     "MEMORY_RECORD_TYPES",
+    "RECORD_ROW_TYPES",
     "SEARCHABLE_RECORD_TYPES",
     "SPEAKER_KEY",
     "UTC",
@@ -79,25 +80,36 @@ _JSON_INT_BOUND: Final = 10**MAX_JSON_INT_DIGITS
 
 
 class RecordType(str, enum.Enum):
-    """Kinds of searchable records. The first four are "memory-like" and can be linked."""
+    """Kinds of searchable records. The first four are "memory-like" and can be linked; a
+    message is a row of its thread; an image is a record row (its content is the image's
+    description) whose bytes live beside it (:mod:`palimpsest.domain.images`)."""
 
     MEMORY = "memory"
     FACT = "fact"
     GUIDELINE = "guideline"
     PREFERENCE = "preference"
     MESSAGE = "message"
+    IMAGE = "image"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def is_memory_like(self) -> bool:
+        """Memory, fact, guideline or preference: linkable, listed by ``list_memories``."""
+        return self is not RecordType.MESSAGE and self is not RecordType.IMAGE
+
+    @property
+    def is_record_row(self) -> bool:
+        """Stored as a memory record (every type but ``message``): what a store's record
+        table, record index and record search hold."""
         return self is not RecordType.MESSAGE
 
 
 MEMORY_RECORD_TYPES: Final = frozenset(
     {RecordType.MEMORY, RecordType.FACT, RecordType.GUIDELINE, RecordType.PREFERENCE}
 )
+RECORD_ROW_TYPES: Final = frozenset(t for t in RecordType if t.is_record_row)
 SEARCHABLE_RECORD_TYPES: Final = frozenset(RecordType)
 
 
@@ -111,9 +123,10 @@ class RecordStatus(str, enum.Enum):
         return self.value
 
 
-def parse_record_type(value: object, *, memory_only: bool = False) -> RecordType:
-    """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else."""
-    allowed = MEMORY_RECORD_TYPES if memory_only else SEARCHABLE_RECORD_TYPES
+def parse_record_type(value: object, *, memory_only: bool = False, record_row: bool = False) -> RecordType:
+    """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else.
+    ``memory_only``: memory-like types only; ``record_row``: every type stored as a record."""
+    allowed = MEMORY_RECORD_TYPES if memory_only else RECORD_ROW_TYPES if record_row else SEARCHABLE_RECORD_TYPES
     try:
         record_type = RecordType(value)
     except ValueError:
@@ -384,7 +397,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """A typed, scoped memory (memory, fact, guideline or preference).
+    """A typed, scoped memory (memory, fact, guideline or preference), or the record row of an
+    image (type ``image``: its content is the description; see :mod:`palimpsest.domain.images`).
 
     ``status`` is derived, never set by hand: a record is INVALID exactly when at least one
     lifecycle link (supersedes, refines, duplicates) targets it. ``invalidated_at`` records
@@ -410,7 +424,7 @@ class MemoryRecord:
 
     def __post_init__(self) -> None:
         check_id(self.id, "memory id")
-        object.__setattr__(self, "record_type", parse_record_type(self.record_type, memory_only=True))
+        object.__setattr__(self, "record_type", parse_record_type(self.record_type, record_row=True))
         if not isinstance(self.content, str):
             raise ValidationError("memory content must be a string.")
         if not self.content.strip():

@@ -40,6 +40,7 @@ from palimpsest.domain.errors import (
     VectorDimensionError,
 )
 from palimpsest.domain.model import (
+    RECORD_ROW_TYPES,
     SPEAKER_KEY,
     MemoryRecord,
     Message,
@@ -1117,10 +1118,10 @@ class EmbeddedStore(SqlStore):
             if RecordType.MESSAGE not in query.types:
                 return None
         else:
-            types = sorted(t.value for t in query.types if t.is_memory_like)
+            types = sorted(t.value for t in query.types if t.is_record_row)
             if not types:
                 return None
-            if len(types) < 4:
+            if len(types) < len(RECORD_ROW_TYPES):
                 clauses.append(f"{alias}.record_type IN ({', '.join('?' * len(types))})")
                 params.extend(types)
             if status and not query.include_invalid:

@@ -49,7 +49,7 @@ import psycopg
 from palimpsest.adapters.sql.standard import Where
 from palimpsest.domain.errors import VectorDimensionError
 from palimpsest.domain.model import (
-    MEMORY_RECORD_TYPES,
+    RECORD_ROW_TYPES,
     SPEAKER_KEY,
     MemoryRecord,
     Message,
@@ -161,11 +161,11 @@ def _scope(where: Where, query: SearchQuery, alias: str) -> None:
 def _record_where(query: SearchQuery, alias: str, *, direct: bool) -> Where | None:
     """The SQL part of ``query.admits_record`` for memory records (``None``: no record can
     pass); the metadata filter stays in Python."""
-    types = sorted(t.value for t in query.types if t in MEMORY_RECORD_TYPES)
+    types = sorted(t.value for t in query.types if t in RECORD_ROW_TYPES)
     if not types:
         return None
     where = Where()
-    if len(types) < len(MEMORY_RECORD_TYPES):
+    if len(types) < len(RECORD_ROW_TYPES):
         where.add(f"{alias}.record_type = ANY(%s)", types)
     _scope(where, query, alias)
     if direct and not query.include_invalid:
