@@ -598,6 +598,7 @@ class ThreadSettings:
                 raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
             extraction = memory_extraction_config.merged_over(extraction)
         return ThreadSettings(
+            image_limits=self.image_limits,
             extraction=extraction,
             max_message_token_length=self._positive(
                 "max_message_token_length", max_message_token_length, self.max_message_token_length
