@@ -12,7 +12,9 @@ none. Images are never linked and never listed as memories.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import base64
+import binascii
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
@@ -27,7 +29,9 @@ from palimpsest.domain.errors import (
 )
 from palimpsest.domain.images import (
     ImageMimeType,
+    ImagePart,
     StoredImage,
+    TextPart,
     check_image_bytes,
     detect_mime_type,
     parse_mime_type,
@@ -56,6 +60,7 @@ __all__ = [
     "ImageRecord",
     "ImageService",
     "check_request_images",
+    "parse_image_part",
     "raw_image_bytes",
 ]
 
@@ -136,6 +141,28 @@ def check_request_images(sizes: Sequence[int], limits: ImageInputLimitConfig) ->
         raise ImageLimitError(TOTAL_MESSAGE)
 
 
+def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
+    """(bytes, mime type, description) of an image content part of a message:
+    ``{"type": "image", "bytes": <raw bytes>}`` or ``{"type": "image", "data": <base64 text>}``
+    (JSON has no bytes), with an optional ``"mime_type"`` (else detected) and ``"description"``
+    (else the captioner writes one)."""
+    if ("bytes" in part) == ("data" in part):
+        raise ValidationError(
+            'An image content part carries its image as "bytes" (raw bytes) or "data" (base64 text): one of them.'
+        )
+    if "bytes" in part:
+        raw = raw_image_bytes(part["bytes"])
+    else:
+        text = part["data"]
+        if not isinstance(text, str):
+            raise ValidationError('An image content part\'s "data" must be base64 text.')
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValidationError('An image content part\'s "data" must be base64 text.') from None
+    return raw, part.get("mime_type", NOTSET), part.get("description", NOTSET)
+
+
 def _description(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("description must be a non-empty string, or None to generate one.")
@@ -144,9 +171,11 @@ def _description(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ImageParts:
-    """The checked images of one message's content parts, before anything is written: each
-    part's position, bytes, MIME type and description (``None``: to be captioned)."""
+    """A checked image content part, before anything is written: the message it belongs to (its
+    index in the append), its position among that message's parts, its bytes, MIME type and
+    description (``None`` until captioned)."""
 
+    message: int
     position: int
     data: bytes
     mime_type: ImageMimeType
@@ -192,17 +221,17 @@ class ImageService:
         return _description(text.strip() if isinstance(text, str) else text)
 
     def message_parts(
-        self, parts: Sequence[tuple[int, object, object, object]], limits: ImageInputLimitConfig
+        self, parts: Sequence[tuple[int, int, object, object, object]], limits: ImageInputLimitConfig
     ) -> list[ImageParts]:
-        """Check the image parts of the messages of one append (position, bytes, MIME type,
-        description) before anything is written; the ones without a description are captioned,
-        and together they are one model request as far as the limits go."""
+        """Check the image parts of the messages of one append (message index, position, bytes,
+        MIME type, description) before anything is written; the ones without a description are
+        captioned, and together they count as one model request for the limits."""
         checked: list[ImageParts] = []
-        for position, data, mime_type, description in parts:
+        for message, position, data, mime_type, description in parts:
             raw = raw_image_bytes(data)
             mime = _checked_image(raw, mime_type, limits)
             text = None if description is None or isinstance(description, NotSetType) else _description(description)
-            checked.append(ImageParts(position, raw, mime, text))
+            checked.append(ImageParts(message, position, raw, mime, text))
         uncaptioned = [p for p in checked if p.description is None]
         if uncaptioned:
             if self._captioner is None:
@@ -423,10 +452,51 @@ class ImageService:
             images = uow.images.get_many([r.id for r in records], include_bytes=with_bytes)
         return [ImageRecord.of(r, images[r.id]) for r in records if r.id in images]
 
-    def get_bytes(self, image_ids: Sequence[str]) -> dict[str, StoredImage]:
-        """The stored images (with bytes) among ``image_ids``."""
-        with self._store.reading() as uow:
-            return uow.images.get_many(list(image_ids), include_bytes=True)
+    @staticmethod
+    def parts_of(uow: UnitOfWork, messages: Sequence[Any], include_bytes: bool | frozenset[str]) -> list[Any]:
+        """``messages`` with the content parts of those that have images (``Message.parts``):
+        the text, then each image at its position; bytes for every image (``True``) or for the
+        named ones. Messages without images come back as they are."""
+        attached = uow.images.of_messages([m.id for m in messages])
+        if not attached:
+            return list(messages)
+        image_ids = [i.record_id for images in attached.values() for i in images]
+        records = uow.records.get_many(image_ids)
+        wanted = image_ids if include_bytes is True else [i for i in image_ids if include_bytes and i in include_bytes]
+        loaded = uow.images.get_many(wanted, include_bytes=True) if wanted else {}
+        out = []
+        for message in messages:
+            images = attached.get(message.id)
+            if not images:
+                out.append(message)
+                continue
+            placed: dict[int, Any] = {}
+            for image in images:
+                record = records.get(image.record_id)
+                data = loaded[image.record_id].data if image.record_id in loaded else None
+                placed[image.position or 0] = ImagePart(
+                    image.record_id, image.mime_type, record.content if record is not None else "", data
+                )
+            if message.content:
+                free = next(p for p in range(len(placed) + 1) if p not in placed)
+                placed[free] = TextPart(message.content)
+            out.append(replace(message, parts=tuple(placed[p] for p in sorted(placed))))
+        return out
+
+    @staticmethod
+    def detach_in(uow: UnitOfWork, message_id: str, *, expires_at: datetime | None | NotSetType = NOTSET) -> None:
+        """Inside the caller's unit of work: delete the images attached to a message (``NOTSET``)
+        or move their expiry to the message's new one."""
+        attached = uow.images.of_messages([message_id]).get(message_id, [])
+        if not attached:
+            return
+        if isinstance(expires_at, NotSetType):
+            for image in attached:
+                uow.records.delete(image.record_id)
+            return
+        records = uow.records.get_many([i.record_id for i in attached])
+        for record in records.values():
+            uow.records.update(replace(record, expires_at=expires_at))
 
     # -- helpers ----------------------------------------------------------------------------
 

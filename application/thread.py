@@ -25,7 +25,7 @@ from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import ThreadSettings, extraction_counter, stored_thread_settings
 from .context_cards import CardPlan
-from .images import ImageRecord
+from .images import ImageRecord, parse_image_part
 from .messages import NewMessage
 from .results import ContextCard, SearchResult, Summary
 from .searching import SearchScope, SearchStrategy, resolve_scope
@@ -49,23 +49,37 @@ class ChatMessage:
     name: str | None = None
 
 
-def _text_of(content: Any) -> str:
-    """Message content as text: a string, or the text parts of a content-part list."""
+def _content_of(content: Any) -> tuple[str, tuple[tuple[int, object, object, object], ...]]:
+    """Message content as its text and its image parts: a string, or a content-part list whose
+    text parts make the text and whose image parts (:func:`parse_image_part`) are kept with
+    their position."""
     if isinstance(content, str):
-        return content
+        return content, ()
     if isinstance(content, (list, tuple)):
         if not content:
             raise ValidationError("Message requires at least one content part.")
         texts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type", "text") != "text" or not isinstance(part.get("text"), str):
-                    raise ValidationError("only text content parts are supported.")
+        images = []
+        for position, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                raise ValidationError("Message content must be a string or a sequence of content parts.")
+            kind = part.get("type", "text")
+            if kind == "image":
+                images.append((position, *parse_image_part(part)))
+            elif kind == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
             else:
-                raise ValidationError("Message content must be a string or a sequence of content parts.")
-        return "".join(texts)
+                raise ValidationError('A content part is {"type": "text", "text": ...} or {"type": "image", ...}.')
+        return "".join(texts), tuple(images)
     raise ValidationError("Message content must be a string or a sequence of content parts.")
+
+
+def _text_of(content: Any) -> str:
+    """The new text of an edited message (its images are not edited this way)."""
+    text, images = _content_of(content)
+    if images:
+        raise ValidationError("update_message changes a message's text; its images stay as they are.")
+    return text
 
 
 def _per_message(value: Any, count: int, name: str) -> list[Any]:
@@ -93,7 +107,9 @@ def _with_speaker(metadata: dict[str, Any] | None, name: Any) -> dict[str, Any] 
     return {**(metadata or {}), SPEAKER_KEY: name}
 
 
-def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None]:
+def _parse_message(
+    raw: Any,
+) -> tuple[str, str, datetime | None, dict[str, Any] | None, str | None, tuple[Any, ...]]:
     role: Any  # checked below, whatever the input was
     name: Any = None
     if isinstance(raw, ChatMessage):
@@ -109,7 +125,8 @@ def _parse_message(raw: Any) -> tuple[str, str, datetime | None, dict[str, Any] 
         raise ValidationError("messages must be dicts or ChatMessage objects.")
     if not isinstance(role, str) or not role.strip():
         raise ValidationError("Message role must be a non-empty string.")
-    return role, _text_of(content), parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid
+    text, images = _content_of(content)
+    return role, text, parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid, images
 
 
 @with_async_twins(
@@ -189,16 +206,33 @@ class MemoryThread:
         ttls = _per_message(ttl_days, len(parsed), "ttl_days")
         anchors = _per_message(ttl_anchor, len(parsed), "ttl_anchor")
         rows = []
-        for (role, text, ts, meta, _), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
+        for (role, text, ts, meta, _, images), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
             if not isinstance(extra, NotSetType) and extra is not None:
                 meta = {**check_metadata(extra), **(meta or {})}  # type: ignore[dict-item]
-            rows.append(NewMessage(mid, role, text, ts, meta, ttl, anchor))
+            rows.append(NewMessage(mid, role, text, ts, meta, ttl, anchor, images))
         self._services.messages.append(self._thread, self._settings, rows)
         return ids
 
-    def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
+    def get_messages(
+        self,
+        *,
+        start: int | NotSetType = NOTSET,
+        end: int | None | NotSetType = NOTSET,
+        include_image_bytes: bool | NotSetType = NOTSET,
+    ) -> list[Message]:
         """Messages oldest first. Both omitted: the newest 100. ``start`` alone: 100 from it.
-        ``end`` is exclusive (``None``/-1: to the end); a negative ``start`` counts from the end."""
+        ``end`` is exclusive (``None``/-1: to the end); a negative ``start`` counts from the end.
+        A message with images has its content ``parts`` in order (image bytes only with
+        ``include_image_bytes=True``)."""
+        if include_image_bytes is not True and include_image_bytes is not False and not isinstance(
+            include_image_bytes, NotSetType
+        ):
+            raise ValidationError("include_image_bytes must be True or False.")
+        return self._services.messages.with_parts(
+            self._window(start, end), image_bytes=include_image_bytes is True
+        )
+
+    def _window(self, start: int | NotSetType, end: int | None | NotSetType) -> list[Message]:
         for name, value in (("start", start), ("end", end)):
             if not isinstance(value, NotSetType) and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValidationError(f"{name} must be an integer.")
@@ -219,9 +253,17 @@ class MemoryThread:
             stop = end
         return messages[first:stop]
 
-    def get_message(self, message_id: str) -> Message:
+    def get_message(self, message_id: str, *, included_image_ids: Iterable[str] | NotSetType = NOTSET) -> Message:
+        """One message of this thread; with images, its content ``parts`` (bytes only for the
+        images named in ``included_image_ids``)."""
         check_id(message_id, "message_id")
-        return self._services.messages.get(self._thread, message_id)
+        if isinstance(included_image_ids, NotSetType):
+            wanted: frozenset[str] = frozenset()
+        elif isinstance(included_image_ids, (str, bytes)) or not isinstance(included_image_ids, Iterable):
+            raise ValidationError("included_image_ids must be a list of image ids.")
+        else:
+            wanted = frozenset(check_id(i, "image id") for i in included_image_ids)
+        return self._services.messages.get(self._thread, message_id, image_bytes=wanted)
 
     def update_message(
         self,

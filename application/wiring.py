@@ -151,6 +151,7 @@ def build_services(
             extraction=extraction,
             runner=runner,
             summaries=summaries,
+            images=images,
         ),
         summaries=summaries,
         cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),

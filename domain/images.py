@@ -26,7 +26,9 @@ __all__ = [
     "INVALID_IMAGE_MESSAGE",
     "MAX_IMAGE_PIXELS",
     "ImageMimeType",
+    "ImagePart",
     "StoredImage",
+    "TextPart",
     "check_image_bytes",
     "detect_mime_type",
     "parse_mime_type",
@@ -242,3 +244,23 @@ class StoredImage:
             check_id(self.message_id, "message id")
         if self.position is not None:
             check_counter(self.position, "image position", minimum=0)
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """A text content part of a message read with its images."""
+
+    text: str
+    type: str = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image content part of a message read with its images: the attached image's id, MIME
+    type and description, and its bytes when the read asked for them (else ``None``)."""
+
+    id: str
+    mime_type: ImageMimeType
+    description: str
+    bytes: bytes | None = None
+    type: str = "image"

@@ -355,6 +355,10 @@ class Message:
     user_id: str | None = None
     agent_id: str | None = None
     expires_at: datetime | None = None
+    parts: tuple[Any, ...] = field(default=(), compare=False)
+    """The content parts, in order, of a message read with its images (text parts and
+    :class:`~palimpsest.domain.images.ImagePart`); empty otherwise. Never stored as such: the
+    text is ``content``, each image is an image record naming this message."""
 
     record_type: RecordType = field(default=RecordType.MESSAGE, init=False)
 

@@ -242,3 +242,79 @@ def test_async_twins_exist_for_the_image_commands(memory: AgentMemory) -> None:
 
     image_id, listed = asyncio.run(run())
     assert [i.id for i in listed] == [image_id]
+
+
+# -- images in messages ------------------------------------------------------------------------
+
+
+def test_a_message_s_image_parts_are_stored_searched_and_read_back_in_order(make_client: ClientFactory) -> None:
+    import base64
+
+    memory = make_client(image_captioner=FakeCaptioner("a whiteboard with a timeline"))
+    thread = memory.create_thread(thread_id="t1", user_id="u", agent_id="a")
+    (mid,) = thread.add_messages([{
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "here is the plan"},
+            {"type": "image", "data": base64.b64encode(png(seed=9)).decode("ascii")},
+            {"type": "image", "bytes": jpeg(), "mime_type": "image/jpeg", "description": "a team photo"},
+        ],
+    }])
+    (message,) = thread.get_messages()
+    assert message.content == "here is the plan"  # the searchable text is the text parts
+    kinds = [(p.type, getattr(p, "description", None), getattr(p, "bytes", None)) for p in message.parts]
+    assert kinds == [
+        ("text", None, None),
+        ("image", "a whiteboard with a timeline", None),
+        ("image", "a team photo", None),
+    ]
+    with_bytes = thread.get_messages(include_image_bytes=True)[0].parts
+    assert [p.bytes for p in with_bytes[1:]] == [png(seed=9), jpeg()]
+    first_image = message.parts[1].id
+    one = thread.get_message(mid, included_image_ids=[first_image]).parts
+    assert [getattr(p, "bytes", None) for p in one] == [None, png(seed=9), None]
+    images = thread.list_images()
+    assert {(i.message_id, i.content) for i in images} == {(mid, "a whiteboard with a timeline"), (mid, "a team photo")}
+    hits = memory.search("timeline whiteboard", user_id="u", record_types=["image"])
+    assert hits[0].record.id == first_image
+
+
+def test_an_attached_image_goes_with_its_message_and_follows_its_ttl(make_client: ClientFactory) -> None:
+    memory = make_client()
+    thread = memory.create_thread(thread_id="t1", user_id="u")
+    (mid,) = thread.add_messages([{
+        "role": "user", "content": [{"type": "image", "bytes": png(), "description": "a ticket"}],
+    }])
+    (image,) = thread.list_images()
+    with pytest.raises(ValidationError):
+        memory.delete_image(image.id)
+    with pytest.raises(ValidationError):
+        memory.update_image(image.id, ttl_days=1)
+    thread.update_message(mid, ttl_days=2)
+    (moved,) = thread.list_images()
+    assert moved.expires_at is not None and moved.expires_at == thread.get_message(mid).expires_at
+    assert thread.delete_message(mid) == 1
+    assert thread.list_images() == []
+
+
+def test_a_refused_image_part_writes_no_message(make_client: ClientFactory, store: MemoryStore) -> None:
+    data = png(20, 20)
+    memory = make_client(image_input_limit_config=ImageInputLimitConfig(max_raw_image_bytes=len(data) - 1))
+    thread = memory.create_thread(thread_id="t1", user_id="u")
+    part = {"type": "image", "bytes": data, "description": "x"}
+    unchanged(store, lambda: thread.add_messages([{"role": "user", "content": [part]}]), ImageLimitError)
+    unchanged(store, lambda: thread.add_messages([{"role": "user", "content": [{"type": "image", "bytes": png()}]}]),
+              ConfigurationError, "An LLM is required for image description generation.")
+    unchanged(store, lambda: thread.add_messages([{"role": "user", "content": [{"type": "image", "data": "@@"}]}]),
+              ValidationError)
+
+
+def test_the_images_of_one_append_count_as_one_caption_request(make_client: ClientFactory, store: MemoryStore) -> None:
+    captioner = FakeCaptioner()
+    limits = ImageInputLimitConfig(max_images_per_llm_request=1)
+    memory = make_client(image_captioner=captioner, image_input_limit_config=limits)
+    thread = memory.create_thread(thread_id="t1", user_id="u")
+    two = [{"type": "image", "bytes": png()}, {"type": "image", "bytes": png(seed=1)}]
+    unchanged(store, lambda: thread.add_messages([{"role": "user", "content": two}]), ImageLimitError,
+              "LLM image count exceeds the configured limit.")
+    assert captioner.seen == []
