@@ -9,6 +9,7 @@ from .config import (
     BackgroundExtractionQueueFullBehavior,
     ExtractionRetryPolicy,
     ExtractionRunsIn,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
     MemoryExtractionMode,
@@ -16,11 +17,13 @@ from .config import (
     MemoryRetentionConfig,
     RetrievalConfig,
 )
+from .images import ImageRecord
 from .ports import (
     Embedder,
     ExtractedMemory,
     ExtractionRequest,
     Extractor,
+    ImageCaptioner,
     LinkProposal,
     LinkResolution,
     LinkResolver,
@@ -52,6 +55,9 @@ __all__ = [
     "ExtractionRetryPolicy",
     "ExtractionRunsIn",
     "Extractor",
+    "ImageCaptioner",
+    "ImageInputLimitConfig",
+    "ImageRecord",
     "LinkProposal",
     "LinkResolution",
     "LinkResolver",

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -21,7 +22,6 @@ from palimpsest.domain.model import (
     check_metadata,
     check_optional_id,
 )
-from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError, ValidationError
@@ -551,7 +551,7 @@ class ThreadSettings:
     context_card_token_limit: int = 100_000
     context_card_type_search_concurrency: int = 5
     # images part: the resolved image limits (persisted as ``image_input_limit_config``)
-    image_limits: ImageInputLimitConfig = ImageInputLimitConfig.resolve()
+    image_limits: ImageInputLimitConfig = field(default_factory=ImageInputLimitConfig.resolve)
 
     @staticmethod
     def _positive(name: str, value: Any, default: int) -> int:

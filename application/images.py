@@ -320,7 +320,9 @@ class ImageService:
                 metadata=meta,
                 timestamp=event_time,
                 expires_at=expires,
-                **scope,
+                user_id=scope["user_id"],
+                agent_id=scope["agent_id"],
+                thread_id=scope["thread_id"],
             )
             uow.records.add(record, embedding=vector)
             uow.images.add(StoredImage(rid, mime, data))
@@ -529,7 +531,7 @@ class ImageService:
             if any(not isinstance(v, NotSetType) and v != expected[k] for k, v in given.items()):
                 raise InvalidScopeError(THREAD_SCOPE_MESSAGE)
             return expected
-        values = {k: None if isinstance(v, NotSetType) else v for k, v in given.items()}
+        values = {k: v if isinstance(v, str) else None for k, v in given.items()}
         if not any(isinstance(v, str) for v in values.values()):
             raise InvalidScopeError(SCOPE_REQUIRED_MESSAGE)
         return values  # a thread named here is checked against the store by _thread_of

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import InvalidScopeError, MessageNotFoundError, ValidationError
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import (
     MAX_SPEAKER_LENGTH,
     SPEAKER_KEY,
@@ -17,7 +18,6 @@ from palimpsest.domain.model import (
     check_metadata,
     check_text,
 )
-from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, list_limit, parse_timestamp, reject_unknown_kwargs

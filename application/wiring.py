@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from palimpsest.domain.ports import Clock, MemoryStore
 
 from .config import (
-    ImageInputLimitConfig,
     ExtractionRetryPolicy,
     ExtractionRunsIn,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
     RetrievalConfig,
 )
 from .context_cards import ContextCardService
 from .embedding import EmbeddingHelper
-from .images import ImageService
 from .extraction import ExtractionService
+from .images import ImageService
 from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
 from .linking import Linker
 from .maintenance import MaintenanceService

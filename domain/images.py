@@ -134,7 +134,8 @@ def _png_size(data: bytes) -> tuple[int, int]:
         elif kind == b"IDAT":
             seen_data = True
         elif kind == b"IEND":
-            _require(seen_data and size is not None)
+            if size is None or not seen_data:
+                raise _Bad
             return size
         pos += 12 + length
 

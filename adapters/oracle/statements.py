@@ -49,6 +49,8 @@ from typing import Any, ClassVar, Final
 
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
+from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -149,6 +151,10 @@ __all__ = [
     "thread_update",
     "threads_existing",
 ]
+
+IMAGES_UNSUPPORTED: Final = "The Oracle store does not store images yet; use the embedded or PostgreSQL store."
+
+_NO_IMAGES: Final = "SELECT NULL, NULL, NULL, NULL, NULL FROM DUAL WHERE 1 = 0"
 
 CHUNK_COLUMN: Final = "content"
 """``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
@@ -1370,6 +1376,20 @@ class OracleStatements:
         return job_delete(self.names, job_id)
 
     # settings
+    # images: not on this store yet (its schema has no image table, and MEMORY_TYPE_CK admits
+    # the memory-like types only): the writes refuse before anything is sent, the reads find none.
+    def image_insert(self, image: StoredImage) -> Statement:
+        raise ConfigurationError(IMAGES_UNSUPPORTED)
+
+    def image_replace(self, image: StoredImage) -> Statement:
+        raise ConfigurationError(IMAGES_UNSUPPORTED)
+
+    def image_get_many(self, record_ids: Sequence[str], *, include_bytes: bool) -> Statement:
+        return Statement("images.none", _NO_IMAGES, {})
+
+    def image_of_messages(self, message_ids: Sequence[str]) -> Statement:
+        return Statement("images.none", _NO_IMAGES, {})
+
     def setting_get(self, key: str) -> Statement:
         return setting_get(self.names, key)
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -32,7 +33,6 @@ from palimpsest.domain.model import (
     Thread,
     ThreadSummary,
 )
-from palimpsest.domain.images import StoredImage
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .codec import (

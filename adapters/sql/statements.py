@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple, Protocol
 
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -27,7 +28,6 @@ from palimpsest.domain.model import (
     Thread,
     ThreadSummary,
 )
-from palimpsest.domain.images import StoredImage
 from palimpsest.domain.sentinel import NotSetType
 
 from .dialect import Statement

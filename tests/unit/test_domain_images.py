@@ -40,7 +40,7 @@ def test_bytes_of_another_format_are_refused_with_the_reference_message(name: st
     data, mime, _ = SAMPLES[name]
     for other in ImageMimeType:
         if other is not mime:
-            with pytest.raises(InvalidImageError, match="^Image bytes are invalid or do not match the supplied"):
+            with pytest.raises(InvalidImageError, match=r"^Image bytes are invalid or do not match the supplied"):
                 check_image_bytes(data, other)
 
 
