@@ -62,11 +62,11 @@ class MemoryLinkExtractionMode(str, enum.Enum):
 
 
 class MemoryExtractionImageContext(str, enum.Enum):
-    """How images in messages would reach extraction (the reference API's names).
+    """How images in messages reach extraction (the reference API's names).
 
-    Messages here are text only, so nothing reads this setting: every value extracts from the
-    text alone, as ``DISABLED`` does. It is accepted, validated and persisted with a thread so
-    configurations written for the reference API load unchanged."""
+    ``DISABLED`` extracts from the text alone; ``CAPTION`` writes each image into its message
+    as ``[image: <description>]``. ``IMAGE`` (raw images for a vision extractor) acts as
+    ``CAPTION``: the ``Extractor`` port takes text. ``"memory"`` is refused, as in the reference."""
 
     DISABLED = "disabled"
     IMAGE = "image"
@@ -161,9 +161,8 @@ class MemoryExtractionConfig:
     lost), WAIT_THEN_DROP first waits ``background_extraction_queue_put_timeout_seconds`` for
     room, WAIT_THEN_RAISE waits, then raises ``WaitTimeoutError`` (the messages are stored).
 
-    ``memory_extraction_image_context`` is accepted, validated and persisted but read by
-    nothing: messages are text only, so every value behaves as ``DISABLED`` (see
-    :class:`MemoryExtractionImageContext`); the name is kept for the reference API.
+    ``memory_extraction_image_context`` says whether a message's images reach extraction as
+    their descriptions (see :class:`MemoryExtractionImageContext`).
     """
 
     memory_extraction_window: int | NotSetType = NOTSET

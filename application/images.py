@@ -39,6 +39,7 @@ from palimpsest.domain.images import (
 from palimpsest.domain.metadata_filter import validate_metadata_filter
 from palimpsest.domain.model import (
     MemoryRecord,
+    Message,
     RecordType,
     Thread,
     check_id,
@@ -62,6 +63,7 @@ __all__ = [
     "check_request_images",
     "parse_image_part",
     "raw_image_bytes",
+    "with_image_captions",
 ]
 
 LLM_REQUIRED_MESSAGE: Final = "An LLM is required for image description generation."
@@ -161,6 +163,20 @@ def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
         except (binascii.Error, ValueError):
             raise ValidationError('An image content part\'s "data" must be base64 text.') from None
     return raw, part.get("mime_type", NOTSET), part.get("description", NOTSET)
+
+
+def with_image_captions(uow: UnitOfWork, messages: Sequence[Message]) -> list[Message]:
+    """``messages`` as text for a model that reads no images: each image part of a message is
+    written ``[image: <description>]`` at its place among the text. Description texts are user
+    data like the message's (the prompt's untrusted-content rule covers them)."""
+    out = []
+    for message in ImageService.parts_of(uow, messages, False):
+        if not message.parts:
+            out.append(message)
+            continue
+        pieces = [p.text if isinstance(p, TextPart) else f"[image: {p.description}]" for p in message.parts]
+        out.append(replace(message, content="\n".join(pieces), parts=()))
+    return out
 
 
 def _description(value: object) -> str:

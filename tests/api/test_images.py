@@ -318,3 +318,26 @@ def test_the_images_of_one_append_count_as_one_caption_request(make_client: Clie
     unchanged(store, lambda: thread.add_messages([{"role": "user", "content": two}]), ImageLimitError,
               "LLM image count exceeds the configured limit.")
     assert captioner.seen == []
+
+
+@pytest.mark.parametrize("context", ["disabled", "caption"])
+def test_extraction_reads_image_captions_only_when_asked(
+    make_client: ClientFactory, context: str
+) -> None:
+    from palimpsest.application import MemoryExtractionConfig
+    from palimpsest.application.ports import ExtractionRequest
+
+    seen: list[str] = []
+
+    class Recorder:
+        def extract(self, request: ExtractionRequest) -> list[Any]:
+            seen.extend(m.content for m in request.target_messages)
+            return []
+
+    config = MemoryExtractionConfig(extraction_mode="INLINE", memory_extraction_image_context=context)
+    memory = make_client(extractor=Recorder(), memory_extraction_config=config)
+    thread = memory.create_thread(user_id="u")
+    thread.add_messages([{"role": "user", "content": [
+        {"type": "text", "text": "my new bike"}, {"type": "image", "bytes": png(), "description": "a red bicycle"},
+    ]}])
+    assert seen == (["my new bike\n[image: a red bicycle]"] if context == "caption" else ["my new bike"])
