@@ -341,3 +341,21 @@ def test_extraction_reads_image_captions_only_when_asked(
         {"type": "text", "text": "my new bike"}, {"type": "image", "bytes": png(), "description": "a red bicycle"},
     ]}])
     assert seen == (["my new bike\n[image: a red bicycle]"] if context == "caption" else ["my new bike"])
+
+
+def test_an_export_leaves_images_out_and_an_import_refuses_image_rows(memory: AgentMemory, store: MemoryStore) -> None:
+    import io
+    import json
+
+    from palimpsest.application.transfer import decode_line, export_store
+    from palimpsest.domain.errors import InvalidImportError
+
+    memory.add_memory("the bike is red", user_id="u")
+    memory.add_image(png(), "a red bicycle", user_id="u")
+    out = io.StringIO()
+    export_store(store, out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["memory_type"] for line in lines if line["kind"] == "memory"] == ["memory"]
+    row = next(line for line in lines if line["kind"] == "memory") | {"memory_type": "image"}
+    with pytest.raises(InvalidImportError, match="record type must be one of"):
+        decode_line(json.dumps(row), 1)
