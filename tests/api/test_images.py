@@ -26,7 +26,7 @@ from palimpsest.domain.model import RecordType
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
-from .helpers import snapshot
+from .helpers import EPOCH, snapshot
 
 
 class FakeCaptioner:
@@ -359,3 +359,31 @@ def test_an_export_leaves_images_out_and_an_import_refuses_image_rows(memory: Ag
     row = next(line for line in lines if line["kind"] == "memory") | {"memory_type": "image"}
     with pytest.raises(InvalidImportError, match="record type must be one of"):
         decode_line(json.dumps(row), 1)
+
+
+def test_an_expired_image_is_hidden_then_purged_with_its_bytes(
+    memory: AgentMemory, store: MemoryStore, clock: Any
+) -> None:
+    from datetime import timedelta
+
+    image_id = memory.add_image(png(), "a boarding pass", user_id="u", ttl_days=1)
+    kept = memory.add_image(png(seed=2), "a passport photo", user_id="u")
+    clock.advance(timedelta(days=2))
+    assert [i.id for i in memory.list_images(user_id="u")] == [kept]
+    assert [h.record.id for h in memory.search("boarding pass", user_id="u", record_types=["image"])] != [image_id]
+    memory.purge_expired()
+    with store.reading() as uow:
+        assert uow.records.get(image_id) is None
+        assert set(uow.images.get_many([image_id, kept])) == {kept}
+
+
+def test_deleting_a_thread_deletes_its_images(make_client: ClientFactory, store: MemoryStore) -> None:
+    memory = make_client()
+    thread = memory.create_thread(thread_id="t1", user_id="u")
+    standalone = thread.add_image(png(), "a floor plan")
+    thread.add_messages([{"role": "user", "content": [{"type": "image", "bytes": jpeg(), "description": "a door"}]}])
+    assert memory.delete_thread("t1") == 1
+    with store.reading() as uow:
+        assert uow.records.list(now=EPOCH, limit=None) == []
+        assert uow.images.get_many([standalone]) == {}
+
