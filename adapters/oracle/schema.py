@@ -24,7 +24,9 @@ so upgrading it to ``SCHEMA_VERSION`` is creating what is missing, in file order
 the other statements of those files once (those that create or add nothing nameable, such as a
 data fix; none so far), then recording the new version in the registry row. A fresh store is
 created the same way, from version 1. Version 2 (``0002_extraction_job_failures.sql``) adds the
-failure columns of ``EXTRACTION_JOB`` and their index.
+failure columns of ``EXTRACTION_JOB`` and their index. Version 3 (``0003_images.sql``) adds the
+``IMAGE`` table and lets ``MEMORY`` hold image rows (its type check is replaced: the one statement
+pair run once, after the table).
 
 The registry table ``PALIMPSEST_STORES`` (``ddl/registry.sql``) holds one row per store; its
 ``store_config`` JSON carries the embedding dimension (``null`` until known) and the vector
@@ -69,7 +71,7 @@ __all__ = [
     "statements_from_ddl",
 ]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 VECTOR_INDEX_KINDS: Final = ("hnsw", "ivf", "none")
 LIFECYCLE_STATES: Final = ("CREATING", "CREATED", "DROPPING")
 MAX_DIMENSION: Final = 65535

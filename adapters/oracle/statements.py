@@ -49,7 +49,6 @@ from typing import Any, ClassVar, Final
 
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
-from palimpsest.domain.errors import ConfigurationError
 from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -81,6 +80,7 @@ __all__ = [
     "CHUNK_COLUMN",
     "CHUNK_SEQ",
     "MEMORY_TYPE_VALUES",
+    "RECORD_TYPE_VALUES",
     "Keyset",
     "OracleStatements",
     "ScopeValue",
@@ -90,6 +90,10 @@ __all__ = [
     "chunk_update",
     "chunks_clear_vectors",
     "chunks_delete_for_thread",
+    "image_get_many",
+    "image_insert",
+    "image_of_messages",
+    "image_replace",
     "job_claim",
     "job_delete",
     "job_fail",
@@ -152,15 +156,13 @@ __all__ = [
     "threads_existing",
 ]
 
-IMAGES_UNSUPPORTED: Final = "The Oracle store does not store images yet; use the embedded or PostgreSQL store."
-
-_NO_IMAGES: Final = "SELECT NULL, NULL, NULL, NULL, NULL FROM DUAL WHERE 1 = 0"
-
 CHUNK_COLUMN: Final = "content"
 """``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
 CHUNK_SEQ: Final = 1
 """A record has one chunk (the domain keeps one vector per record)."""
 MEMORY_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_memory_like))
+RECORD_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_record_row))
+"""The types of MEMORY rows (memory-like and images): a record's chunk has one of them."""
 
 ScopeValue = str | None | NotSetType
 """A three-valued list filter: NOTSET no filter, None ``IS NULL``, a string equality."""
@@ -416,7 +418,7 @@ def chunk_delete(names: StoreNames, source_id: str, *, message: bool) -> Stateme
             sql,
             {"source_record_type": RecordType.MESSAGE.value, "source_id": source_id},
         )
-    types = {f"record_type_{i}": value for i, value in enumerate(MEMORY_TYPE_VALUES)}
+    types = {f"record_type_{i}": value for i, value in enumerate(RECORD_TYPE_VALUES)}
     sql = (
         f"DELETE FROM {names('RECORD_CHUNKS')}\n"
         f"WHERE source_id = :source_id AND source_record_type IN ({', '.join(f':{k}' for k in types)})"
@@ -1164,6 +1166,57 @@ def job_delete(names: StoreNames, job_id: str) -> Statement:
 # --- settings --------------------------------------------------------------------------------------
 
 
+# --- images ----------------------------------------------------------------------------------------
+
+_IMAGE_COLUMNS: Final = "record_id, mime_type, image_bytes, message_id, part_seq"
+
+
+def image_insert(names: StoreNames, image: StoredImage) -> Statement:
+    """Store an image's bytes (its MEMORY row exists: the foreign key says so)."""
+    sql = (
+        f"INSERT INTO {names('IMAGE')} ({_IMAGE_COLUMNS})\n"
+        "VALUES (:record_id, :mime_type, :image_bytes, :message_id, :part_seq)"
+    )
+    binds = {
+        "record_id": image.record_id,
+        "mime_type": image.mime_type.value,
+        "image_bytes": image.data,
+        "message_id": image.message_id,
+        "part_seq": image.position,
+    }
+    return Statement("images.insert", sql, binds)
+
+
+def image_replace(names: StoreNames, image: StoredImage) -> Statement:
+    """New bytes and MIME type for a stored image (its message and position stay)."""
+    sql = (
+        f"UPDATE {names('IMAGE')} i\nSET i.mime_type = :mime_type, i.image_bytes = :image_bytes\n"
+        "WHERE i.record_id = :record_id"
+    )
+    binds = {"mime_type": image.mime_type.value, "image_bytes": image.data, "record_id": image.record_id}
+    return Statement("images.replace", sql, binds)
+
+
+def image_get_many(names: StoreNames, record_ids: Sequence[str], *, include_bytes: bool) -> Statement:
+    """The images among ``record_ids``; the BLOB is selected only with ``include_bytes``."""
+    data = "i.image_bytes" if include_bytes else "NULL"
+    sql = (
+        f"SELECT i.record_id, i.mime_type, {data}, i.message_id, i.part_seq\nFROM {names('IMAGE')} i\n"
+        f"WHERE i.record_id IN ({_ID_LIST})"
+    )
+    name = "images.get_many" if include_bytes else "images.get_many_headers"
+    return Statement(name, sql, {"ids": _ids_json(record_ids)})
+
+
+def image_of_messages(names: StoreNames, message_ids: Sequence[str]) -> Statement:
+    """The images attached to ``message_ids`` (no bytes), by message then position."""
+    sql = (
+        f"SELECT i.record_id, i.mime_type, NULL, i.message_id, i.part_seq\nFROM {names('IMAGE')} i\n"
+        f"WHERE i.message_id IN ({_ID_LIST})\nORDER BY i.message_id, i.part_seq"
+    )
+    return Statement("images.of_messages", sql, {"ids": _ids_json(message_ids)})
+
+
 def setting_get(names: StoreNames, key: str) -> Statement:
     """The setting's JSON text (serialised in SQL: a native JSON scalar string would otherwise
     arrive as a bare ``str``, indistinguishable from JSON text)."""
@@ -1376,19 +1429,18 @@ class OracleStatements:
         return job_delete(self.names, job_id)
 
     # settings
-    # images: not on this store yet (its schema has no image table, and MEMORY_TYPE_CK admits
-    # the memory-like types only): the writes refuse before anything is sent, the reads find none.
+    # images
     def image_insert(self, image: StoredImage) -> Statement:
-        raise ConfigurationError(IMAGES_UNSUPPORTED)
+        return image_insert(self.names, image)
 
     def image_replace(self, image: StoredImage) -> Statement:
-        raise ConfigurationError(IMAGES_UNSUPPORTED)
+        return image_replace(self.names, image)
 
     def image_get_many(self, record_ids: Sequence[str], *, include_bytes: bool) -> Statement:
-        return Statement("images.none", _NO_IMAGES, {})
+        return image_get_many(self.names, record_ids, include_bytes=include_bytes)
 
     def image_of_messages(self, message_ids: Sequence[str]) -> Statement:
-        return Statement("images.none", _NO_IMAGES, {})
+        return image_of_messages(self.names, message_ids)
 
     def setting_get(self, key: str) -> Statement:
         return setting_get(self.names, key)

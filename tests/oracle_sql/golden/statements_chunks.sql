@@ -90,11 +90,12 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id
 
 -- chunks.delete_record
 DELETE FROM "RECORD_CHUNKS"
-WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3)
+WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4)
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'guideline'
---   :record_type_2 = 'memory'
---   :record_type_3 = 'preference'
+--   :record_type_2 = 'image'
+--   :record_type_3 = 'memory'
+--   :record_type_4 = 'preference'
 --   :source_id = 'r1'
 
 -- chunks.delete_for_thread
@@ -199,11 +200,12 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id
 
 -- chunks.delete_record
 DELETE FROM "ACME_RECORD_CHUNKS"
-WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3)
+WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4)
 --   :record_type_0 = 'fact'
 --   :record_type_1 = 'guideline'
---   :record_type_2 = 'memory'
---   :record_type_3 = 'preference'
+--   :record_type_2 = 'image'
+--   :record_type_3 = 'memory'
+--   :record_type_4 = 'preference'
 --   :source_id = 'r1'
 
 -- chunks.delete_for_thread
