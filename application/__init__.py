@@ -10,6 +10,7 @@ from .config import (
     BackgroundExtractionQueueFullBehavior,
     ExtractionRetryPolicy,
     ExtractionRunsIn,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
     MemoryExtractionMode,
@@ -19,6 +20,7 @@ from .config import (
     RetrievalConfig,
     TopKMemorySearchConfig,
 )
+from .images import ImageRecord
 from .observability import (
     AgentMemoryCompletedEvent,
     AgentMemoryStartedEvent,
@@ -42,6 +44,7 @@ from .ports import (
     ExtractedMemory,
     ExtractionRequest,
     Extractor,
+    ImageCaptioner,
     LinkProposal,
     LinkResolution,
     LinkResolver,
@@ -81,6 +84,9 @@ __all__ = [
     "ExtractionRunsIn",
     "Extractor",
     "GenericEventListener",
+    "ImageCaptioner",
+    "ImageInputLimitConfig",
+    "ImageRecord",
     "LinkProposal",
     "LinkResolution",
     "LinkResolver",

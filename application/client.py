@@ -10,9 +10,11 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -26,12 +28,13 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import list_limit, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
     MemorySearchConfig,
@@ -42,8 +45,9 @@ from .config import (
     fold_deprecated_extraction,
 )
 from .facade import MemoryFacade
+from .images import ImageRecord
 from .observability import observed_operations
-from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .ports import Embedder, Extractor, ImageCaptioner, LinkResolver, Summariser
 from .requests import ListRecords, ListThreads, SearchStrategy
 from .store_settings import sync_store_settings
 from .thread import MemoryThread
@@ -78,6 +82,11 @@ __all__ = ["AgentMemory"]
     "list_users",
     "list_agents",
     "list_messages",
+    # images part (re-home with the facade's other methods)
+    "add_image",
+    "update_image",
+    "delete_image",
+    "list_images",
 )
 @observed_operations("agent_memory")
 class AgentMemory(MemoryFacade):
@@ -117,8 +126,14 @@ class AgentMemory(MemoryFacade):
         extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
         on_close: Callable[[], object] | None = None,
         search_config: MemorySearchConfig | None = None,
+        image_captioner: ImageCaptioner | None = None,
+        image_input_limit_config: ImageInputLimitConfig | None = None,
     ) -> None:
         runs_in = ExtractionRunsIn.parse(extraction_runs_in)
+        if image_input_limit_config is not None and not isinstance(image_input_limit_config, ImageInputLimitConfig):
+            raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+        if image_captioner is not None and not isinstance(image_captioner, ImageCaptioner):
+            raise ConfigurationError("image_captioner must be an ImageCaptioner (a describe(image, mime_type) method).")
         if extraction_retry_policy is not None and not isinstance(extraction_retry_policy, ExtractionRetryPolicy):
             raise ConfigurationError("extraction_retry_policy must be an ExtractionRetryPolicy.")
         if memory_extraction_config is not None and not isinstance(memory_extraction_config, MemoryExtractionConfig):
@@ -159,6 +174,8 @@ class AgentMemory(MemoryFacade):
             new_id=id_factory or (lambda: str(uuid.uuid4())),
             retry_policy=extraction_retry_policy,
             runs_in=runs_in,
+            image_captioner=image_captioner,
+            image_limits=image_input_limit_config,
         )
         self._closed = False
         self._close_store = close_store
@@ -230,6 +247,7 @@ class AgentMemory(MemoryFacade):
         memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
         memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
         enable_context_summary: bool | NotSetType = NOTSET,
+        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
         """Create and persist a thread (ids generated when omitted) with its resolved settings.
@@ -256,7 +274,7 @@ class AgentMemory(MemoryFacade):
             message_shortening_input_token_limit=message_shortening_input_token_limit,
             search_config=search_config,
             client_search_config=self._search_config,
-        )
+        ).with_image_limits(image_input_limit_config, services.images.limits)
         services.threads.check(settings)
         meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
         thread = services.threads.create(tid, uid, aid, meta, settings)
@@ -281,6 +299,7 @@ class AgentMemory(MemoryFacade):
         memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
         memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
         enable_context_summary: bool | NotSetType = NOTSET,
+        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
@@ -298,7 +317,7 @@ class AgentMemory(MemoryFacade):
             context_card_type_search_concurrency=context_card_type_search_concurrency,
             message_shortening_input_token_limit=message_shortening_input_token_limit,
             search_config=search_config,
-        )
+        ).with_image_limits(image_input_limit_config)
         return MemoryThread(self._services, thread, self._services.threads.check(settings))
 
     def update_thread(
@@ -320,6 +339,7 @@ class AgentMemory(MemoryFacade):
         memory_extraction_custom_instructions: str | None | NotSetType = NOTSET,
         memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET,
         enable_context_summary: bool | NotSetType = NOTSET,
+        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
         **kwargs: Any,
     ) -> MemoryThread:
         """Persist new metadata (whole replace; ``None`` clears) and durable setting overrides.
@@ -340,7 +360,7 @@ class AgentMemory(MemoryFacade):
                 context_card_token_limit=context_card_token_limit,
                 message_shortening_input_token_limit=message_shortening_input_token_limit,
                 search_config=search_config,
-            )
+            ).with_image_limits(image_input_limit_config)
 
         thread, settings = self._services.threads.update(thread_id, new_meta, override)
         return MemoryThread(self._services, thread, settings)
@@ -566,3 +586,81 @@ class AgentMemory(MemoryFacade):
         client's clock: what tools (the command line, the LangGraph store) use instead of the
         store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
         return self._services.admin
+
+    # -- images (images part: thin facades over ImageService; re-home with the others) -------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        image_id: str | NotSetType = NOTSET,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Store a standalone image (PNG, JPEG or WebP; the type is detected when omitted) and
+        return its id. Without a ``description`` (or with ``None``) the client's image
+        captioner writes one. At least one of ``user_id``, ``agent_id``, ``thread_id``."""
+        reject_unknown_kwargs("add_image", kwargs)
+        return self._services.images.add_image(
+            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
+            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor, limits=_limits(image_input_limit_config),
+        )
+
+    def update_image(
+        self,
+        image_id: str,
+        image: bytes | NotSetType = NOTSET,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Change an image: its bytes (``image`` and ``mime_type`` together), description
+        (``None`` writes a new caption), metadata, timestamp or time to live."""
+        reject_unknown_kwargs("update_image", kwargs)
+        return self._services.images.update_image(
+            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
+            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor,
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete a standalone image: 1, or 0 when there is none (an attached image is refused)."""
+        return self._services.images.delete_image(image_id)
+
+    def list_images(
+        self,
+        image_id: str | NotSetType = NOTSET,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        include_bytes: bool | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[ImageRecord]:
+        """Images of a scope (at least one of ``user_id``, ``agent_id``, ``thread_id`` given as
+        an id), oldest first; ``include_bytes=True`` only for one ``image_id``."""
+        return self._services.images.list_images(
+            image_id=image_id, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+            metadata_filter=metadata_filter, include_bytes=include_bytes, limit=list_limit(limit),
+        )
+
+
+def _limits(value: object) -> ImageInputLimitConfig | None:
+    if isinstance(value, NotSetType):
+        return None
+    if not isinstance(value, ImageInputLimitConfig):
+        raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+    return value

@@ -11,8 +11,8 @@ import enum
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
 
 from palimpsest.domain.errors import ConfigurationError, InvalidSearchError, ValidationError
 from palimpsest.domain.model import MAX_COUNTER, Thread
@@ -34,6 +34,7 @@ __all__ = [
     "BackgroundExtractionQueueFullBehavior",
     "ExtractionRetryPolicy",
     "ExtractionRunsIn",
+    "ImageInputLimitConfig",
     "MemoryExtractionConfig",
     "MemoryExtractionImageContext",
     "MemoryExtractionMode",
@@ -64,11 +65,11 @@ class MemoryLinkExtractionMode(str, enum.Enum):
 
 
 class MemoryExtractionImageContext(str, enum.Enum):
-    """How images in messages would reach extraction (the reference API's names).
+    """How images in messages reach extraction (the reference API's names).
 
-    Messages here are text only, so nothing reads this setting: every value extracts from the
-    text alone, as ``DISABLED`` does. It is accepted, validated and persisted with a thread so
-    configurations written for the reference API load unchanged."""
+    ``DISABLED`` extracts from the text alone; ``CAPTION`` writes each image into its message
+    as ``[image: <description>]``. ``IMAGE`` (raw images for a vision extractor) acts as
+    ``CAPTION``: the ``Extractor`` port takes text. ``"memory"`` is refused, as in the reference."""
 
     DISABLED = "disabled"
     IMAGE = "image"
@@ -163,9 +164,8 @@ class MemoryExtractionConfig:
     lost), WAIT_THEN_DROP first waits ``background_extraction_queue_put_timeout_seconds`` for
     room, WAIT_THEN_RAISE waits, then raises ``WaitTimeoutError`` (the messages are stored).
 
-    ``memory_extraction_image_context`` is accepted, validated and persisted but read by
-    nothing: messages are text only, so every value behaves as ``DISABLED`` (see
-    :class:`MemoryExtractionImageContext`); the name is kept for the reference API.
+    ``memory_extraction_image_context`` says whether a message's images reach extraction as
+    their descriptions (see :class:`MemoryExtractionImageContext`).
     """
 
     memory_extraction_window: int | NotSetType = NOTSET
@@ -604,6 +604,83 @@ def fold_deprecated_extraction(config: MemoryExtractionConfig | NotSetType, *dep
 # -- a thread's resolved settings ---------------------------------------------------------------
 
 
+MIB: int = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ImageInputLimitConfig:
+    """Limits on images: the bytes of one image, and the count and total bytes of the images
+    one model request may carry. Resolved field by field (request → thread → client → default);
+    a value above the absolute maximum, or below 1, is refused: the limits cannot be switched
+    off."""
+
+    max_raw_image_bytes: int | NotSetType = NOTSET
+    max_images_per_llm_request: int | NotSetType = NOTSET
+    max_total_raw_image_bytes_per_llm_request: int | NotSetType = NOTSET
+
+    DEFAULTS: ClassVar[Mapping[str, int]] = {
+        "max_raw_image_bytes": 10 * MIB,
+        "max_images_per_llm_request": 100,
+        "max_total_raw_image_bytes_per_llm_request": 100 * MIB,
+    }
+    MAXIMA: ClassVar[Mapping[str, int]] = {
+        "max_raw_image_bytes": 32 * MIB,
+        "max_images_per_llm_request": 512,
+        "max_total_raw_image_bytes_per_llm_request": 256 * MIB,
+    }
+
+    def __post_init__(self) -> None:
+        for name, maximum in self.MAXIMA.items():
+            value = getattr(self, name)
+            if isinstance(value, NotSetType):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+                raise ConfigurationError(f"{name} must be an integer between 1 and {maximum}.")
+
+    def merged_over(self, base: ImageInputLimitConfig | None) -> ImageInputLimitConfig:
+        """This config's set fields over ``base``'s."""
+        if base is None:
+            return self
+        values = {f: getattr(self, f) for f in self.MAXIMA}
+        return ImageInputLimitConfig(
+            **{f: getattr(base, f) if isinstance(v, NotSetType) else v for f, v in values.items()}
+        )
+
+    @classmethod
+    def resolve(cls, *layers: ImageInputLimitConfig | None) -> ImageInputLimitConfig:
+        """The first layer that sets each field (nearest first), else the default: every field set."""
+        values: dict[str, int] = {}
+        for name, default in cls.DEFAULTS.items():
+            chosen = default
+            for layer in layers:
+                if layer is None:
+                    continue
+                if not isinstance(layer, ImageInputLimitConfig):
+                    raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+                value = getattr(layer, name)
+                if not isinstance(value, NotSetType):
+                    chosen = value
+                    break
+            values[name] = chosen
+        return cls(**values)
+
+    def limit(self, name: str) -> int:
+        """A field's value, its default when unset."""
+        value = getattr(self, name)
+        return self.DEFAULTS[name] if isinstance(value, NotSetType) else int(value)
+
+    def to_json(self) -> dict[str, int]:
+        return {name: self.limit(name) for name in self.DEFAULTS}
+
+    @classmethod
+    def from_json(cls, data: object) -> ImageInputLimitConfig:
+        if data is None:
+            return cls.resolve()
+        if not isinstance(data, Mapping):
+            raise ConfigurationError("image_input_limit_config must be a JSON object.")
+        return cls.resolve(cls(**{k: v for k, v in data.items() if k in cls.DEFAULTS}))
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadSettings:
     """A thread's resolved settings. Everything but the search concurrency is persisted.
@@ -619,6 +696,8 @@ class ThreadSettings:
     context_card_type_search_concurrency: int = 5
     message_shortening_input_token_limit: int = 30_000
     search_config: MemorySearchConfig | None = None
+    # images part: the resolved image limits (persisted as ``image_input_limit_config``)
+    image_limits: ImageInputLimitConfig = field(default_factory=ImageInputLimitConfig.resolve)
 
     @staticmethod
     def _positive(name: str, value: Any, default: int) -> int:
@@ -674,6 +753,7 @@ class ThreadSettings:
                 raise ConfigurationError("memory_extraction_config must be a MemoryExtractionConfig.")
             extraction = memory_extraction_config.merged_over(extraction)
         return ThreadSettings(
+            image_limits=self.image_limits,
             extraction=extraction,
             message_shortening_input_token_limit=self._positive(
                 "message_shortening_input_token_limit",
@@ -710,7 +790,20 @@ class ThreadSettings:
             "context_card_token_limit": self.context_card_token_limit,
             "message_shortening_input_token_limit": self.message_shortening_input_token_limit,
             "search_config": None if self.search_config is None else self.search_config.to_json(),
+            "image_input_limit_config": self.image_limits.to_json(),
         }
+
+    def with_image_limits(self, *layers: ImageInputLimitConfig | None | NotSetType) -> ThreadSettings:
+        """These settings with image limits resolved from ``layers`` (nearest first) over the
+        current ones; ``NOTSET`` and ``None`` layers are skipped."""
+        chosen: list[ImageInputLimitConfig] = []
+        for layer in layers:
+            if layer is None or isinstance(layer, NotSetType):
+                continue
+            if not isinstance(layer, ImageInputLimitConfig):
+                raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+            chosen.append(layer)
+        return replace(self, image_limits=ImageInputLimitConfig.resolve(*chosen, self.image_limits))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ThreadSettings:
@@ -721,6 +814,7 @@ class ThreadSettings:
             if extraction is not None and not isinstance(extraction, Mapping):
                 raise ConfigurationError("memory_extraction_config must be a JSON object.")
             return cls(
+                image_limits=ImageInputLimitConfig.from_json(data.get("image_input_limit_config")),
                 extraction=MemoryExtractionConfig.resolve(MemoryExtractionConfig.from_json(extraction)),
                 max_message_token_length=cls._positive(
                     "max_message_token_length", data.get("max_message_token_length", NOTSET), 15_000

@@ -41,12 +41,14 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .arguments import resolve_expiry
 from .budgets import shorten_for_prompt
 from .config import (
+    MemoryExtractionImageContext,
     MemoryLinkExtractionMode,
     MemoryRetentionConfig,
     ThreadSettings,
     extraction_counter,
 )
 from .embedding import EmbeddingHelper, Vector
+from .images import with_image_captions
 from .jobs import HEARTBEAT_SECONDS, JOB_LEASE, MAX_ATTEMPTS, ExtractionRunner
 from .linking import Linker
 from .ports import ExtractedMemory, ExtractionRequest, Extractor, SummaryText
@@ -285,8 +287,13 @@ class ExtractionService:
         limit = settings.max_message_token_length
         custom = config.memory_extraction_custom_instructions
         token_limit = config.memory_extraction_token_limit
+        if config.memory_extraction_image_context is not MemoryExtractionImageContext.DISABLED:
+            with self._store.reading() as uow:  # images reach the model as their descriptions
+                targets_text, history = with_image_captions(uow, targets), with_image_captions(uow, history)
+        else:
+            targets_text = targets
         request = ExtractionRequest(
-            target_messages=shorten_for_prompt(targets, limit),
+            target_messages=shorten_for_prompt(targets_text, limit),
             history_messages=shorten_for_prompt(history, limit),
             summary=SummaryText(summary.text, summary.topics) if summary is not None else None,
             past_memories=past,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from palimpsest.domain.errors import MessageNotFoundError, ThreadNotFoundError
+from palimpsest.domain.errors import MessageNotFoundError, ThreadNotFoundError, ValidationError
 from palimpsest.domain.model import ExtractionJob, Message, Thread, speaker_of
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
@@ -27,6 +27,7 @@ from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
 from .embedding import EmbeddingHelper, IndexedMessage
 from .event_log import log_failure
 from .extraction import ExtractionService
+from .images import ImageParts, ImageService
 from .jobs import ExtractionRunner
 from .requests import AppendMessages
 from .summaries import SummaryService
@@ -53,6 +54,8 @@ class NewMessage:
     metadata: dict[str, Any] | None
     ttl_days: Any = NOTSET
     ttl_anchor: Any = NOTSET
+    images: tuple[tuple[int, object, object, object], ...] = ()
+    """Its image content parts, as given: (position, bytes, MIME type, description)."""
 
 
 class MessageService:
@@ -69,8 +72,10 @@ class MessageService:
         runner: ExtractionRunner,
         summaries: SummaryService,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        images: ImageService | None = None,
     ) -> None:
         self._new_id = new_id
+        self._images = images
         self._store = store
         self._clock = clock
         self._embeddings = embeddings
@@ -100,6 +105,7 @@ class MessageService:
                 m.metadata,
                 m.ttl_days,
                 m.ttl_anchor,
+                m.images,
             )
             for m in request.inputs
         ]
@@ -116,6 +122,7 @@ class MessageService:
             return []
         now = self._clock.now()
         expiries = [self._expiry(now, m.ttl_days, m.ttl_anchor, m.timestamp) for m in messages]
+        images = self._checked_images(settings, messages)
         vectors = self._embeddings.messages(messages, self._turns_before(thread, messages, now))
         stored: list[Message] = []
         with self._store.unit_of_work() as uow:
@@ -140,10 +147,24 @@ class MessageService:
                     )
                 )
             uow.messages.add_many(stored, vectors)
+            if images and self._images is not None:
+                for index, message in enumerate(stored):
+                    own = [p for p in images if p.message == index]
+                    if own:
+                        self._images.attach_in(uow, message.id, thread, message.expires_at, own, now)
             job = self._extraction.plan(uow, thread, settings, stored, now)
             uow.commit()
         self._after_append(thread, settings, stored, job)
         return stored
+
+    def _checked_images(self, settings: ThreadSettings, messages: Sequence[NewMessage]) -> list[ImageParts]:
+        """The image parts of an append, checked and captioned before anything is written."""
+        parts = [(index, *part) for index, m in enumerate(messages) for part in m.images]
+        if not parts:
+            return []
+        if self._images is None:  # pragma: no cover - the composition root always wires images
+            raise ValidationError("this client does not store images.")
+        return self._images.message_parts(parts, settings.image_limits)
 
     def _after_append(
         self, thread: Thread, settings: ThreadSettings, stored: list[Message], job: ExtractionJob | None
@@ -248,6 +269,8 @@ class MessageService:
             planned = self._next_turn(thread, message, replace(message, **changes))
         with self._store.unit_of_work() as uow:
             uow.messages.update(replace(message, **changes), embedding=embedding)
+            if "expires_at" in changes and self._images is not None:  # attached images follow their message
+                self._images.detach_in(uow, message.id, expires_at=changes["expires_at"])
             self._reembed_next(uow, thread, message, planned)
             uow.commit()
         if "content" in changes:
@@ -264,6 +287,8 @@ class MessageService:
         with self._store.unit_of_work() as uow:
             deleted = uow.messages.delete(message.id)
             if deleted:
+                if self._images is not None:  # its attached images go with it
+                    self._images.detach_in(uow, message.id)
                 self._reembed_next(uow, thread, message, planned)
             uow.commit()
         if deleted:
@@ -272,13 +297,21 @@ class MessageService:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def get(self, thread: Thread, message_id: str) -> Message:
-        """One visible message of the thread; ``MessageNotFoundError`` otherwise."""
+    def get(self, thread: Thread, message_id: str, *, image_bytes: frozenset[str] = frozenset()) -> Message:
+        """One visible message of the thread (with its content parts when it has images; bytes
+        for the images named in ``image_bytes``); ``MessageNotFoundError`` otherwise."""
         with self._store.reading() as uow:
             message = uow.messages.get(message_id, now=self._clock.now())
-        if message is None or message.thread_id != thread.id:
-            raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
-        return message
+            if message is None or message.thread_id != thread.id:
+                raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
+            return ImageService.parts_of(uow, [message], image_bytes)[0]  # type: ignore[no-any-return]
+
+    def with_parts(self, messages: Sequence[Message], *, image_bytes: bool) -> list[Message]:
+        """``messages`` with the content parts of those that have images (bytes if asked)."""
+        if not messages:
+            return []
+        with self._store.reading() as uow:
+            return ImageService.parts_of(uow, messages, image_bytes)
 
     def visible(self, thread: Thread, *, last_n: int | None = None) -> list[Message]:
         """The thread's visible messages oldest first (``last_n``: only the newest ones)."""

@@ -21,6 +21,7 @@ __all__ = [
     "ExtractedMemory",
     "ExtractionRequest",
     "Extractor",
+    "ImageCaptioner",
     "LinkProposal",
     "LinkResolution",
     "LinkResolver",
@@ -195,4 +196,16 @@ class Reranker(Protocol):
         """One score per candidate, in the candidates' order, higher is better (finite floats).
         Never reorders or drops a candidate; no candidates → ``[]``. ``now`` (timezone-aware)
         is the moment recency is measured from."""
+        ...
+
+
+@runtime_checkable
+class ImageCaptioner(Protocol):
+    """Image bytes → a short description for search (a vision model). The image is untrusted
+    user data: an implementation that prompts a model tells it never to follow instructions
+    the image shows, only to describe it."""
+
+    def describe(self, image: bytes, mime_type: str) -> str:
+        """A non-empty description of the image (``mime_type``: ``image/png``, ``image/jpeg`` or
+        ``image/webp``). Raises ``ModelError`` when the model fails."""
         ...

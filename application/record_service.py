@@ -316,7 +316,7 @@ class RecordService:
             record = uow.records.get(record_id)
             if (
                 record is None
-                or not record.record_type.is_memory_like  # a profile goes by delete_user/delete_agent
+                or not record.record_type.is_memory_like  # a profile goes by delete_user/delete_agent, an image by delete_image
                 or (owner_thread is not None and not self._in_thread(uow, [record], owner_thread))
             ):
                 return False
@@ -516,7 +516,7 @@ class RecordService:
         record = uow.records.get(record_id, now=now)
         if (
             record is None
-            or not record.record_type.is_memory_like  # a profile is no memory to change or link
+            or not record.record_type.is_memory_like  # a profile or an image is no memory to change or link
             or (owner_thread is not None and not cls._in_thread(uow, [record], owner_thread))
         ):
             raise RecordNotFoundError(f"No memory record with id {record_id!r}.")

@@ -39,6 +39,7 @@ from palimpsest.domain.search import MAX_SEARCH_K, ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, check_ttl_arguments, parse_timestamp
+from .images import parse_image_part
 
 __all__ = [
     "CARD_MAX_RELEVANT_DEFAULT",
@@ -717,23 +718,37 @@ class ChatMessage:
     name: str | None = None
 
 
-def text_of(content: object) -> str:
-    """Message content as text: a string, or the text parts of a content-part list."""
+def content_parts(content: object) -> tuple[str, tuple[tuple[int, object, object, object], ...]]:
+    """Message content as its text and its image parts: a string, or a content-part list whose
+    text parts make the text and whose image parts (:func:`~palimpsest.application.images.parse_image_part`)
+    are kept with their position: (position, bytes, MIME type, description)."""
     if isinstance(content, str):
-        return content
+        return content, ()
     if isinstance(content, (list, tuple)):
         if not content:
             raise ValidationError("Message requires at least one content part.")
         texts = []
-        for part in content:
-            if isinstance(part, Mapping):
-                if part.get("type", "text") != "text" or not isinstance(part.get("text"), str):
-                    raise ValidationError("only text content parts are supported.")
+        images = []
+        for position, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                raise ValidationError("Message content must be a string or a sequence of content parts.")
+            kind = part.get("type", "text")
+            if kind == "image":
+                images.append((position, *parse_image_part(part)))
+            elif kind == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
             else:
-                raise ValidationError("Message content must be a string or a sequence of content parts.")
-        return "".join(texts)
+                raise ValidationError('A content part is {"type": "text", "text": ...} or {"type": "image", ...}.')
+        return "".join(texts), tuple(images)
     raise ValidationError("Message content must be a string or a sequence of content parts.")
+
+
+def text_of(content: object) -> str:
+    """The new text of an edited message: a string or text parts (its images are not edited this way)."""
+    text, images = content_parts(content)
+    if images:
+        raise ValidationError("update_message changes a message's text; its images stay as they are.")
+    return text
 
 
 def _per_message(value: object, count: int, name: str) -> list[Any]:
@@ -761,7 +776,9 @@ def _with_speaker(metadata: dict[str, Any] | None, name: object) -> dict[str, An
     return {**(metadata or {}), SPEAKER_KEY: name}
 
 
-def _parse_message(raw: object) -> tuple[str, str, datetime | None, dict[str, Any] | None, Any]:
+def _parse_message(
+    raw: object,
+) -> tuple[str, str, datetime | None, dict[str, Any] | None, Any, tuple[tuple[int, object, object, object], ...]]:
     role: Any  # checked below, whatever the input was
     name: Any = None
     if isinstance(raw, ChatMessage):
@@ -777,7 +794,8 @@ def _parse_message(raw: object) -> tuple[str, str, datetime | None, dict[str, An
         raise ValidationError("messages must be dicts or ChatMessage objects.")
     if not isinstance(role, str) or not role.strip():
         raise ValidationError("Message role must be a non-empty string.")
-    return role, text_of(content), parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid
+    text, images = content_parts(content)
+    return role, text, parse_timestamp(ts), _with_speaker(check_metadata(meta), name), mid, images
 
 
 @dataclass(frozen=True, slots=True)
@@ -791,6 +809,8 @@ class MessageInput:
     id: str | None
     ttl_days: float | None | NotSetType = NOTSET
     ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET
+    images: tuple[tuple[int, object, object, object], ...] = ()
+    """Its image content parts, as given: (position, bytes, MIME type, description)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -822,10 +842,10 @@ class AppendMessages(_Request):
         ttls = _per_message(self.ttl_days, len(parsed), "ttl_days")
         anchors = _per_message(self.ttl_anchor, len(parsed), "ttl_anchor")
         rows = []
-        for (role, text, ts, meta, _), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
+        for (role, text, ts, meta, _, images), mid, extra, ttl, anchor in zip(parsed, ids, shared_meta, ttls, anchors):
             if not isinstance(extra, NotSetType) and extra is not None:
                 meta = {**(check_metadata(extra) or {}), **(meta or {})}
-            rows.append(MessageInput(role, text, ts, meta, mid, ttl, check_ttl_arguments(ttl, anchor)))
+            rows.append(MessageInput(role, text, ts, meta, mid, ttl, check_ttl_arguments(ttl, anchor), images))
         _frozen_set(self, "messages", tuple(rows))
 
     @property

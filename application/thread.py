@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import MessageNotFoundError, ValidationError
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import Message, Thread, check_id, check_metadata
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import (
@@ -20,6 +22,7 @@ from .config import (
     stored_thread_settings,
 )
 from .facade import MemoryFacade
+from .images import ImageRecord
 from .observability import observed_operations
 from .requests import AppendMessages, CardRequest, ChatMessage, text_of
 from .results import ContextCard, Summary
@@ -39,6 +42,11 @@ DEFAULT_MESSAGE_WINDOW = 100
     "get_summary",
     "get_context_card",
     "wait_for_memory_extraction",
+    # images part (re-home with the facade's other methods)
+    "add_image",
+    "update_image",
+    "delete_image",
+    "list_images",
 )
 @observed_operations("thread")
 class MemoryThread(MemoryFacade):
@@ -103,9 +111,26 @@ class MemoryThread(MemoryFacade):
             return []
         return self._services.messages.add(self._thread, self._settings, request)
 
-    def get_messages(self, *, start: int | NotSetType = NOTSET, end: int | None | NotSetType = NOTSET) -> list[Message]:
+    def get_messages(
+        self,
+        *,
+        start: int | NotSetType = NOTSET,
+        end: int | None | NotSetType = NOTSET,
+        include_image_bytes: bool | NotSetType = NOTSET,
+    ) -> list[Message]:
         """Messages oldest first. Both omitted: the newest 100. ``start`` alone: 100 from it.
-        ``end`` is exclusive (``None``/-1: to the end); a negative ``start`` counts from the end."""
+        ``end`` is exclusive (``None``/-1: to the end); a negative ``start`` counts from the end.
+        A message with images has its content ``parts`` in order (image bytes only with
+        ``include_image_bytes=True``)."""
+        if include_image_bytes is not True and include_image_bytes is not False and not isinstance(
+            include_image_bytes, NotSetType
+        ):
+            raise ValidationError("include_image_bytes must be True or False.")
+        return self._services.messages.with_parts(
+            self._window(start, end), image_bytes=include_image_bytes is True
+        )
+
+    def _window(self, start: int | NotSetType, end: int | None | NotSetType) -> list[Message]:
         for name, value in (("start", start), ("end", end)):
             if not isinstance(value, NotSetType) and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValidationError(f"{name} must be an integer.")
@@ -126,9 +151,17 @@ class MemoryThread(MemoryFacade):
             stop = end
         return messages[first:stop]
 
-    def get_message(self, message_id: str) -> Message:
+    def get_message(self, message_id: str, *, included_image_ids: Iterable[str] | NotSetType = NOTSET) -> Message:
+        """One message of this thread; with images, its content ``parts`` (bytes only for the
+        images named in ``included_image_ids``)."""
         check_id(message_id, "message_id")
-        return self._services.messages.get(self._thread, message_id)
+        if isinstance(included_image_ids, NotSetType):
+            wanted: frozenset[str] = frozenset()
+        elif isinstance(included_image_ids, (str, bytes)) or not isinstance(included_image_ids, Iterable):
+            raise ValidationError("included_image_ids must be a list of image ids.")
+        else:
+            wanted = frozenset(check_id(i, "image id") for i in included_image_ids)
+        return self._services.messages.get(self._thread, message_id, image_bytes=wanted)
 
     def update_message(
         self,
@@ -217,3 +250,67 @@ class MemoryThread(MemoryFacade):
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for this thread's background extraction started by this client."""
         self._services.runner.wait(timeout, thread_id=self.thread_id)
+
+    # -- images (images part: thin facades over ImageService; re-home with the others) -------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        image_id: str | NotSetType = NOTSET,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Store a standalone image of this thread (its user and agent); a scope given here must
+        be this thread's ("Image scope must match this thread.")."""
+        reject_unknown_kwargs("add_image", kwargs)
+        return self._services.images.add_image(
+            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
+            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor, limits=self._settings.image_limits, owner=self._thread,
+        )
+
+    def update_image(
+        self,
+        image_id: str,
+        image: bytes | NotSetType = NOTSET,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Change one of this thread's images (see ``AgentMemory.update_image``)."""
+        reject_unknown_kwargs("update_image", kwargs)
+        return self._services.images.update_image(
+            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
+            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor, limits=self._settings.image_limits,
+            owner=self._thread,
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete one of this thread's standalone images: 1, or 0 when it has none by that id."""
+        return self._services.images.delete_image(image_id, owner=self._thread)
+
+    def list_images(
+        self,
+        image_id: str | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        include_bytes: bool | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[ImageRecord]:
+        """This thread's images, oldest first; ``include_bytes=True`` only for one ``image_id``."""
+        return self._services.images.list_images(
+            image_id=image_id, metadata_filter=metadata_filter, include_bytes=include_bytes,
+            limit=list_limit(limit), owner=self._thread,
+        )

@@ -54,10 +54,12 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.links import derive_status, new_link
 from palimpsest.domain.model import (
     MAX_JSON_INT_DIGITS,
+    STORED_RECORD_TYPES,
     MemoryRecord,
     Message,
     RecordLink,
     RecordStatus,
+    RecordType,
     Thread,
     ThreadSummary,
 )
@@ -113,7 +115,8 @@ def export_store(
 
     with store.reading() as uow:
         threads = uow.threads.list(limit=None)
-        records = uow.records.list(now=_EVERYTHING, limit=None)
+        # Images are not exported yet (their bytes have no line kind): their record rows stay out too.
+        records = uow.records.list(now=_EVERYTHING, record_types=STORED_RECORD_TYPES - {RecordType.IMAGE}, limit=None)
         links = uow.links.list(limit=None)
         total = len(threads) + len(records) + len(links)
         done = 0
@@ -163,6 +166,8 @@ def _build(kind: str, fields: dict[str, Any]) -> Any:
     """The entity of one line (through the codec), or a setting's ``(key, value)``; what a
     client reads back (a thread's settings, a setting) must parse as it reads it."""
     if kind != "setting":
+        if kind == "memory" and fields.get("memory_type") == RecordType.IMAGE.value:
+            raise ValidationError("images are not exported or imported yet (their bytes have no line kind).")
         entity = decode(fields, kind=kind)
         if isinstance(entity, Thread):
             stored_thread_settings(entity)  # what get_thread and add_messages will read

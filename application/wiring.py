@@ -18,6 +18,7 @@ from .admin import StoreAdmin
 from .config import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
     RetrievalConfig,
@@ -25,11 +26,12 @@ from .config import (
 from .context_cards import ContextCardService
 from .embedding import EmbeddingHelper
 from .extraction import ExtractionService
+from .images import ImageService
 from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
 from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService
-from .ports import Embedder, Extractor, LinkResolver, Summariser
+from .ports import Embedder, Extractor, ImageCaptioner, LinkResolver, Summariser
 from .profiles import ProfileService
 from .record_service import RecordService
 from .records import RecordCommands
@@ -64,6 +66,7 @@ class ApplicationServices:
     maintenance: MaintenanceService
     profiles: ProfileService
     admin: StoreAdmin
+    images: ImageService
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -89,6 +92,8 @@ def build_services(
     new_id: Callable[[], str],
     retry_policy: ExtractionRetryPolicy | None,
     runs_in: ExtractionRunsIn = ExtractionRunsIn.CLIENT,
+    image_captioner: ImageCaptioner | None = None,
+    image_limits: ImageInputLimitConfig | None = None,
 ) -> ApplicationServices:
     """The services of one client, each built from the collaborators it needs. A client whose
     extraction runs in workers records jobs without an extractor of its own and runs none."""
@@ -112,6 +117,15 @@ def build_services(
         records_jobs=records_jobs,
     )
     runner = ExtractionRunner(store, clock, extraction.run_job, policy=retry_policy, runs_jobs=not to_workers)
+    images = ImageService(
+        store=store,
+        clock=clock,
+        embeddings=embeddings,
+        retention=retention,
+        captioner=image_captioner,
+        limits=image_limits,
+        new_id=new_id,
+    )
     maintenance = MaintenanceService(
         store=store,
         clock=clock,
@@ -122,6 +136,7 @@ def build_services(
         has_extractor=records_jobs,
     )
     return ApplicationServices(
+        images=images,
         store=store,
         clock=clock,
         new_id=new_id,
@@ -150,6 +165,7 @@ def build_services(
             runner=runner,
             summaries=summaries,
             new_id=new_id,
+            images=images,
         ),
         summaries=summaries,
         cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),

@@ -4,9 +4,10 @@ Pure Python: nothing here imports a third-party package (a test enforces it). Ev
 name of the submodules is re-exported here.
 """
 
-from . import errors, events, links, metadata_filter, model, ports, search, sentinel, subjects, text
+from . import errors, events, images, links, metadata_filter, model, ports, search, sentinel, subjects, text
 from .errors import *  # noqa: F403
 from .events import *  # noqa: F403
+from .images import *  # noqa: F403
 from .links import *  # noqa: F403
 from .metadata_filter import *  # noqa: F403
 from .model import *  # noqa: F403
@@ -20,6 +21,7 @@ __all__ = sorted(  # noqa: PLE0605 - a list at run time: the submodules' names, 
     {
         *errors.__all__,
         *events.__all__,
+        *images.__all__,
         *links.__all__,
         *metadata_filter.__all__,
         *model.__all__,

@@ -17,7 +17,9 @@ who do not know our names::
     │   │   ├── SelfLinkError
     │   │   ├── LinkEndpointTypeError
     │   │   └── CrossScopeLinkError     the link would cross users or agents
-    │   └── InvalidImportError                a line of an import file; nothing was imported
+    │   ├── InvalidImportError                a line of an import file; nothing was imported
+    │   ├── InvalidImageError                 image bytes that are not a supported, valid image
+    │   └── ImageLimitError                   an image (or a request's images) over a configured limit
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
     │   ├── LinkExistsError
@@ -57,6 +59,8 @@ __all__ = [
     "CrossScopeLinkError",
     "DuplicateIdError",
     "EmbeddingMismatchError",
+    "ImageLimitError",
+    "InvalidImageError",
     "InvalidImportError",
     "InvalidLinkError",
     "InvalidMetadataError",
@@ -148,6 +152,18 @@ class InvalidImportError(ValidationError):
     def __init__(self, message: str, *, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+
+
+class InvalidImageError(ValidationError):
+    """Image bytes that are not a well-formed PNG, JPEG or WebP image of the given MIME type
+    (or an animated one, or one of too many pixels). Nothing was written."""
+
+
+class ImageLimitError(ValidationError):
+    """An image, or the images of one model request, exceed an ``ImageInputLimitConfig`` limit.
+    Nothing was written."""
+
+
 class CrossScopeLinkError(InvalidLinkError):
     """A link would join two users' (or two agents') records, or reach from an unscoped record
     into a user's: links stay inside one tenant, so no write of one scope changes another's."""

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_SPEAKER_LENGTH",
     "MEMORY_RECORD_TYPES",
     "PROFILE_RECORD_TYPES",
+    "RECORD_ROW_TYPES",
     "SEARCHABLE_RECORD_TYPES",
     "SPEAKER_KEY",
     "STORED_RECORD_TYPES",
@@ -84,7 +85,9 @@ _JSON_INT_BOUND: Final = 10**MAX_JSON_INT_DIGITS
 class RecordType(str, enum.Enum):
     """Kinds of searchable records. The first four are "memory-like" and can be linked; the
     two profiles are records too (stored, embedded and searched like memories) but are not
-    memory-like: they are never linked, listed as memories or written by extraction."""
+    memory-like: they are never linked, listed as memories or written by extraction; a
+    message is a row of its thread; an image is a record row (its content is the image's
+    description) whose bytes live beside it (:mod:`palimpsest.domain.images`)."""
 
     MEMORY = "memory"
     FACT = "fact"
@@ -93,6 +96,7 @@ class RecordType(str, enum.Enum):
     MESSAGE = "message"
     USER_PROFILE = "user_profile"
     AGENT_PROFILE = "agent_profile"
+    IMAGE = "image"
 
     def __str__(self) -> str:
         return self.value
@@ -105,6 +109,12 @@ class RecordType(str, enum.Enum):
     def is_profile(self) -> bool:
         return self in PROFILE_RECORD_TYPES
 
+    @property
+    def is_record_row(self) -> bool:
+        """Stored as a memory record (every type but ``message``): what a store's record
+        table, record index and record search hold."""
+        return self is not RecordType.MESSAGE
+
 
 MEMORY_RECORD_TYPES: Final = frozenset(
     {RecordType.MEMORY, RecordType.FACT, RecordType.GUIDELINE, RecordType.PREFERENCE}
@@ -112,9 +122,10 @@ MEMORY_RECORD_TYPES: Final = frozenset(
 PROFILE_RECORD_TYPES: Final = frozenset({RecordType.USER_PROFILE, RecordType.AGENT_PROFILE})
 """A user's or an agent's profile: a :class:`MemoryRecord` whose id is that user's (agent's) id,
 scoped to it on that dimension only (see :meth:`MemoryRecord.__post_init__`)."""
-STORED_RECORD_TYPES: Final = MEMORY_RECORD_TYPES | PROFILE_RECORD_TYPES
+STORED_RECORD_TYPES: Final = frozenset(t for t in RecordType if t is not RecordType.MESSAGE)
 """The types a :class:`MemoryRecord` may have: every searchable type but ``message`` (the rows
-of a store's record table, as opposed to its messages)."""
+of a store's record table, as opposed to its messages): memories, profiles and images."""
+RECORD_ROW_TYPES: Final = STORED_RECORD_TYPES
 SEARCHABLE_RECORD_TYPES: Final = frozenset(RecordType)
 
 
@@ -129,13 +140,17 @@ class RecordStatus(str, enum.Enum):
 
 
 def parse_record_type(
-    value: object, *, memory_only: bool = False, allowed: frozenset[RecordType] | None = None
+    value: object,
+    *,
+    memory_only: bool = False,
+    record_row: bool = False,
+    allowed: frozenset[RecordType] | None = None,
 ) -> RecordType:
     """Coerce ``"fact"`` or ``RecordType.FACT`` to ``RecordType.FACT``; raise on anything else
-    (or on a type outside ``allowed``: by default every searchable type, with ``memory_only``
-    the memory-like ones)."""
+    (or on a type outside ``allowed``: by default every searchable type; ``memory_only``: the
+    memory-like ones; ``record_row``: every type stored as a record)."""
     if allowed is None:
-        allowed = MEMORY_RECORD_TYPES if memory_only else SEARCHABLE_RECORD_TYPES
+        allowed = MEMORY_RECORD_TYPES if memory_only else RECORD_ROW_TYPES if record_row else SEARCHABLE_RECORD_TYPES
     try:
         record_type = RecordType(value)
     except ValueError:
@@ -373,6 +388,10 @@ class Message:
     user_id: str | None = None
     agent_id: str | None = None
     expires_at: datetime | None = None
+    parts: tuple[Any, ...] = field(default=(), compare=False)
+    """The content parts, in order, of a message read with its images (text parts and
+    :class:`~palimpsest.domain.images.ImagePart`); empty otherwise. Never stored as such: the
+    text is ``content``, each image is an image record naming this message."""
 
     record_type: RecordType = field(default=RecordType.MESSAGE, init=False)
 
@@ -415,7 +434,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """A typed, scoped memory (memory, fact, guideline or preference), or a profile.
+    """A typed, scoped memory (memory, fact, guideline or preference), a profile, or the record
+    row of an image (type ``image``: its content is the description; see :mod:`palimpsest.domain.images`).
 
     A profile (``user_profile``, ``agent_profile``) describes one user (agent): its id *is*
     that user's (agent's) id, and its scope is that id on its own dimension and nothing on the

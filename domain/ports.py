@@ -27,6 +27,7 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from .errors import ReadOnlyError
+from .images import StoredImage
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
 from .search import CandidateKey, KeywordCandidates, SearchHit, SearchQuery, run_search
 from .sentinel import NOTSET, NotSetType
@@ -35,6 +36,7 @@ __all__ = [
     "READ_METHODS",
     "UNBOUNDED_LIMIT",
     "Clock",
+    "ImageRepository",
     "JobRepository",
     "LinkRepository",
     "MemoryStore",
@@ -390,6 +392,36 @@ class JobRepository(Protocol):
         ...
 
 
+class ImageRepository(Protocol):
+    """The bytes of image records (a record of type ``image`` holds the description, scope and
+    expiry; this holds the MIME type, the bytes, and the message an attached image belongs to).
+    A row is deleted with its record (and so with a thread that deletes the record)."""
+
+    __slots__ = ()  # adapters declaring the port keep their slots
+
+    def add(self, image: StoredImage) -> None:
+        """Store the bytes of an existing image record (``image.data`` must be set).
+
+        Raises ``RecordNotFoundError`` when no image record has that id, ``DuplicateIdError``
+        when it has bytes already, ``ValidationError`` without bytes."""
+        ...
+
+    def replace(self, image: StoredImage) -> None:
+        """Replace the MIME type and bytes of a stored image (its message and position stay).
+        Raises ``RecordNotFoundError`` when the record has no stored image."""
+        ...
+
+    def get_many(self, record_ids: Sequence[str], *, include_bytes: bool = False) -> dict[str, StoredImage]:
+        """The stored images among ``record_ids``, by id; ``data`` is ``None`` unless
+        ``include_bytes`` (expiry is the record's: a caller reads ids of visible records)."""
+        ...
+
+    def of_messages(self, message_ids: Sequence[str]) -> dict[str, builtins.list[StoredImage]]:
+        """The images attached to each of ``message_ids`` that has any, in their position order,
+        without their bytes."""
+        ...
+
+
 class SettingsRepository(Protocol):
     """Store-wide settings (JSON values) that every client of the store must share, such as
     the retention policy or the embedding model the vectors were made with."""
@@ -425,6 +457,7 @@ class UnitOfWork(Protocol):
     summaries: SummaryRepository
     settings: SettingsRepository
     jobs: JobRepository
+    images: ImageRepository
 
     def __enter__(self) -> Self: ...
 
@@ -604,6 +637,7 @@ READ_METHODS: Mapping[str, frozenset[str]] = MappingProxyType({
     "summaries": frozenset({"latest", "list_for_thread"}),
     "settings": frozenset({"get"}),
     "jobs": frozenset({"pending", "list", "failed"}),
+    "images": frozenset({"get_many", "of_messages"}),
 })
 """The repository methods a read-only unit of work answers, by repository attribute."""
 

@@ -34,6 +34,7 @@ from palimpsest.domain.errors import (
     ValidationError,
     VectorDimensionError,
 )
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.metadata_filter import matches, validate_filter
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -50,6 +51,7 @@ from palimpsest.domain.model import (
     keyword_text,
 )
 from palimpsest.domain.ports import (
+    ImageRepository,
     JobRepository,
     LinkRepository,
     MemoryStore,
@@ -130,6 +132,7 @@ class _State:
     summaries: dict[str, ThreadSummary] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     jobs: dict[str, ExtractionJob] = field(default_factory=dict)
+    images: dict[str, StoredImage] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -142,6 +145,7 @@ class _State:
             dict(self.summaries),
             dict(self.settings),
             dict(self.jobs),
+            dict(self.images),
         )
 
 
@@ -188,6 +192,7 @@ class InMemoryThreadRepository(_Repository, ThreadRepository):
         for record_id in owned:
             del s.records[record_id]
             s.vectors.pop(("record", record_id), None)
+            s.images.pop(record_id, None)
         for link in [l for l in s.links.values() if l.source_id in owned or l.target_id in owned]:
             del s.links[link.id]
         for summary in [x for x in s.summaries.values() if x.thread_id == thread_id]:
@@ -365,6 +370,7 @@ class InMemoryRecordRepository(_Repository, RecordRepository):
         if s.records.pop(record_id, None) is None:
             return False
         s.vectors.pop(("record", record_id), None)
+        s.images.pop(record_id, None)
         for link in [l for l in s.links.values() if record_id in (l.source_id, l.target_id)]:
             del s.links[link.id]
         return True
@@ -623,6 +629,49 @@ class InMemoryJobRepository(_Repository, JobRepository):
         return self._s.jobs.pop(job_id, None) is not None
 
 
+class InMemoryImageRepository(_Repository, ImageRepository):
+    def add(self, image: StoredImage) -> None:
+        if image.data is None:
+            raise ValidationError("image must be raw bytes.")
+        s = self._s
+        record = s.records.get(image.record_id)
+        if record is None or record.record_type is not RecordType.IMAGE:
+            raise RecordNotFoundError(f"No image record with id {image.record_id!r}.")
+        if image.record_id in s.images:
+            raise DuplicateIdError(f"The image {image.record_id!r} already has its bytes.")
+        s.images[image.record_id] = image
+
+    def replace(self, image: StoredImage) -> None:
+        if image.data is None:
+            raise ValidationError("image must be raw bytes.")
+        s = self._s
+        current = s.images.get(image.record_id)
+        if current is None:
+            raise RecordNotFoundError(f"No image with id {image.record_id!r}.")
+        s.images[image.record_id] = replace(current, mime_type=image.mime_type, data=image.data)
+
+    def get_many(self, record_ids: Sequence[str], *, include_bytes: bool = False) -> dict[str, StoredImage]:
+        if isinstance(record_ids, str):
+            raise ValidationError("record_ids must be a sequence of ids, not a string.")
+        images = self._s.images
+        return {
+            rid: images[rid] if include_bytes else replace(images[rid], data=None)
+            for rid in dict.fromkeys(record_ids)
+            if rid in images
+        }
+
+    def of_messages(self, message_ids: Sequence[str]) -> dict[str, builtins.list[StoredImage]]:
+        if isinstance(message_ids, str):
+            raise ValidationError("message_ids must be a sequence of ids, not a string.")
+        wanted = set(message_ids)
+        found: dict[str, list[StoredImage]] = {}
+        for image in self._s.images.values():
+            if image.message_id in wanted:
+                found.setdefault(image.message_id, []).append(replace(image, data=None))
+        ordered = [m for m in dict.fromkeys(message_ids) if m in found]
+        return {m: sorted(found[m], key=lambda i: i.position or 0) for m in ordered}
+
+
 class InMemorySettingsRepository(_Repository, SettingsRepository):
     def get(self, key: str) -> Any:
         return self._s.settings.get(key)
@@ -657,6 +706,7 @@ class InMemoryUnitOfWork(UnitOfWork):
         self.summaries = InMemorySummaryRepository(self)
         self.settings = InMemorySettingsRepository(self)
         self.jobs = InMemoryJobRepository(self)
+        self.images = InMemoryImageRepository(self)
         if read_only:
             restrict_to_reads(self)
 

@@ -17,6 +17,7 @@ import os
 import openai
 from palimpsest.domain.errors import ConfigurationError
 
+from .captioner import OpenAIImageCaptioner
 from .chat import OpenAIChatModel, parse_json_object
 from .embedder import OpenAIEmbedder
 from .errors import ModelError, ModelOutputError, ModelRequestsDisabledError, ModelUnavailableError
@@ -36,6 +37,7 @@ __all__ = [
     "ModelUnavailableError",
     "OpenAIChatModel",
     "OpenAIEmbedder",
+    "OpenAIImageCaptioner",
     "TokenCounts",
     "TokenUsage",
     "client_from_env",

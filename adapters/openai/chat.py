@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -215,6 +216,37 @@ class OpenAIChatModel(JsonModel):
         if getattr(choice.message, "refusal", None) and not content:
             raise ModelOutputError(f"{name}: the model refused: {choice.message.refusal}", raw=None)
         return content or "", response
+
+    def complete_with_image(self, system: str, text: str, image: bytes, mime_type: str, *, name: str) -> str:
+        """A plain-text answer to a user message of ``text`` and one image (an ``image_url``
+        content part holding a base64 ``data:`` URL), with the same retries and accounting as
+        :meth:`complete_json`. The image must be a vision model's input: a server or model that
+        takes none answers with an error, raised as the SDK's errors are."""
+        ensure_requests_allowed()
+        url = f"data:{mime_type};base64,{base64.b64encode(image).decode('ascii')}"
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": [
+                    {"type": "text", "text": text},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ]},
+            ],
+        }
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
+        if self._max_tokens is not None:
+            kwargs["max_tokens"] = self._max_tokens
+        response = self._retry.run(name, lambda: self._client.chat.completions.create(**kwargs))
+        self._record_usage(name, response)
+        try:
+            content = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise ModelOutputError(f"{name}: the response has no message.") from exc
+        if not isinstance(content, str) or not content.strip():
+            raise ModelOutputError(f"{name}: the model returned an empty answer.", raw=content)
+        return _THINK.sub("", content).strip()
 
     def _record_usage(self, name: str, response: Any) -> None:
         usage = getattr(response, "usage", None)

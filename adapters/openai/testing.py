@@ -11,6 +11,7 @@ is recorded as an estimate (4 characters per token), labelled as such by :attr:`
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import math
@@ -150,12 +151,28 @@ _NEWEST = re.compile(r"<newest_messages>(.*?)</newest_messages>", re.DOTALL)
 _MESSAGE = re.compile(r"<message[^>]*>(.*?)</message>", re.DOTALL)
 
 
+def _describe_data_url(url: str) -> str:
+    """``"a <mime> image of <n> bytes"`` for a base64 ``data:`` URL (what the loopback server
+    answers a caption request with)."""
+    header, _, payload = url.partition(",")
+    mime = header.removeprefix("data:").split(";")[0] or "unknown"
+    try:
+        size = len(base64.b64decode(payload, validate=True))
+    except ValueError:
+        return "an unreadable image"
+    return f"a {mime} image of {size} bytes"
+
+
 class LoopbackExtractionServer:
     """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks of extraction in
     other processes (``palimpsest worker --extractor openai`` with ``OPENAI_BASE_URL`` set to
     :attr:`base_url`): every chat request is answered, after ``delay`` seconds, with one fact
     per newest message of the extraction prompt (``"Fact: <its text>"``), and recorded in
     :attr:`calls` (the newest messages' texts of each request, in arrival order).
+
+    A request whose user message carries ``image_url`` parts is a caption request: it is answered
+    at once with ``"a <mime> image of <n> bytes"`` per image, and the images' ``data:`` URLs are
+    recorded in :attr:`images`.
 
     Clear :attr:`open` to hold every request until it is set again (a model that hangs);
     :attr:`entered` is set when a request arrives. Nothing leaves the machine.
@@ -166,6 +183,8 @@ class LoopbackExtractionServer:
 
         self.delay = delay
         self.calls: list[list[str]] = []
+        self.images: list[str] = []
+        """The ``data:`` URLs of the images caption requests carried, in arrival order."""
         self.open = threading.Event()
         self.open.set()
         self.entered = threading.Event()
@@ -205,6 +224,17 @@ class LoopbackExtractionServer:
             return [text for call in self.calls for text in call]
 
     def _answer(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        images = [
+            part["image_url"]["url"]
+            for m in body.get("messages", [])
+            if m.get("role") == "user" and isinstance(m.get("content"), list)
+            for part in m["content"]
+            if isinstance(part, Mapping) and part.get("type") == "image_url"
+        ]
+        if images:  # a caption request: describe each image by its type and size
+            with self._lock:
+                self.images.extend(images)
+            return self._reply(str(body.get("model", "loopback")), "; ".join(_describe_data_url(u) for u in images))
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
         block = _NEWEST.search(prompt)
         texts = [html.unescape(t) for t in _MESSAGE.findall(block.group(1))] if block else []
@@ -215,11 +245,15 @@ class LoopbackExtractionServer:
         if self.delay:
             time.sleep(self.delay)
         content = json.dumps({"memories": [{"text": f"Fact: {t}", "record_type": "fact"} for t in texts]})
+        return self._reply(str(body.get("model", "loopback")), content)
+
+    @staticmethod
+    def _reply(model: str, content: str) -> dict[str, Any]:
         return {
             "id": "chatcmpl-loopback",
             "object": "chat.completion",
             "created": 0,
-            "model": str(body.get("model", "loopback")),
+            "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }

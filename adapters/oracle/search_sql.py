@@ -174,7 +174,7 @@ def _chunk_metadata_predicate(names: StoreNames, query: SearchQuery, binds: dict
                 f"(c.source_record_type = '{_MESSAGE}' AND EXISTS (SELECT 1 FROM {names('MESSAGE')} mm "
                 f"WHERE mm.record_id = c.source_id AND {condition}))"
             )
-    if any(t is not RecordType.MESSAGE for t in query.types):
+    if any(t.is_record_row for t in query.types):
         condition, extra = metadata_prefilter(query.metadata_filter, "mr.metadata", "mem_meta")
         if condition == "1=1":
             branches.append(f"c.source_record_type <> '{_MESSAGE}'")

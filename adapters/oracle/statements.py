@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Final
 
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     STORED_RECORD_TYPES,
     ExtractionJob,
@@ -79,6 +80,7 @@ from .sql import Statement
 __all__ = [
     "CHUNK_COLUMN",
     "CHUNK_SEQ",
+    "MEMORY_TYPE_VALUES",
     "RECORD_TYPE_VALUES",
     "Keyset",
     "OracleStatements",
@@ -89,6 +91,10 @@ __all__ = [
     "chunk_update",
     "chunks_clear_vectors",
     "chunks_delete_for_thread",
+    "image_get_many",
+    "image_insert",
+    "image_of_messages",
+    "image_replace",
     "job_claim",
     "job_delete",
     "job_fail",
@@ -156,8 +162,10 @@ CHUNK_COLUMN: Final = "content"
 """``source_emb_column`` of every chunk: the domain embeds a record's ``content``."""
 CHUNK_SEQ: Final = 1
 """A record has one chunk (the domain keeps one vector per record)."""
+MEMORY_TYPE_VALUES: Final = tuple(sorted(t.value for t in RecordType if t.is_memory_like))
 RECORD_TYPE_VALUES: Final = tuple(sorted(t.value for t in STORED_RECORD_TYPES))
-"""The ``source_record_type`` of a memory record's chunk: every record type but ``message``."""
+"""The ``source_record_type`` of a record's chunk: every record type but ``message`` (memories,
+profiles and images)."""
 
 ScopeValue = str | None | NotSetType
 """A three-valued list filter: NOTSET no filter, None ``IS NULL``, a string equality."""
@@ -1192,6 +1200,57 @@ def job_delete(names: StoreNames, job_id: str) -> Statement:
 # --- settings --------------------------------------------------------------------------------------
 
 
+# --- images ----------------------------------------------------------------------------------------
+
+_IMAGE_COLUMNS: Final = "record_id, mime_type, image_bytes, message_id, part_seq"
+
+
+def image_insert(names: StoreNames, image: StoredImage) -> Statement:
+    """Store an image's bytes (its MEMORY row exists: the foreign key says so)."""
+    sql = (
+        f"INSERT INTO {names('IMAGE')} ({_IMAGE_COLUMNS})\n"
+        "VALUES (:record_id, :mime_type, :image_bytes, :message_id, :part_seq)"
+    )
+    binds = {
+        "record_id": image.record_id,
+        "mime_type": image.mime_type.value,
+        "image_bytes": image.data,
+        "message_id": image.message_id,
+        "part_seq": image.position,
+    }
+    return Statement("images.insert", sql, binds)
+
+
+def image_replace(names: StoreNames, image: StoredImage) -> Statement:
+    """New bytes and MIME type for a stored image (its message and position stay)."""
+    sql = (
+        f"UPDATE {names('IMAGE')} i\nSET i.mime_type = :mime_type, i.image_bytes = :image_bytes\n"
+        "WHERE i.record_id = :record_id"
+    )
+    binds = {"mime_type": image.mime_type.value, "image_bytes": image.data, "record_id": image.record_id}
+    return Statement("images.replace", sql, binds)
+
+
+def image_get_many(names: StoreNames, record_ids: Sequence[str], *, include_bytes: bool) -> Statement:
+    """The images among ``record_ids``; the BLOB is selected only with ``include_bytes``."""
+    data = "i.image_bytes" if include_bytes else "NULL"
+    sql = (
+        f"SELECT i.record_id, i.mime_type, {data}, i.message_id, i.part_seq\nFROM {names('IMAGE')} i\n"
+        f"WHERE i.record_id IN ({_ID_LIST})"
+    )
+    name = "images.get_many" if include_bytes else "images.get_many_headers"
+    return Statement(name, sql, {"ids": _ids_json(record_ids)})
+
+
+def image_of_messages(names: StoreNames, message_ids: Sequence[str]) -> Statement:
+    """The images attached to ``message_ids`` (no bytes), by message then position."""
+    sql = (
+        f"SELECT i.record_id, i.mime_type, NULL, i.message_id, i.part_seq\nFROM {names('IMAGE')} i\n"
+        f"WHERE i.message_id IN ({_ID_LIST})\nORDER BY i.message_id, i.part_seq"
+    )
+    return Statement("images.of_messages", sql, {"ids": _ids_json(message_ids)})
+
+
 def setting_get(names: StoreNames, key: str) -> Statement:
     """The setting's JSON text (serialised in SQL: a native JSON scalar string would otherwise
     arrive as a bare ``str``, indistinguishable from JSON text)."""
@@ -1407,6 +1466,19 @@ class OracleStatements:
         return job_delete(self.names, job_id)
 
     # settings
+    # images
+    def image_insert(self, image: StoredImage) -> Statement:
+        return image_insert(self.names, image)
+
+    def image_replace(self, image: StoredImage) -> Statement:
+        return image_replace(self.names, image)
+
+    def image_get_many(self, record_ids: Sequence[str], *, include_bytes: bool) -> Statement:
+        return image_get_many(self.names, record_ids, include_bytes=include_bytes)
+
+    def image_of_messages(self, message_ids: Sequence[str]) -> Statement:
+        return image_of_messages(self.names, message_ids)
+
     def setting_get(self, key: str) -> Statement:
         return setting_get(self.names, key)
 

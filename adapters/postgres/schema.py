@@ -360,9 +360,27 @@ def _v2_keyword_statistics(conn: psycopg.Connection[Any]) -> None:
         conn.execute(statement)
 
 
+def _v3_images(conn: psycopg.Connection[Any]) -> None:
+    """Images: an image is a record row of type ``image`` (its content is the description);
+    this table keeps its MIME type and bytes under the record's id, and for a message-attached
+    image its message and place among the message's content parts. A row goes with its record."""
+    for statement in (
+        """CREATE TABLE images (
+            record_id   text COLLATE "C" PRIMARY KEY REFERENCES records (id) ON DELETE CASCADE,
+            mime_type   text NOT NULL,
+            data        bytea NOT NULL,
+            message_id  text COLLATE "C",
+            position    integer
+        )""",
+        "CREATE INDEX images_message ON images (message_id, position) WHERE message_id IS NOT NULL",
+    ):
+        conn.execute(statement)
+
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "entities", _v1_tables),
     Migration(2, "keyword_statistics", _v2_keyword_statistics),
+    Migration(3, "images", _v3_images),
 )
 LATEST_VERSION: Final = MIGRATIONS[-1].version
 

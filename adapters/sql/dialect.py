@@ -218,6 +218,13 @@ class Dialect:
     def decode_text(self, value: Any) -> str | None:
         return None if value is None else str(value)
 
+    def decode_bytes(self, value: Any) -> bytes | None:
+        """A binary column's value as ``bytes`` (a driver may give a memoryview, or a LOB to read)."""
+        if value is None:
+            return None
+        read = getattr(value, "read", None)
+        return bytes(read() if callable(read) else value)
+
     def json_text(self, column: str) -> str:
         """The select expression of a JSON column read back as its JSON text (where the driver
         parses a JSON type, a string value would come back indistinguishable from JSON text)."""

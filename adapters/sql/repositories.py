@@ -38,6 +38,7 @@ from palimpsest.domain.errors import (
     ThreadNotFoundError,
     ValidationError,
 )
+from palimpsest.domain.images import ImageMimeType, StoredImage
 from palimpsest.domain.metadata_filter import metadata_matches, validate_metadata_filter
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -56,6 +57,7 @@ from palimpsest.domain.model import (
 )
 from palimpsest.domain.ports import (
     UNBOUNDED_LIMIT,
+    ImageRepository,
     JobRepository,
     LinkRepository,
     MessageRepository,
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from .unit_of_work import SqlUnitOfWork
 
 __all__ = [
+    "SqlImageRepository",
     "SqlJobRepository",
     "SqlLinkRepository",
     "SqlMessageRepository",
@@ -769,6 +772,63 @@ class SqlJobRepository(SqlRepository, JobRepository):
 
 
 # --- settings --------------------------------------------------------------------------------------
+
+
+class SqlImageRepository(SqlRepository, ImageRepository):
+    __slots__ = ()
+
+    def add(self, image: StoredImage) -> None:
+        if image.data is None:
+            raise ValidationError("image must be raw bytes.")
+        uow = self._uow
+        row = uow.fetch_one(uow.sql.record_scope(image.record_id))
+        if row is None or row[0] != RecordType.IMAGE.value:
+            raise RecordNotFoundError(f"No image record with id {image.record_id!r}.")
+        if uow.fetch_one(uow.sql.image_get_many([image.record_id], include_bytes=False)) is not None:
+            raise DuplicateIdError(f"The image {image.record_id!r} already has its bytes.")
+        uow.run(uow.sql.image_insert(image))
+
+    def replace(self, image: StoredImage) -> None:
+        if image.data is None:
+            raise ValidationError("image must be raw bytes.")
+        uow = self._uow
+        if not uow.run(uow.sql.image_replace(image)):
+            raise RecordNotFoundError(f"No image with id {image.record_id!r}.")
+
+    def _decode(self, row: Sequence[Any]) -> StoredImage:
+        decode = self._uow.dialect
+        position = row[4]
+        return StoredImage(
+            record_id=decode.decode_text(row[0]) or "",
+            mime_type=ImageMimeType(decode.decode_text(row[1])),
+            data=decode.decode_bytes(row[2]),
+            message_id=decode.decode_text(row[3]),
+            position=None if position is None else int(position),
+        )
+
+    def get_many(self, record_ids: Sequence[str], *, include_bytes: bool = False) -> dict[str, StoredImage]:
+        if isinstance(record_ids, str):
+            raise ValidationError("record_ids must be a sequence of ids, not a string.")
+        uow = self._uow
+        ids = list(dict.fromkeys(record_ids))
+        found: dict[str, StoredImage] = {}
+        for batch in id_batches(ids, uow.dialect.id_batch_bytes):
+            for row in uow.fetch_all(uow.sql.image_get_many(batch, include_bytes=include_bytes)):
+                image = self._decode(row)
+                found[image.record_id] = image
+        return {rid: found[rid] for rid in ids if rid in found}
+
+    def of_messages(self, message_ids: Sequence[str]) -> dict[str, builtins.list[StoredImage]]:
+        if isinstance(message_ids, str):
+            raise ValidationError("message_ids must be a sequence of ids, not a string.")
+        uow = self._uow
+        ids = list(dict.fromkeys(message_ids))
+        found: dict[str, list[StoredImage]] = {}
+        for batch in id_batches(ids, uow.dialect.id_batch_bytes):
+            for row in uow.fetch_all(uow.sql.image_of_messages(batch)):
+                image = self._decode(row)
+                found.setdefault(image.message_id or "", []).append(image)
+        return {mid: sorted(found[mid], key=lambda i: i.position or 0) for mid in ids if mid in found}
 
 
 class SqlSettingsRepository(SqlRepository, SettingsRepository):

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
+from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -534,6 +535,33 @@ class StandardStatements:
         return self._sql("jobs.delete", "DELETE FROM extraction_jobs WHERE id = ?", (job_id,))
 
     # --- settings ------------------------------------------------------------------------------
+
+    # --- images ---------------------------------------------------------------------------------
+
+    def image_insert(self, image: StoredImage) -> Sql:
+        sql = "INSERT INTO images (record_id, mime_type, data, message_id, position) VALUES (?, ?, ?, ?, ?)"
+        values = (image.record_id, image.mime_type.value, image.data, image.message_id, image.position)
+        return self._sql("images.insert", sql, values)
+
+    def image_replace(self, image: StoredImage) -> Sql:
+        sql = "UPDATE images SET mime_type = ?, data = ? WHERE record_id = ?"
+        return self._sql("images.replace", sql, (image.mime_type.value, image.data, image.record_id))
+
+    def image_get_many(self, record_ids: Sequence[str], *, include_bytes: bool) -> Sql:
+        clause, params = self._in("record_id", record_ids)
+        data = "data" if include_bytes else "NULL"
+        sql = f"SELECT record_id, mime_type, {data}, message_id, position FROM images WHERE {clause}"
+        return self._sql("images.get_many" if include_bytes else "images.get_many_headers", sql, params)
+
+    def image_of_messages(self, message_ids: Sequence[str]) -> Sql:
+        clause, params = self._in("message_id", message_ids)
+        sql = (
+            f"SELECT record_id, mime_type, NULL, message_id, position FROM images WHERE {clause} "
+            "ORDER BY message_id, position"
+        )
+        return self._sql("images.of_messages", sql, params)
+
+    # --- settings -------------------------------------------------------------------------------
 
     def setting_get(self, key: str) -> Sql:
         sql = f"SELECT {self._dialect.json_text('value')} FROM settings WHERE key = ?"

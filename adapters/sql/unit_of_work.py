@@ -33,6 +33,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 from .codec import RowCodec
 from .dialect import Dialect, Statement
 from .repositories import (
+    SqlImageRepository,
     SqlJobRepository,
     SqlLinkRepository,
     SqlMessageRepository,
@@ -65,6 +66,7 @@ class SqlUnitOfWork(UnitOfWork):
     summary_repository: ClassVar[type[Any]] = SqlSummaryRepository
     settings_repository: ClassVar[type[Any]] = SqlSettingsRepository
     job_repository: ClassVar[type[Any]] = SqlJobRepository
+    image_repository: ClassVar[type[Any]] = SqlImageRepository
 
     def __init__(
         self, dialect: Dialect, statements: Statements, codec: RowCodec, *, read_only: bool = False
@@ -86,6 +88,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.summaries = self.summary_repository(self)
         self.settings = self.settings_repository(self)
         self.jobs = self.job_repository(self)
+        self.images = self.image_repository(self)
         if read_only:
             restrict_to_reads(self)
 

@@ -23,6 +23,7 @@ def snapshot(store: MemoryStore) -> dict[str, Any]:
         messages = {t.id: uow.messages.list_for_thread(t.id, now=EPOCH) for t in threads}
         summaries = {t.id: uow.summaries.list_for_thread(t.id) for t in threads}
         records = uow.records.list(now=EPOCH, limit=None)
+        images = uow.images.get_many([r.id for r in records], include_bytes=True)
         links = uow.links.list(limit=None)
         settings = {key: uow.settings.get(key) for key in SETTINGS_KEYS}
     return {
@@ -30,6 +31,7 @@ def snapshot(store: MemoryStore) -> dict[str, Any]:
         "messages": messages,
         "summaries": summaries,
         "records": sorted(records, key=lambda r: r.id),
+        "images": images,
         "links": sorted(links, key=lambda link: link.id),
         "settings": settings,
     }

@@ -196,7 +196,7 @@ def test_record_types_entries_must_be_strings(scoped: AgentMemory, bad: list[obj
 @ARGUMENT_CHECK
 def test_record_types_must_be_known_names_in_a_list(scoped: AgentMemory) -> None:
     with pytest.raises(InvalidRecordTypeError):
-        scoped.search(Q, user_id="u", record_types=["image"])
+        scoped.search(Q, user_id="u", record_types=["document"])
     with pytest.raises(ValidationError):
         scoped.search(Q, user_id="u", record_types="memory")
     with pytest.raises(ValidationError):

@@ -153,7 +153,7 @@ CASES = [
     Case("max_results >= 1", _search(user_id="u", max_results=0), InvalidSearchError),
     Case("max_results <= 1000", _search(user_id="u", max_results=1001), InvalidSearchError),
     Case("record_types entries are strings", _search(user_id="u", record_types=[1]), ArgumentTypeError),
-    Case("record_types names are known", _search(user_id="u", record_types=["image"]), InvalidRecordTypeError),
+    Case("record_types names are known", _search(user_id="u", record_types=["document"]), InvalidRecordTypeError),
     Case("metadata_filter is a dict or None", _search(user_id="u", metadata_filter="k=v"), ValidationError),
     Case("scope excludes explicit ids", _search(user_id="u", scope=SearchScope(user_id="u")), ValidationError),
     Case("thread scope excludes explicit ids", _thread_search(agent_id="a", scope=SearchScope(user_id="u")), ValidationError),

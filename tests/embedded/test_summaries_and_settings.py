@@ -135,6 +135,7 @@ def test_opening_a_version_1_file_upgrades_it_in_place_keeping_its_data(
             "DROP INDEX messages_expiry",
             "DROP INDEX records_expiry",
             "DROP TABLE extraction_jobs",
+            "DROP TABLE images",
             "DELETE FROM schema_migrations WHERE version > 1",
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
         ):

@@ -72,6 +72,7 @@ class FakeOracle:
     def __init__(self) -> None:
         self.tables: set[str] = set()
         self.columns: dict[str, set[str]] = {}  # table -> column names (upper case)
+        self.constraint_changes: list[tuple[str, str]] = []  # (DROP or ADD, constraint name)
         self.indexes: dict[str, tuple[str, str]] = {}  # name -> (table, index_type)
         self.graphs: set[str] = set()
         self.checks: dict[str, str] = {}  # constraint name -> its condition, as the DDL wrote it
@@ -154,12 +155,14 @@ class FakeOracle:
             if dropped:
                 if self.checks.pop(dropped.group(1), None) is None:
                     return RuntimeError("ORA-02443: Cannot drop constraint - nonexistent constraint")
+                self.constraint_changes.append(("DROP", dropped.group(1)))
                 return 0
             checks = _CHECK.findall(text)
             if checks and " ADD CONSTRAINT " in head:
                 if checks[0][0] in self.checks:
                     return RuntimeError("ORA-02264: name already used by an existing constraint")
                 self.checks.update(checks)
+                self.constraint_changes.append(("ADD", checks[0][0]))
                 return 0
             added = re.fullmatch(r".*? ADD \((.*)\)", text, re.IGNORECASE)
             assert added, f"unexpected ALTER TABLE: {text}"
@@ -276,8 +279,17 @@ def _manager(store_id: str | None = None, **kwargs: Any) -> SchemaManager:
 # --- DDL files ------------------------------------------------------------------------------------
 
 
+def _in_run_order(manager: SchemaManager, first: int, last: int = SCHEMA_VERSION) -> list[Statement]:
+    """The statements of versions ``first..last`` in the order the manager runs them: the named
+    objects in file order, then the statements that create nothing nameable, in file order."""
+    named = [o.statement for o in manager.objects if first <= o.version <= last]
+    named_sql = {s.sql for s in named}
+    rest = [s for v in range(first, last + 1) for s in manager.load_ddl(v) if s.sql not in named_sql]
+    return [*named, *rest]
+
+
 def _all_ddl(manager: SchemaManager) -> list[Statement]:
-    return [s for version in range(1, SCHEMA_VERSION + 1) for s in manager.load_ddl(version)]
+    return _in_run_order(manager, 1)
 
 
 def _every_statement(manager: SchemaManager) -> list[Statement]:
@@ -455,6 +467,7 @@ def test_the_ddl_creates_the_decided_objects() -> None:
         "EXTRACTION_JOB",
         "STORE_SETTING",
         "RECORD_CHUNKS",
+        "IMAGE",
     }
     assert kinds["MEMORY_GRAPH"] == "PROPERTY GRAPH"
     assert "RECORD_CHUNKS_EMBEDDING_VEC_I" not in kinds  # built by code once the dimension is known
@@ -473,7 +486,9 @@ def test_the_ddl_creates_the_decided_objects() -> None:
         ("EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)", 2),
         ("EXTRACTION_JOB_FAILED_I", 2),
     ]
-    assert {o.version for o in manager.objects} == {1, 2}
+    # version 3: the image table and its index (MEMORY's type check is replaced by unnamed statements)
+    assert [(o.key, o.version) for o in manager.objects if o.version == 4] == [("IMAGE", 4), ("IMAGE_MESSAGE_I", 4)]
+    assert {o.version for o in manager.objects} == {1, 2, 4}  # version 3 creates nothing nameable
 
 
 def test_statements_from_ddl_rejects_unknown_and_malformed_placeholders() -> None:
@@ -973,11 +988,14 @@ def test_a_database_that_cannot_build_the_vector_index_still_opens_the_store(cap
 
 
 def _v2_sql(manager: SchemaManager) -> list[str]:
-    return [s.sql for s in manager.load_ddl(2)]
+    """What upgrading a version 1 store runs: the files after version 1, in order (the unnamed
+    statements of version 3 come last in its file, and run after the named objects)."""
+    return [s.sql for s in _in_run_order(manager, 2)]
 
 
 def _v3_sql(manager: SchemaManager) -> list[str]:
-    return [s.sql for s in manager.load_ddl(3)]
+    """What upgrading a version 2 store runs: the files of versions 3.. in order."""
+    return [s.sql for s in _in_run_order(manager, 3)]
 
 
 _PROFILE_TYPES = ("'user_profile'", "'agent_profile'")
@@ -995,7 +1013,7 @@ def test_version_3_lets_the_record_table_hold_profiles() -> None:
     )
     assert [o for o in manager.objects if o.version == 3] == []  # nothing nameable: run once per upgrade
     fresh = FakeOracle()
-    assert manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == SCHEMA_VERSION
     assert all(t in fresh.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
 
 
@@ -1006,16 +1024,16 @@ def test_upgrading_a_version_2_store_replaces_the_type_check_once() -> None:
     oracle.register(manager.names, version=2)
     assert not any(t in oracle.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
     connection = oracle.connection()
-    with pytest.raises(SchemaVersionError, match="needs an upgrade to 3"):
+    with pytest.raises(SchemaVersionError, match=f"needs an upgrade to {SCHEMA_VERSION}"):
         manager.ensure(connection, SchemaPolicy.REQUIRE_EXISTING, dimension=None)
     assert _ddl_calls(connection) == []
     connection = oracle.connection()
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == SCHEMA_VERSION
     assert _ddl_calls(connection) == _v3_sql(manager)
     assert all(t in oracle.checks["ACME_MEMORY_TYPE_CK"] for t in _PROFILE_TYPES)
-    assert oracle.registry["ACME"]["version"] == 3
+    assert oracle.registry["ACME"]["version"] == SCHEMA_VERSION
     again = oracle.connection()
-    assert manager.ensure(again, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert manager.ensure(again, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == SCHEMA_VERSION
     assert _ddl_calls(again) == []
 
 
@@ -1061,10 +1079,10 @@ def test_a_fresh_store_gets_the_failure_columns() -> None:
     oracle = FakeOracle()
     manager = _manager("acme")
     config = manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config.schema_version == SCHEMA_VERSION == 3
+    assert config.schema_version == SCHEMA_VERSION == 4
     assert {"FAILED_AT", "FAILURE_REASON", "CLAIMED_UNTIL"} <= oracle.columns["ACME_EXTRACTION_JOB"]
     assert oracle.indexes["ACME_EXTRACTION_JOB_FAILED_I"] == ("ACME_EXTRACTION_JOB", "NORMAL")
-    assert oracle.registry["ACME"]["version"] == 3
+    assert oracle.registry["ACME"]["version"] == SCHEMA_VERSION
     assert "EXTRACTION_JOB(FAILED_AT,FAILURE_REASON)" in manager.present_objects(oracle.connection())
 
 
@@ -1077,24 +1095,24 @@ def test_upgrading_a_version_1_store_adds_the_columns_and_records_the_current_ve
     # check (REQUIRE_EXISTING) and CREATE_IF_EMPTY refuse the old version without any DDL
     for policy in (SchemaPolicy.REQUIRE_EXISTING, SchemaPolicy.CREATE_IF_EMPTY):
         connection = oracle.connection()
-        with pytest.raises(SchemaVersionError, match="needs an upgrade to 3"):
+        with pytest.raises(SchemaVersionError, match=f"needs an upgrade to {SCHEMA_VERSION}"):
             manager.ensure(connection, policy, dimension=None)
         assert _ddl_calls(connection) == []
     # upgrade (CREATE_IF_NECESSARY): version 2's file, then version 3's, then the registry row
     connection = oracle.connection()
     config = manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config == StoreConfig(dimension=4, vector_index="hnsw", schema_version=3)
-    assert _ddl_calls(connection) == [*_v2_sql(manager), *_v3_sql(manager)]
+    assert config == StoreConfig(dimension=4, vector_index="hnsw", schema_version=SCHEMA_VERSION)
+    assert _ddl_calls(connection) == _v2_sql(manager)
     assert {"FAILED_AT", "FAILURE_REASON"} <= oracle.columns["ACME_EXTRACTION_JOB"]
     assert "ACME_EXTRACTION_JOB_FAILED_I" in oracle.indexes
-    assert oracle.registry["ACME"]["version"] == 3
+    assert oracle.registry["ACME"]["version"] == SCHEMA_VERSION
     kinds = [c.kind for c in connection.log]
-    update = next(i for i, c in enumerate(connection.log) if c.binds and c.binds.get("schema_version") == 3)
+    update = next(i for i, c in enumerate(connection.log) if c.binds and c.binds.get("schema_version") == SCHEMA_VERSION)
     assert "commit" in kinds[update:]  # the new version is committed
     # done once: opening again runs no DDL, and the check passes
     for policy in (SchemaPolicy.CREATE_IF_NECESSARY, SchemaPolicy.REQUIRE_EXISTING):
         again = oracle.connection()
-        assert manager.ensure(again, policy, dimension=None).schema_version == 3
+        assert manager.ensure(again, policy, dimension=None).schema_version == SCHEMA_VERSION
         assert _ddl_calls(again) == []
 
 
@@ -1113,9 +1131,9 @@ def test_upgrading_accepts_columns_another_process_added_meanwhile() -> None:
         return real(sql, binds)
 
     connection.responder = racing
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == SCHEMA_VERSION
     assert "EXTRACTION_JOB_FAILED_I" in oracle.indexes
-    assert oracle.registry["__DEFAULT__"]["version"] == 3
+    assert oracle.registry["__DEFAULT__"]["version"] == SCHEMA_VERSION
 
 
 def test_a_store_with_only_some_of_the_added_columns_is_refused_clearly() -> None:
@@ -1162,7 +1180,7 @@ def test_a_recreated_job_table_gets_its_version_2_columns_again() -> None:
     connection = oracle.connection()
     manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
     v1 = [s.sql for s in manager.load_ddl(1) if s.name.startswith("v1_create_extraction_job")]
-    assert _ddl_calls(connection) == [*v1, *_v2_sql(manager)]
+    assert _ddl_calls(connection) == [*v1, *(s.sql for s in manager.load_ddl(2))]
     assert {"FAILED_AT", "FAILURE_REASON"} <= oracle.columns["EXTRACTION_JOB"]
 
 
@@ -1181,43 +1199,69 @@ def test_recreate_builds_every_version_and_drop_needs_no_column_statement() -> N
 
 def test_an_upgrade_over_several_versions_applies_each_file_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Upgrading from 1 to N: the objects of files 2..N in file order, then their other
-    statements (data fixes), then version N in the registry row."""
-    version_3 = (
+    statements (the replaced check of version 3, data fixes), then version N in the registry row."""
+    later = SCHEMA_VERSION + 1
+    made_up = (
         "-- a later version, for this test only\n"
         "CREATE INDEX {THREAD_SUMMARY_THREAD_I} ON {THREAD_SUMMARY} (created_at)\n"
         "/\n"
         "UPDATE {EXTRACTION_JOB} SET attempts = 0 WHERE attempts < 0\n"
     )
     real_files, real_read = schema_module._version_files, schema_module._read_ddl_file
-    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 3)
-    monkeypatch.setattr(schema_module, "_version_files", lambda: {**real_files(), 3: "0003_test.sql"})
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", later)
+    monkeypatch.setattr(schema_module, "_version_files", lambda: {**real_files(), later: "9999_test.sql"})
     monkeypatch.setattr(
         schema_module,
         "_read_ddl_file",
-        lambda name: version_3 if name == "0003_test.sql" else real_read(name),
+        lambda name: made_up if name == "9999_test.sql" else real_read(name),
     )
     oracle = FakeOracle()
     manager = _manager("acme")
-    assert [o.version for o in manager.objects][-3:] == [2, 2, 3]
+    assert [o.version for o in manager.objects][-5:] == [2, 2, 4, 4, later]
+    named = {o.statement.sql for o in manager.objects}
+    v3_checks = [s.sql for v in (3, 4) for s in manager.load_ddl(v) if s.sql not in named]
+    assert [c.split()[3] for c in v3_checks] == ["DROP", "ADD", "DROP", "ADD"]
     oracle.install(manager, version=1)
     oracle.register(manager.names, version=1)
     connection = oracle.connection()
-    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 3
-    assert _ddl_calls(connection) == [*_v2_sql(manager), manager.load_ddl(3)[0].sql]
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == later
+    named_after_1 = [o.statement.sql for o in manager.objects if o.version > 1]
+    assert _ddl_calls(connection) == [*named_after_1, *v3_checks]
     assert oracle.dml == ['UPDATE "ACME_EXTRACTION_JOB" SET attempts = 0 WHERE attempts < 0']
-    assert oracle.registry["ACME"]["version"] == 3
-    # a store already at 2 runs only file 3; at 3, nothing
-    oracle_2 = FakeOracle()
-    oracle_2.install(manager, version=2)
-    oracle_2.register(manager.names, version=2)
-    connection = oracle_2.connection()
+    assert oracle.registry["ACME"]["version"] == later
+    # a store already at 4 runs only the made-up file; at the made-up version, nothing
+    oracle_3 = FakeOracle()
+    oracle_3.install(manager, version=4)
+    oracle_3.register(manager.names, version=4)
+    connection = oracle_3.connection()
     manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert _ddl_calls(connection) == [manager.load_ddl(3)[0].sql]
-    assert len(oracle_2.dml) == 1 and oracle_2.registry["ACME"]["version"] == 3
-    again = oracle_2.connection()
+    assert _ddl_calls(connection) == [manager.load_ddl(later)[0].sql]
+    assert len(oracle_3.dml) == 1 and oracle_3.registry["ACME"]["version"] == later
+    again = oracle_3.connection()
     manager.ensure(again, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert _ddl_calls(again) == [] and len(oracle_2.dml) == 1
+    assert _ddl_calls(again) == [] and len(oracle_3.dml) == 1
     # a fresh store runs every file, its data fixes included
     fresh = FakeOracle()
     manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_EMPTY, dimension=None)
-    assert len(fresh.dml) == 1 and fresh.registry["ACME"]["version"] == 3
+    assert len(fresh.dml) == 1 and fresh.registry["ACME"]["version"] == later
+
+
+def test_version_4_adds_the_image_table_and_lets_memory_hold_images() -> None:
+    manager = _manager("acme")
+    table, index, drop, add = manager.load_ddl(4)
+    assert table.name == "v4_create_image" and "image_bytes  BLOB NOT NULL" in table.sql
+    assert 'REFERENCES "ACME_MEMORY" (record_id) ON DELETE CASCADE' in table.sql
+    assert index.sql == 'CREATE INDEX "ACME_IMAGE_MESSAGE_I" ON "ACME_IMAGE" (message_id, part_seq)'
+    assert drop.sql == 'ALTER TABLE "ACME_MEMORY" DROP CONSTRAINT "ACME_MEMORY_TYPE_CK"'
+    assert "'image'" in add.sql and "'user_profile'" in add.sql and 'ADD CONSTRAINT "ACME_MEMORY_TYPE_CK"' in add.sql
+    # a fresh store and an upgraded one both get the replaced check, once, after the table
+    for version in (None, 2):
+        oracle = FakeOracle()
+        if version is not None:
+            oracle.install(manager, version=version)
+            oracle.register(manager.names, version=version)
+        manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+        assert oracle.constraint_changes == [("DROP", "ACME_MEMORY_TYPE_CK"), ("ADD", "ACME_MEMORY_TYPE_CK")] * 2  # v3, v4
+        assert "ACME_IMAGE" in oracle.tables and oracle.registry["ACME"]["version"] == SCHEMA_VERSION
+        manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
+        assert len(oracle.constraint_changes) == 4  # not run again

@@ -13,6 +13,7 @@ import pytest
 from palimpsest.adapters.oracle import statements as st
 from palimpsest.adapters.oracle.names import StoreNames
 from palimpsest.adapters.oracle.sql import Statement, placeholders
+from palimpsest.domain.images import ImageMimeType, StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -328,6 +329,19 @@ def _samples() -> dict[str, list[Sample]]:
             (st.job_release, lambda n, e, v: st.job_release(n, f"j1{v}", owner=f"w1{v}", until=LATER)),
             (st.job_release, lambda n, e, v: st.job_release(n, f"j1{v}", owner=f"w1{v}", until=None)),
             (st.job_delete, lambda n, e, v: st.job_delete(n, f"j1{v}")),
+        ],
+        "images": [
+            (st.image_insert, lambda n, e, v: st.image_insert(n, StoredImage(f"i1{v}", ImageMimeType.PNG, b"png"))),
+            (
+                st.image_insert,
+                lambda n, e, v: st.image_insert(
+                    n, StoredImage(f"i2{v}", ImageMimeType.JPEG, b"jpg", message_id=f"m1{v}", position=1)
+                ),
+            ),
+            (st.image_replace, lambda n, e, v: st.image_replace(n, StoredImage(f"i1{v}", ImageMimeType.WEBP, b"w"))),
+            (st.image_get_many, lambda n, e, v: st.image_get_many(n, [f"i1{v}", f"i2{v}"], include_bytes=True)),
+            (st.image_get_many, lambda n, e, v: st.image_get_many(n, [f"i1{v}"], include_bytes=False)),
+            (st.image_of_messages, lambda n, e, v: st.image_of_messages(n, [f"m1{v}", f"m2{v}"])),
         ],
         "settings": [
             (st.setting_get, lambda n, e, v: st.setting_get(n, f"retention{v}")),

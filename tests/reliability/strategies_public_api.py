@@ -21,9 +21,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final
 
 from hypothesis import strategies as st
+from images_samples import jpeg, png, webp
 from palimpsest.application import (
     AgentMemory,
     ChatMessage,
+    ImageInputLimitConfig,
     MemoryExtractionConfig,
     SearchScope,
     TimeToLiveAnchor,
@@ -63,6 +65,7 @@ def seed(memory: AgentMemory) -> None:
     memory.add_memory("Lives in Lyon.", memory_id="m3", memory_type="fact", user_id="u1", agent_id="a1")
     memory.add_memory("Drinks tea.", memory_id="m4", memory_type="guideline", user_id="u2", agent_id="a2")
     memory.link_records("m3", "fact", "m2", "preference", "supports", relation_id="l2")
+    memory.add_image(png(seed=1), "a pizza oven", image_id="i1", thread_id="t1", metadata={"tags": ["food"]})
     t1.get_summary()  # stores a summary revision when the client has a summariser
 
 
@@ -333,6 +336,20 @@ def _per_message(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 progress_callbacks = anything(st.just(lambda done, total: None))
 timeouts = anything(st.sampled_from([None, 0, 0.001, 1.0, -1.0, float("nan"), float("inf"), -float("inf")]))
 
+# -- images ----------------------------------------------------------------------------------
+
+_PNG = png()
+image_bytes = anything(
+    st.sampled_from([_PNG, jpeg(), webp(), png(animated=True), _PNG[:20], b"", b"GIF89a" + bytes(20), bytearray(_PNG)]),
+    st.binary(max_size=64),
+)
+mime_types = anything(st.sampled_from(["image/png", "image/jpeg", "image/webp", "image/gif", "", None]))
+descriptions = anything(st.sampled_from(["a red bicycle", "", "   ", None, "\ud800"]))
+image_limits = anything(
+    st.sampled_from([None, ImageInputLimitConfig(), ImageInputLimitConfig(max_raw_image_bytes=16)])
+)
+image_id_lists = anything(st.lists(st.sampled_from(["i1", "nope", ""]), max_size=3), st.none())
+
 # -- parameter table -------------------------------------------------------------------------
 
 PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
@@ -400,6 +417,14 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "max_relevant_results": integers,
     "max_recent_messages": integers,
     "except_last_messages": integers,
+    "image": image_bytes,
+    "description": descriptions,
+    "mime_type": mime_types,
+    "image_id": ids("i1", "new-image"),
+    "include_bytes": booleans,
+    "include_image_bytes": booleans,
+    "included_image_ids": image_id_lists,
+    "image_input_limit_config": image_limits,
     "min_relevant_results_by_type": anything(
         st.dictionaries(
             st.one_of(record_type_names, weird_strings, integers, st.sampled_from([None, 1.5, b"x", frozenset(), _Weird()])),
@@ -425,6 +450,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "delete_record_link", "search", "purge_expired", "reembed", "wait_for_memory_extraction", "close",
             "failed_extractions", "pending_extractions", "retry_failed_extractions", "extraction_worker",
             "add_user", "add_agent", "delete_user", "delete_agent", "list_users", "list_agents", "list_messages",
+            "add_image", "update_image", "delete_image", "list_images",
         }
     ),
     "MemoryThread": frozenset(
@@ -432,6 +458,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "add_messages", "get_messages", "get_message", "update_message", "delete_message", "get_summary",
             "get_context_card", "search", "add_memory", "update_memory", "delete_memory", "link_records",
             "update_record_link", "delete_record_link", "wait_for_memory_extraction",
+            "add_image", "update_image", "delete_image", "list_images",
         }
     ),
 }

@@ -30,6 +30,7 @@ import pytest
 from clients import build_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from images_samples import png
 from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.backends import BACKENDS
 from palimpsest.adapters.embedded import EmbeddedStore
@@ -365,6 +366,7 @@ def test_regression_extraction_passes_are_not_a_thread_method() -> None:
 # -- metadata and filters holding an integer str() cannot write (ValueError before) ---------------
 
 TOO_WIDE = 10**5000
+IMAGE = png()
 """More than the 4300 digits Python's int -> str conversion allows (json.dumps raised ValueError)."""
 
 WIDE_CALLS: dict[tuple[str, str, str], tuple[tuple[Any, ...], dict[str, Any]]] = {
@@ -392,6 +394,12 @@ WIDE_CALLS: dict[tuple[str, str, str], tuple[tuple[Any, ...], dict[str, Any]]] =
     ("MemoryThread", "update_memory", "metadata"): (("m1",), {}),
     ("MemoryThread", "update_message", "metadata"): (("msg1",), {}),
     ("MemoryThread", "update_record_link", "metadata"): (("l1",), {}),
+    ("AgentMemory", "add_image", "metadata"): ((IMAGE, "x"), {"user_id": "u1"}),
+    ("AgentMemory", "update_image", "metadata"): (("i1",), {}),
+    ("AgentMemory", "list_images", "metadata_filter"): ((), {"user_id": "u1"}),
+    ("MemoryThread", "add_image", "metadata"): ((IMAGE, "x"), {}),
+    ("MemoryThread", "update_image", "metadata"): (("i1",), {}),
+    ("MemoryThread", "list_images", "metadata_filter"): ((), {}),
 }
 WIDE_VALUES = {
     "metadata": [{"k": TOO_WIDE}, {"k": {"deep": [-TOO_WIDE]}}],

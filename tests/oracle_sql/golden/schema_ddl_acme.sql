@@ -209,12 +209,34 @@ ALTER TABLE "ACME_EXTRACTION_JOB" ADD (
 -- v2_create_extraction_job_failed_i
 CREATE INDEX "ACME_EXTRACTION_JOB_FAILED_I" ON "ACME_EXTRACTION_JOB" (failed_at)
 
+-- v4_create_image
+CREATE TABLE "ACME_IMAGE" (
+    record_id    VARCHAR2(128 CHAR) NOT NULL,
+    mime_type    VARCHAR2(30) NOT NULL,
+    image_bytes  BLOB NOT NULL,
+    message_id   VARCHAR2(128 CHAR),
+    part_seq     NUMBER(10),
+    CONSTRAINT "ACME_IMAGE_PK" PRIMARY KEY (record_id),
+    CONSTRAINT "ACME_IMAGE_MEMORY_FK" FOREIGN KEY (record_id) REFERENCES "ACME_MEMORY" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "ACME_IMAGE_MIME_TYPE_CK" CHECK (mime_type IN ('image/png', 'image/jpeg', 'image/webp'))
+)
+
+-- v4_create_image_message_i
+CREATE INDEX "ACME_IMAGE_MESSAGE_I" ON "ACME_IMAGE" (message_id, part_seq)
+
 -- v3_1
 ALTER TABLE "ACME_MEMORY" DROP CONSTRAINT "ACME_MEMORY_TYPE_CK"
 
 -- v3_2
 ALTER TABLE "ACME_MEMORY" ADD CONSTRAINT "ACME_MEMORY_TYPE_CK"
     CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile'))
+
+-- v4_3
+ALTER TABLE "ACME_MEMORY" DROP CONSTRAINT "ACME_MEMORY_TYPE_CK"
+
+-- v4_4
+ALTER TABLE "ACME_MEMORY" ADD CONSTRAINT "ACME_MEMORY_TYPE_CK"
+    CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile', 'image'))
 
 -- create_vector_index_hnsw
 CREATE VECTOR INDEX "ACME_RECORD_CHUNKS_EMBEDDING_VEC_I" ON "ACME_RECORD_CHUNKS" (embedding)
@@ -233,6 +255,9 @@ DROP INDEX "ACME_RECORD_CHUNKS_EMBEDDING_VEC_I"
 
 -- drop_memory_graph
 DROP PROPERTY GRAPH "ACME_MEMORY_GRAPH"
+
+-- drop_image
+DROP TABLE "ACME_IMAGE" CASCADE CONSTRAINTS PURGE
 
 -- drop_record_chunks
 DROP TABLE "ACME_RECORD_CHUNKS" CASCADE CONSTRAINTS PURGE

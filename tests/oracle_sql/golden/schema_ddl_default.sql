@@ -209,12 +209,34 @@ ALTER TABLE "EXTRACTION_JOB" ADD (
 -- v2_create_extraction_job_failed_i
 CREATE INDEX "EXTRACTION_JOB_FAILED_I" ON "EXTRACTION_JOB" (failed_at)
 
+-- v4_create_image
+CREATE TABLE "IMAGE" (
+    record_id    VARCHAR2(128 CHAR) NOT NULL,
+    mime_type    VARCHAR2(30) NOT NULL,
+    image_bytes  BLOB NOT NULL,
+    message_id   VARCHAR2(128 CHAR),
+    part_seq     NUMBER(10),
+    CONSTRAINT "IMAGE_PK" PRIMARY KEY (record_id),
+    CONSTRAINT "IMAGE_MEMORY_FK" FOREIGN KEY (record_id) REFERENCES "MEMORY" (record_id) ON DELETE CASCADE,
+    CONSTRAINT "IMAGE_MIME_TYPE_CK" CHECK (mime_type IN ('image/png', 'image/jpeg', 'image/webp'))
+)
+
+-- v4_create_image_message_i
+CREATE INDEX "IMAGE_MESSAGE_I" ON "IMAGE" (message_id, part_seq)
+
 -- v3_1
 ALTER TABLE "MEMORY" DROP CONSTRAINT "MEMORY_TYPE_CK"
 
 -- v3_2
 ALTER TABLE "MEMORY" ADD CONSTRAINT "MEMORY_TYPE_CK"
     CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile'))
+
+-- v4_3
+ALTER TABLE "MEMORY" DROP CONSTRAINT "MEMORY_TYPE_CK"
+
+-- v4_4
+ALTER TABLE "MEMORY" ADD CONSTRAINT "MEMORY_TYPE_CK"
+    CHECK (memory_type IN ('memory', 'fact', 'guideline', 'preference', 'user_profile', 'agent_profile', 'image'))
 
 -- create_vector_index_hnsw
 CREATE VECTOR INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I" ON "RECORD_CHUNKS" (embedding)
@@ -233,6 +255,9 @@ DROP INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I"
 
 -- drop_memory_graph
 DROP PROPERTY GRAPH "MEMORY_GRAPH"
+
+-- drop_image
+DROP TABLE "IMAGE" CASCADE CONSTRAINTS PURGE
 
 -- drop_record_chunks
 DROP TABLE "RECORD_CHUNKS" CASCADE CONSTRAINTS PURGE

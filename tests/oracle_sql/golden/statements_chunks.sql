@@ -90,13 +90,14 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id
 
 -- chunks.delete_record
 DELETE FROM "RECORD_CHUNKS"
-WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4, :record_type_5)
+WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4, :record_type_5, :record_type_6)
 --   :record_type_0 = 'agent_profile'
 --   :record_type_1 = 'fact'
 --   :record_type_2 = 'guideline'
---   :record_type_3 = 'memory'
---   :record_type_4 = 'preference'
---   :record_type_5 = 'user_profile'
+--   :record_type_3 = 'image'
+--   :record_type_4 = 'memory'
+--   :record_type_5 = 'preference'
+--   :record_type_6 = 'user_profile'
 --   :source_id = 'r1'
 
 -- chunks.delete_for_thread
@@ -201,13 +202,14 @@ WHERE source_record_type = :source_record_type AND source_id = :source_id
 
 -- chunks.delete_record
 DELETE FROM "ACME_RECORD_CHUNKS"
-WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4, :record_type_5)
+WHERE source_id = :source_id AND source_record_type IN (:record_type_0, :record_type_1, :record_type_2, :record_type_3, :record_type_4, :record_type_5, :record_type_6)
 --   :record_type_0 = 'agent_profile'
 --   :record_type_1 = 'fact'
 --   :record_type_2 = 'guideline'
---   :record_type_3 = 'memory'
---   :record_type_4 = 'preference'
---   :record_type_5 = 'user_profile'
+--   :record_type_3 = 'image'
+--   :record_type_4 = 'memory'
+--   :record_type_5 = 'preference'
+--   :record_type_6 = 'user_profile'
 --   :source_id = 'r1'
 
 -- chunks.delete_for_thread
