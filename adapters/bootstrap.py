@@ -41,6 +41,8 @@ from palimpsest.application import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
     Extractor,
+    ImageCaptioner,
+    ImageInputLimitConfig,
     LinkResolver,
     MemoryExtractionConfig,
     MemoryRetentionConfig,
@@ -401,6 +403,8 @@ def open_memory(
     extraction_retry_policy: ExtractionRetryPolicy | None = None,
     extraction_runs_in: ExtractionRunsIn | str = ExtractionRunsIn.CLIENT,
     search_config: MemorySearchConfig | None = None,
+    image_captioner: ImageCaptioner | None = None,
+    image_input_limit_config: ImageInputLimitConfig | None = None,
 ) -> AgentMemory:
     """An ``AgentMemory`` on the store at ``location``: a file path (``str`` or ``Path``) for the
     embedded store, ``None`` or ``":memory:"`` for a store in this process only, or a URL such as
@@ -449,4 +453,6 @@ def open_memory(
         extraction_retry_policy=extraction_retry_policy,
         extraction_runs_in=extraction_runs_in,
         search_config=search_config,
+        image_captioner=image_captioner,
+        image_input_limit_config=image_input_limit_config,
     )
