@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import io
 import tomllib
 import warnings
 import xml.etree.ElementTree as ET
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import pytest
 import typer.main
+from images_samples import png
 from palimpsest import adapters, application
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.backends import parse_store_location
 from palimpsest.adapters.cli.app import app
+from palimpsest.adapters.heuristic import LexicalReranker
 from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver, LlmSummariser, OpenAIChatModel
 from palimpsest.adapters.oracle import OracleStore, SchemaPolicy
@@ -27,12 +30,15 @@ from palimpsest.application import (
     Event,
     GenericEventListener,
     MemoryExtractionConfig,
+    MemoryExtractionMode,
     OracleSearchResultFormatConfig,
     SearchResultFormatConfig,
+    TopKMemorySearchConfig,
     register_event_listeners,
 )
 from palimpsest.application import observability as observability_module
 from palimpsest.domain import MemoryRecord, Message, RecordLink
+from palimpsest.domain.errors import ConfigurationError, DuplicateIdError, InvalidScopeError
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -163,3 +169,84 @@ def test_the_command_line_is_palimpsest_with_its_oracle_commands() -> None:
     command = typer.main.get_command(app)
     oracle = command.commands["oracle"]  # type: ignore[attr-defined]
     assert set(oracle.commands) == {"install", "check", "upgrade"}
+
+
+def test_a_threads_llm_is_only_none_and_the_shortening_limit_is_stored() -> None:
+    with open_memory(":memory:", embedder=HashingEmbedder(), memory_extraction_config=NO_EXTRACTION) as memory:
+        thread = memory.create_thread(user_id="u", llm=None, message_shortening_input_token_limit=500)
+        assert memory.get_thread(thread.thread_id).message_shortening_input_token_limit == 500
+        with pytest.raises(ConfigurationError):
+            memory.create_thread(user_id="u", llm=object())
+
+
+def test_a_top_k_search_config_takes_no_reranker() -> None:
+    with pytest.raises(ConfigurationError):
+        TopKMemorySearchConfig(reranker=LexicalReranker())
+
+
+def test_a_threads_record_commands_refuse_another_scope(memory: AgentMemory) -> None:
+    thread = memory.create_thread(user_id="u", agent_id="a")
+    for scope in ({"user_id": "v"}, {"agent_id": "b"}, {"thread_id": "elsewhere"}):
+        with pytest.raises(InvalidScopeError):
+            thread.add_memory("The user likes tea.", **scope)
+    assert memory.list_memories(user_id="v") == [] and memory.list_memories(user_id="u") == []
+
+
+def test_each_extracted_memory_takes_the_metadata_of_its_own_message() -> None:
+    config = MemoryExtractionConfig(extraction_mode=MemoryExtractionMode.INLINE)
+    with open_memory(":memory:", embedder=HashingEmbedder(), memory_extraction_config=config) as memory:
+        thread = memory.create_thread(user_id="u")
+        thread.add_messages(
+            [
+                {"role": "user", "content": "My name is Carla.", "metadata": {"source": "chat"}},
+                {"role": "user", "content": "I live in Rome.", "metadata": {"source": "email"}},
+            ]
+        )
+        tagged = {m.content: (m.metadata or {}).get("source") for m in memory.list_memories(user_id="u")}
+    assert {source for content, source in tagged.items() if "Rome" in content} == {"email"}
+    assert {source for content, source in tagged.items() if "Carla" in content} == {"chat"}
+
+
+def test_a_profile_id_shares_the_memory_namespace_and_a_thread_exact_search_leaves_profiles_out(
+    memory: AgentMemory,
+) -> None:
+    memory.add_memory("The user likes tea.", user_id="u", memory_id="shared-id")
+    with pytest.raises(DuplicateIdError):
+        memory.add_user("shared-id", "A user whose id is taken.")
+    memory.add_user("u", "Ursula, a tea merchant in Bergen.")
+    thread = memory.create_thread(user_id="u")
+    found = memory.search("tea merchant Bergen", user_id="u", record_types=["user_profile"])
+    assert [r.record.id for r in found] == ["u"]
+    exact = thread.search("tea merchant Bergen", exact_thread_match=True, record_types=["user_profile"])
+    assert exact == []
+
+
+def test_images_are_captioned_inline_left_out_of_exports_and_text_parts_come_back_joined(
+    memory: AgentMemory,
+) -> None:
+    assert not inspect.iscoroutinefunction(memory.add_image)  # the caption is written before it returns
+    memory.add_image(png(), "a red bicycle", user_id="u")
+    out = io.StringIO()
+    memory.admin.export(out)
+    assert '"image"' not in out.getvalue()
+    thread = memory.create_thread(user_id="u")
+    thread.add_messages(
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Look "},
+                    {"type": "image", "bytes": png(seed=1), "description": "a cat"},
+                    {"type": "text", "text": "at this."},
+                ],
+            }
+        ]
+    )
+    (message,) = thread.get_messages()
+    assert message.content == "Look at this."
+
+
+def test_llm_pruning_and_deep_data_security_are_not_built() -> None:
+    for name in ("PruningMemorySearchConfig", "PruningEvaluationMode", "DeepDataSecurityPolicy"):
+        assert not hasattr(application, name) and not hasattr(adapters, name)
+    assert "pruner_llm" not in inspect.signature(AgentMemory).parameters
