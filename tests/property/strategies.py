@@ -60,7 +60,9 @@ def add_record(
 
 # --- entities, for the JSON codec -------------------------------------------------------------
 
-ids = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x2FF), min_size=1, max_size=20)
+ids = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x2FF), min_size=1, max_size=20).filter(
+    lambda s: bool(s.strip())  # an id of only whitespace (U+00A0, U+0085) is refused by check_id
+)
 optional_ids = st.none() | ids
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
 contents = texts.filter(str.strip)

