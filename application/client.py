@@ -10,11 +10,9 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from palimpsest.domain.errors import ConfigurationError, ValidationError
-from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import (
     ExtractionJob,
     MemoryRecord,
@@ -28,7 +26,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
+from .arguments import list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
@@ -66,7 +64,15 @@ __all__ = ["AgentMemory"]
     "update_thread",
     "delete_thread",
     "list_threads",
+    "add_user",
+    "add_agent",
+    "delete_user",
+    "delete_agent",
+    "list_users",
+    "list_agents",
     "list_memories",
+    "list_messages",
+    "list_images",
     "purge_expired",
     "reembed",
     "wait_for_memory_extraction",
@@ -74,19 +80,6 @@ __all__ = ["AgentMemory"]
     "failed_extractions",
     "retry_failed_extractions",
     "close",
-    # profiles and message listing (ARCHITECTURE.md D37)
-    "add_user",
-    "add_agent",
-    "delete_user",
-    "delete_agent",
-    "list_users",
-    "list_agents",
-    "list_messages",
-    # images part (re-home with the facade's other methods)
-    "add_image",
-    "update_image",
-    "delete_image",
-    "list_images",
 )
 @observed_operations("agent_memory")
 class AgentMemory(MemoryFacade):
@@ -184,6 +177,8 @@ class AgentMemory(MemoryFacade):
         if extractor is not None:
             self._services.runner.resume()  # jobs left by a crash or an earlier process (not for workers)
 
+    # -- the store's administration (D36) and this client's configuration ----------------------
+
     @property
     def store(self) -> MemoryStore:
         """Deprecated: the store port itself. Listings, lookups, diagnostics, export/import and
@@ -195,6 +190,13 @@ class AgentMemory(MemoryFacade):
             stacklevel=2,
         )
         return self._services.store
+
+    @property
+    def admin(self) -> StoreAdmin:
+        """The store's listings, lookups, diagnostics, export/import and TTL refresh, on this
+        client's clock: what tools (the command line, the LangGraph store) use instead of the
+        store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
+        return self._services.admin
 
     @property
     def search_config(self) -> MemorySearchConfig | None:
@@ -387,6 +389,49 @@ class AgentMemory(MemoryFacade):
             limit=request.limit,  # type: ignore[arg-type]
         )
 
+    # -- users and agents (their profiles, ARCHITECTURE.md D37) ---------------------------------
+
+    def add_user(self, user_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET) -> str:
+        """Store the profile of user ``user_id`` (a searchable ``user_profile`` record whose id
+        is the user id), or replace its text (re-embedded) and, unless omitted, its metadata;
+        returns ``user_id``. The id is trusted as every ``user_id`` is: the caller names the user."""
+        return self._services.profiles.add(RecordType.USER_PROFILE, user_id, information, metadata)
+
+    def add_agent(
+        self, agent_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET
+    ) -> str:
+        """Store (or replace) the profile of agent ``agent_id``, an ``agent_profile`` record."""
+        return self._services.profiles.add(RecordType.AGENT_PROFILE, agent_id, information, metadata)
+
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete user ``user_id``'s profile (returns 1, or 0 without one); with ``cascade``
+        (the default) also the user's threads (their messages, memories, summaries and jobs,
+        after their running extraction) and every other message and record of that user,
+        whether or not a profile exists. Another user's data is never touched."""
+        return self._services.profiles.delete(RecordType.USER_PROFILE, user_id, cascade=cascade)
+
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete agent ``agent_id``'s profile; with ``cascade``, also its threads (whichever
+        user's) and every other message and record scoped to that agent."""
+        return self._services.profiles.delete(RecordType.AGENT_PROFILE, agent_id, cascade=cascade)
+
+    def list_users(
+        self,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[MemoryRecord]:
+        """User profiles, oldest first (``metadata_filter=None``: those without metadata;
+        ``limit`` keeps the newest ``limit``; omitted or ``None``: all of them)."""
+        return self._services.profiles.list(RecordType.USER_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+
+    def list_agents(
+        self,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[MemoryRecord]:
+        """Agent profiles, oldest first (as :meth:`list_users`)."""
+        return self._services.profiles.list(RecordType.AGENT_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+
     # -- memories (add, update, delete, link and search: shared with MemoryThread, facade.py) -----
 
     def list_memories(
@@ -406,6 +451,43 @@ class AgentMemory(MemoryFacade):
             thread_id=request.thread_id,
             metadata_filter=request.metadata_filter,
             limit=request.limit,  # type: ignore[arg-type]
+        )
+
+    # -- messages of every thread (a thread's own: MemoryThread) --------------------------------
+
+    def list_messages(
+        self,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[Message]:
+        """Messages of every thread, oldest first. Omitted = no filter; ``None`` = only messages
+        unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all)."""
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
+            if not isinstance(value, NotSetType):
+                check_optional_id(value, name)
+        return self._services.messages.list(
+            user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
+        )
+
+    # -- images (add, update and delete: shared with MemoryThread, facade.py) -------------------
+
+    def list_images(
+        self,
+        image_id: str | NotSetType = NOTSET,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
+        include_bytes: bool | NotSetType = NOTSET,
+        limit: int | None | NotSetType = NOTSET,
+    ) -> list[ImageRecord]:
+        """Images of a scope (at least one of ``user_id``, ``agent_id``, ``thread_id`` given as
+        an id), oldest first; ``include_bytes=True`` only for one ``image_id``."""
+        return self._list_images(
+            image_id, metadata_filter, include_bytes, limit, user_id=user_id, agent_id=agent_id, thread_id=thread_id
         )
 
     # -- retention and lifecycle -----------------------------------------------------------
@@ -518,149 +600,3 @@ class AgentMemory(MemoryFacade):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- profiles and message listing (D37): thin facades over ProfileService / MessageService --
-
-    def add_user(self, user_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET) -> str:
-        """Store the profile of user ``user_id`` (a searchable ``user_profile`` record whose id
-        is the user id), or replace its text (re-embedded) and, unless omitted, its metadata;
-        returns ``user_id``. The id is trusted as every ``user_id`` is: the caller names the user."""
-        return self._services.profiles.add(RecordType.USER_PROFILE, user_id, information, metadata)
-
-    def add_agent(
-        self, agent_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET
-    ) -> str:
-        """Store (or replace) the profile of agent ``agent_id``, an ``agent_profile`` record."""
-        return self._services.profiles.add(RecordType.AGENT_PROFILE, agent_id, information, metadata)
-
-    def delete_user(self, user_id: str, cascade: bool = True) -> int:
-        """Delete user ``user_id``'s profile (returns 1, or 0 without one); with ``cascade``
-        (the default) also the user's threads (their messages, memories, summaries and jobs,
-        after their running extraction) and every other message and record of that user,
-        whether or not a profile exists. Another user's data is never touched."""
-        return self._services.profiles.delete(RecordType.USER_PROFILE, user_id, cascade=cascade)
-
-    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
-        """Delete agent ``agent_id``'s profile; with ``cascade``, also its threads (whichever
-        user's) and every other message and record scoped to that agent."""
-        return self._services.profiles.delete(RecordType.AGENT_PROFILE, agent_id, cascade=cascade)
-
-    def list_users(
-        self,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None | NotSetType = NOTSET,
-    ) -> list[MemoryRecord]:
-        """User profiles, oldest first (``metadata_filter=None``: those without metadata;
-        ``limit`` keeps the newest ``limit``; omitted or ``None``: all of them)."""
-        return self._services.profiles.list(RecordType.USER_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
-
-    def list_agents(
-        self,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None | NotSetType = NOTSET,
-    ) -> list[MemoryRecord]:
-        """Agent profiles, oldest first (as :meth:`list_users`)."""
-        return self._services.profiles.list(RecordType.AGENT_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
-
-    def list_messages(
-        self,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None | NotSetType = NOTSET,
-    ) -> list[Message]:
-        """Messages of every thread, oldest first. Omitted = no filter; ``None`` = only messages
-        unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all)."""
-        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
-            if not isinstance(value, NotSetType):
-                check_optional_id(value, name)
-        return self._services.messages.list(
-            user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
-        )
-    # -- administration (D36): thin accessors, to be re-homed with the facades -------------------
-
-    @property
-    def admin(self) -> StoreAdmin:
-        """The store's listings, lookups, diagnostics, export/import and TTL refresh, on this
-        client's clock: what tools (the command line, the LangGraph store) use instead of the
-        store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
-        return self._services.admin
-
-    # -- images (images part: thin facades over ImageService; re-home with the others) -------
-
-    def add_image(
-        self,
-        image: bytes,
-        description: str | None | NotSetType = NOTSET,
-        mime_type: ImageMimeType | str | NotSetType = NOTSET,
-        image_id: str | NotSetType = NOTSET,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        """Store a standalone image (PNG, JPEG or WebP; the type is detected when omitted) and
-        return its id. Without a ``description`` (or with ``None``) the client's image
-        captioner writes one. At least one of ``user_id``, ``agent_id``, ``thread_id``."""
-        reject_unknown_kwargs("add_image", kwargs)
-        return self._services.images.add_image(
-            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
-            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor, limits=_limits(image_input_limit_config),
-        )
-
-    def update_image(
-        self,
-        image_id: str,
-        image: bytes | NotSetType = NOTSET,
-        description: str | None | NotSetType = NOTSET,
-        mime_type: ImageMimeType | str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        """Change an image: its bytes (``image`` and ``mime_type`` together), description
-        (``None`` writes a new caption), metadata, timestamp or time to live."""
-        reject_unknown_kwargs("update_image", kwargs)
-        return self._services.images.update_image(
-            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
-            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor,
-        )
-
-    def delete_image(self, image_id: str) -> int:
-        """Delete a standalone image: 1, or 0 when there is none (an attached image is refused)."""
-        return self._services.images.delete_image(image_id)
-
-    def list_images(
-        self,
-        image_id: str | NotSetType = NOTSET,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        include_bytes: bool | NotSetType = NOTSET,
-        limit: int | None | NotSetType = NOTSET,
-    ) -> list[ImageRecord]:
-        """Images of a scope (at least one of ``user_id``, ``agent_id``, ``thread_id`` given as
-        an id), oldest first; ``include_bytes=True`` only for one ``image_id``."""
-        return self._services.images.list_images(
-            image_id=image_id, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
-            metadata_filter=metadata_filter, include_bytes=include_bytes, limit=list_limit(limit),
-        )
-
-
-def _limits(value: object) -> ImageInputLimitConfig | None:
-    if isinstance(value, NotSetType):
-        return None
-    if not isinstance(value, ImageInputLimitConfig):
-        raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
-    return value

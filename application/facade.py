@@ -1,9 +1,11 @@
 """Application layer: ``MemoryFacade``, the public methods ``AgentMemory`` and ``MemoryThread`` share.
 
-The record, link and search methods are declared once, here, with the reference's names,
-keywords and defaults. Each builds its typed request (:mod:`~palimpsest.application.requests`),
-lets the facade bind its scope (:meth:`MemoryFacade._scope_thread`: a thread handle binds its
-own thread, the client none), and makes one call to a service.
+The record, link, search and image methods are declared once, here, with the reference's names,
+keywords and defaults. Each builds its typed request (:mod:`~palimpsest.application.requests`)
+or checks its arguments, lets the facade bind its scope (:meth:`MemoryFacade._scope_thread`: a
+thread handle binds its own thread, the client none), and makes one call to a service. Where
+the reference gives the two facades different signatures (``list_images``: a thread's has no
+scope keywords), each declares its own thin method over one helper here.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from palimpsest.domain.errors import ConfigurationError
+from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import RecordStatus, Thread, check_id
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
-from .config import MemorySearchConfig, search_defaults
+from .config import ImageInputLimitConfig, MemorySearchConfig, search_defaults
+from .images import ImageRecord
 from .requests import (
     AddMemory,
     DeleteRecordLink,
@@ -41,6 +46,9 @@ SHARED_METHODS = (
     "update_record_link",
     "delete_record_link",
     "search",
+    "add_image",
+    "update_image",
+    "delete_image",
 )
 
 
@@ -58,6 +66,11 @@ class MemoryFacade:
     def _search_defaults(self) -> MemorySearchConfig | None:
         """The search config whose values are the defaults of this facade's searches."""
         return None
+
+    def _image_limits(self, requested: ImageInputLimitConfig | None) -> ImageInputLimitConfig | None:
+        """The image limits of one call: ``requested`` (the call's own) over this facade's;
+        ``None`` leaves the client's (a thread handle layers its stored limits under the call's)."""
+        return requested
 
     def _owner_thread_id(self) -> str | None:
         thread = self._scope_thread()
@@ -284,3 +297,91 @@ class MemoryFacade:
         thread = self._scope_thread()
         request = SearchRequest(query, **keywords) if thread is None else SearchRequest.for_thread(thread, query, **keywords)
         return self._services.searcher.search(request, now=self._services.clock.now())
+
+    # -- images ----------------------------------------------------------------------------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        image_id: str | NotSetType = NOTSET,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Store a standalone image (PNG, JPEG or WebP; the type is detected when omitted) and
+        return its id. Without a ``description`` (or with ``None``) the client's image
+        captioner writes one. At least one of ``user_id``, ``agent_id``, ``thread_id``.
+        ``image_input_limit_config`` sets this call's limits (over a thread's, then the
+        client's).
+
+        Through a thread handle the image is the thread's (its user and agent); a scope given
+        here must be the thread's ("Image scope must match this thread.")."""
+        reject_unknown_kwargs("add_image", kwargs)
+        return self._services.images.add_image(
+            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
+            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor, limits=self._image_limits(_requested_limits(image_input_limit_config)),
+            owner=self._scope_thread(),
+        )
+
+    def update_image(
+        self,
+        image_id: str,
+        image: bytes | NotSetType = NOTSET,
+        description: str | None | NotSetType = NOTSET,
+        mime_type: ImageMimeType | str | NotSetType = NOTSET,
+        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
+        timestamp: str | datetime | None | NotSetType = NOTSET,
+        ttl_days: float | None | NotSetType = NOTSET,
+        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
+        **kwargs: Any,
+    ) -> str:
+        """Change an image: its bytes (``image`` and ``mime_type`` together), description
+        (``None`` writes a new caption), metadata, timestamp or time to live. Through a thread
+        handle, only the thread's own images."""
+        reject_unknown_kwargs("update_image", kwargs)
+        return self._services.images.update_image(
+            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
+            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor, limits=self._image_limits(None),
+            owner=self._scope_thread(),
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete a standalone image: 1, or 0 when there is none (through a thread handle: 0
+        for any image that is not the thread's); an attached image is refused."""
+        return self._services.images.delete_image(image_id, owner=self._scope_thread())
+
+    def _list_images(
+        self,
+        image_id: str | NotSetType,
+        metadata_filter: Mapping[str, Any] | None | NotSetType,
+        include_bytes: bool | NotSetType,
+        limit: int | None | NotSetType,
+        *,
+        user_id: str | None | NotSetType = NOTSET,
+        agent_id: str | None | NotSetType = NOTSET,
+        thread_id: str | None | NotSetType = NOTSET,
+    ) -> list[ImageRecord]:
+        """What both facades' ``list_images`` return (a thread handle's scope is its thread's)."""
+        return self._services.images.list_images(
+            image_id=image_id, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
+            metadata_filter=metadata_filter, include_bytes=include_bytes, limit=list_limit(limit),
+            owner=self._scope_thread(),
+        )
+
+
+def _requested_limits(value: object) -> ImageInputLimitConfig | None:
+    if isinstance(value, NotSetType):
+        return None
+    if not isinstance(value, ImageInputLimitConfig):
+        raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+    return value

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import MessageNotFoundError, ValidationError
-from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import Message, Thread, check_id, check_metadata
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .budgets import CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKEN_BUDGET
 from .config import (
+    ImageInputLimitConfig,
     MemorySearchConfig,
     ThreadSettings,
     extraction_counter,
@@ -42,10 +41,6 @@ DEFAULT_MESSAGE_WINDOW = 100
     "get_summary",
     "get_context_card",
     "wait_for_memory_extraction",
-    # images part (re-home with the facade's other methods)
-    "add_image",
-    "update_image",
-    "delete_image",
     "list_images",
 )
 @observed_operations("thread")
@@ -93,6 +88,9 @@ class MemoryThread(MemoryFacade):
 
     def _search_defaults(self) -> MemorySearchConfig | None:
         return self._settings.search_config
+
+    def _image_limits(self, requested: ImageInputLimitConfig | None) -> ImageInputLimitConfig:
+        return ImageInputLimitConfig.resolve(requested, self._settings.image_limits)
 
     # -- messages --------------------------------------------------------------------------
 
@@ -245,62 +243,13 @@ class MemoryThread(MemoryFacade):
         )
         return self._services.cards.card(self._thread, self._settings, request)
 
-    # -- add, update, delete and link memories, and search: shared with AgentMemory (facade.py) --
+    # -- memory extraction (add, update, delete, link and search memories: facade.py) ----------
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for this thread's background extraction started by this client."""
         self._services.runner.wait(timeout, thread_id=self.thread_id)
 
-    # -- images (images part: thin facades over ImageService; re-home with the others) -------
-
-    def add_image(
-        self,
-        image: bytes,
-        description: str | None | NotSetType = NOTSET,
-        mime_type: ImageMimeType | str | NotSetType = NOTSET,
-        image_id: str | NotSetType = NOTSET,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        """Store a standalone image of this thread (its user and agent); a scope given here must
-        be this thread's ("Image scope must match this thread.")."""
-        reject_unknown_kwargs("add_image", kwargs)
-        return self._services.images.add_image(
-            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
-            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor, limits=self._settings.image_limits, owner=self._thread,
-        )
-
-    def update_image(
-        self,
-        image_id: str,
-        image: bytes | NotSetType = NOTSET,
-        description: str | None | NotSetType = NOTSET,
-        mime_type: ImageMimeType | str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        timestamp: str | datetime | None | NotSetType = NOTSET,
-        ttl_days: float | None | NotSetType = NOTSET,
-        ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET,
-        **kwargs: Any,
-    ) -> str:
-        """Change one of this thread's images (see ``AgentMemory.update_image``)."""
-        reject_unknown_kwargs("update_image", kwargs)
-        return self._services.images.update_image(
-            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
-            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor, limits=self._settings.image_limits,
-            owner=self._thread,
-        )
-
-    def delete_image(self, image_id: str) -> int:
-        """Delete one of this thread's standalone images: 1, or 0 when it has none by that id."""
-        return self._services.images.delete_image(image_id, owner=self._thread)
+    # -- images (add, update and delete: shared with AgentMemory, facade.py) -------------------
 
     def list_images(
         self,
@@ -310,7 +259,4 @@ class MemoryThread(MemoryFacade):
         limit: int | None | NotSetType = NOTSET,
     ) -> list[ImageRecord]:
         """This thread's images, oldest first; ``include_bytes=True`` only for one ``image_id``."""
-        return self._services.images.list_images(
-            image_id=image_id, metadata_filter=metadata_filter, include_bytes=include_bytes,
-            limit=list_limit(limit), owner=self._thread,
-        )
+        return self._list_images(image_id, metadata_filter, include_bytes, limit)

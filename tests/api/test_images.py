@@ -135,6 +135,23 @@ def test_thread_limits_are_persisted_and_inherited(make_client: ClientFactory, s
     assert memory.get_thread("t1").add_image(data, "x")
 
 
+def test_a_thread_s_request_limits_go_over_the_thread_s_own(make_client: ClientFactory, store: MemoryStore) -> None:
+    data = png(20, 20)
+    memory = make_client()
+    thread = memory.create_thread(
+        thread_id="t1", user_id="u",
+        image_input_limit_config=ImageInputLimitConfig(max_raw_image_bytes=len(data) - 1),
+    )
+    # A field the request leaves unset is the thread's (not the client's default).
+    other_field = ImageInputLimitConfig(max_images_per_llm_request=5)
+    unchanged(store, lambda: thread.add_image(data, "x", image_input_limit_config=other_field), ImageLimitError)
+    unchanged(store, lambda: thread.add_image(data, "x", image_input_limit_config={"max_raw_image_bytes": 1}),
+              ConfigurationError, "image_input_limit_config must be an ImageInputLimitConfig.")
+    wider = ImageInputLimitConfig(max_raw_image_bytes=len(data))
+    image_id = thread.add_image(data, "x", image_input_limit_config=wider)
+    assert [i.id for i in thread.list_images()] == [image_id]
+
+
 def test_limits_are_bounded_by_the_absolute_maxima() -> None:
     with pytest.raises(ConfigurationError):
         ImageInputLimitConfig(max_raw_image_bytes=32 * 1024 * 1024 + 1)

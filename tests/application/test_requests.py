@@ -313,8 +313,17 @@ REFERENCE_PARAMETERS = {
         "max_results", "token_budget", "soft_token_budget", "record_types", "metadata_filter", "num_hops",
         "max_linked_results", "include_invalid_results", "scope",
     ],
+    "add_image": [
+        "image", "description", "mime_type", "image_id", "user_id", "agent_id", "thread_id", "metadata",
+        "timestamp", "ttl_days", "ttl_anchor",
+    ],
+    "update_image": [
+        "image_id", "image", "description", "mime_type", "metadata", "timestamp", "ttl_days", "ttl_anchor",
+    ],
+    "delete_image": ["image_id"],
 }
-EXTENSIONS = {"search": ["search_strategy"]}  # this project's additions, after the reference's
+# this project's additions, after the reference's
+EXTENSIONS = {"search": ["search_strategy"], "add_image": ["image_input_limit_config"]}
 
 
 def _shape(method: Any) -> list[tuple[str, Any, Any]]:
@@ -336,3 +345,22 @@ def test_both_facades_declare_the_shared_methods_once_with_the_references_names(
     for cls in (AgentMemory, MemoryThread):
         twin = getattr(cls, f"{name}_async")
         assert inspect.iscoroutinefunction(twin) and _shape(twin) == _shape(client)
+
+
+# The reference gives the facades different ``list_images`` (a thread's has no scope keywords):
+# each declares its own signature, over one helper on the shared base.
+LIST_IMAGES_PARAMETERS = {
+    AgentMemory: ["image_id", "user_id", "agent_id", "thread_id", "metadata_filter", "include_bytes", "limit"],
+    MemoryThread: ["image_id", "metadata_filter", "include_bytes", "limit"],
+}
+
+
+@pytest.mark.parametrize("cls", [AgentMemory, MemoryThread], ids=lambda c: c.__name__)
+def test_each_facade_lists_images_with_the_references_signature_over_the_shared_helper(cls: type) -> None:
+    method = cls.list_images
+    assert [p[0] for p in _shape(method)] == LIST_IMAGES_PARAMETERS[cls]
+    assert all(p[2] is NOTSET for p in _shape(method))
+    assert "_list_images" in inspect.unwrap(method).__code__.co_names
+    assert "_list_images" not in cls.__dict__, "the helper is the shared base's"
+    twin = cls.list_images_async
+    assert inspect.iscoroutinefunction(twin) and _shape(twin) == _shape(method)
