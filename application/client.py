@@ -462,15 +462,23 @@ class AgentMemory(MemoryFacade):
         thread_id: str | None | NotSetType = NOTSET,
         metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
         limit: int | None | NotSetType = NOTSET,
+        include_image_bytes: bool | NotSetType = NOTSET,
     ) -> list[Message]:
         """Messages of every thread, oldest first. Omitted = no filter; ``None`` = only messages
-        unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all)."""
+        unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all).
+        A message with images has its content ``parts`` in order (image bytes only with
+        ``include_image_bytes=True``)."""
         for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
             if not isinstance(value, NotSetType):
                 check_optional_id(value, name)
-        return self._services.messages.list(
+        if include_image_bytes is not True and include_image_bytes is not False and not isinstance(
+            include_image_bytes, NotSetType
+        ):
+            raise ValidationError("include_image_bytes must be True or False.")
+        messages = self._services.messages.list(
             user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
         )
+        return self._services.messages.with_parts(messages, image_bytes=include_image_bytes is True)
 
     # -- images (add, update and delete: shared with MemoryThread, facade.py) -------------------
 

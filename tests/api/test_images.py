@@ -294,6 +294,13 @@ def test_a_message_s_image_parts_are_stored_searched_and_read_back_in_order(make
     assert {(i.message_id, i.content) for i in images} == {(mid, "a whiteboard with a timeline"), (mid, "a team photo")}
     hits = memory.search("timeline whiteboard", user_id="u", record_types=["image"])
     assert hits[0].record.id == first_image
+    # the client's listing of messages across threads gives the same parts, bytes when asked
+    (listed,) = memory.list_messages(user_id="u")
+    assert [getattr(p, "bytes", None) for p in listed.parts] == [None, None, None]
+    (listed,) = memory.list_messages(user_id="u", include_image_bytes=True)
+    assert [getattr(p, "bytes", None) for p in listed.parts] == [None, png(seed=9), jpeg()]
+    with pytest.raises(ValidationError, match="include_image_bytes must be True or False"):
+        memory.list_messages(user_id="u", include_image_bytes="yes")  # type: ignore[arg-type]
 
 
 def test_an_attached_image_goes_with_its_message_and_follows_its_ttl(make_client: ClientFactory) -> None:
