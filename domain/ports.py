@@ -26,6 +26,7 @@ from datetime import datetime
 from types import MappingProxyType, TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from .checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint
 from .errors import ReadOnlyError
 from .images import StoredImage
 from .model import ExtractionJob, MemoryRecord, Message, RecordLink, RecordType, Thread, ThreadSummary
@@ -35,6 +36,8 @@ from .sentinel import NOTSET, NotSetType
 __all__ = [
     "READ_METHODS",
     "UNBOUNDED_LIMIT",
+    "CheckpointRepository",
+    "CheckpointStorage",
     "Clock",
     "ImageRepository",
     "JobRepository",
@@ -626,6 +629,103 @@ class StoreDiagnostics(Protocol):
 
     def schema_state(self) -> SchemaState:
         """The store's schema version and this library's newest (read, never migrated)."""
+        ...
+
+
+class CheckpointRepository(Protocol):
+    """Graph checkpoints, their channel blobs and pending writes (ARCHITECTURE.md D41), inside
+    one unit of work: what it writes commits or rolls back with the unit of work's other writes.
+
+    Rows are keyed by ``(thread_id, checkpoint_ns, checkpoint_id)``; ``checkpoint_ns`` may be
+    ``""`` (the root graph). The store interprets no serialized value. Expiry does not apply.
+    A repository of a read-only unit of work answers :meth:`get`, :meth:`list`, :meth:`blobs`
+    and :meth:`writes` and raises ``ReadOnlyError`` for the rest.
+    """
+
+    __slots__ = ()  # adapters declaring the port keep their slots
+
+    def put(self, checkpoint: StoredCheckpoint, blobs: Sequence[ChannelBlob]) -> None:
+        """Store a checkpoint (replacing one with the same key) and its new channel blobs (a
+        blob already stored for the same thread, namespace, channel and version is kept)."""
+        ...
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        writes: Sequence[CheckpointWrite],
+    ) -> None:
+        """Store pending writes against a checkpoint. A write whose ``(task_id, idx)`` is
+        already stored for that checkpoint replaces it when ``idx`` is negative and is ignored
+        otherwise (a retried task re-sends its writes)."""
+        ...
+
+    def get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None = None) -> StoredCheckpoint | None:
+        """The checkpoint with that id, or the newest of the thread and namespace when
+        ``checkpoint_id`` is ``None``; ``None`` when there is none."""
+        ...
+
+    def list(
+        self,
+        *,
+        thread_id: str | None = None,
+        checkpoint_ns: str | None = None,
+        checkpoint_id: str | None = None,
+        before: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[StoredCheckpoint]:
+        """Checkpoints newest first (by ``checkpoint_id``, descending). Each argument given
+        narrows: ``thread_id``, ``checkpoint_ns``, ``checkpoint_id`` match exactly; ``before``
+        keeps ids strictly smaller; ``metadata`` keeps rows whose metadata has every given
+        top-level key with an equal JSON value; ``limit`` applies after every filter."""
+        ...
+
+    def blobs(self, thread_id: str, checkpoint_ns: str, versions: Mapping[str, str]) -> dict[str, ChannelBlob]:
+        """The stored blobs for ``{channel: version}``, by channel (missing ones are absent)."""
+        ...
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> builtins.list[CheckpointWrite]:
+        """The pending writes of a checkpoint, ordered by ``(task_path, task_id, idx)``."""
+        ...
+
+    def delete_threads(self, thread_ids: Sequence[str]) -> int:
+        """Delete every checkpoint, blob and write of these threads (every namespace); returns
+        the number of checkpoints deleted."""
+        ...
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Delete the checkpoints written by these runs and their writes; returns the number
+        of checkpoints deleted. Blobs no remaining checkpoint references may stay until
+        :meth:`delete_blobs` is asked for them."""
+        ...
+
+    def delete_checkpoints(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: Sequence[str]) -> int:
+        """Delete these checkpoints and their writes; returns how many existed."""
+        ...
+
+    def delete_blobs(self, thread_id: str, checkpoint_ns: str, versions: Sequence[tuple[str, str]]) -> int:
+        """Delete the blobs ``(channel, version)`` of a thread and namespace; returns how many."""
+        ...
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """Copy every checkpoint, blob and write of one thread to another (every namespace,
+        ids kept, parent chain whole); rows the target already has are kept. Returns the
+        number of checkpoints copied."""
+        ...
+
+
+@runtime_checkable
+class CheckpointStorage(Protocol):
+    """A store that keeps graph checkpoints beside its memory (ARCHITECTURE.md D41).
+
+    A capability next to :class:`MemoryStore`, like :class:`StoreDiagnostics`: every shipped
+    store offers it; the application asks ``isinstance(store, CheckpointStorage)``."""
+
+    def checkpoints(self, uow: UnitOfWork) -> CheckpointRepository:
+        """The checkpoint repository of ``uow`` (a unit of work this store made): its writes
+        are part of that unit of work's transaction."""
         ...
 
 

@@ -1,0 +1,74 @@
+"""Domain layer: the stored form of an agent framework's graph checkpoints (ARCHITECTURE.md D41).
+
+A store that offers :class:`~palimpsest.domain.ports.CheckpointStorage` keeps these rows beside
+its memory, in the same transactions, so a thread's checkpoints live and die with the thread.
+The values are opaque here: a checkpoint, a channel value and a pending write are each a
+:class:`TypedBytes` written by the driving adapter's serializer (the store never interprets
+them). What the store does read is plain: ids, the parent link, the run id, the JSON metadata
+(for filters) and the channel versions (which blobs a checkpoint still needs).
+
+Keys are LangGraph's: ``(thread_id, checkpoint_ns, checkpoint_id)``. Checkpoint ids are
+time-ordered strings (UUIDv6), so "newest" is the greatest id in a thread and namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+__all__ = ["ChannelBlob", "CheckpointWrite", "StoredCheckpoint", "TypedBytes"]
+
+
+@dataclass(frozen=True, slots=True)
+class TypedBytes:
+    """A serialized value and the serializer's type tag for it (``"msgpack"``, ``"null"``...)."""
+
+    type: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCheckpoint:
+    """One checkpoint row.
+
+    ``checkpoint`` is the serialized checkpoint without its channel values (those are
+    :class:`ChannelBlob` rows keyed by the versions in ``channel_versions``). ``metadata`` is a
+    JSON object (filters compare its top-level keys by equality). ``run_id`` is the run that
+    wrote it, when the metadata names one. ``created_at`` is the store clock's time of the put.
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    checkpoint: TypedBytes
+    metadata: Mapping[str, Any]
+    channel_versions: Mapping[str, str]
+    run_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelBlob:
+    """The value of one channel at one version, in one thread and namespace."""
+
+    channel: str
+    version: str
+    value: TypedBytes
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointWrite:
+    """One pending write of a task against a checkpoint.
+
+    ``idx`` is the write's index within the task (negative for LangGraph's special channels,
+    which a later write of the same task and index replaces). ``task_path`` orders the writes
+    of one super-step as live execution applies them."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    value: TypedBytes
