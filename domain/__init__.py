@@ -4,7 +4,8 @@ Pure Python: nothing here imports a third-party package (a test enforces it). Ev
 name of the submodules is re-exported here.
 """
 
-from . import errors, events, images, links, metadata_filter, model, ports, search, sentinel, subjects, text
+from . import checkpoints, errors, events, images, links, metadata_filter, model, ports, search, sentinel, subjects, text
+from .checkpoints import *  # noqa: F403
 from .errors import *  # noqa: F403
 from .events import *  # noqa: F403
 from .images import *  # noqa: F403
@@ -19,6 +20,7 @@ from .text import *  # noqa: F403
 
 __all__ = sorted(  # noqa: PLE0605 - a list at run time: the submodules' names, sorted once here
     {
+        *checkpoints.__all__,
         *errors.__all__,
         *events.__all__,
         *images.__all__,
