@@ -4,7 +4,20 @@ Pure Python: nothing here imports a third-party package (a test enforces it). Ev
 name of the submodules is re-exported here.
 """
 
-from . import checkpoints, errors, events, images, links, metadata_filter, model, ports, search, sentinel, subjects, text
+from . import (
+    checkpoints,
+    errors,
+    events,
+    images,
+    links,
+    metadata_filter,
+    model,
+    ports,
+    search,
+    sentinel,
+    subjects,
+    text,
+)
 from .checkpoints import *  # noqa: F403
 from .errors import *  # noqa: F403
 from .events import *  # noqa: F403
