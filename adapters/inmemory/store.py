@@ -20,12 +20,14 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint
 from palimpsest.domain.errors import (
     ConflictError,
     DuplicateIdError,
     LinkExistsError,
     LinkNotFoundError,
     MessageNotFoundError,
+    ReadOnlyError,
     RecordNotFoundError,
     SelfLinkError,
     StorageError,
@@ -51,6 +53,8 @@ from palimpsest.domain.model import (
     keyword_text,
 )
 from palimpsest.domain.ports import (
+    CheckpointRepository,
+    CheckpointStorage,
     ImageRepository,
     JobRepository,
     LinkRepository,
@@ -133,6 +137,9 @@ class _State:
     settings: dict[str, Any] = field(default_factory=dict)
     jobs: dict[str, ExtractionJob] = field(default_factory=dict)
     images: dict[str, StoredImage] = field(default_factory=dict)
+    checkpoints: dict[tuple[str, str, str], StoredCheckpoint] = field(default_factory=dict)
+    blobs: dict[tuple[str, str, str, str], ChannelBlob] = field(default_factory=dict)
+    writes: dict[tuple[str, str, str, str, int], CheckpointWrite] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -146,6 +153,9 @@ class _State:
             dict(self.settings),
             dict(self.jobs),
             dict(self.images),
+            dict(self.checkpoints),
+            dict(self.blobs),
+            dict(self.writes),
         )
 
 
@@ -685,6 +695,136 @@ class InMemorySettingsRepository(_Repository, SettingsRepository):
             self._s.settings[key] = check_metadata({"value": value})["value"]  # type: ignore[index]
 
 
+def _strings(values: Sequence[str], name: str) -> builtins.list[str]:
+    if isinstance(values, str) or not all(isinstance(v, str) for v in values):
+        raise ValidationError(f"{name} must be a sequence of strings, not a string.")
+    return list(values)
+
+
+class InMemoryCheckpointRepository(_Repository, CheckpointRepository):
+    """Checkpoints in the unit of work's state (see :class:`CheckpointRepository`)."""
+
+    def _writing(self) -> _State:
+        if self._uow._read_only:
+            raise ReadOnlyError("checkpoints: this unit of work is read-only (store.reading()).")
+        return self._s
+
+    def put(self, checkpoint: StoredCheckpoint, blobs: Sequence[ChannelBlob]) -> None:
+        s = self._writing()
+        key = (checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id)
+        s.checkpoints[key] = checkpoint
+        for blob in blobs:
+            s.blobs.setdefault((*key[:2], blob.channel, blob.version), blob)
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        writes: Sequence[CheckpointWrite],
+    ) -> None:
+        s = self._writing()
+        for write in writes:
+            key = (thread_id, checkpoint_ns, checkpoint_id, write.task_id, write.idx)
+            if write.idx < 0 or key not in s.writes:
+                s.writes[key] = write
+
+    def get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None = None) -> StoredCheckpoint | None:
+        if checkpoint_id is not None:
+            return self._s.checkpoints.get((thread_id, checkpoint_ns, checkpoint_id))
+        found = self.list(thread_id=thread_id, checkpoint_ns=checkpoint_ns, limit=1)
+        return found[0] if found else None
+
+    def list(
+        self,
+        *,
+        thread_id: str | None = None,
+        checkpoint_ns: str | None = None,
+        checkpoint_id: str | None = None,
+        before: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[StoredCheckpoint]:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValidationError("limit must be a non-negative integer or None.")
+        rows = [
+            cp
+            for (tid, ns, cid), cp in self._s.checkpoints.items()
+            if (thread_id is None or tid == thread_id)
+            and (checkpoint_ns is None or ns == checkpoint_ns)
+            and (checkpoint_id is None or cid == checkpoint_id)
+            and (before is None or cid < before)
+            and (not metadata or all(k in cp.metadata and cp.metadata[k] == v for k, v in metadata.items()))
+        ]
+        rows.sort(key=lambda cp: (cp.checkpoint_id, cp.thread_id, cp.checkpoint_ns), reverse=True)
+        return rows if limit is None else rows[:limit]
+
+    def blobs(self, thread_id: str, checkpoint_ns: str, versions: Mapping[str, str]) -> dict[str, ChannelBlob]:
+        stored = self._s.blobs
+        return {
+            channel: stored[(thread_id, checkpoint_ns, channel, version)]
+            for channel, version in versions.items()
+            if (thread_id, checkpoint_ns, channel, version) in stored
+        }
+
+    def writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> builtins.list[CheckpointWrite]:
+        found = [
+            w for (tid, ns, cid, _task, _idx), w in self._s.writes.items()
+            if (tid, ns, cid) == (thread_id, checkpoint_ns, checkpoint_id)
+        ]
+        return sorted(found, key=lambda w: (w.task_path, w.task_id, w.idx))
+
+    def delete_threads(self, thread_ids: Sequence[str]) -> int:
+        s = self._writing()
+        gone = set(_strings(thread_ids, "thread_ids"))
+        count = sum(1 for key in s.checkpoints if key[0] in gone)
+        s.checkpoints = {k: v for k, v in s.checkpoints.items() if k[0] not in gone}
+        s.blobs = {k: v for k, v in s.blobs.items() if k[0] not in gone}
+        s.writes = {k: v for k, v in s.writes.items() if k[0] not in gone}
+        return count
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        s = self._writing()
+        runs = set(_strings(run_ids, "run_ids"))
+        doomed = {k for k, cp in s.checkpoints.items() if cp.run_id is not None and cp.run_id in runs}
+        return self._drop(s, doomed)
+
+    def delete_checkpoints(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: Sequence[str]) -> int:
+        s = self._writing()
+        wanted = {(thread_id, checkpoint_ns, cid) for cid in _strings(checkpoint_ids, "checkpoint_ids")}
+        return self._drop(s, wanted & s.checkpoints.keys())
+
+    @staticmethod
+    def _drop(s: _State, keys: set[tuple[str, str, str]]) -> int:
+        for key in keys:
+            del s.checkpoints[key]
+        s.writes = {k: v for k, v in s.writes.items() if k[:3] not in keys}
+        return len(keys)
+
+    def delete_blobs(self, thread_id: str, checkpoint_ns: str, versions: Sequence[tuple[str, str]]) -> int:
+        s = self._writing()
+        count = 0
+        for channel, version in versions:
+            if s.blobs.pop((thread_id, checkpoint_ns, channel, version), None) is not None:
+                count += 1
+        return count
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        s = self._writing()
+        count = 0
+        for (tid, ns, cid), cp in list(s.checkpoints.items()):
+            if tid == source_thread_id and (target_thread_id, ns, cid) not in s.checkpoints:
+                s.checkpoints[(target_thread_id, ns, cid)] = replace(cp, thread_id=target_thread_id)
+                count += 1
+        for (tid, ns, ch, ver), blob in list(s.blobs.items()):
+            if tid == source_thread_id:
+                s.blobs.setdefault((target_thread_id, ns, ch, ver), blob)
+        for (tid, ns, cid, task, idx), write in list(s.writes.items()):
+            if tid == source_thread_id:
+                s.writes.setdefault((target_thread_id, ns, cid, task, idx), write)
+        return count
+
+
 class InMemoryUnitOfWork(UnitOfWork):
     """A transaction over copies of the committed state; see the module docstring.
 
@@ -752,7 +892,7 @@ class InMemoryUnitOfWork(UnitOfWork):
         self._done = True
 
 
-class InMemoryStore(MemoryStore):
+class InMemoryStore(MemoryStore, CheckpointStorage):
     """Every storage port in process memory. ``dimension`` may be fixed up front or by the first vector."""
 
     def __init__(self, dimension: int | None = None) -> None:
@@ -785,6 +925,12 @@ class InMemoryStore(MemoryStore):
             state.vectors = {}
             state.dimension = None
             self._committed = state
+
+    def checkpoints(self, uow: UnitOfWork) -> InMemoryCheckpointRepository:
+        """See :class:`~palimpsest.domain.ports.CheckpointStorage`."""
+        if not isinstance(uow, InMemoryUnitOfWork) or uow._store is not self:
+            raise StorageError("checkpoints(uow) takes a unit of work of this store.")
+        return InMemoryCheckpointRepository(uow)
 
     def schema_state(self) -> SchemaState:
         """See :class:`~palimpsest.domain.ports.StoreDiagnostics`: process memory keeps no schema."""
