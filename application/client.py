@@ -20,7 +20,6 @@ from palimpsest.domain.model import (
     RecordType,
     Thread,
     check_id,
-    check_metadata,
     check_optional_id,
 )
 from palimpsest.domain.ports import Clock, MemoryStore
@@ -37,16 +36,25 @@ from .config import (
     MemoryRetentionConfig,
     MemorySearchConfig,
     RetrievalConfig,
-    ThreadSettings,
-    check_llm,
     check_search_config,
-    fold_deprecated_extraction,
 )
 from .facade import MemoryFacade
 from .images import ImageRecord
 from .observability import observed_operations
 from .ports import Embedder, Extractor, ImageCaptioner, LinkResolver, Summariser
-from .requests import ListRecords, ListThreads, SearchStrategy
+from .requests import (
+    AddProfile,
+    CreateThread,
+    DeleteProfile,
+    GetThread,
+    ListImages,
+    ListMessages,
+    ListProfiles,
+    ListRecords,
+    ListThreads,
+    SearchStrategy,
+    UpdateThread,
+)
 from .store_settings import sync_store_settings
 from .thread import MemoryThread
 from .usage import TokenUsage, merged_usage
@@ -259,28 +267,30 @@ class AgentMemory(MemoryFacade):
         ``llm`` is accepted only as ``None``: models are the client's. The inline extraction
         keywords (``extract_memories``, ...) are deprecated: pass ``memory_extraction_config``."""
         reject_unknown_kwargs("create_thread", kwargs)
-        check_llm(llm)
-        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
-            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
-            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
-        services = self._services
-        tid = services.new_id() if isinstance(thread_id, NotSetType) else check_id(thread_id, "thread_id")
-        uid = None if isinstance(user_id, NotSetType) else check_optional_id(user_id, "user_id")
-        aid = None if isinstance(agent_id, NotSetType) else check_optional_id(agent_id, "agent_id")
-        settings = ThreadSettings.create(
-            client_config=services.extraction_config,
-            thread_config=None if isinstance(extraction, NotSetType) else extraction,
+        request = CreateThread(
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata=metadata,  # type: ignore[arg-type]
+            llm=llm,
             max_message_token_length=max_message_token_length,
+            message_shortening_input_token_limit=message_shortening_input_token_limit,
+            memory_extraction_config=memory_extraction_config,
+            search_config=search_config,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
-            message_shortening_input_token_limit=message_shortening_input_token_limit,
-            search_config=search_config,
-            client_search_config=self._search_config,
-        ).with_image_limits(image_input_limit_config, services.images.limits)
-        services.threads.check(settings)
-        meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
-        thread = services.threads.create(tid, uid, aid, meta, settings)
-        return MemoryThread(services, thread, settings)
+            extract_memories=extract_memories,
+            memory_extraction_window=memory_extraction_window,
+            context_summary_update_frequency=context_summary_update_frequency,
+            memory_extraction_frequency=memory_extraction_frequency,
+            memory_extraction_token_limit=memory_extraction_token_limit,
+            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
+            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
+            enable_context_summary=enable_context_summary,
+            image_input_limit_config=image_input_limit_config,
+        )
+        thread, settings = self._services.threads.create(request, search_config=self._search_config)
+        return MemoryThread(self._services, thread, settings)
 
     def get_thread(
         self,
@@ -306,21 +316,27 @@ class AgentMemory(MemoryFacade):
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
         reject_unknown_kwargs("get_thread", kwargs)
-        check_llm(llm)
-        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
-            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
-            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
-        check_id(thread_id, "thread_id")
-        thread = self._services.threads.get(thread_id)
-        settings = ThreadSettings.from_json(thread.config).overridden(
-            memory_extraction_config=extraction,
+        request = GetThread(
+            thread_id=thread_id,
+            llm=llm,
             max_message_token_length=max_message_token_length,
+            message_shortening_input_token_limit=message_shortening_input_token_limit,
+            memory_extraction_config=memory_extraction_config,
+            search_config=search_config,
             context_card_token_limit=context_card_token_limit,
             context_card_type_search_concurrency=context_card_type_search_concurrency,
-            message_shortening_input_token_limit=message_shortening_input_token_limit,
-            search_config=search_config,
-        ).with_image_limits(image_input_limit_config)
-        return MemoryThread(self._services, thread, self._services.threads.check(settings))
+            extract_memories=extract_memories,
+            memory_extraction_window=memory_extraction_window,
+            context_summary_update_frequency=context_summary_update_frequency,
+            memory_extraction_frequency=memory_extraction_frequency,
+            memory_extraction_token_limit=memory_extraction_token_limit,
+            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
+            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
+            enable_context_summary=enable_context_summary,
+            image_input_limit_config=image_input_limit_config,
+        )
+        thread, settings = self._services.threads.open(request)
+        return MemoryThread(self._services, thread, settings)
 
     def update_thread(
         self,
@@ -348,23 +364,26 @@ class AgentMemory(MemoryFacade):
 
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
         reject_unknown_kwargs("update_thread", kwargs)
-        check_llm(llm)
-        extraction = fold_deprecated_extraction(memory_extraction_config, extract_memories, memory_extraction_window,
-            context_summary_update_frequency, memory_extraction_frequency, memory_extraction_token_limit,
-            memory_extraction_custom_instructions, memory_extraction_inherit_message_metadata, enable_context_summary)
-        check_id(thread_id, "thread_id")
-        new_meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
-
-        def override(settings: ThreadSettings) -> ThreadSettings:
-            return settings.overridden(
-                memory_extraction_config=extraction,
-                max_message_token_length=max_message_token_length,
-                context_card_token_limit=context_card_token_limit,
-                message_shortening_input_token_limit=message_shortening_input_token_limit,
-                search_config=search_config,
-            ).with_image_limits(image_input_limit_config)
-
-        thread, settings = self._services.threads.update(thread_id, new_meta, override)
+        request = UpdateThread(
+            thread_id=thread_id,
+            metadata=metadata,  # type: ignore[arg-type]
+            llm=llm,
+            max_message_token_length=max_message_token_length,
+            message_shortening_input_token_limit=message_shortening_input_token_limit,
+            memory_extraction_config=memory_extraction_config,
+            search_config=search_config,
+            context_card_token_limit=context_card_token_limit,
+            extract_memories=extract_memories,
+            memory_extraction_window=memory_extraction_window,
+            context_summary_update_frequency=context_summary_update_frequency,
+            memory_extraction_frequency=memory_extraction_frequency,
+            memory_extraction_token_limit=memory_extraction_token_limit,
+            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
+            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
+            enable_context_summary=enable_context_summary,
+            image_input_limit_config=image_input_limit_config,
+        )
+        thread, settings = self._services.threads.update(request)
         return MemoryThread(self._services, thread, settings)
 
     def delete_thread(self, thread_id: str) -> int:
@@ -381,13 +400,7 @@ class AgentMemory(MemoryFacade):
     ) -> list[Thread]:
         """Threads of a user (``None``: threads without a user), oldest first; ``limit`` keeps
         the newest ``limit`` (omitted or ``None``: all of them)."""
-        request = ListThreads(user_id, agent_id, metadata_filter, limit)
-        return self._services.threads.list(
-            user_id=request.user_id,
-            agent_id=request.agent_id,
-            metadata_filter=request.metadata_filter,
-            limit=request.limit,  # type: ignore[arg-type]
-        )
+        return self._services.threads.list(ListThreads(user_id, agent_id, metadata_filter, limit))
 
     # -- users and agents (their profiles, ARCHITECTURE.md D37) ---------------------------------
 
@@ -395,25 +408,25 @@ class AgentMemory(MemoryFacade):
         """Store the profile of user ``user_id`` (a searchable ``user_profile`` record whose id
         is the user id), or replace its text (re-embedded) and, unless omitted, its metadata;
         returns ``user_id``. The id is trusted as every ``user_id`` is: the caller names the user."""
-        return self._services.profiles.add(RecordType.USER_PROFILE, user_id, information, metadata)
+        return self._services.profiles.add(AddProfile(RecordType.USER_PROFILE, user_id, information, metadata))  # type: ignore[arg-type]
 
     def add_agent(
         self, agent_id: str, information: str, metadata: Mapping[str, Any] | None | NotSetType = NOTSET
     ) -> str:
         """Store (or replace) the profile of agent ``agent_id``, an ``agent_profile`` record."""
-        return self._services.profiles.add(RecordType.AGENT_PROFILE, agent_id, information, metadata)
+        return self._services.profiles.add(AddProfile(RecordType.AGENT_PROFILE, agent_id, information, metadata))  # type: ignore[arg-type]
 
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
         """Delete user ``user_id``'s profile (returns 1, or 0 without one); with ``cascade``
         (the default) also the user's threads (their messages, memories, summaries and jobs,
         after their running extraction) and every other message and record of that user,
         whether or not a profile exists. Another user's data is never touched."""
-        return self._services.profiles.delete(RecordType.USER_PROFILE, user_id, cascade=cascade)
+        return self._services.profiles.delete(DeleteProfile(RecordType.USER_PROFILE, user_id, cascade))
 
     def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
         """Delete agent ``agent_id``'s profile; with ``cascade``, also its threads (whichever
         user's) and every other message and record scoped to that agent."""
-        return self._services.profiles.delete(RecordType.AGENT_PROFILE, agent_id, cascade=cascade)
+        return self._services.profiles.delete(DeleteProfile(RecordType.AGENT_PROFILE, agent_id, cascade))
 
     def list_users(
         self,
@@ -422,7 +435,7 @@ class AgentMemory(MemoryFacade):
     ) -> list[MemoryRecord]:
         """User profiles, oldest first (``metadata_filter=None``: those without metadata;
         ``limit`` keeps the newest ``limit``; omitted or ``None``: all of them)."""
-        return self._services.profiles.list(RecordType.USER_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+        return self._services.profiles.list(ListProfiles(RecordType.USER_PROFILE, metadata_filter, limit))
 
     def list_agents(
         self,
@@ -430,7 +443,7 @@ class AgentMemory(MemoryFacade):
         limit: int | None | NotSetType = NOTSET,
     ) -> list[MemoryRecord]:
         """Agent profiles, oldest first (as :meth:`list_users`)."""
-        return self._services.profiles.list(RecordType.AGENT_PROFILE, metadata_filter=metadata_filter, limit=list_limit(limit))
+        return self._services.profiles.list(ListProfiles(RecordType.AGENT_PROFILE, metadata_filter, limit))
 
     # -- memories (add, update, delete, link and search: shared with MemoryThread, facade.py) -----
 
@@ -468,17 +481,8 @@ class AgentMemory(MemoryFacade):
         unscoped on that dimension; ``limit`` keeps the newest ``limit`` (omitted or ``None``: all).
         A message with images has its content ``parts`` in order (image bytes only with
         ``include_image_bytes=True``)."""
-        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
-            if not isinstance(value, NotSetType):
-                check_optional_id(value, name)
-        if include_image_bytes is not True and include_image_bytes is not False and not isinstance(
-            include_image_bytes, NotSetType
-        ):
-            raise ValidationError("include_image_bytes must be True or False.")
-        messages = self._services.messages.list(
-            user_id=user_id, agent_id=agent_id, thread_id=thread_id, metadata_filter=metadata_filter, limit=list_limit(limit)
-        )
-        return self._services.messages.with_parts(messages, image_bytes=include_image_bytes is True)
+        request = ListMessages(user_id, agent_id, thread_id, metadata_filter, limit, include_image_bytes)
+        return self._services.messages.list(request)
 
     # -- images (add, update and delete: shared with MemoryThread, facade.py) -------------------
 
@@ -495,7 +499,7 @@ class AgentMemory(MemoryFacade):
         """Images of a scope (at least one of ``user_id``, ``agent_id``, ``thread_id`` given as
         an id), oldest first; ``include_bytes=True`` only for one ``image_id``."""
         return self._list_images(
-            image_id, metadata_filter, include_bytes, limit, user_id=user_id, agent_id=agent_id, thread_id=thread_id
+            ListImages(image_id, user_id, agent_id, thread_id, metadata_filter, include_bytes, limit)
         )
 
     # -- retention and lifecycle -----------------------------------------------------------

@@ -582,10 +582,13 @@ DEPRECATED_EXTRACTION_KEYWORDS = (
 )
 
 
-def fold_deprecated_extraction(config: MemoryExtractionConfig | NotSetType, *deprecated: Any) -> MemoryExtractionConfig | NotSetType:
+def fold_deprecated_extraction(
+    config: MemoryExtractionConfig | NotSetType, *deprecated: Any, stacklevel: int = 3
+) -> MemoryExtractionConfig | NotSetType:
     """``memory_extraction_config``, or the deprecated inline extraction keywords (their values
     in the order of :data:`DEPRECATED_EXTRACTION_KEYWORDS`) folded into one, with a
-    ``DeprecationWarning``; both at once is a ``ConfigurationError``."""
+    ``DeprecationWarning`` (``stacklevel`` as :func:`warnings.warn` counts it from here); both
+    at once is a ``ConfigurationError``."""
     named = dict(zip(DEPRECATED_EXTRACTION_KEYWORDS, deprecated, strict=True))
     given = {k: v for k, v in named.items() if v is not NOTSET}
     if not given:
@@ -596,7 +599,7 @@ def fold_deprecated_extraction(config: MemoryExtractionConfig | NotSetType, *dep
         f"{', '.join(sorted(given))}: pass memory_extraction_config=MemoryExtractionConfig(...) instead; "
         "these keywords are deprecated.",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return MemoryExtractionConfig(**given)
 

@@ -12,24 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from palimpsest.domain.errors import ConfigurationError
 from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import RecordStatus, Thread, check_id
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, list_limit, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .config import ImageInputLimitConfig, MemorySearchConfig, search_defaults
 from .images import ImageRecord
 from .requests import (
+    AddImage,
     AddMemory,
     DeleteRecordLink,
     LinkRecords,
+    ListImages,
     SearchRequest,
     SearchScope,
     SearchStrategy,
+    UpdateImage,
     UpdateMemory,
     UpdateRecordLink,
 )
@@ -37,6 +39,8 @@ from .results import SearchResult
 from .wiring import ApplicationServices
 
 __all__ = ["SHARED_METHODS", "MemoryFacade"]
+
+_Bound = TypeVar("_Bound", AddMemory, UpdateMemory, LinkRecords, UpdateRecordLink, DeleteRecordLink)
 
 SHARED_METHODS = (
     "add_memory",
@@ -72,9 +76,10 @@ class MemoryFacade:
         ``None`` leaves the client's (a thread handle layers its stored limits under the call's)."""
         return requested
 
-    def _owner_thread_id(self) -> str | None:
+    def _bound(self, request: _Bound) -> _Bound:
+        """``request`` as this facade makes it: through a thread handle, bound to its thread."""
         thread = self._scope_thread()
-        return None if thread is None else thread.id
+        return request if thread is None else request.within_thread(thread)
 
     # -- memories --------------------------------------------------------------------------
 
@@ -134,8 +139,7 @@ class MemoryFacade:
             link_timestamp=link_timestamp,
             link_metadata=link_metadata,  # type: ignore[arg-type]
         )
-        thread = self._scope_thread()
-        return self._services.records.add_memory(request if thread is None else request.within_thread(thread))
+        return self._services.records.add_memory(self._bound(request))
 
     def update_memory(
         self,
@@ -159,15 +163,15 @@ class MemoryFacade:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
-            owner_thread=self._owner_thread_id(),
         )
-        return self._services.records.update_memory(request)
+        return self._services.records.update_memory(self._bound(request))
 
     def delete_memory(self, memory_id: str) -> int:
         """Delete a memory: 1, or 0 when there is none (through a thread handle: 0 for any
         record that is not the thread's)."""
         check_id(memory_id, "memory_id")
-        return int(self._services.memory.delete_record(memory_id, owner_thread=self._owner_thread_id()))
+        thread = self._scope_thread()
+        return int(self._services.memory.delete_record(memory_id, owner_thread=None if thread is None else thread.id))
 
     # -- links -----------------------------------------------------------------------------
 
@@ -195,9 +199,8 @@ class MemoryFacade:
             relation_id=relation_id,
             timestamp=timestamp,
             metadata=metadata,  # type: ignore[arg-type]
-            owner_thread=self._owner_thread_id(),
         )
-        return self._services.records.link_records(request)
+        return self._services.records.link_records(self._bound(request))
 
     def update_record_link(
         self,
@@ -214,9 +217,8 @@ class MemoryFacade:
             opposite_relation_type=opposite_relation_type,
             timestamp=timestamp,
             metadata=metadata,  # type: ignore[arg-type]
-            owner_thread=self._owner_thread_id(),
         )
-        return self._services.records.update_record_link(request)
+        return self._services.records.update_record_link(self._bound(request))
 
     def delete_record_link(
         self,
@@ -235,9 +237,8 @@ class MemoryFacade:
             target_record_type,
             relation_type,
             relation_id,
-            owner_thread=self._owner_thread_id(),
         )
-        return self._services.records.delete_record_link(request)
+        return self._services.records.delete_record_link(self._bound(request))
 
     # -- search ----------------------------------------------------------------------------
 
@@ -326,11 +327,22 @@ class MemoryFacade:
         Through a thread handle the image is the thread's (its user and agent); a scope given
         here must be the thread's ("Image scope must match this thread.")."""
         reject_unknown_kwargs("add_image", kwargs)
+        request = AddImage(
+            image,
+            description,
+            mime_type,
+            image_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            metadata=metadata,  # type: ignore[arg-type]
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            image_input_limit_config=image_input_limit_config,
+        )
         return self._services.images.add_image(
-            image, description=description, mime_type=mime_type, image_id=image_id, user_id=user_id,
-            agent_id=agent_id, thread_id=thread_id, metadata=metadata, timestamp=timestamp, ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor, limits=self._image_limits(_requested_limits(image_input_limit_config)),
-            owner=self._scope_thread(),
+            request, limits=self._image_limits(request.limits), owner=self._scope_thread()
         )
 
     def update_image(
@@ -349,39 +361,23 @@ class MemoryFacade:
         (``None`` writes a new caption), metadata, timestamp or time to live. Through a thread
         handle, only the thread's own images."""
         reject_unknown_kwargs("update_image", kwargs)
-        return self._services.images.update_image(
-            image_id, image=image, description=description, mime_type=mime_type, metadata=metadata,
-            timestamp=timestamp, ttl_days=ttl_days, ttl_anchor=ttl_anchor, limits=self._image_limits(None),
-            owner=self._scope_thread(),
+        request = UpdateImage(
+            image_id,
+            image,
+            description,
+            mime_type,
+            metadata,  # type: ignore[arg-type]
+            timestamp,
+            ttl_days,
+            ttl_anchor,
         )
+        return self._services.images.update_image(request, limits=self._image_limits(None), owner=self._scope_thread())
 
     def delete_image(self, image_id: str) -> int:
         """Delete a standalone image: 1, or 0 when there is none (through a thread handle: 0
         for any image that is not the thread's); an attached image is refused."""
         return self._services.images.delete_image(image_id, owner=self._scope_thread())
 
-    def _list_images(
-        self,
-        image_id: str | NotSetType,
-        metadata_filter: Mapping[str, Any] | None | NotSetType,
-        include_bytes: bool | NotSetType,
-        limit: int | None | NotSetType,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-    ) -> list[ImageRecord]:
+    def _list_images(self, request: ListImages) -> list[ImageRecord]:
         """What both facades' ``list_images`` return (a thread handle's scope is its thread's)."""
-        return self._services.images.list_images(
-            image_id=image_id, user_id=user_id, agent_id=agent_id, thread_id=thread_id,
-            metadata_filter=metadata_filter, include_bytes=include_bytes, limit=list_limit(limit),
-            owner=self._scope_thread(),
-        )
-
-
-def _requested_limits(value: object) -> ImageInputLimitConfig | None:
-    if isinstance(value, NotSetType):
-        return None
-    if not isinstance(value, ImageInputLimitConfig):
-        raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
-    return value
+        return self._services.images.list_images(request, owner=self._scope_thread())

@@ -12,8 +12,6 @@ none. Images are never linked and never listed as memories.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -36,24 +34,21 @@ from palimpsest.domain.images import (
     detect_mime_type,
     parse_mime_type,
 )
-from palimpsest.domain.metadata_filter import validate_metadata_filter
 from palimpsest.domain.model import (
     MemoryRecord,
     Message,
     RecordType,
     Thread,
     check_id,
-    check_metadata,
-    check_optional_id,
-    check_text,
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import parse_timestamp, resolve_expiry
+from .arguments import resolve_expiry
 from .config import ImageInputLimitConfig, MemoryRetentionConfig
 from .embedding import EmbeddingHelper
 from .ports import ImageCaptioner
+from .requests import AddImage, ListImages, UpdateImage, image_description, parse_image_part, raw_image_bytes
 
 __all__ = [
     "LLM_REQUIRED_MESSAGE",
@@ -118,13 +113,6 @@ class ImageRecord:
         )
 
 
-def raw_image_bytes(value: object) -> bytes:
-    """The caller's image as ``bytes``; only raw bytes are images (a path or base64 text is not)."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    raise ValidationError("image must be raw bytes.")
-
-
 def _checked_image(data: bytes, mime_type: object, limits: ImageInputLimitConfig) -> ImageMimeType:
     """The image's MIME type (detected when ``NOTSET`` or ``None``), after the size limit and
     the check of its bytes."""
@@ -143,28 +131,6 @@ def check_request_images(sizes: Sequence[int], limits: ImageInputLimitConfig) ->
         raise ImageLimitError(TOTAL_MESSAGE)
 
 
-def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
-    """(bytes, mime type, description) of an image content part of a message:
-    ``{"type": "image", "bytes": <raw bytes>}`` or ``{"type": "image", "data": <base64 text>}``
-    (JSON has no bytes), with an optional ``"mime_type"`` (else detected) and ``"description"``
-    (else the captioner writes one)."""
-    if ("bytes" in part) == ("data" in part):
-        raise ValidationError(
-            'An image content part carries its image as "bytes" (raw bytes) or "data" (base64 text): one of them.'
-        )
-    if "bytes" in part:
-        raw = raw_image_bytes(part["bytes"])
-    else:
-        text = part["data"]
-        if not isinstance(text, str):
-            raise ValidationError('An image content part\'s "data" must be base64 text.')
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raise ValidationError('An image content part\'s "data" must be base64 text.') from None
-    return raw, part.get("mime_type", NOTSET), part.get("description", NOTSET)
-
-
 def with_image_captions(uow: UnitOfWork, messages: Sequence[Message]) -> list[Message]:
     """``messages`` as text for a model that reads no images: each image part of a message is
     written ``[image: <description>]`` at its place among the text. Description texts are user
@@ -177,12 +143,6 @@ def with_image_captions(uow: UnitOfWork, messages: Sequence[Message]) -> list[Me
         pieces = [p.text if isinstance(p, TextPart) else f"[image: {p.description}]" for p in message.parts]
         out.append(replace(message, content="\n".join(pieces), parts=()))
     return out
-
-
-def _description(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError("description must be a non-empty string, or None to generate one.")
-    return check_text(value, "description")
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +194,7 @@ class ImageService:
             raise ConfigurationError(LLM_REQUIRED_MESSAGE)
         check_request_images([len(data)], limits)
         text = self._captioner.describe(data, mime_type.value)
-        return _description(text.strip() if isinstance(text, str) else text)
+        return image_description(text.strip() if isinstance(text, str) else text)
 
     def message_parts(
         self, parts: Sequence[tuple[int, int, object, object, object]], limits: ImageInputLimitConfig
@@ -246,7 +206,7 @@ class ImageService:
         for message, position, data, mime_type, description in parts:
             raw = raw_image_bytes(data)
             mime = _checked_image(raw, mime_type, limits)
-            text = None if description is None or isinstance(description, NotSetType) else _description(description)
+            text = None if description is None or isinstance(description, NotSetType) else image_description(description)
             checked.append(ImageParts(message, position, raw, mime, text))
         uncaptioned = [p for p in checked if p.description is None]
         if uncaptioned:
@@ -288,41 +248,25 @@ class ImageService:
     # -- commands ---------------------------------------------------------------------------
 
     def add_image(
-        self,
-        image: object,
-        *,
-        description: object = NOTSET,
-        mime_type: object = NOTSET,
-        image_id: object = NOTSET,
-        user_id: object = NOTSET,
-        agent_id: object = NOTSET,
-        thread_id: object = NOTSET,
-        metadata: object = NOTSET,
-        timestamp: object = NOTSET,
-        ttl_days: Any = NOTSET,
-        ttl_anchor: Any = NOTSET,
-        limits: ImageInputLimitConfig | None = None,
-        owner: Thread | None = None,
+        self, request: AddImage, *, limits: ImageInputLimitConfig | None = None, owner: Thread | None = None
     ) -> str:
         """Check everything (bytes, limits, scope, caption), then store the record and its bytes
-        in one unit of work; returns the image's id."""
+        in one unit of work; returns the image's id. ``limits`` are the call's (over the
+        client's); a thread handle passes its thread as ``owner``."""
         resolved = ImageInputLimitConfig.resolve(limits, self._limits)
-        data = raw_image_bytes(image)
-        mime = _checked_image(data, mime_type, resolved)
-        scope = self._scope(user_id, agent_id, thread_id, owner)
-        rid = self._new_id() if isinstance(image_id, NotSetType) or image_id is None else check_id(image_id, "image_id")
-        meta = None if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        data = request.image
+        mime = _checked_image(data, request.mime_type, resolved)
+        scope = self._scope(request.scope, owner)
+        rid = self._new_id() if request.image_id is None or isinstance(request.image_id, NotSetType) else request.image_id
         now = self._clock.now()
-        event_time = None if isinstance(timestamp, NotSetType) else parse_timestamp(timestamp)
+        event_time = request.event_time
         expires = resolve_expiry(
-            now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time, retention=self._retention
+            now=now, ttl_days=request.ttl_days, ttl_anchor=request.ttl_anchor, timestamp=event_time,
+            retention=self._retention,
         )
         thread = self._thread_of(scope)
-        text = (
-            self.caption(data, mime, resolved)
-            if description is None or isinstance(description, NotSetType)
-            else _description(description)
-        )
+        description = request.description
+        text = self.caption(data, mime, resolved) if description is None or isinstance(description, NotSetType) else description
         vector = self._embeddings.documents([text])[0]
         with self._store.unit_of_work() as uow:
             if thread is not None and uow.threads.get(thread.id) is None:
@@ -333,7 +277,7 @@ class ImageService:
                 content=text,
                 created_at=now,
                 updated_at=now,
-                metadata=meta,
+                metadata=None if isinstance(request.metadata, NotSetType) else request.metadata,
                 timestamp=event_time,
                 expires_at=expires,
                 user_id=scope["user_id"],
@@ -346,39 +290,22 @@ class ImageService:
         return rid
 
     def update_image(
-        self,
-        image_id: object,
-        *,
-        image: object = NOTSET,
-        description: object = NOTSET,
-        mime_type: object = NOTSET,
-        metadata: object = NOTSET,
-        timestamp: object = NOTSET,
-        ttl_days: Any = NOTSET,
-        ttl_anchor: Any = NOTSET,
-        limits: ImageInputLimitConfig | None = None,
-        owner: Thread | None = None,
+        self, request: UpdateImage, *, limits: ImageInputLimitConfig | None = None, owner: Thread | None = None
     ) -> str:
         """Partial update: new bytes (``image`` and ``mime_type`` together), description
         (``None`` regenerates it), metadata, timestamp, time to live. Checked before writing."""
-        rid = check_id(image_id, "image_id")
-        if isinstance(image, NotSetType) != isinstance(mime_type, NotSetType):
-            raise ValidationError("image and mime_type must be updated together.")
-        if all(isinstance(v, NotSetType) for v in (image, description, metadata, timestamp, ttl_days, ttl_anchor)):
-            raise ValidationError(
-                "Provide at least one of image, description, metadata, timestamp, ttl_days or ttl_anchor."
-            )
+        rid = request.image_id
+        image, description = request.image, request.description
         resolved = ImageInputLimitConfig.resolve(limits, self._limits)
         now = self._clock.now()
         record, stored = self._visible(rid, now, owner, include_bytes=description is None and isinstance(image, NotSetType))
-        if stored.message_id is not None and not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
+        if stored.message_id is not None and request.changes_expiry:
             raise ValidationError(
                 "The time to live of an image attached to a message follows the message: update the message instead."
             )
         new_image: StoredImage | None = None
         if not isinstance(image, NotSetType):
-            data = raw_image_bytes(image)
-            new_image = StoredImage(rid, _checked_image(data, mime_type, resolved), data)
+            new_image = StoredImage(rid, _checked_image(image, request.mime_type, resolved), image)
         changes: dict[str, Any] = {"updated_at": now}
         if description is None:
             source = new_image if new_image is not None else stored
@@ -386,15 +313,16 @@ class ImageService:
                 raise ValidationError("Image bytes are required for description generation.")
             changes["content"] = self.caption(source.data, source.mime_type, resolved)
         elif not isinstance(description, NotSetType):
-            changes["content"] = _description(description)
-        if not isinstance(metadata, NotSetType):
-            changes["metadata"] = check_metadata(metadata)
+            changes["content"] = description
+        if not isinstance(request.metadata, NotSetType):
+            changes["metadata"] = request.metadata
         event_time = record.timestamp
-        if not isinstance(timestamp, NotSetType):
-            event_time = changes["timestamp"] = parse_timestamp(timestamp)
-        if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
+        if not isinstance(request.event_time, NotSetType):
+            event_time = changes["timestamp"] = request.event_time
+        if request.changes_expiry:
             changes["expires_at"] = resolve_expiry(
-                now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=event_time, retention=self._retention
+                now=now, ttl_days=request.ttl_days, ttl_anchor=request.ttl_anchor, timestamp=event_time,
+                retention=self._retention,
             )
         embedding: Any = NOTSET
         if "content" in changes and changes["content"] != record.content:
@@ -410,7 +338,7 @@ class ImageService:
             uow.commit()
         return rid
 
-    def delete_image(self, image_id: object, *, owner: Thread | None = None) -> int:
+    def delete_image(self, image_id: str, *, owner: Thread | None = None) -> int:
         """Delete a standalone image (1), or 0 when there is none; an image attached to a message
         goes with its message, not alone."""
         rid = check_id(image_id, "image_id")
@@ -426,48 +354,26 @@ class ImageService:
             uow.commit()
         return 1
 
-    def list_images(
-        self,
-        *,
-        image_id: object = NOTSET,
-        user_id: object = NOTSET,
-        agent_id: object = NOTSET,
-        thread_id: object = NOTSET,
-        metadata_filter: object = NOTSET,
-        include_bytes: object = NOTSET,
-        limit: int | None = None,
-        owner: Thread | None = None,
-    ) -> list[ImageRecord]:
+    def list_images(self, request: ListImages, *, owner: Thread | None = None) -> list[ImageRecord]:
         """Visible images matching the filters, oldest first (``limit`` keeps the newest). At
-        least one scope must be a value (not omitted, not ``None``); bytes are loaded only for
-        one named image of an exact scope (``image_id`` and a scope value)."""
-        if owner is not None:
-            user_id, agent_id, thread_id = owner.user_id, owner.agent_id, owner.id
-        scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
-        for name, value in scope.items():
-            if not isinstance(value, NotSetType):
-                check_optional_id(value, name)
+        least one scope must be a value (not omitted, not ``None``; a thread handle's is its
+        thread's); bytes are loaded only for one named image (``image_id``)."""
+        scope = request.scope if owner is None else {"user_id": owner.user_id, "agent_id": owner.agent_id, "thread_id": owner.id}
         if not any(isinstance(v, str) for v in scope.values()):
             raise InvalidScopeError(SCOPE_REQUIRED_MESSAGE)
-        if include_bytes is not True and include_bytes is not False and not isinstance(include_bytes, NotSetType):
-            raise ValidationError("include_bytes must be True or False.")
-        with_bytes = include_bytes is True
-        if with_bytes and isinstance(image_id, NotSetType):
-            raise ValidationError("include_bytes=True needs an image_id (bytes are loaded for one image at a time).")
-        rid = None if isinstance(image_id, NotSetType) else check_id(image_id, "image_id")
-        flt: Any = NOTSET if isinstance(metadata_filter, NotSetType) else validate_metadata_filter(metadata_filter)
+        rid = None if isinstance(request.image_id, NotSetType) else request.image_id
         now = self._clock.now()
         with self._store.reading() as uow:
             records = uow.records.list(
                 now=now,
                 record_types=frozenset({RecordType.IMAGE}),
-                metadata_filter=flt,
-                limit=None if rid is not None else limit,
-                **scope,  # type: ignore[arg-type]
+                metadata_filter=request.metadata_filter,
+                limit=None if rid is not None else request.limit,  # type: ignore[arg-type]
+                **scope,
             )
             if rid is not None:
                 records = [r for r in records if r.id == rid]
-            images = uow.images.get_many([r.id for r in records], include_bytes=with_bytes)
+            images = uow.images.get_many([r.id for r in records], include_bytes=request.include_bytes is True)
         return [ImageRecord.of(r, images[r.id]) for r in records if r.id in images]
 
     @staticmethod
@@ -535,13 +441,10 @@ class ImageService:
         return record, stored
 
     @staticmethod
-    def _scope(user_id: object, agent_id: object, thread_id: object, owner: Thread | None) -> dict[str, str | None]:
-        """The image's user, agent and thread: at least one must be a value; a thread's user and
-        agent are authoritative (omitted ones come from it, others must match)."""
-        given = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
-        for name, value in given.items():
-            if not isinstance(value, NotSetType):
-                check_optional_id(value, name)
+    def _scope(given: Mapping[str, str | None | NotSetType], owner: Thread | None) -> dict[str, str | None]:
+        """The image's user, agent and thread (``given`` checked by the request): at least one
+        must be a value; a thread's user and agent are authoritative (omitted ones come from
+        it, others must match)."""
         if owner is not None:
             expected = {"user_id": owner.user_id, "agent_id": owner.agent_id, "thread_id": owner.id}
             if any(not isinstance(v, NotSetType) and v != expected[k] for k, v in given.items()):

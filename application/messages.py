@@ -29,7 +29,7 @@ from .event_log import log_failure
 from .extraction import ExtractionService
 from .images import ImageParts, ImageService
 from .jobs import ExtractionRunner
-from .requests import AppendMessages
+from .requests import AppendMessages, ListMessages
 from .summaries import SummaryService
 
 __all__ = ["MessageService", "NewMessage"]
@@ -320,23 +320,17 @@ class MessageService:
                 return uow.messages.list_for_thread(thread.id, now=self._clock.now())
             return uow.messages.list_for_thread(thread.id, now=self._clock.now(), last_n=last_n)
 
-    def list(
-        self,
-        *,
-        user_id: str | None | NotSetType = NOTSET,
-        agent_id: str | None | NotSetType = NOTSET,
-        thread_id: str | None | NotSetType = NOTSET,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = None,
-    ) -> list[Message]:
+    def list(self, request: ListMessages) -> list[Message]:
         """Visible messages of every thread matching the filters (omitted: no filter; ``None``:
-        only messages unscoped on that dimension), oldest first; ``limit`` keeps the newest."""
+        only messages unscoped on that dimension), oldest first; ``limit`` keeps the newest.
+        Those with images have their content parts (bytes with ``include_image_bytes``)."""
         with self._store.reading() as uow:
-            return uow.messages.list(
+            messages = uow.messages.list(
                 now=self._clock.now(),
-                user_id=user_id,
-                agent_id=agent_id,
-                thread_id=thread_id,
-                metadata_filter=metadata_filter,
-                limit=limit,
+                user_id=request.user_id,
+                agent_id=request.agent_id,
+                thread_id=request.thread_id,
+                metadata_filter=request.metadata_filter,
+                limit=request.limit,  # type: ignore[arg-type]
             )
+            return ImageService.parts_of(uow, messages, request.image_bytes) if messages else []

@@ -11,19 +11,16 @@ every ``user_id`` the library receives is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from palimpsest.domain.errors import DuplicateIdError, ValidationError
+from palimpsest.domain.errors import DuplicateIdError
 from palimpsest.domain.events import DomainEvent
 from palimpsest.domain.model import (
     MemoryRecord,
     RecordType,
-    check_id,
-    check_metadata,
-    check_text,
     profile_scope,
 )
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
@@ -33,21 +30,13 @@ from .embedding import EmbeddingHelper
 from .jobs import ExtractionRunner
 from .maintenance import DELETE_THREAD_WAIT, MaintenanceService
 from .record_service import RecordService
+from .requests import AddProfile, DeleteProfile, ListProfiles
 
 __all__ = ["ProfileService"]
 
 EVERY_ROW: Final = datetime.min.replace(tzinfo=UTC)
 """A ``now`` before every expiry: a listing read "as of" it sees expired rows not yet purged,
 which are still the user's data when the user is deleted."""
-
-_OWNER: Final = {RecordType.USER_PROFILE: "user_id", RecordType.AGENT_PROFILE: "agent_id"}
-
-
-def _check_kind(kind: RecordType) -> str:
-    if kind not in _OWNER:
-        raise ValidationError(f"{kind!r} is not a profile type.")
-    return _OWNER[kind]
-
 
 class _Owner:
     """The listing filters naming what one user (agent) owns: that id on its dimension, the
@@ -80,24 +69,11 @@ class ProfileService:
         self._runner = runner
         self._maintenance = maintenance
 
-    def add(
-        self,
-        kind: RecordType,
-        profile_id: str,
-        information: str,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-    ) -> str:
+    def add(self, request: AddProfile) -> str:
         """Store the profile, or replace the text (and re-embed it) and, unless ``metadata`` is
         omitted, the metadata of the one stored. ``DuplicateIdError`` when the id names a record
         of another type (a memory, or the other kind of profile): ids are one namespace."""
-        owner = _check_kind(kind)
-        check_id(profile_id, owner)
-        if information is None:
-            raise ValidationError("profile information cannot be None.")
-        if not isinstance(information, str) or not information.strip():
-            raise ValidationError("profile information must be a non-empty string.")
-        check_text(information, "profile information")
-        meta = metadata if isinstance(metadata, NotSetType) else check_metadata(metadata)
+        kind, profile_id, information, meta = request.record_type, request.profile_id, request.information, request.metadata
         vector = self._embeddings.documents([information])[0]
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
@@ -123,27 +99,23 @@ class ProfileService:
             else:
                 raise DuplicateIdError(
                     f"The id {profile_id!r} is taken by a {stored.record_type.value} record; "
-                    f"a {kind.value} takes the {owner} as its id."
+                    f"a {kind.value} takes the {request.owner} as its id."
                 )
             uow.commit()
         return profile_id
 
-    def list(
-        self,
-        kind: RecordType,
-        *,
-        metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET,
-        limit: int | None = None,
-    ) -> list[MemoryRecord]:
+    def list(self, request: ListProfiles) -> list[MemoryRecord]:
         """Profiles of one kind, oldest first; ``metadata_filter=None``: those without
         metadata; ``limit`` keeps the newest ``limit`` (``None``: every one)."""
-        _check_kind(kind)
         with self._store.reading() as uow:
             return uow.records.list(
-                now=self._clock.now(), record_types=frozenset({kind}), metadata_filter=metadata_filter, limit=limit
+                now=self._clock.now(),
+                record_types=frozenset({request.record_type}),
+                metadata_filter=request.metadata_filter,
+                limit=request.limit,  # type: ignore[arg-type]
             )
 
-    def delete(self, kind: RecordType, profile_id: str, *, cascade: bool = True) -> int:
+    def delete(self, request: DeleteProfile) -> int:
         """Delete the profile; returns 1, or 0 when there was none.
 
         With ``cascade`` (the default), also everything the user (agent) owns, in one unit of
@@ -152,10 +124,7 @@ class ProfileService:
         finished, as ``delete_thread`` waits), then the messages and records still scoped to
         that user (agent), expired ones not yet purged included. Records linked to a deleted
         one are re-derived. Nothing of another user (agent) is read or changed."""
-        owner = _check_kind(kind)
-        check_id(profile_id, owner)
-        if cascade is not True and cascade is not False:
-            raise ValidationError("cascade must be True or False.")
+        kind, profile_id, cascade = request.record_type, request.profile_id, request.cascade
         scope = _Owner(kind, profile_id)
         if cascade:
             with self._store.reading() as uow:

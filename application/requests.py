@@ -13,14 +13,24 @@ the value then carries the thread that owns the call, and the services keep to i
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
-from palimpsest.domain.errors import ArgumentTypeError, InvalidScopeError, InvalidSearchError, ValidationError
+from palimpsest.domain.errors import (
+    ArgumentTypeError,
+    ConfigurationError,
+    InvalidScopeError,
+    InvalidSearchError,
+    ValidationError,
+)
+from palimpsest.domain.images import ImageMimeType, parse_mime_type
+from palimpsest.domain.metadata_filter import validate_metadata_filter
 from palimpsest.domain.model import (
     MAX_SPEAKER_LENGTH,
     MEMORY_RECORD_TYPES,
@@ -39,25 +49,47 @@ from palimpsest.domain.search import MAX_SEARCH_K, ScopeFilter
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, check_ttl_arguments, parse_timestamp
-from .images import parse_image_part
+from .config import (
+    DEPRECATED_EXTRACTION_KEYWORDS,
+    ImageInputLimitConfig,
+    MemoryExtractionConfig,
+    MemorySearchConfig,
+    check_llm,
+    fold_deprecated_extraction,
+)
 
 __all__ = [
     "CARD_MAX_RELEVANT_DEFAULT",
     "CARD_TYPE_KEYS",
+    "PROFILE_OWNERS",
+    "AddImage",
     "AddMemory",
+    "AddProfile",
     "AppendMessages",
     "CardRequest",
     "ChatMessage",
+    "CreateThread",
+    "DeleteProfile",
     "DeleteRecordLink",
+    "GetThread",
     "LinkRecords",
+    "ListImages",
+    "ListMessages",
+    "ListProfiles",
     "ListRecords",
     "ListThreads",
     "MessageInput",
     "SearchRequest",
     "SearchScope",
     "SearchStrategy",
+    "ThreadOptions",
+    "UpdateImage",
     "UpdateMemory",
     "UpdateRecordLink",
+    "UpdateThread",
+    "image_description",
+    "parse_image_part",
+    "raw_image_bytes",
     "resolve_scope",
 ]
 
@@ -133,6 +165,34 @@ class _Request:
             raise ValidationError(f"{cls.__name__}: {exc}") from None
 
 
+class _Scoped:
+    """A request with the three scope ids (``user_id``, ``agent_id``, ``thread_id``)."""
+
+    user_id: str | None | NotSetType
+    agent_id: str | None | NotSetType
+    thread_id: str | None | NotSetType
+
+    @property
+    def scope(self) -> dict[str, str | None | NotSetType]:
+        """The scope ids as given (``NOTSET``: omitted)."""
+        return {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": self.thread_id}
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadOwned(_Request):
+    """A request a thread handle may make: ``owner_thread`` names the thread whose handle made
+    it (``None``: the client), and the services keep the call to that thread's records. A JSON
+    object cannot set it; ``within_thread`` does."""
+
+    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
+
+    owner_thread: str | None = field(default=None, kw_only=True)
+
+    def within_thread(self, thread: Thread) -> Self:
+        """This request made through ``thread``'s handle."""
+        return replace(self, owner_thread=thread.id)
+
+
 def _ttl(obj: object, ttl_days: object, ttl_anchor: object) -> None:
     anchor = check_ttl_arguments(ttl_days, ttl_anchor)
     _frozen_set(obj, "ttl_anchor", anchor)
@@ -161,10 +221,8 @@ def _bind_scope(given: object, own: str | None, name: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class AddMemory(_Request):
+class AddMemory(_ThreadOwned, _Scoped):
     """``add_memory``: a memory-like record, optionally linked to an existing one."""
-
-    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
     content: str
     memory_type: RecordType | str | NotSetType = NOTSET
@@ -183,9 +241,6 @@ class AddMemory(_Request):
     link_id: str | NotSetType = NOTSET
     link_timestamp: datetime | str | None | NotSetType = NOTSET
     link_metadata: dict[str, Any] | None | NotSetType = NOTSET
-    owner_thread: str | None = None
-    """The thread whose handle made the call: the record is that thread's, and so must a link
-    target be."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.content, str) or not self.content.strip():
@@ -204,10 +259,7 @@ class AddMemory(_Request):
         _frozen_set(self, "timestamp", _timestamp(self.timestamp))
         _ttl(self, self.ttl_days, self.ttl_anchor)
         _frozen_set(self, "metadata", _metadata(self.metadata))
-        for name in ("user_id", "agent_id", "thread_id"):
-            value = getattr(self, name)
-            if _set(value):
-                check_optional_id(value, name)
+        _check_ids(self, "user_id", "agent_id", "thread_id")
         if _set(self.memory_id_to_link):
             check_id(self.memory_id_to_link, "memory_id_to_link")
             _frozen_set(self, "link_timestamp", _timestamp(self.link_timestamp, "link_timestamp"))
@@ -217,10 +269,6 @@ class AddMemory(_Request):
         _frozen_set(self, "status", _status(self.status))
         if self.owner_thread is not None:
             check_id(self.owner_thread, "owner_thread")
-
-    @property
-    def scope(self) -> dict[str, str | None | NotSetType]:
-        return {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": self.thread_id}
 
     def within_thread(self, thread: Thread) -> AddMemory:
         """This request made through ``thread``'s handle: the thread's user, agent and thread
@@ -235,10 +283,8 @@ class AddMemory(_Request):
 
 
 @dataclass(frozen=True, slots=True)
-class UpdateMemory(_Request):
+class UpdateMemory(_ThreadOwned):
     """``update_memory``: a partial update (metadata replaced whole); scope and type are immutable."""
-
-    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
     memory_id: str
     content: str | NotSetType = NOTSET
@@ -247,7 +293,6 @@ class UpdateMemory(_Request):
     ttl_days: float | None | NotSetType = NOTSET
     ttl_anchor: TimeToLiveAnchor | str | NotSetType = NOTSET
     status: RecordStatus | str | NotSetType = NOTSET
-    owner_thread: str | None = None
 
     def __post_init__(self) -> None:
         check_id(self.memory_id, "memory_id")
@@ -265,9 +310,6 @@ class UpdateMemory(_Request):
         _frozen_set(self, "metadata", _metadata(self.metadata))
         _frozen_set(self, "status", _status(self.status))
 
-    def within_thread(self, thread: Thread) -> UpdateMemory:
-        return replace(self, owner_thread=thread.id)
-
 
 def _endpoint_type(record_type: object, what: str) -> RecordType:
     if not isinstance(record_type, str):
@@ -279,10 +321,8 @@ def _endpoint_type(record_type: object, what: str) -> RecordType:
 
 
 @dataclass(frozen=True, slots=True)
-class LinkRecords(_Request):
+class LinkRecords(_ThreadOwned):
     """``link_records``: a directed link between two memory-like records."""
-
-    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
     source_record_id: str
     source_record_type: RecordType | str
@@ -293,7 +333,6 @@ class LinkRecords(_Request):
     relation_id: str | NotSetType = NOTSET
     timestamp: datetime | str | None | NotSetType = NOTSET
     metadata: dict[str, Any] | None | NotSetType = NOTSET
-    owner_thread: str | None = None
 
     def __post_init__(self) -> None:
         _frozen_set(self, "source_record_type", _endpoint_type(self.source_record_type, "source_record_type"))
@@ -305,22 +344,16 @@ class LinkRecords(_Request):
         _frozen_set(self, "metadata", _metadata(self.metadata))
         _frozen_set(self, "timestamp", _timestamp(self.timestamp))
 
-    def within_thread(self, thread: Thread) -> LinkRecords:
-        return replace(self, owner_thread=thread.id)
-
 
 @dataclass(frozen=True, slots=True)
-class UpdateRecordLink(_Request):
+class UpdateRecordLink(_ThreadOwned):
     """``update_record_link``: omitted fields unchanged; ``None`` clears timestamp/metadata."""
-
-    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
     relation_id: str
     relation_type: str | NotSetType = NOTSET
     opposite_relation_type: str | NotSetType = NOTSET
     timestamp: datetime | str | None | NotSetType = NOTSET
     metadata: dict[str, Any] | None | NotSetType = NOTSET
-    owner_thread: str | None = None
 
     def __post_init__(self) -> None:
         check_id(self.relation_id, "relation_id")
@@ -330,15 +363,10 @@ class UpdateRecordLink(_Request):
         _frozen_set(self, "metadata", _metadata(self.metadata))
         _frozen_set(self, "timestamp", _timestamp(self.timestamp))
 
-    def within_thread(self, thread: Thread) -> UpdateRecordLink:
-        return replace(self, owner_thread=thread.id)
-
 
 @dataclass(frozen=True, slots=True)
-class DeleteRecordLink(_Request):
+class DeleteRecordLink(_ThreadOwned):
     """``delete_record_link``: by ``relation_id`` alone, or by the complete directed tuple."""
-
-    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
     source_record_id: str | NotSetType = NOTSET
     source_record_type: RecordType | str | NotSetType = NOTSET
@@ -346,7 +374,6 @@ class DeleteRecordLink(_Request):
     target_record_type: RecordType | str | NotSetType = NOTSET
     relation_type: str | NotSetType = NOTSET
     relation_id: str | NotSetType = NOTSET
-    owner_thread: str | None = None
 
     def __post_init__(self) -> None:
         given = [_set(v) for v in self.endpoints]
@@ -369,9 +396,6 @@ class DeleteRecordLink(_Request):
             self.target_record_type,
             self.relation_type,
         )
-
-    def within_thread(self, thread: Thread) -> DeleteRecordLink:
-        return replace(self, owner_thread=thread.id)
 
 
 def _limit(value: object) -> int | None:
@@ -720,7 +744,7 @@ class ChatMessage:
 
 def content_parts(content: object) -> tuple[str, tuple[tuple[int, object, object, object], ...]]:
     """Message content as its text and its image parts: a string, or a content-part list whose
-    text parts make the text and whose image parts (:func:`~palimpsest.application.images.parse_image_part`)
+    text parts make the text and whose image parts (:func:`parse_image_part`)
     are kept with their position: (position, bytes, MIME type, description)."""
     if isinstance(content, str):
         return content, ()
@@ -851,3 +875,442 @@ class AppendMessages(_Request):
     @property
     def inputs(self) -> tuple[MessageInput, ...]:
         return tuple(self.messages)
+
+
+# -- images ----------------------------------------------------------------------------------
+
+
+def raw_image_bytes(value: object) -> bytes:
+    """The caller's image as ``bytes``; only raw bytes are images (a path or base64 text is not)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise ValidationError("image must be raw bytes.")
+
+
+def _base64(text: object, message: str) -> bytes:
+    if not isinstance(text, str):
+        raise ValidationError(message)
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationError(message) from None
+
+
+def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
+    """(bytes, mime type, description) of an image content part of a message:
+    ``{"type": "image", "bytes": <raw bytes>}`` or ``{"type": "image", "data": <base64 text>}``
+    (JSON has no bytes), with an optional ``"mime_type"`` (else detected) and ``"description"``
+    (else the captioner writes one)."""
+    if ("bytes" in part) == ("data" in part):
+        raise ValidationError(
+            'An image content part carries its image as "bytes" (raw bytes) or "data" (base64 text): one of them.'
+        )
+    if "bytes" in part:
+        raw = raw_image_bytes(part["bytes"])
+    else:
+        raw = _base64(part["data"], 'An image content part\'s "data" must be base64 text.')
+    return raw, part.get("mime_type", NOTSET), part.get("description", NOTSET)
+
+
+def image_description(value: object) -> str:
+    """An image's description as given (or as a captioner wrote it): non-empty text."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("description must be a non-empty string, or None to generate one.")
+    return check_text(value, "description")
+
+
+DATA_URL_PREFIX = "data:"
+BASE64_SUFFIX = ";base64"
+_JSON_IMAGE_MESSAGE = "image must be base64 text or a data URL (data:<MIME type>;base64,<base64 text>)."
+
+
+def _json_image(values: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object's ``image`` as bytes: base64 text, or a data URL whose MIME type stands for
+    an omitted ``mime_type`` (a different ``mime_type`` is refused)."""
+    if "image" not in values:
+        return values
+    text = values["image"]
+    if isinstance(text, str) and text.startswith(DATA_URL_PREFIX):
+        header, comma, text = text.partition(",")
+        if not comma or not header.endswith(BASE64_SUFFIX):
+            raise ValidationError(_JSON_IMAGE_MESSAGE)
+        mime = header[len(DATA_URL_PREFIX) : -len(BASE64_SUFFIX)]
+        if values.setdefault("mime_type", mime) != mime:
+            raise ValidationError("mime_type differs from the MIME type of the image's data URL.")
+    values["image"] = _base64(text, _JSON_IMAGE_MESSAGE)
+    return values
+
+
+def _json_limits(values: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object's ``image_input_limit_config`` (an object of the limits' fields) as the config."""
+    limits = values.get("image_input_limit_config")
+    if isinstance(limits, Mapping):
+        values["image_input_limit_config"] = _config_from_json(ImageInputLimitConfig, limits, "image_input_limit_config")
+    return values
+
+
+def _config_from_json(cls: type[Any], mapping: Mapping[str, Any], name: str) -> Any:
+    """A configuration value from a JSON object of its fields (an unknown one is refused)."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(str(k) for k in mapping if k not in known)
+    if unknown:
+        raise ValidationError(f"{name} does not take: {', '.join(unknown)}.")
+    return cls(**mapping)
+
+
+def _mime_type(value: object) -> ImageMimeType | None | NotSetType:
+    """``NOTSET`` and ``None`` (detect it from the bytes) stay; anything else is parsed."""
+    return value if value is None or isinstance(value, NotSetType) else parse_mime_type(value)
+
+
+def _requested_limits(value: object) -> ImageInputLimitConfig | None:
+    """The call's own image limits: omitted → ``None`` (the thread's, then the client's)."""
+    if isinstance(value, NotSetType):
+        return None
+    if not isinstance(value, ImageInputLimitConfig):
+        raise ConfigurationError("image_input_limit_config must be an ImageInputLimitConfig.")
+    return value
+
+
+def _check_ids(obj: object, *names: str) -> None:
+    """Check the scope ids of a request that were given (``None`` is a value)."""
+    for name in names:
+        value = getattr(obj, name)
+        if _set(value):
+            check_optional_id(value, name)
+
+
+@dataclass(frozen=True, slots=True)
+class AddImage(_Request, _Scoped):
+    """``add_image``: a standalone image (raw bytes; PNG, JPEG or WebP, detected when
+    ``mime_type`` is omitted or ``None``), its description (omitted or ``None``: the captioner
+    writes one) and scope. The limits of ``image_input_limit_config`` are the call's own.
+
+    In JSON, ``image`` is base64 text or a data URL (``data:image/png;base64,...``, whose MIME
+    type stands for an omitted ``mime_type``), and ``image_input_limit_config`` an object of
+    :class:`ImageInputLimitConfig`'s fields."""
+
+    image: bytes
+    description: str | None | NotSetType = NOTSET
+    mime_type: ImageMimeType | str | None | NotSetType = NOTSET
+    image_id: str | None | NotSetType = NOTSET
+    user_id: str | None | NotSetType = NOTSET
+    agent_id: str | None | NotSetType = NOTSET
+    thread_id: str | None | NotSetType = NOTSET
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+    timestamp: datetime | str | None | NotSetType = NOTSET
+    ttl_days: float | None | NotSetType = NOTSET
+    ttl_anchor: TimeToLiveAnchor | str | NotSetType = NOTSET
+    image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        _frozen_set(self, "image", raw_image_bytes(self.image))
+        _frozen_set(self, "mime_type", _mime_type(self.mime_type))
+        _check_ids(self, "user_id", "agent_id", "thread_id")
+        if _set(self.image_id) and self.image_id is not None:
+            check_id(self.image_id, "image_id")
+        _frozen_set(self, "metadata", _metadata(self.metadata))
+        _frozen_set(self, "timestamp", _timestamp(self.timestamp))
+        _ttl(self, self.ttl_days, self.ttl_anchor)
+        if _set(self.description) and self.description is not None:
+            _frozen_set(self, "description", image_description(self.description))
+        _frozen_set(self, "image_input_limit_config", _requested_limits(self.image_input_limit_config))
+
+    @classmethod
+    def _from_json_values(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _json_limits(_json_image(values))
+
+    @property
+    def limits(self) -> ImageInputLimitConfig | None:
+        """The call's own limits (``None``: the thread's, then the client's)."""
+        return self.image_input_limit_config  # type: ignore[return-value]
+
+    @property
+    def event_time(self) -> datetime | None:
+        return None if isinstance(self.timestamp, NotSetType) else self.timestamp  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateImage(_Request):
+    """``update_image``: new bytes (``image`` and ``mime_type`` together; ``mime_type=None``
+    detects it), description (``None``: the captioner writes a new one), metadata, timestamp or
+    time to live; omitted fields stay. In JSON, ``image`` as :class:`AddImage` takes it."""
+
+    image_id: str
+    image: bytes | NotSetType = NOTSET
+    description: str | None | NotSetType = NOTSET
+    mime_type: ImageMimeType | str | None | NotSetType = NOTSET
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+    timestamp: datetime | str | None | NotSetType = NOTSET
+    ttl_days: float | None | NotSetType = NOTSET
+    ttl_anchor: TimeToLiveAnchor | str | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        check_id(self.image_id, "image_id")
+        if isinstance(self.image, NotSetType) != isinstance(self.mime_type, NotSetType):
+            raise ValidationError("image and mime_type must be updated together.")
+        fields = (self.image, self.description, self.metadata, self.timestamp, self.ttl_days, self.ttl_anchor)
+        if all(isinstance(v, NotSetType) for v in fields):
+            raise ValidationError(
+                "Provide at least one of image, description, metadata, timestamp, ttl_days or ttl_anchor."
+            )
+        if _set(self.image):
+            _frozen_set(self, "image", raw_image_bytes(self.image))
+        _frozen_set(self, "mime_type", _mime_type(self.mime_type))
+        if _set(self.description) and self.description is not None:
+            _frozen_set(self, "description", image_description(self.description))
+        _frozen_set(self, "metadata", _metadata(self.metadata))
+        _frozen_set(self, "timestamp", _timestamp(self.timestamp))
+        _ttl(self, self.ttl_days, self.ttl_anchor)
+
+    @classmethod
+    def _from_json_values(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _json_image(values)
+
+    @property
+    def event_time(self) -> datetime | None | NotSetType:
+        """The new event time, parsed (``NOTSET``: unchanged)."""
+        return self.timestamp  # type: ignore[return-value]
+
+    @property
+    def changes_expiry(self) -> bool:
+        return _set(self.ttl_days) or _set(self.ttl_anchor)
+
+
+@dataclass(frozen=True, slots=True)
+class ListImages(_Request, _Scoped):
+    """``list_images``: images of a scope (a thread handle's is its thread's), oldest first;
+    ``limit`` keeps the newest; ``include_bytes=True`` only with one ``image_id``."""
+
+    image_id: str | NotSetType = NOTSET
+    user_id: str | None | NotSetType = NOTSET
+    agent_id: str | None | NotSetType = NOTSET
+    thread_id: str | None | NotSetType = NOTSET
+    metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET
+    include_bytes: bool | NotSetType = NOTSET
+    limit: int | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        _check_ids(self, "user_id", "agent_id", "thread_id")
+        if self.include_bytes is not True and self.include_bytes is not False and _set(self.include_bytes):
+            raise ValidationError("include_bytes must be True or False.")
+        if self.include_bytes is True and isinstance(self.image_id, NotSetType):
+            raise ValidationError("include_bytes=True needs an image_id (bytes are loaded for one image at a time).")
+        if _set(self.image_id):
+            check_id(self.image_id, "image_id")
+        if _set(self.metadata_filter):
+            _frozen_set(self, "metadata_filter", validate_metadata_filter(self.metadata_filter))
+        _frozen_set(self, "limit", _limit(self.limit))
+
+
+# -- users and agents (their profiles) -------------------------------------------------------
+
+
+PROFILE_OWNERS: Mapping[RecordType, str] = {RecordType.USER_PROFILE: "user_id", RecordType.AGENT_PROFILE: "agent_id"}
+"""The profile types and the scope dimension whose id names each one's owner."""
+
+
+def _profile_kind(kind: object) -> RecordType:
+    try:
+        parsed = RecordType(kind)
+    except ValueError:
+        parsed = None
+    if parsed not in PROFILE_OWNERS:
+        raise ValidationError(f"{kind!r} is not a profile type.")
+    return parsed  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class _ProfileRequest(_Request):
+    """What the profile requests share: ``kind`` (``RecordType.USER_PROFILE`` or
+    ``AGENT_PROFILE``, or their names ``"user_profile"``, ``"agent_profile"``)."""
+
+    kind: RecordType | str
+
+    def __post_init__(self) -> None:
+        _frozen_set(self, "kind", _profile_kind(self.kind))
+
+    @property
+    def owner(self) -> str:
+        """The scope dimension of the profile's id: ``"user_id"`` or ``"agent_id"``."""
+        return PROFILE_OWNERS[self.kind]  # type: ignore[index]
+
+    @property
+    def record_type(self) -> RecordType:
+        return self.kind  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class AddProfile(_ProfileRequest):
+    """``add_user``/``add_agent``: the profile of user (agent) ``profile_id``; ``metadata``
+    omitted keeps a stored profile's, ``None`` clears it."""
+
+    profile_id: str
+    information: str
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        _ProfileRequest.__post_init__(self)
+        check_id(self.profile_id, self.owner)
+        if self.information is None:
+            raise ValidationError("profile information cannot be None.")
+        if not isinstance(self.information, str) or not self.information.strip():
+            raise ValidationError("profile information must be a non-empty string.")
+        check_text(self.information, "profile information")
+        _frozen_set(self, "metadata", _metadata(self.metadata))
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteProfile(_ProfileRequest):
+    """``delete_user``/``delete_agent``: the profile, and with ``cascade`` (the default)
+    everything the user (agent) owns."""
+
+    profile_id: str
+    cascade: bool = True
+
+    def __post_init__(self) -> None:
+        _ProfileRequest.__post_init__(self)
+        check_id(self.profile_id, self.owner)
+        if self.cascade is not True and self.cascade is not False:
+            raise ValidationError("cascade must be True or False.")
+
+
+@dataclass(frozen=True, slots=True)
+class ListProfiles(_ProfileRequest):
+    """``list_users``/``list_agents``: ``metadata_filter=None`` lists those without metadata;
+    ``limit`` keeps the newest (omitted or ``None``: all)."""
+
+    metadata_filter: Mapping[str, Any] | None | NotSetType = NOTSET
+    limit: int | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        _ProfileRequest.__post_init__(self)
+        _frozen_set(self, "limit", _limit(self.limit))
+
+
+# -- messages of every thread ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListMessages(ListRecords):
+    """``list_messages``: the filters of :class:`ListRecords` over every thread's messages;
+    ``include_image_bytes=True`` loads the bytes of their images."""
+
+    include_image_bytes: bool | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        _check_ids(self, "user_id", "agent_id", "thread_id")
+        flag = self.include_image_bytes
+        if flag is not True and flag is not False and _set(flag):
+            raise ValidationError("include_image_bytes must be True or False.")
+        ListRecords.__post_init__(self)
+
+    @property
+    def image_bytes(self) -> bool:
+        return self.include_image_bytes is True
+
+
+# -- threads ---------------------------------------------------------------------------------
+
+
+def _json_thread_configs(values: dict[str, Any]) -> dict[str, Any]:
+    """A JSON object's thread configurations as their values (``search_config`` in its
+    persisted form, ``{"type": "base"|"top_k", ...}``)."""
+    extraction = values.get("memory_extraction_config")
+    if isinstance(extraction, Mapping):
+        values["memory_extraction_config"] = _config_from_json(
+            MemoryExtractionConfig, extraction, "memory_extraction_config"
+        )
+    if isinstance(values.get("search_config"), Mapping):
+        values["search_config"] = MemorySearchConfig.from_json(values["search_config"])
+    return _json_limits(values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThreadOptions(_Request):
+    """The settings keywords ``create_thread``, ``get_thread`` and ``update_thread`` share,
+    parsed once: ``llm`` only as ``None``; the deprecated inline extraction keywords folded
+    into ``memory_extraction_config`` (with a ``DeprecationWarning``; with it, a
+    ``ConfigurationError``) and left omitted. What they resolve to is the thread service's."""
+
+    llm: None | NotSetType = NOTSET
+    max_message_token_length: int | NotSetType = NOTSET
+    message_shortening_input_token_limit: int | NotSetType = NOTSET
+    memory_extraction_config: MemoryExtractionConfig | NotSetType = NOTSET
+    search_config: MemorySearchConfig | None | NotSetType = NOTSET
+    context_card_token_limit: int | NotSetType = NOTSET
+    context_card_type_search_concurrency: int | NotSetType = NOTSET
+    extract_memories: bool | NotSetType = NOTSET
+    memory_extraction_window: int | NotSetType = NOTSET
+    context_summary_update_frequency: int | NotSetType = NOTSET
+    memory_extraction_frequency: int | NotSetType = NOTSET
+    memory_extraction_token_limit: int | NotSetType = NOTSET
+    memory_extraction_custom_instructions: str | None | NotSetType = NOTSET
+    memory_extraction_inherit_message_metadata: bool | Sequence[str] | NotSetType = NOTSET
+    enable_context_summary: bool | NotSetType = NOTSET
+    image_input_limit_config: ImageInputLimitConfig | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        self._parse_options()
+
+    def _parse_options(self) -> None:
+        check_llm(self.llm)
+        deprecated = [getattr(self, name) for name in DEPRECATED_EXTRACTION_KEYWORDS]
+        # The warning names the frame that called this constructor (frames: the fold, this,
+        # __post_init__, __init__, the caller), or for a thread command the facade method's caller.
+        depth = 5 if type(self) is ThreadOptions else 6
+        folded = fold_deprecated_extraction(self.memory_extraction_config, *deprecated, stacklevel=depth)
+        _frozen_set(self, "memory_extraction_config", folded)
+        for name in DEPRECATED_EXTRACTION_KEYWORDS:
+            _frozen_set(self, name, NOTSET)
+
+    @classmethod
+    def _from_json_values(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _json_thread_configs(values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateThread(ThreadOptions):
+    """``create_thread``: the thread's ids (``thread_id`` generated when omitted), metadata and
+    settings."""
+
+    thread_id: str | NotSetType = NOTSET
+    user_id: str | None | NotSetType = NOTSET
+    agent_id: str | None | NotSetType = NOTSET
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        self._parse_options()
+        if _set(self.thread_id):
+            check_id(self.thread_id, "thread_id")
+        _check_ids(self, "user_id", "agent_id")
+        _frozen_set(self, "metadata", _metadata(self.metadata))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetThread(ThreadOptions):
+    """``get_thread``: a stored thread, with setting overrides for the returned handle only."""
+
+    thread_id: str
+
+    def __post_init__(self) -> None:
+        self._parse_options()
+        check_id(self.thread_id, "thread_id")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateThread(ThreadOptions):
+    """``update_thread``: new metadata (whole replace; ``None`` clears) and durable setting
+    overrides. The search concurrency is not persisted, so not taken here."""
+
+    JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"context_card_type_search_concurrency"})
+
+    thread_id: str
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        if _set(self.context_card_type_search_concurrency):
+            raise ValidationError("update_thread does not take context_card_type_search_concurrency (it is not persisted).")
+        self._parse_options()
+        check_id(self.thread_id, "thread_id")
+        _frozen_set(self, "metadata", _metadata(self.metadata))

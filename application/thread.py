@@ -23,7 +23,7 @@ from .config import (
 from .facade import MemoryFacade
 from .images import ImageRecord
 from .observability import observed_operations
-from .requests import AppendMessages, CardRequest, ChatMessage, text_of
+from .requests import AppendMessages, CardRequest, ChatMessage, ListImages, text_of
 from .results import ContextCard, Summary
 from .wiring import ApplicationServices
 
@@ -259,4 +259,6 @@ class MemoryThread(MemoryFacade):
         limit: int | None | NotSetType = NOTSET,
     ) -> list[ImageRecord]:
         """This thread's images, oldest first; ``include_bytes=True`` only for one ``image_id``."""
-        return self._list_images(image_id, metadata_filter, include_bytes, limit)
+        return self._list_images(
+            ListImages(image_id, metadata_filter=metadata_filter, include_bytes=include_bytes, limit=limit)
+        )

@@ -155,7 +155,14 @@ def build_services(
             extraction_config=extraction_config,
             new_id=new_id,
         ),
-        threads=ThreadService(store=store, clock=clock, has_extractor=records_jobs),
+        threads=ThreadService(
+            store=store,
+            clock=clock,
+            has_extractor=records_jobs,
+            new_id=new_id,
+            extraction_config=extraction_config,
+            image_limits=image_limits,
+        ),
         messages=MessageService(
             store=store,
             clock=clock,
