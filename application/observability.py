@@ -251,62 +251,67 @@ class ApiOperationCompletedEvent(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AgentMemoryStartedEvent(ApiOperationStartedEvent):
+class _AgentMemoryOperation:
+    """What an ``AgentMemory`` operation's started and completed events share."""
+
+    component: str = "agent_memory"
+    api_class: str = "AgentMemory"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentMemoryStartedEvent(_AgentMemoryOperation, ApiOperationStartedEvent):
     """An ``AgentMemory`` operation began (``component`` ``"agent_memory"``)."""
 
-    component: str = "agent_memory"
-    api_class: str = "AgentMemory"
-
 
 @dataclass(frozen=True, kw_only=True)
-class AgentMemoryCompletedEvent(ApiOperationCompletedEvent):
+class AgentMemoryCompletedEvent(_AgentMemoryOperation, ApiOperationCompletedEvent):
     """An ``AgentMemory`` operation ended."""
 
-    component: str = "agent_memory"
-    api_class: str = "AgentMemory"
+
+@dataclass(frozen=True, kw_only=True)
+class _ThreadOperation:
+    """What a ``MemoryThread`` operation's started and completed events share: the thread's ids."""
+
+    identifier_fields: ClassVar[frozenset[str]] = frozenset({"thread_id", "user_id", "agent_id"})
+
+    component: str = "thread"
+    api_class: str = "MemoryThread"
+    thread_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class ThreadStartedEvent(ApiOperationStartedEvent):
+class ThreadStartedEvent(_ThreadOperation, ApiOperationStartedEvent):
     """A ``MemoryThread`` operation began (``component`` ``"thread"``), with the thread's ids."""
 
-    identifier_fields: ClassVar[frozenset[str]] = frozenset({"thread_id", "user_id", "agent_id"})
-
-    component: str = "thread"
-    api_class: str = "MemoryThread"
-    thread_id: str | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-
 
 @dataclass(frozen=True, kw_only=True)
-class ThreadCompletedEvent(ApiOperationCompletedEvent):
+class ThreadCompletedEvent(_ThreadOperation, ApiOperationCompletedEvent):
     """A ``MemoryThread`` operation ended, with the thread's ids."""
 
-    identifier_fields: ClassVar[frozenset[str]] = frozenset({"thread_id", "user_id", "agent_id"})
 
-    component: str = "thread"
-    api_class: str = "MemoryThread"
-    thread_id: str | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
+@dataclass(frozen=True, kw_only=True)
+class _LlmGeneration:
+    """What a chat model call's started and completed events share: the model and its settings."""
+
+    component: str = "llm"
+    api_class: str = "ChatModel"
+    method: str = "generate"
+    model: str
+    api_type: str
+    llm_config: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class LlmGenerationStartedEvent(ApiOperationStartedEvent):
+class LlmGenerationStartedEvent(_LlmGeneration, ApiOperationStartedEvent):
     """A chat model was asked for an answer: its ``model``, ``api_type``, settings
     (``llm_config``, ``llm_generation_config``), the ``prompt`` messages (sensitive) and the
     JSON schema the answer must follow."""
 
     sensitive_fields: ClassVar[frozenset[str]] = frozenset({"arguments", "prompt"})
 
-    component: str = "llm"
     event_name: str = "llm.generation.started"
-    api_class: str = "ChatModel"
-    method: str = "generate"
-    model: str
-    api_type: str
-    llm_config: dict[str, Any] | None = None
     llm_generation_config: dict[str, Any] | None = None
     prompt: list[dict[str, Any]] | None = None
     response_json_schema: dict[str, Any] | None = None
@@ -314,19 +319,13 @@ class LlmGenerationStartedEvent(ApiOperationStartedEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LlmGenerationCompletedEvent(ApiOperationCompletedEvent):
+class LlmGenerationCompletedEvent(_LlmGeneration, ApiOperationCompletedEvent):
     """A chat model answered (or failed): the answer's ``content`` (sensitive), its
     ``completion_id`` and token counts."""
 
     sensitive_fields: ClassVar[frozenset[str]] = frozenset({"result", "content"})
 
-    component: str = "llm"
     event_name: str = "llm.generation.completed"
-    api_class: str = "ChatModel"
-    method: str = "generate"
-    model: str
-    api_type: str
-    llm_config: dict[str, Any] | None = None
     content: str | None = None
     completion_id: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
@@ -337,17 +336,24 @@ class LlmGenerationCompletedEvent(ApiOperationCompletedEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EmbedderStartedEvent(ApiOperationStartedEvent):
+class _Embedding:
+    """What an embedder call's started and completed events share: the model. (Their
+    ``input_count`` and ``is_query`` stay declared in each, in the reference's field order.)"""
+
+    component: str = "embedder"
+    api_class: str = "Embedder"
+    method: str = "embed"
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbedderStartedEvent(_Embedding, ApiOperationStartedEvent):
     """An embedder was given texts: ``model``, ``input_count``, ``text_lengths``, ``is_query``;
     the texts themselves are ``input`` (sensitive)."""
 
     sensitive_fields: ClassVar[frozenset[str]] = frozenset({"arguments", "input"})
 
-    component: str = "embedder"
     event_name: str = "embedder.started"
-    api_class: str = "Embedder"
-    method: str = "embed"
-    model: str
     input: list[str] | None = None
     input_count: int
     text_lengths: list[int] | None = None
@@ -355,17 +361,13 @@ class EmbedderStartedEvent(ApiOperationStartedEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EmbedderCompletedEvent(ApiOperationCompletedEvent):
+class EmbedderCompletedEvent(_Embedding, ApiOperationCompletedEvent):
     """An embedder returned (or failed): ``vector_count``, ``embedding_dimension``; the vectors
     are ``embedding_vector`` (sensitive)."""
 
     sensitive_fields: ClassVar[frozenset[str]] = frozenset({"result", "embedding_vector"})
 
-    component: str = "embedder"
     event_name: str = "embedder.completed"
-    api_class: str = "Embedder"
-    method: str = "embed"
-    model: str
     input_count: int
     is_query: bool
     vector_count: int | None = None
