@@ -32,7 +32,6 @@ from palimpsest.domain.images import (
     TextPart,
     check_image_bytes,
     detect_mime_type,
-    parse_mime_type,
 )
 from palimpsest.domain.model import (
     MemoryRecord,
@@ -48,7 +47,15 @@ from .arguments import resolve_expiry
 from .config import ImageInputLimitConfig, MemoryRetentionConfig
 from .embedding import EmbeddingHelper
 from .ports import ImageCaptioner
-from .requests import AddImage, ListImages, UpdateImage, image_description, parse_image_part, raw_image_bytes
+from .requests import (
+    AddImage,
+    ImageInput,
+    ListImages,
+    UpdateImage,
+    image_description,
+    parse_image_part,
+    raw_image_bytes,
+)
 
 __all__ = [
     "LLM_REQUIRED_MESSAGE",
@@ -113,12 +120,14 @@ class ImageRecord:
         )
 
 
-def _checked_image(data: bytes, mime_type: object, limits: ImageInputLimitConfig) -> ImageMimeType:
+def _checked_image(
+    data: bytes, mime_type: ImageMimeType | None | NotSetType, limits: ImageInputLimitConfig
+) -> ImageMimeType:
     """The image's MIME type (detected when ``NOTSET`` or ``None``), after the size limit and
     the check of its bytes."""
     if len(data) > limits.limit("max_raw_image_bytes"):
         raise ImageLimitError(RAW_SIZE_MESSAGE)
-    mime = detect_mime_type(data) if mime_type is None or isinstance(mime_type, NotSetType) else parse_mime_type(mime_type)
+    mime = detect_mime_type(data) if mime_type is None or isinstance(mime_type, NotSetType) else mime_type
     check_image_bytes(data, mime)
     return mime
 
@@ -196,18 +205,14 @@ class ImageService:
         text = self._captioner.describe(data, mime_type.value)
         return image_description(text.strip() if isinstance(text, str) else text)
 
-    def message_parts(
-        self, parts: Sequence[tuple[int, int, object, object, object]], limits: ImageInputLimitConfig
-    ) -> list[ImageParts]:
-        """Check the image parts of the messages of one append (message index, position, bytes,
-        MIME type, description) before anything is written; the ones without a description are
-        captioned, and together they count as one model request for the limits."""
-        checked: list[ImageParts] = []
-        for message, position, data, mime_type, description in parts:
-            raw = raw_image_bytes(data)
-            mime = _checked_image(raw, mime_type, limits)
-            text = None if description is None or isinstance(description, NotSetType) else image_description(description)
-            checked.append(ImageParts(message, position, raw, mime, text))
+    def message_parts(self, parts: Sequence[tuple[int, ImageInput]], limits: ImageInputLimitConfig) -> list[ImageParts]:
+        """Check the image parts of the messages of one append (each with the index of its
+        message) against the limits before anything is written; the ones without a description
+        are captioned, and together they count as one model request for the limits."""
+        checked = [
+            ImageParts(message, part.position, part.data, _checked_image(part.data, part.mime_type, limits), part.caption)
+            for message, part in parts
+        ]
         uncaptioned = [p for p in checked if p.description is None]
         if uncaptioned:
             if self._captioner is None:
@@ -255,7 +260,7 @@ class ImageService:
         client's); a thread handle passes its thread as ``owner``."""
         resolved = ImageInputLimitConfig.resolve(limits, self._limits)
         data = request.image
-        mime = _checked_image(data, request.mime_type, resolved)
+        mime = _checked_image(data, request.mime, resolved)
         scope = self._scope(request.scope, owner)
         rid = self._new_id() if request.image_id is None or isinstance(request.image_id, NotSetType) else request.image_id
         now = self._clock.now()
@@ -305,7 +310,7 @@ class ImageService:
             )
         new_image: StoredImage | None = None
         if not isinstance(image, NotSetType):
-            new_image = StoredImage(rid, _checked_image(image, request.mime_type, resolved), image)
+            new_image = StoredImage(rid, _checked_image(image, request.mime, resolved), image)
         changes: dict[str, Any] = {"updated_at": now}
         if description is None:
             source = new_image if new_image is not None else stored
@@ -377,7 +382,7 @@ class ImageService:
         return [ImageRecord.of(r, images[r.id]) for r in records if r.id in images]
 
     @staticmethod
-    def parts_of(uow: UnitOfWork, messages: Sequence[Any], include_bytes: bool | frozenset[str]) -> list[Any]:
+    def parts_of(uow: UnitOfWork, messages: Sequence[Message], include_bytes: bool | frozenset[str]) -> list[Message]:
         """``messages`` with the content parts of those that have images (``Message.parts``):
         the text, then each image at its position; bytes for every image (``True``) or for the
         named ones. Messages without images come back as they are."""

@@ -12,24 +12,24 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from palimpsest.domain.errors import MessageNotFoundError, ThreadNotFoundError, ValidationError
 from palimpsest.domain.model import ExtractionJob, Message, Thread, speaker_of
-from palimpsest.domain.ports import Clock, MemoryStore
+from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import resolve_expiry
+from .arguments import TimeToLiveAnchor, resolve_expiry
 from .config import MemoryExtractionMode, MemoryRetentionConfig, ThreadSettings
-from .embedding import EmbeddingHelper, IndexedMessage
+from .embedding import EmbeddingHelper, IndexedMessage, Vector
 from .event_log import log_failure
 from .extraction import ExtractionService
 from .images import ImageParts, ImageService
 from .jobs import ExtractionRunner
-from .requests import AppendMessages, ListMessages
+from .requests import AppendMessages, ImageInput, ListMessages, UpdateMessage
 from .summaries import SummaryService
 
 __all__ = ["MessageService", "NewMessage"]
@@ -52,10 +52,10 @@ class NewMessage:
     content: str
     timestamp: datetime | None
     metadata: dict[str, Any] | None
-    ttl_days: Any = NOTSET
-    ttl_anchor: Any = NOTSET
-    images: tuple[tuple[int, object, object, object], ...] = ()
-    """Its image content parts, as given: (position, bytes, MIME type, description)."""
+    ttl_days: float | None | NotSetType = NOTSET
+    ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET
+    images: tuple[ImageInput, ...] = ()
+    """Its image content parts."""
 
 
 class MessageService:
@@ -85,7 +85,11 @@ class MessageService:
         self._summaries = summaries
 
     def _expiry(
-        self, now: datetime, ttl_days: Any, ttl_anchor: Any, timestamp: datetime | None
+        self,
+        now: datetime,
+        ttl_days: float | None | NotSetType,
+        ttl_anchor: TimeToLiveAnchor | str | NotSetType,
+        timestamp: datetime | None,
     ) -> datetime | None:
         return resolve_expiry(
             now=now, ttl_days=ttl_days, ttl_anchor=ttl_anchor, timestamp=timestamp, retention=self._retention
@@ -159,7 +163,7 @@ class MessageService:
 
     def _checked_images(self, settings: ThreadSettings, messages: Sequence[NewMessage]) -> list[ImageParts]:
         """The image parts of an append, checked and captioned before anything is written."""
-        parts = [(index, *part) for index, m in enumerate(messages) for part in m.images]
+        parts = [(index, part) for index, m in enumerate(messages) for part in m.images]
         if not parts:
             return []
         if self._images is None:  # pragma: no cover - the composition root always wires images
@@ -200,12 +204,12 @@ class MessageService:
             first = newest[0] if newest else None
         return [first, *messages[:-1]]
 
-    def _before(self, uow: Any, thread: Thread, seq: int) -> Message | None:
+    def _before(self, uow: UnitOfWork, thread: Thread, seq: int) -> Message | None:
         """The thread's visible message just before ``seq``, if any."""
         earlier = uow.messages.list_for_thread(thread.id, now=self._clock.now(), end_seq=seq, last_n=1)
         return earlier[0] if earlier else None
 
-    def _next_turn(self, thread: Thread, message: Message, before: Message | None) -> tuple[Message, Any] | None:
+    def _next_turn(self, thread: Thread, message: Message, before: Message | None) -> tuple[Message, Vector | None] | None:
         """The named message after ``message`` and its new vector (its index text reads the turn
         before it, which changes or leaves: ``before`` will precede it), embedded before any
         transaction opens: a model that fails then leaves nothing written."""
@@ -217,13 +221,15 @@ class MessageService:
             return None
         return following, self._embeddings.messages([following], [before])[0]
 
-    def _following(self, uow: Any, thread: Thread, message: Message) -> Message | None:
+    def _following(self, uow: UnitOfWork, thread: Thread, message: Message) -> Message | None:
         later = uow.messages.list_for_thread(
             thread.id, now=self._clock.now(), start_seq=message.seq + 1, end_seq=message.seq + NEXT_WINDOW
         )
         return later[0] if later and later[0].speaker is not None else None
 
-    def _reembed_next(self, uow: Any, thread: Thread, message: Message, planned: tuple[Message, Any] | None) -> None:
+    def _reembed_next(
+        self, uow: UnitOfWork, thread: Thread, message: Message, planned: tuple[Message, Vector | None] | None
+    ) -> None:
         """Store the vector :meth:`_next_turn` computed, if that turn is still the one after
         ``message`` and unchanged (else its own write re-embedded it meanwhile)."""
         if planned is None:
@@ -234,18 +240,10 @@ class MessageService:
 
     # -- edit and delete -----------------------------------------------------------------------
 
-    def update(
-        self,
-        thread: Thread,
-        message: Message,
-        *,
-        content: str | NotSetType = NOTSET,
-        metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
-        ttl_days: Any = NOTSET,
-        ttl_anchor: Any = NOTSET,
-    ) -> None:
+    def update(self, thread: Thread, message: Message, request: UpdateMessage) -> None:
         """Edit a message's text, metadata or expiry (a new text or speaker is re-embedded); a
         new text retires the summaries that covered it. Omitted fields stay."""
+        content, metadata, ttl_days, ttl_anchor = request.content, request.metadata, request.ttl_days, request.ttl_anchor
         changes: dict[str, Any] = {}
         embedding: Any = NOTSET
         if not isinstance(content, NotSetType):
@@ -304,7 +302,7 @@ class MessageService:
             message = uow.messages.get(message_id, now=self._clock.now())
             if message is None or message.thread_id != thread.id:
                 raise MessageNotFoundError(f"No message with id {message_id!r} in this thread.")
-            return ImageService.parts_of(uow, [message], image_bytes)[0]  # type: ignore[no-any-return]
+            return ImageService.parts_of(uow, [message], image_bytes)[0]
 
     def with_parts(self, messages: Sequence[Message], *, image_bytes: bool) -> list[Message]:
         """``messages`` with the content parts of those that have images (bytes if asked)."""

@@ -72,6 +72,7 @@ __all__ = [
     "DeleteProfile",
     "DeleteRecordLink",
     "GetThread",
+    "ImageInput",
     "LinkRecords",
     "ListImages",
     "ListMessages",
@@ -85,6 +86,7 @@ __all__ = [
     "ThreadOptions",
     "UpdateImage",
     "UpdateMemory",
+    "UpdateMessage",
     "UpdateRecordLink",
     "UpdateThread",
     "image_description",
@@ -742,10 +744,10 @@ class ChatMessage:
     name: str | None = None
 
 
-def content_parts(content: object) -> tuple[str, tuple[tuple[int, object, object, object], ...]]:
+def content_parts(content: object) -> tuple[str, tuple[ImageInput, ...]]:
     """Message content as its text and its image parts: a string, or a content-part list whose
-    text parts make the text and whose image parts (:func:`parse_image_part`)
-    are kept with their position: (position, bytes, MIME type, description)."""
+    text parts make the text and whose image parts (:func:`parse_image_part`) are kept with
+    their position."""
     if isinstance(content, str):
         return content, ()
     if isinstance(content, (list, tuple)):
@@ -758,7 +760,7 @@ def content_parts(content: object) -> tuple[str, tuple[tuple[int, object, object
                 raise ValidationError("Message content must be a string or a sequence of content parts.")
             kind = part.get("type", "text")
             if kind == "image":
-                images.append((position, *parse_image_part(part)))
+                images.append(parse_image_part(part, position))
             elif kind == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
             else:
@@ -773,6 +775,27 @@ def text_of(content: object) -> str:
     if images:
         raise ValidationError("update_message changes a message's text; its images stay as they are.")
     return text
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMessage(_Request):
+    """``update_message``: a message's new text (a string or text parts), metadata (whole
+    replace; ``None`` clears) or time to live; role and time are immutable, omitted fields stay."""
+
+    message_id: str
+    content: str | NotSetType = NOTSET
+    metadata: dict[str, Any] | None | NotSetType = NOTSET
+    ttl_days: float | None | NotSetType = NOTSET
+    ttl_anchor: TimeToLiveAnchor | str | NotSetType = NOTSET
+
+    def __post_init__(self) -> None:
+        if self.content is None:
+            raise ValidationError("content must be provided when updating a message; omit content to preserve it.")
+        if _set(self.content):
+            _frozen_set(self, "content", text_of(self.content))
+        _frozen_set(self, "metadata", _metadata(self.metadata))
+        check_id(self.message_id, "message_id")
+        _ttl(self, self.ttl_days, self.ttl_anchor)
 
 
 def _per_message(value: object, count: int, name: str) -> list[Any]:
@@ -802,7 +825,7 @@ def _with_speaker(metadata: dict[str, Any] | None, name: object) -> dict[str, An
 
 def _parse_message(
     raw: object,
-) -> tuple[str, str, datetime | None, dict[str, Any] | None, Any, tuple[tuple[int, object, object, object], ...]]:
+) -> tuple[str, str, datetime | None, dict[str, Any] | None, Any, tuple[ImageInput, ...]]:
     role: Any  # checked below, whatever the input was
     name: Any = None
     if isinstance(raw, ChatMessage):
@@ -833,8 +856,8 @@ class MessageInput:
     id: str | None
     ttl_days: float | None | NotSetType = NOTSET
     ttl_anchor: TimeToLiveAnchor | NotSetType = NOTSET
-    images: tuple[tuple[int, object, object, object], ...] = ()
-    """Its image content parts, as given: (position, bytes, MIME type, description)."""
+    images: tuple[ImageInput, ...] = ()
+    """Its image content parts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -896,11 +919,27 @@ def _base64(text: object, message: str) -> bytes:
         raise ValidationError(message) from None
 
 
-def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
-    """(bytes, mime type, description) of an image content part of a message:
-    ``{"type": "image", "bytes": <raw bytes>}`` or ``{"type": "image", "data": <base64 text>}``
-    (JSON has no bytes), with an optional ``"mime_type"`` (else detected) and ``"description"``
-    (else the captioner writes one)."""
+@dataclass(frozen=True, slots=True)
+class ImageInput:
+    """An image content part of a message to append, parsed: its position among the message's
+    parts, bytes, MIME type (``None``/``NOTSET``: detected) and description (``None``/``NOTSET``:
+    the captioner writes one)."""
+
+    position: int
+    data: bytes
+    mime_type: ImageMimeType | None | NotSetType = NOTSET
+    description: str | None | NotSetType = NOTSET
+
+    @property
+    def caption(self) -> str | None:
+        """The description given, if any."""
+        return None if isinstance(self.description, NotSetType) else self.description
+
+
+def parse_image_part(part: Mapping[str, Any], position: int = 0) -> ImageInput:
+    """An image content part of a message, at ``position``: ``{"type": "image", "bytes": <raw
+    bytes>}`` or ``{"type": "image", "data": <base64 text>}`` (JSON has no bytes), with an
+    optional ``"mime_type"`` (else detected) and ``"description"`` (else the captioner writes one)."""
     if ("bytes" in part) == ("data" in part):
         raise ValidationError(
             'An image content part carries its image as "bytes" (raw bytes) or "data" (base64 text): one of them.'
@@ -909,7 +948,10 @@ def parse_image_part(part: Mapping[str, Any]) -> tuple[bytes, object, object]:
         raw = raw_image_bytes(part["bytes"])
     else:
         raw = _base64(part["data"], 'An image content part\'s "data" must be base64 text.')
-    return raw, part.get("mime_type", NOTSET), part.get("description", NOTSET)
+    description = part.get("description", NOTSET)
+    if _set(description) and description is not None:
+        description = image_description(description)
+    return ImageInput(position, raw, _mime_type(part.get("mime_type", NOTSET)), description)
 
 
 def image_description(value: object) -> str:
@@ -1021,6 +1063,11 @@ class AddImage(_Request, _Scoped):
         return _json_limits(_json_image(values))
 
     @property
+    def mime(self) -> ImageMimeType | None | NotSetType:
+        """``mime_type`` parsed (``None``, ``NOTSET``: detected from the bytes)."""
+        return self.mime_type  # type: ignore[return-value]
+
+    @property
     def limits(self) -> ImageInputLimitConfig | None:
         """The call's own limits (``None``: the thread's, then the client's)."""
         return self.image_input_limit_config  # type: ignore[return-value]
@@ -1066,6 +1113,11 @@ class UpdateImage(_Request):
     @classmethod
     def _from_json_values(cls, values: dict[str, Any]) -> dict[str, Any]:
         return _json_image(values)
+
+    @property
+    def mime(self) -> ImageMimeType | None | NotSetType:
+        """``mime_type`` parsed (``None``, ``NOTSET``: detected from the bytes)."""
+        return self.mime_type  # type: ignore[return-value]
 
     @property
     def event_time(self) -> datetime | None | NotSetType:

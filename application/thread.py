@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from palimpsest.domain.errors import MessageNotFoundError, ValidationError
-from palimpsest.domain.model import Message, Thread, check_id, check_metadata
+from palimpsest.domain.model import Message, Thread, check_id
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
@@ -23,7 +23,7 @@ from .config import (
 from .facade import MemoryFacade
 from .images import ImageRecord
 from .observability import observed_operations
-from .requests import AppendMessages, CardRequest, ChatMessage, ListImages, text_of
+from .requests import AppendMessages, CardRequest, ChatMessage, ListImages, UpdateMessage
 from .results import ContextCard, Summary
 from .wiring import ApplicationServices
 
@@ -172,14 +172,8 @@ class MemoryThread(MemoryFacade):
     ) -> str:
         """Edit a message's text, metadata or TTL (role and time are immutable)."""
         reject_unknown_kwargs("update_message", kwargs)
-        if content is None:
-            raise ValidationError("content must be provided when updating a message; omit content to preserve it.")
-        text = NOTSET if isinstance(content, NotSetType) else text_of(content)
-        meta = NOTSET if isinstance(metadata, NotSetType) else check_metadata(metadata)
-        message = self.get_message(message_id)
-        self._services.messages.update(
-            self._thread, message, content=text, metadata=meta, ttl_days=ttl_days, ttl_anchor=ttl_anchor
-        )
+        request = UpdateMessage(message_id, content, metadata, ttl_days, ttl_anchor)  # type: ignore[arg-type]
+        self._services.messages.update(self._thread, self.get_message(message_id), request)
         return message_id
 
     def delete_message(self, message_id: str) -> int:

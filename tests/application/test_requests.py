@@ -14,7 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from palimpsest.application import AgentMemory, SearchScope, SearchStrategy, TimeToLiveAnchor
+from palimpsest.application import images as images_module
+from palimpsest.application import messages as messages_module
+from palimpsest.application import profiles as profiles_module
 from palimpsest.application import records as records_module
+from palimpsest.application import thread_service as thread_service_module
 from palimpsest.application.requests import (
     AddMemory,
     AppendMessages,
@@ -276,18 +280,32 @@ def test_the_same_request_comes_from_keywords_and_from_json(
 # -- the boundary's shape ----------------------------------------------------------------------
 
 
-def test_no_parameter_of_the_record_commands_is_typed_any() -> None:
-    """The record commands take typed requests, not the facades' keywords as ``Any``."""
-    tree = ast.parse(Path(inspect.getfile(records_module)).read_text())
-    untyped = [
+def _untyped_parameters(module: object) -> list[str]:
+    """The parameters of ``module``'s functions and methods annotated with ``Any`` or ``object``
+    (anywhere in the annotation: ``Sequence[Any]`` counts)."""
+    tree = ast.parse(Path(inspect.getfile(module)).read_text())  # type: ignore[arg-type]
+    return [
         f"{node.name}({arg.arg})"
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
-        if arg.annotation is not None and "Any" in ast.unparse(arg.annotation)
+        if arg.annotation is not None
+        and {n.id for n in ast.walk(arg.annotation) if isinstance(n, ast.Name)} & {"Any", "object"}
     ]
-    assert not untyped
+
+
+def test_no_parameter_of_the_record_commands_is_typed_any() -> None:
+    """The record commands take typed requests, not the facades' keywords as ``Any``."""
+    tree = ast.parse(Path(inspect.getfile(records_module)).read_text())
+    assert not _untyped_parameters(records_module)
     assert "Any" not in {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+@pytest.mark.parametrize("module", [images_module, profiles_module, messages_module, thread_service_module])
+def test_no_parameter_of_the_image_profile_message_and_thread_services_is_untyped(module: object) -> None:
+    """These services take typed requests (and typed values), not keywords as ``Any`` or
+    ``object``: no function or method of theirs, private helpers included, has such a parameter."""
+    assert not _untyped_parameters(module)
 
 
 # The reference's parameter names (Appendix A) of the methods both facades share, in order.
