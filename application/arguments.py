@@ -20,6 +20,7 @@ __all__ = [
     "TimeToLiveAnchor",
     "check_ttl_arguments",
     "list_limit",
+    "named_arguments",
     "parse_timestamp",
     "reject_unknown_kwargs",
     "resolve_expiry",
@@ -129,3 +130,11 @@ def reject_unknown_kwargs(method: str, kwargs: Mapping[str, Any]) -> None:
     """The ``TypeError`` Python itself would raise, for methods that take ``**kwargs``."""
     if kwargs:
         raise TypeError(f"{method}() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+
+
+def named_arguments(frame: Mapping[str, Any]) -> dict[str, Any]:
+    """The named arguments of a facade method, from its ``locals()`` taken before it assigns
+    anything: every parameter but ``self`` and ``**kwargs``. A method whose keywords are a
+    request's fields builds it with ``Request(**named_arguments(locals()))`` instead of
+    repeating its keyword list."""
+    return {name: value for name, value in frame.items() if name not in ("self", "kwargs")}

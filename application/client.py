@@ -25,7 +25,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import list_limit, reject_unknown_kwargs
+from .arguments import list_limit, named_arguments, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .clock import SystemClock
 from .config import (
@@ -267,28 +267,7 @@ class AgentMemory(MemoryFacade):
         ``llm`` is accepted only as ``None``: models are the client's. The inline extraction
         keywords (``extract_memories``, ...) are deprecated: pass ``memory_extraction_config``."""
         reject_unknown_kwargs("create_thread", kwargs)
-        request = CreateThread(
-            thread_id=thread_id,
-            user_id=user_id,
-            agent_id=agent_id,
-            metadata=metadata,  # type: ignore[arg-type]
-            llm=llm,
-            max_message_token_length=max_message_token_length,
-            message_shortening_input_token_limit=message_shortening_input_token_limit,
-            memory_extraction_config=memory_extraction_config,
-            search_config=search_config,
-            context_card_token_limit=context_card_token_limit,
-            context_card_type_search_concurrency=context_card_type_search_concurrency,
-            extract_memories=extract_memories,
-            memory_extraction_window=memory_extraction_window,
-            context_summary_update_frequency=context_summary_update_frequency,
-            memory_extraction_frequency=memory_extraction_frequency,
-            memory_extraction_token_limit=memory_extraction_token_limit,
-            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
-            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
-            enable_context_summary=enable_context_summary,
-            image_input_limit_config=image_input_limit_config,
-        )
+        request = CreateThread(**named_arguments(locals()))
         thread, settings = self._services.threads.create(request, search_config=self._search_config)
         return MemoryThread(self._services, thread, settings)
 
@@ -316,25 +295,7 @@ class AgentMemory(MemoryFacade):
     ) -> MemoryThread:
         """Reopen a thread; overrides apply to the returned handle only and are not persisted."""
         reject_unknown_kwargs("get_thread", kwargs)
-        request = GetThread(
-            thread_id=thread_id,
-            llm=llm,
-            max_message_token_length=max_message_token_length,
-            message_shortening_input_token_limit=message_shortening_input_token_limit,
-            memory_extraction_config=memory_extraction_config,
-            search_config=search_config,
-            context_card_token_limit=context_card_token_limit,
-            context_card_type_search_concurrency=context_card_type_search_concurrency,
-            extract_memories=extract_memories,
-            memory_extraction_window=memory_extraction_window,
-            context_summary_update_frequency=context_summary_update_frequency,
-            memory_extraction_frequency=memory_extraction_frequency,
-            memory_extraction_token_limit=memory_extraction_token_limit,
-            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
-            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
-            enable_context_summary=enable_context_summary,
-            image_input_limit_config=image_input_limit_config,
-        )
+        request = GetThread(**named_arguments(locals()))
         thread, settings = self._services.threads.open(request)
         return MemoryThread(self._services, thread, settings)
 
@@ -364,25 +325,7 @@ class AgentMemory(MemoryFacade):
 
         ``user_id`` and ``agent_id`` cannot change; unknown arguments are rejected."""
         reject_unknown_kwargs("update_thread", kwargs)
-        request = UpdateThread(
-            thread_id=thread_id,
-            metadata=metadata,  # type: ignore[arg-type]
-            llm=llm,
-            max_message_token_length=max_message_token_length,
-            message_shortening_input_token_limit=message_shortening_input_token_limit,
-            memory_extraction_config=memory_extraction_config,
-            search_config=search_config,
-            context_card_token_limit=context_card_token_limit,
-            extract_memories=extract_memories,
-            memory_extraction_window=memory_extraction_window,
-            context_summary_update_frequency=context_summary_update_frequency,
-            memory_extraction_frequency=memory_extraction_frequency,
-            memory_extraction_token_limit=memory_extraction_token_limit,
-            memory_extraction_custom_instructions=memory_extraction_custom_instructions,
-            memory_extraction_inherit_message_metadata=memory_extraction_inherit_message_metadata,
-            enable_context_summary=enable_context_summary,
-            image_input_limit_config=image_input_limit_config,
-        )
+        request = UpdateThread(**named_arguments(locals()))
         thread, settings = self._services.threads.update(request)
         return MemoryThread(self._services, thread, settings)
 

@@ -4,10 +4,12 @@ the same value from keywords and from JSON, and each refusal a typed error."""
 from __future__ import annotations
 
 import base64
+import inspect
 import warnings
 
 import pytest
 from images_samples import png
+from palimpsest.application import AgentMemory
 from palimpsest.application.config import ImageInputLimitConfig, MemoryExtractionConfig, MemorySearchConfig
 from palimpsest.application.requests import (
     AddImage,
@@ -271,3 +273,14 @@ def test_the_deprecated_extraction_keywords_fold_into_the_config_once() -> None:
             memory_extraction_config=MemoryExtractionConfig(),
             memory_extraction_frequency=3,
         )
+
+
+@pytest.mark.parametrize(
+    ("method", "request_class"),
+    [("create_thread", CreateThread), ("get_thread", GetThread), ("update_thread", UpdateThread)],
+)
+def test_each_thread_command_takes_its_requests_fields_as_keywords(method: str, request_class: type[ThreadOptions]) -> None:
+    """The facade builds the request from its own named arguments, so the two lists are one."""
+    parameters = inspect.signature(getattr(AgentMemory, method)).parameters
+    named = {name for name, p in parameters.items() if name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD}
+    assert named == set(request_class._json_fields())
