@@ -18,7 +18,7 @@ from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import RecordStatus, Thread, check_id
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
-from .arguments import TimeToLiveAnchor, reject_unknown_kwargs
+from .arguments import TimeToLiveAnchor, named_arguments, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .config import ImageInputLimitConfig, MemorySearchConfig, search_defaults
 from .images import ImageRecord
@@ -120,25 +120,7 @@ class MemoryFacade:
 
         Through a thread handle the memory is the thread's (its user, agent and thread; other
         ids are an ``InvalidScopeError``) and a link target must be the thread's too."""
-        request = AddMemory(
-            content,
-            memory_type=memory_type,
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            memory_id=memory_id,
-            metadata=metadata,  # type: ignore[arg-type]
-            timestamp=timestamp,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            status=status,
-            autonomous_linking=autonomous_linking,
-            memory_id_to_link=memory_id_to_link,
-            link_type=link_type,
-            link_id=link_id,
-            link_timestamp=link_timestamp,
-            link_metadata=link_metadata,  # type: ignore[arg-type]
-        )
+        request = AddMemory(**named_arguments(locals()))
         return self._services.records.add_memory(self._bound(request))
 
     def update_memory(
@@ -155,15 +137,7 @@ class MemoryFacade:
         """Partial update (metadata replaced whole); scope and type are immutable. ``status``
         as in :meth:`add_memory`. Through a thread handle, only the thread's own memories."""
         reject_unknown_kwargs("update_memory", kwargs)
-        request = UpdateMemory(
-            memory_id,
-            content=content,
-            metadata=metadata,  # type: ignore[arg-type]
-            timestamp=timestamp,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            status=status,
-        )
+        request = UpdateMemory(**named_arguments(locals()))
         return self._services.records.update_memory(self._bound(request))
 
     def delete_memory(self, memory_id: str) -> int:
@@ -189,17 +163,7 @@ class MemoryFacade:
     ) -> str:
         """Link two memory-like records (source → target); returns the relation id. Through a
         thread handle both records must be the thread's."""
-        request = LinkRecords(
-            source_record_id,
-            source_record_type,
-            target_record_id,
-            target_record_type,
-            relation_type,
-            opposite_relation_type=opposite_relation_type,
-            relation_id=relation_id,
-            timestamp=timestamp,
-            metadata=metadata,  # type: ignore[arg-type]
-        )
+        request = LinkRecords(**named_arguments(locals()))
         return self._services.records.link_records(self._bound(request))
 
     def update_record_link(
@@ -211,13 +175,7 @@ class MemoryFacade:
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
     ) -> int:
         """Change a link (omitted fields unchanged; ``None`` clears timestamp/metadata); 0 if absent."""
-        request = UpdateRecordLink(
-            relation_id,
-            relation_type=relation_type,
-            opposite_relation_type=opposite_relation_type,
-            timestamp=timestamp,
-            metadata=metadata,  # type: ignore[arg-type]
-        )
+        request = UpdateRecordLink(**named_arguments(locals()))
         return self._services.records.update_record_link(self._bound(request))
 
     def delete_record_link(
@@ -230,14 +188,7 @@ class MemoryFacade:
         relation_id: str | NotSetType = NOTSET,
     ) -> int:
         """Delete by ``relation_id`` alone, or by the complete directed tuple."""
-        request = DeleteRecordLink(
-            source_record_id,
-            source_record_type,
-            target_record_id,
-            target_record_type,
-            relation_type,
-            relation_id,
-        )
+        request = DeleteRecordLink(**named_arguments(locals()))
         return self._services.records.delete_record_link(self._bound(request))
 
     # -- search ----------------------------------------------------------------------------
@@ -327,20 +278,7 @@ class MemoryFacade:
         Through a thread handle the image is the thread's (its user and agent); a scope given
         here must be the thread's ("Image scope must match this thread.")."""
         reject_unknown_kwargs("add_image", kwargs)
-        request = AddImage(
-            image,
-            description,
-            mime_type,
-            image_id,
-            user_id=user_id,
-            agent_id=agent_id,
-            thread_id=thread_id,
-            metadata=metadata,  # type: ignore[arg-type]
-            timestamp=timestamp,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            image_input_limit_config=image_input_limit_config,
-        )
+        request = AddImage(**named_arguments(locals()))
         return self._services.images.add_image(
             request, limits=self._image_limits(request.limits), owner=self._scope_thread()
         )
@@ -361,16 +299,7 @@ class MemoryFacade:
         (``None`` writes a new caption), metadata, timestamp or time to live. Through a thread
         handle, only the thread's own images."""
         reject_unknown_kwargs("update_image", kwargs)
-        request = UpdateImage(
-            image_id,
-            image,
-            description,
-            mime_type,
-            metadata,  # type: ignore[arg-type]
-            timestamp,
-            ttl_days,
-            ttl_anchor,
-        )
+        request = UpdateImage(**named_arguments(locals()))
         return self._services.images.update_image(request, limits=self._image_limits(None), owner=self._scope_thread())
 
     def delete_image(self, image_id: str) -> int:

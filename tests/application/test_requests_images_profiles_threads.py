@@ -13,18 +13,24 @@ from palimpsest.application import AgentMemory
 from palimpsest.application.config import ImageInputLimitConfig, MemoryExtractionConfig, MemorySearchConfig
 from palimpsest.application.requests import (
     AddImage,
+    AddMemory,
     AddProfile,
     CreateThread,
     DeleteProfile,
+    DeleteRecordLink,
     GetThread,
     ImageInput,
+    LinkRecords,
     ListImages,
     ListMessages,
     ListProfiles,
     ThreadOptions,
     UpdateImage,
+    UpdateMemory,
     UpdateMessage,
+    UpdateRecordLink,
     UpdateThread,
+    _Request,
     parse_image_part,
 )
 from palimpsest.domain import NOTSET
@@ -277,10 +283,23 @@ def test_the_deprecated_extraction_keywords_fold_into_the_config_once() -> None:
 
 @pytest.mark.parametrize(
     ("method", "request_class"),
-    [("create_thread", CreateThread), ("get_thread", GetThread), ("update_thread", UpdateThread)],
+    [
+        ("create_thread", CreateThread),
+        ("get_thread", GetThread),
+        ("update_thread", UpdateThread),
+        ("add_memory", AddMemory),
+        ("update_memory", UpdateMemory),
+        ("link_records", LinkRecords),
+        ("update_record_link", UpdateRecordLink),
+        ("delete_record_link", DeleteRecordLink),
+        ("add_image", AddImage),
+        ("update_image", UpdateImage),
+    ],
 )
-def test_each_thread_command_takes_its_requests_fields_as_keywords(method: str, request_class: type[ThreadOptions]) -> None:
-    """The facade builds the request from its own named arguments, so the two lists are one."""
+def test_each_command_built_from_its_named_arguments_takes_its_requests_fields(
+    method: str, request_class: type[_Request]
+) -> None:
+    """The facade builds these requests from its own named arguments, so the two lists are one."""
     parameters = inspect.signature(getattr(AgentMemory, method)).parameters
     named = {name for name, p in parameters.items() if name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD}
     assert named == set(request_class._json_fields())
