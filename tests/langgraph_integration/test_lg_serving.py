@@ -12,6 +12,7 @@ prompt, removals and edits made by other middleware, whatever the middleware ord
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,8 +29,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from lg_doubles import scripted
+from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.langgraph import ShortTermMemoryMiddleware, is_context_card_message
-from palimpsest.application import AgentMemory
+from palimpsest.application import AgentMemory, MemoryExtractionConfig
 
 
 def _middleware(memory: AgentMemory, **options: Any) -> ShortTermMemoryMiddleware:
@@ -285,3 +287,61 @@ def test_an_edited_reply_reaches_the_stored_turn(memory: AgentMemory) -> None:
     )
     agent.invoke({"messages": [HumanMessage(content="hi")]})
     assert _stored(memory) == [("user", "hi"), ("assistant", "Hello. -- bot")]
+
+
+# -- all together ---------------------------------------------------------------------------
+
+
+def test_fifty_stateless_turns_with_removals_compactions_and_a_restart(tmp_path: Path) -> None:
+    """A stateless server (whole history each request, no ids, no checkpointer), the seed's
+    guard before the memory middleware, a 400-token trigger and a restart half way: every
+    turn the client holds is stored once and in order, no removed reply is kept, and every
+    compaction leaves a smaller prompt than the one it replaced."""
+    path = tmp_path / "memory.db"
+    replies = [
+        f"The secret code for leg {i} is 1234." if i % 7 == 3 else f"Booked leg {i}: window seat, vegetarian meal."
+        for i in range(50)
+    ]
+    history: list[dict[str, str]] = []
+    removed: list[str] = []
+    pairs: list[tuple[int, int]] = []
+    for first, last in ((0, 25), (25, 50)):  # two processes: the second starts from the file
+        memory = open_memory(
+            path,
+            embedder=HashingEmbedder(),
+            memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
+        )
+        try:
+            if first == 0:
+                for i in range(8):
+                    memory.add_memory(
+                        f"Maya's travel note {i}: window seats, vegetarian meals, quiet hotels near stations.",
+                        user_id="u1",
+                        agent_id="a1",
+                    )
+            measure = _MeasureState()
+            model = scripted(replies[first:last])
+            agent = create_agent(
+                model=model,
+                tools=[],
+                middleware=[
+                    measure,
+                    validate_response,
+                    _middleware(memory, compaction_token_trigger=400, except_last_messages=2),
+                ],
+            )
+            for i in range(first, last):
+                history.append({"role": "user", "content": f"Please book leg {i} of the trip for me."})
+                final = agent.invoke({"messages": list(history)})["messages"][-1]
+                if isinstance(final, AIMessage):
+                    history.append({"role": "assistant", "content": str(final.content)})
+                else:
+                    removed.append(replies[i])
+            pairs.extend(_compactions(measure, model.prompts))
+            assert _stored(memory) == [(m["role"], m["content"]) for m in history]
+        finally:
+            memory.close()
+    assert len(removed) == 7 and all("secret" in r for r in removed)
+    assert len(pairs) >= 10, pairs
+    for before, after in pairs:
+        assert after < before, pairs
