@@ -3,17 +3,26 @@
 The middleware keeps a LangGraph conversation in a palimpsest thread and compacts the agent's
 state with a context card:
 
-* **Persistence, exactly once.** Before and after every model call, new user and assistant turns
-  (``HumanMessage``/``AIMessage`` with text; tool results, system messages and the card itself
-  are skipped) are appended to the thread. Each turn keeps the LangChain message ``id`` (one is
-  assigned when missing) in its metadata (``$langgraph.message_id``) and gets a palimpsest id
-  derived from the thread and that id, so re-sending the returned message list, running several
-  workers, or restarting the process never stores a turn twice: what is not in this instance's
-  small cache is looked up in the store, and a racing second write is refused as a duplicate id.
-* **Measurement.** Triggers see the organic conversation only (the injected card excluded):
+* **The thread holds what the conversation holds** (:mod:`.turns`). In ``before_model`` and at
+  the end of the turn (``after_agent``, after every ``after_model`` hook of any middleware), the
+  thread is brought in line with the state: new user and assistant turns (``HumanMessage`` /
+  ``AIMessage`` with text; tool results, system messages and the card are skipped) are appended,
+  each once (a palimpsest id derived from the thread and the LangChain ``id``, kept in its
+  metadata as ``$langgraph.message_id``), whoever re-sends them: the returned list again, several
+  workers, a restarted process, or a stateless server whose requests carry the whole history
+  without ids (recognised by role, text and position, so a user who says "ok" twice is stored
+  twice). A turn another middleware removed (``RemoveMessage``, ``REMOVE_ALL_MESSAGES``) is
+  deleted from the thread; one it edited (same id, new text) is updated. The model's reply is
+  stored at the end of the turn, so a reply an ``after_model`` hook removes is never stored.
+* **Measurement.** Triggers measure the prompt the model would get, the card included:
   ``compaction_token_trigger`` (tokens by ``token_counter``, LangChain's
-  ``count_tokens_approximately`` by default), ``compaction_message_trigger`` (message count) and
-  ``compaction_trigger`` (any callable of the messages and their token count); any one fires.
+  ``count_tokens_approximately`` by default), ``compaction_message_trigger`` (the conversation's
+  messages, the card not counted) and ``compaction_trigger`` (any callable of the messages and
+  their token count); any one fires. A compaction never grows what fired it: the card drops its
+  lowest-ranked records, then its topics, until card and tail fit under the token trigger and
+  under the prompt they replace; when even that does not shrink the prompt's tokens, a token or
+  custom trigger leaves the state as it is (a message trigger alone still compacts: messages
+  always shrink).
 * **Compaction.** The state becomes ``RemoveMessage(REMOVE_ALL_MESSAGES)``, one marked card
   message (``name="palimpsest_context_card"``, fixed id, ``additional_kwargs["lc_source"]``) whose
   content is the card's XML (escaped by palimpsest), and, in the *external tail* pattern
@@ -27,7 +36,8 @@ state with a context card:
   ``AIMessage`` with tool calls from its results: the cut moves back to the calling message.
 
 The thread is fixed (``thread=`` / ``thread_id=``) or follows the run's
-``config["configurable"]["thread_id"]``, as LangGraph checkpointers do (see
+``config["configurable"]["thread_id"]``, as LangGraph checkpointers do, its user and agent given
+here or by the run (``configurable`` or the runtime ``context``: see
 :class:`~palimpsest.adapters.langgraph.threads.ThreadResolver`).
 """
 
@@ -37,9 +47,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any, Final, Literal
-
-from typing_extensions import NotRequired
+from typing import Annotated, Any, Final, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import AgentState, PrivateStateAttr
@@ -83,12 +91,13 @@ class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any])
         memory: the client; optional when ``thread`` is given.
         thread: a thread handle to write to, or ``thread_id`` (created on first use with
             ``user_id``/``agent_id``, ``thread_metadata`` and ``memory_extraction_config``);
-            neither: the run's ``config["configurable"]["thread_id"]``.
-        compaction_token_trigger: compact when the organic conversation has at least this many
-            tokens (by ``token_counter``).
-        compaction_message_trigger: compact when it has at least this many messages (must exceed
-            ``except_last_messages``).
-        compaction_trigger: compact when ``compaction_trigger(messages, tokens)`` is true.
+            neither: the run's (``configurable`` or runtime ``context`` ``thread_id``).
+        compaction_token_trigger: compact when the prompt's messages, the card included, have at
+            least this many tokens (by ``token_counter``); the card is fitted under it.
+        compaction_message_trigger: compact when the conversation has at least this many
+            messages, the card not counted (must exceed ``except_last_messages``).
+        compaction_trigger: compact when ``compaction_trigger(messages, tokens)`` is true (the
+            prompt's messages, the card included, and their tokens).
         except_last_messages: the raw tail kept after compaction (at least 1).
         max_recent_messages: ``0`` for the external-tail pattern (card + raw tail), or equal to
             ``except_last_messages`` for the self-contained card.

@@ -34,7 +34,6 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 from lg_doubles import ScriptedChatModel, scripted
 from palimpsest.adapters import HashingEmbedder, open_memory
-from palimpsest.adapters.langgraph.turns import write_turns
 from palimpsest.adapters.langgraph import (
     CARD_MESSAGE_ID,
     CARD_MESSAGE_NAME,
@@ -44,6 +43,7 @@ from palimpsest.adapters.langgraph import (
     palimpsest_message_id,
     safe_tail_start,
 )
+from palimpsest.adapters.langgraph.turns import write_turns
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.domain.errors import ConfigurationError, InvalidScopeError
 

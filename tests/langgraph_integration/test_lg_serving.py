@@ -99,7 +99,7 @@ def test_a_retried_request_is_not_stored_twice(memory: AgentMemory) -> None:
     )
     request = [{"role": "user", "content": "hello"}]
     agent.invoke({"messages": list(request)})
-    agent.invoke({"messages": list(request) + [{"role": "assistant", "content": "first try"}]})
+    agent.invoke({"messages": [*list(request), {"role": "assistant", "content": "first try"}]})
     assert _stored(memory) == [("user", "hello"), ("assistant", "first try"), ("assistant", "second try")]
 
 
