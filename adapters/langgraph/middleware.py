@@ -254,6 +254,8 @@ class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any])
         """``(the prompt's tokens, the card included; whether a token or custom trigger fired)``
         when a trigger fires, else ``None``."""
         by_count = self._message_trigger is not None and len(organic) >= self._message_trigger
+        if self._token_trigger is None and self._custom_trigger is None:
+            return (int(self._count_tokens(messages)), False) if by_count else None
         tokens = int(self._count_tokens(messages))
         by_tokens = (self._token_trigger is not None and tokens >= self._token_trigger) or (
             self._custom_trigger is not None and bool(self._custom_trigger(messages, tokens))
@@ -305,14 +307,17 @@ class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any])
         limits = ([before] if by_tokens else []) + ([self._token_trigger] if self._token_trigger else [])
         target = min(limits) - 1 if limits else None
 
-        def build(candidate: ContextCard) -> tuple[BaseMessage, int]:
+        def message_of(candidate: ContextCard) -> BaseMessage:
             content = candidate.content or EMPTY_CARD
-            message = make_context_card_message(content, thread_id=thread.thread_id, role=self._card_role)
+            return make_context_card_message(content, thread_id=thread.thread_id, role=self._card_role)
+
+        def build(candidate: ContextCard) -> tuple[BaseMessage, int]:
+            message = message_of(candidate)
             return message, int(self._count_tokens([message, *tail]))
 
-        message, tokens = build(card)
         if target is None:
-            return message
+            return message_of(card)
+        message, tokens = build(card)
         while tokens > target and card.relevant_results:
             card = replace(card, relevant_results=card.relevant_results[:-1])
             message, tokens = build(card)

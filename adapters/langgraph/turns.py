@@ -151,10 +151,11 @@ def _align_resent(thread: MemoryThread, turns: list[_Turn]) -> None:
         lead += 1
     if lead == 0:
         return
-    stored = thread.get_messages(start=0, end=None)
+    anchored = lead < len(turns)
+    stored = thread.get_messages(start=0 if anchored else -lead, end=None)
     claimed = {t.stored_id for t in turns if t.stored_id is not None}
     end = len(stored)
-    if lead < len(turns):  # the re-sent turns end just before the first known one
+    if anchored:  # the re-sent turns end just before the first known one
         anchor = turns[lead].stored_id
         end = next((i for i, m in enumerate(stored) if m.id == anchor), len(stored))
     prefix = turns[:lead]
