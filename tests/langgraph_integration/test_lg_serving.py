@@ -118,6 +118,22 @@ def test_a_client_sending_a_window_of_its_history_stores_each_turn_once(memory: 
     assert _stored(memory) == [(m["role"], m["content"]) for m in history]
 
 
+def test_re_sent_turns_before_a_known_one_are_matched_where_they_end(memory: AgentMemory) -> None:
+    """Turns without a known id that precede a known turn re-send the stored turns just before
+    it when their roles and texts match; otherwise they are new."""
+    middleware = _middleware(memory, compaction_message_trigger=1000)
+    middleware.before_model(
+        {"messages": [HumanMessage(content="q1", id="h1"), AIMessage(content="a1", id="x1"), HumanMessage(content="q2", id="h2")]},
+        None,  # type: ignore[arg-type]
+    )
+    resent = [HumanMessage(content="q1"), AIMessage(content="a1"), HumanMessage(content="q2", id="h2")]
+    middleware.before_model({"messages": resent}, None)  # type: ignore[arg-type]
+    assert _stored(memory) == [("user", "q1"), ("assistant", "a1"), ("user", "q2")]
+    other = [HumanMessage(content="something else"), HumanMessage(content="q2", id="h2")]
+    middleware.before_model({"messages": other}, None)  # type: ignore[arg-type]
+    assert _stored(memory) == [("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("user", "something else")]
+
+
 # -- item 2: compaction shrinks the prompt --------------------------------------------------
 
 
@@ -239,11 +255,13 @@ def trim_to_last_two(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str,
     return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages[-2:]]}
 
 
-def test_remove_all_messages_keeps_only_what_is_put_back(memory: AgentMemory) -> None:
+@pytest.mark.parametrize("trim_first", [True, False])
+def test_remove_all_messages_keeps_only_what_is_put_back(memory: AgentMemory, trim_first: bool) -> None:
+    ours = _middleware(memory, compaction_message_trigger=1000)
     agent = create_agent(
         model=scripted(["a1", "a2", "a3"]),
         tools=[],
-        middleware=[_middleware(memory, compaction_message_trigger=1000), trim_to_last_two],
+        middleware=[trim_to_last_two, ours] if trim_first else [ours, trim_to_last_two],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "t1"}}
