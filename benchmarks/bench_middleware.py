@@ -40,9 +40,9 @@ class _FakeModel(GenericFakeChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
         first = messages[0] if messages else None
-        if first is not None and getattr(first, "name", None) == CARD_MESSAGE_NAME:
-            if not self.cards or self.cards[-1] != first.content:
-                self.cards.append(str(first.content))
+        is_card = first is not None and getattr(first, "name", None) == CARD_MESSAGE_NAME
+        if is_card and (not self.cards or self.cards[-1] != first.content):  # a new card: a compaction
+            self.cards.append(str(first.content))  # type: ignore[union-attr]
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
