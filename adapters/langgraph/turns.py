@@ -10,16 +10,18 @@ middleware at each of its hooks:
   and a racing second write is refused as a duplicate id.
 * **Re-sent turns without their id.** A stateless server (the OpenAI-style API) receives the
   whole history with every request and LangGraph gives each message a fresh id, so ids cannot
-  recognise them. The turns that come before any known one are matched by content, role and
-  position: the longest run of them, from the first, whose role and text equal the newest stored
-  turns (those just before the first known turn, when there is one) are the stored turns; the rest
-  are new. So a history re-sent whole, or as its newest window, or a retried request, adds only
-  what it adds; a user who says "ok" twice is stored twice, since the second "ok" comes after the
-  stored ones.
+  recognise them. The turns that come before any known one are matched by role, text and
+  position: the longest run of them, from the first, that appears in order among the stored turns
+  and ends with the thread's last one (or the one just before the first known turn) re-sends
+  them; the rest are new. So a history re-sent whole, as its newest window, with turns left out,
+  or a retried request, adds only what it adds; a user who says "ok" twice is stored twice, since
+  the second "ok" comes after the thread's last turn.
 * **Removals and edits.** The state channel ``palimpsest_turns`` (private to the middleware,
   kept by a checkpointer) maps the ids of the turns in the state to their stored messages and the
   text stored. A turn that was in it and is gone from the state was removed (``RemoveMessage``,
-  ``REMOVE_ALL_MESSAGES`` without putting it back): its stored message is deleted. A turn whose
+  ``REMOVE_ALL_MESSAGES`` without putting it back): its stored message is deleted, unless the turn
+  was a re-send recognised by content (it is still in the client's history, which the next
+  request re-sends: a trim of a stateless request's prompt deletes nothing). A turn whose
   text changed under the same id was edited: the stored message is updated. The middleware's own
   compaction is not a removal: it keeps in the channel only the turns of the tail it keeps.
 """
@@ -45,10 +47,14 @@ __all__ = ["TURNS_KEY", "TurnEntry", "sync_turns", "turn_of", "write_turns"]
 log = logging.getLogger("palimpsest")
 
 TURNS_KEY: Final = "palimpsest_turns"
-"""The middleware's private state channel: ``{langchain id: [palimpsest id, text digest]}``."""
+"""The middleware's private state channel: ``{langchain id: [palimpsest id, text digest, how]}``."""
 
 TurnEntry = list[str]
-"""``[palimpsest message id, digest of the text stored]``."""
+"""``[palimpsest message id, digest of the text stored, "id" or "resent"]``: ``resent`` for a turn
+recognised by its content, which belongs to the client's history rather than to this state."""
+
+_BY_ID: Final = "id"
+_RESENT: Final = "resent"
 
 _WRITE_ATTEMPTS: Final = 3
 
@@ -61,6 +67,7 @@ class _Turn:
     name: str | None
     stored_id: str | None = None
     stored_digest: str | None = None
+    how: str = _BY_ID
 
     @property
     def sid(self) -> str:
@@ -90,15 +97,15 @@ def sync_turns(
     """Make ``thread`` hold the turns of ``messages`` (see the module docs); returns the new
     ``palimpsest_turns`` channel. ``previous`` is the channel as the state holds it."""
     known: dict[str, TurnEntry] = {
-        str(k): [str(v[0]), str(v[1])]
+        str(k): [str(v[0]), str(v[1]), str(v[2])]
         for k, v in (previous or {}).items()
-        if isinstance(v, (list, tuple)) and len(v) == 2
+        if isinstance(v, (list, tuple)) and len(v) == 3
     }
     turns = _turns(messages)
     for turn in turns:
         entry = known.get(turn.sid)
         if entry is not None:
-            turn.stored_id, turn.stored_digest = entry
+            turn.stored_id, turn.stored_digest, turn.how = entry
             continue
         stored = _stored(thread, palimpsest_message_id(thread.thread_id, turn.sid))
         if stored is not None:
@@ -106,8 +113,9 @@ def sync_turns(
     _align_resent(thread, turns)
 
     present = {t.sid for t in turns} | {t.stored_id for t in turns if t.stored_id is not None}
-    for sid, (stored_id, _digest) in known.items():
-        if sid not in present and stored_id not in present:
+    for sid, (stored_id, _digest, how) in known.items():
+        # A re-sent turn dropped from this state is still in the client's history: kept.
+        if sid not in present and stored_id not in present and how != _RESENT:
             thread.delete_message(stored_id)  # removed from the conversation
 
     fresh = [t for t in turns if t.stored_id is None]
@@ -124,7 +132,7 @@ def sync_turns(
                 write_turns(thread, [(turn.sid, turn.role, turn.text, turn.message.type, turn.name)])
                 turn.stored_id = palimpsest_message_id(thread.thread_id, turn.sid)
             turn.stored_digest = digest(turn.text)
-    return {t.sid: [str(t.stored_id), str(t.stored_digest)] for t in turns}
+    return {t.sid: [str(t.stored_id), str(t.stored_digest), t.how] for t in turns}
 
 
 def _turns(messages: Sequence[BaseMessage]) -> list[_Turn]:
@@ -145,29 +153,51 @@ def _turns(messages: Sequence[BaseMessage]) -> list[_Turn]:
 
 
 def _align_resent(thread: MemoryThread, turns: list[_Turn]) -> None:
-    """Match the unknown turns before the first known one with the stored turns they re-send."""
+    """Match the unknown turns before the first known one with the stored turns they re-send.
+
+    The re-sent turns are the longest run ``turns[:k]`` that appears, in order, among the stored
+    turns (gaps allowed: a client may leave some out, or a trim may have) with its last turn the
+    thread's last (or the one just before the first known turn); the turns after it are new."""
     lead = 0
     while lead < len(turns) and turns[lead].stored_id is None:
         lead += 1
     if lead == 0:
         return
-    anchored = lead < len(turns)
-    stored = thread.get_messages(start=0 if anchored else -lead, end=None)
+    stored = thread.get_messages(start=0, end=None)
     claimed = {t.stored_id for t in turns if t.stored_id is not None}
     end = len(stored)
-    if anchored:  # the re-sent turns end just before the first known one
+    if lead < len(turns):  # the re-sent turns end just before the first known one
         anchor = turns[lead].stored_id
         end = next((i for i, m in enumerate(stored) if m.id == anchor), len(stored))
-    prefix = turns[:lead]
-    for size in range(min(lead, end), 0, -1):
-        window = stored[end - size : end]
-        if all(
-            m.id not in claimed and (m.role, m.content) == turn.fingerprint
-            for m, turn in zip(window, prefix)
-        ):
-            for message, turn in zip(window, prefix):
-                turn.stored_id, turn.stored_digest = message.id, digest(message.content)
+    candidates = [(m.role, m.content) if m.id not in claimed else None for m in stored[:end]]
+    if not candidates:
+        return
+    for size in range(lead, 0, -1):
+        if turns[size - 1].fingerprint != candidates[-1]:
+            continue  # the run must end with the thread's last turn
+        matched = _match_in_order([t.fingerprint for t in turns[:size]], candidates)
+        if matched is not None:
+            for turn, index in zip(turns[:size], matched):
+                message = stored[index]
+                turn.stored_id, turn.stored_digest, turn.how = message.id, digest(message.content), _RESENT
             return
+
+
+def _match_in_order(wanted: list[tuple[str, str]], candidates: list[tuple[str, str] | None]) -> list[int] | None:
+    """Indexes of ``candidates`` matching ``wanted`` in order, the last at the last candidate
+    (matched from the end, each as late as possible), or ``None``."""
+    indexes: list[int] = []
+    position = len(candidates) - 1
+    for fingerprint in reversed(wanted):
+        while position >= 0 and candidates[position] != fingerprint:
+            if not indexes:
+                return None  # the last wanted turn must be the last candidate
+            position -= 1
+        if position < 0:
+            return None
+        indexes.append(position)
+        position -= 1
+    return indexes[::-1]
 
 
 def write_turns(thread: MemoryThread, turns: Sequence[tuple[str, str, str, str, str | None]]) -> None:

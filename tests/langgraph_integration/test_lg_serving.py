@@ -118,6 +118,28 @@ def test_a_client_sending_a_window_of_its_history_stores_each_turn_once(memory: 
     assert _stored(memory) == [(m["role"], m["content"]) for m in history]
 
 
+@pytest.mark.parametrize("trim_first", [True, False])
+def test_a_stateless_server_that_trims_its_prompt_stores_each_turn_once(memory: AgentMemory, trim_first: bool) -> None:
+    """Trimming a stateless request's prompt is not deleting: the client re-sends what was trimmed,
+    and it stays stored once; with the trim first, the memory middleware sees a history with gaps."""
+
+    @before_model
+    def keep_first_and_last_three(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        messages = state["messages"]
+        if len(messages) <= 4:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), messages[0], *messages[-3:]]}
+
+    ours = _middleware(memory, compaction_message_trigger=1000)
+    agent = create_agent(
+        model=scripted([f"answer {i}" for i in range(6)]),
+        tools=[],
+        middleware=[keep_first_and_last_three, ours] if trim_first else [ours, keep_first_and_last_three],
+    )
+    history = _stateless_turns(agent, [f"question {i}" for i in range(6)])
+    assert _stored(memory) == [(m["role"], m["content"]) for m in history]
+
+
 def test_re_sent_turns_before_a_known_one_are_matched_where_they_end(memory: AgentMemory) -> None:
     """Turns without a known id that precede a known turn re-send the stored turns just before
     it when their roles and texts match; otherwise they are new."""
