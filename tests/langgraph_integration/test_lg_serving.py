@@ -22,7 +22,7 @@ pytest.importorskip(
 )
 
 from langchain.agents import AgentState, create_agent
-from langchain.agents.middleware import AgentMiddleware, after_model, before_model
+from langchain.agents.middleware import AgentMiddleware, after_agent, after_model, before_model
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
@@ -240,6 +240,37 @@ def test_a_reply_another_middleware_removes_is_never_stored(memory: AgentMemory,
         ("user", "Please?"),
         ("assistant", "I cannot share that."),
     ]
+
+
+@pytest.mark.parametrize("guard_first", [True, False])
+def test_an_after_agent_removal_reaches_the_thread_at_once_or_at_the_next_turn(
+    memory: AgentMemory, guard_first: bool
+) -> None:
+    """``after_agent`` hooks run last to first: listed after ours, a guard's removal is seen at
+    once; listed before, ours has stored the reply already, and the checkpointed state tells the
+    next turn to delete it."""
+
+    @after_agent
+    def drop_secrets(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        last = state["messages"][-1]
+        return {"messages": [RemoveMessage(id=last.id or "")]} if "secret" in str(last.content) else None
+
+    ours = _middleware(memory, compaction_message_trigger=1000)
+    agent = create_agent(
+        model=scripted(["The secret is 42.", "Fine."]),
+        tools=[],
+        middleware=[drop_secrets, ours] if guard_first else [ours, drop_secrets],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    agent.invoke({"messages": [HumanMessage(content="Tell me the secret.")]}, config)
+    at_once = _stored(memory)
+    agent.invoke({"messages": [HumanMessage(content="ok")]}, config)
+    assert _stored(memory) == [("user", "Tell me the secret."), ("user", "ok"), ("assistant", "Fine.")]
+    if guard_first:
+        assert at_once == [("user", "Tell me the secret."), ("assistant", "The secret is 42.")]
+    else:
+        assert at_once == [("user", "Tell me the secret.")]
 
 
 @before_model
