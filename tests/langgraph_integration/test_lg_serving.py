@@ -165,18 +165,18 @@ class _MeasureState(AgentMiddleware[AgentState[Any], Any, Any]):
     def __init__(self) -> None:
         super().__init__()
         self.tokens: list[int] = []
-        self.first_ids: list[str | None] = []
+        self.first_contents: list[Any] = []
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         self.tokens.append(count_tokens_approximately(state["messages"]))
-        self.first_ids.append(state["messages"][0].content if state["messages"] else None)
+        self.first_contents.append(state["messages"][0].content if state["messages"] else None)
         return None
 
 
 def _compactions(measure: _MeasureState, prompts: list[list[BaseMessage]]) -> list[tuple[int, int]]:
     """(tokens before, tokens after) of every model call at which a new card was built."""
     pairs: list[tuple[int, int]] = []
-    for before, first_content, prompt in zip(measure.tokens, measure.first_ids, prompts):
+    for before, first_content, prompt in zip(measure.tokens, measure.first_contents, prompts):
         if prompt and is_context_card_message(prompt[0]) and prompt[0].content != first_content:
             pairs.append((before, count_tokens_approximately(prompt)))
     return pairs
@@ -205,7 +205,7 @@ def test_every_compaction_leaves_a_smaller_prompt_and_the_card_counts(memory: Ag
     for before, after in pairs:
         assert after < before, pairs
     # The card counts toward the trigger: no prompt the model saw reached it without a compaction.
-    compacted_at = {i for i, (p, f) in enumerate(zip(model.prompts, measure.first_ids)) if p[0].content != f}
+    compacted_at = {i for i, (p, f) in enumerate(zip(model.prompts, measure.first_contents)) if p[0].content != f}
     for index, prompt in enumerate(model.prompts):
         if index not in compacted_at:
             assert count_tokens_approximately(prompt) < 300
