@@ -7,9 +7,11 @@ Everything here needs ``pip install 'palimpsest-memory[langgraph]'`` (LangChain 
   that persists the conversation's turns into a palimpsest thread exactly once and compacts the
   agent's state with a context card (both patterns: card + raw tail, or a self-contained card).
 * :class:`PalimpsestStore`: a LangGraph ``BaseStore`` whose items are palimpsest memory records
-  (namespaces ``(user_id, agent_id, *rest)`` by default), with semantic search through palimpsest.
+  (namespaces ``(user_id, agent_id, *rest)`` or LangMem's ``("memories", user_id, *rest)``), with semantic search through palimpsest.
 * :func:`make_memory_tools`: ``search_memory`` and ``save_memory`` tools scoped to a thread's user
-  and agent.
+  and agent (the run's, read through LangChain's ``ToolRuntime``).
+* :func:`context_card_prompt`: a ``@dynamic_prompt`` middleware putting the run's context card in
+  the system prompt.
 * :class:`LangChainEmbedder`: any LangChain ``Embeddings`` as palimpsest's ``Embedder`` port.
 """
 
@@ -35,7 +37,8 @@ from .messages import (
     palimpsest_message_id,
     safe_tail_start,
 )
-from .middleware import CompactionTrigger, ShortTermMemoryMiddleware, TokenCounter
+from .middleware import CompactionTrigger, ShortTermMemoryMiddleware, ShortTermMemoryState, TokenCounter
+from .prompts import context_card_prompt
 from .store import PalimpsestStore
 from .threads import ThreadResolver
 from .tools import make_memory_tools
@@ -48,8 +51,10 @@ __all__ = [
     "LangChainEmbedder",
     "PalimpsestStore",
     "ShortTermMemoryMiddleware",
+    "ShortTermMemoryState",
     "ThreadResolver",
     "TokenCounter",
+    "context_card_prompt",
     "is_context_card_message",
     "make_memory_tools",
     "palimpsest_message_id",

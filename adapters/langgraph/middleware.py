@@ -3,17 +3,26 @@
 The middleware keeps a LangGraph conversation in a palimpsest thread and compacts the agent's
 state with a context card:
 
-* **Persistence, exactly once.** Before and after every model call, new user and assistant turns
-  (``HumanMessage``/``AIMessage`` with text; tool results, system messages and the card itself
-  are skipped) are appended to the thread. Each turn keeps the LangChain message ``id`` (one is
-  assigned when missing) in its metadata (``$langgraph.message_id``) and gets a palimpsest id
-  derived from the thread and that id, so re-sending the returned message list, running several
-  workers, or restarting the process never stores a turn twice: what is not in this instance's
-  small cache is looked up in the store, and a racing second write is refused as a duplicate id.
-* **Measurement.** Triggers see the organic conversation only (the injected card excluded):
+* **The thread holds what the conversation holds** (:mod:`.turns`). In ``before_model`` and at
+  the end of the turn (``after_agent``, after every ``after_model`` hook of any middleware), the
+  thread is brought in line with the state: new user and assistant turns (``HumanMessage`` /
+  ``AIMessage`` with text; tool results, system messages and the card are skipped) are appended,
+  each once (a palimpsest id derived from the thread and the LangChain ``id``, kept in its
+  metadata as ``$langgraph.message_id``), whoever re-sends them: the returned list again, several
+  workers, a restarted process, or a stateless server whose requests carry the whole history
+  without ids (recognised by role, text and position, so a user who says "ok" twice is stored
+  twice). A turn another middleware removed (``RemoveMessage``, ``REMOVE_ALL_MESSAGES``) is
+  deleted from the thread; one it edited (same id, new text) is updated. The model's reply is
+  stored at the end of the turn, so a reply an ``after_model`` hook removes is never stored.
+* **Measurement.** Triggers measure the prompt the model would get, the card included:
   ``compaction_token_trigger`` (tokens by ``token_counter``, LangChain's
-  ``count_tokens_approximately`` by default), ``compaction_message_trigger`` (message count) and
-  ``compaction_trigger`` (any callable of the messages and their token count); any one fires.
+  ``count_tokens_approximately`` by default), ``compaction_message_trigger`` (the conversation's
+  messages, the card not counted) and ``compaction_trigger`` (any callable of the messages and
+  their token count); any one fires. A compaction never grows what fired it: the card drops its
+  lowest-ranked records, then its topics, until card and tail fit under the token trigger and
+  under the prompt they replace; when even that does not shrink the prompt's tokens, a token or
+  custom trigger leaves the state as it is (a message trigger alone still compacts: messages
+  always shrink).
 * **Compaction.** The state becomes ``RemoveMessage(REMOVE_ALL_MESSAGES)``, one marked card
   message (``name="palimpsest_context_card"``, fixed id, ``additional_kwargs["lc_source"]``) whose
   content is the card's XML (escaped by palimpsest), and, in the *external tail* pattern
@@ -27,7 +36,8 @@ state with a context card:
   ``AIMessage`` with tool calls from its results: the cut moves back to the calling message.
 
 The thread is fixed (``thread=`` / ``thread_id=``) or follows the run's
-``config["configurable"]["thread_id"]``, as LangGraph checkpointers do (see
+``config["configurable"]["thread_id"]``, as LangGraph checkpointers do, its user and agent given
+here or by the run (``configurable`` or the runtime ``context``: see
 :class:`~palimpsest.adapters.langgraph.threads.ThreadResolver`).
 """
 
@@ -35,36 +45,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal
+from dataclasses import replace
+from typing import Annotated, Any, Final, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware
-from langchain.agents.middleware.types import AgentState
+from langchain.agents.middleware.types import AgentState, PrivateStateAttr
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
-from palimpsest.application import AgentMemory, MemoryExtractionConfig, MemoryThread
-from palimpsest.domain.errors import ConfigurationError, DuplicateIdError, MessageNotFoundError
-from palimpsest.domain.model import MAX_SPEAKER_LENGTH
+from palimpsest.application import AgentMemory, ContextCard, MemoryExtractionConfig, MemoryThread
+from palimpsest.domain.errors import ConfigurationError
 
-from .messages import (
-    MESSAGE_METADATA_KEY,
-    is_context_card_message,
-    make_context_card_message,
-    message_role,
-    message_text,
-    palimpsest_message_id,
-    safe_tail_start,
-)
-from .threads import ThreadResolver, current_run_config
+from .messages import is_context_card_message, make_context_card_message, safe_tail_start
+from .threads import ThreadResolver, current_run_config, run_context
 from .tools import make_memory_tools
+from .turns import TURNS_KEY, TurnEntry, sync_turns, turn_of
 
-__all__ = ["CompactionTrigger", "ShortTermMemoryMiddleware", "TokenCounter"]
+__all__ = ["CompactionTrigger", "ShortTermMemoryMiddleware", "ShortTermMemoryState", "TokenCounter"]
 
 log = logging.getLogger("palimpsest")
 
@@ -72,27 +72,32 @@ TokenCounter = Callable[[Sequence[BaseMessage]], int]
 """Counts the tokens of a list of messages."""
 
 CompactionTrigger = Callable[[Sequence[BaseMessage], int], bool]
-"""Decides from the organic messages and their token count whether to compact now."""
+"""Decides from the prompt's messages (the card included) and their token count whether to compact now."""
 
 EMPTY_CARD: Final = "<context_card>\n</context_card>"
 _RESERVED_CARD_OPTIONS: Final = frozenset({"except_last_messages", "max_recent_messages"})
-_MAX_TRACKED_THREADS: Final = 1024
-_WRITE_ATTEMPTS: Final = 3
 
 
-class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class ShortTermMemoryState(AgentState[Any]):
+    """The agent state with the middleware's private channel (see :mod:`.turns`)."""
+
+    palimpsest_turns: NotRequired[Annotated[dict[str, TurnEntry], PrivateStateAttr]]
+
+
+class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any]):
     """Persist an agent's turns into palimpsest and compact its state with a context card.
 
     Args:
         memory: the client; optional when ``thread`` is given.
         thread: a thread handle to write to, or ``thread_id`` (created on first use with
             ``user_id``/``agent_id``, ``thread_metadata`` and ``memory_extraction_config``);
-            neither: the run's ``config["configurable"]["thread_id"]``.
-        compaction_token_trigger: compact when the organic conversation has at least this many
-            tokens (by ``token_counter``).
-        compaction_message_trigger: compact when it has at least this many messages (must exceed
-            ``except_last_messages``).
-        compaction_trigger: compact when ``compaction_trigger(messages, tokens)`` is true.
+            neither: the run's (``configurable`` or runtime ``context`` ``thread_id``).
+        compaction_token_trigger: compact when the prompt's messages, the card included, have at
+            least this many tokens (by ``token_counter``); the card is fitted under it.
+        compaction_message_trigger: compact when the conversation has at least this many
+            messages, the card not counted (must exceed ``except_last_messages``).
+        compaction_trigger: compact when ``compaction_trigger(messages, tokens)`` is true (the
+            prompt's messages, the card included, and their tokens).
         except_last_messages: the raw tail kept after compaction (at least 1).
         max_recent_messages: ``0`` for the external-tail pattern (card + raw tail), or equal to
             ``except_last_messages`` for the self-contained card.
@@ -102,6 +107,8 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         memory_tools: also give the agent ``search_memory`` and ``save_memory`` (see
             :func:`~palimpsest.adapters.langgraph.make_memory_tools`) on the same thread.
     """
+
+    state_schema = ShortTermMemoryState
 
     def __init__(
         self,
@@ -174,8 +181,6 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if card_role not in ("user", "system"):
             raise ConfigurationError("card_role must be 'user' or 'system'.")
         self._card_role: Literal["user", "system"] = card_role
-        self._lock = threading.Lock()
-        self._persisted: OrderedDict[str, set[str]] = OrderedDict()
         self.tools: list[BaseTool] = []
         if memory_tools:
             if memory is None:
@@ -186,29 +191,32 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- LangChain hooks ---------------------------------------------------------------------
 
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Persist new turns, then compact the state if a trigger fires."""
-        return self._before_model(state, current_run_config())
+    def before_model(self, state: ShortTermMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Bring the thread in line with the state (new turns, removals, edits), then compact the
+        state if a trigger fires."""
+        return self._before_model(state, current_run_config(), run_context(runtime))
 
-    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+    async def abefore_model(self, state: ShortTermMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async twin of :meth:`before_model` (the store work runs in a worker thread)."""
-        return await asyncio.to_thread(self._before_model, state, current_run_config())
+        return await asyncio.to_thread(self._before_model, state, current_run_config(), run_context(runtime))
 
-    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Persist the model's reply at once, so a finished turn is durable."""
-        self._after_model(state, current_run_config())
-        return None
+    def after_agent(self, state: ShortTermMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """At the end of the turn, after every ``after_model`` hook: store what the conversation
+        finally holds (the model's last reply included)."""
+        return self._after_agent(state, current_run_config(), run_context(runtime))
 
-    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Async twin of :meth:`after_model`."""
-        await asyncio.to_thread(self._after_model, state, current_run_config())
-        return None
+    async def aafter_agent(self, state: ShortTermMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async twin of :meth:`after_agent`."""
+        return await asyncio.to_thread(self._after_agent, state, current_run_config(), run_context(runtime))
 
     # -- public helpers ----------------------------------------------------------------------
 
-    def thread_for(self, config: Mapping[str, Any] | None = None) -> MemoryThread:
-        """The palimpsest thread of a run (``config`` as passed to ``invoke``)."""
-        return self._resolver.resolve(config)
+    def thread_for(
+        self, config: Mapping[str, Any] | None = None, context: Any = None
+    ) -> MemoryThread:
+        """The palimpsest thread of a run (``config`` as passed to ``invoke``, ``context`` its
+        runtime context)."""
+        return self._resolver.resolve(config, context)
 
     @property
     def self_contained(self) -> bool:
@@ -217,30 +225,46 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- work --------------------------------------------------------------------------------
 
-    def _before_model(self, state: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any] | None:
-        thread = self._resolver.resolve(config)
-        organic = [m for m in state.get("messages", ()) if not is_context_card_message(m)]
-        self._persist(thread, organic)
-        if not self._should_compact(organic):
-            return None
-        return self._compact(thread, organic)
+    def _before_model(
+        self, state: Mapping[str, Any], config: Mapping[str, Any], context: Any = None
+    ) -> dict[str, Any] | None:
+        thread = self._resolver.resolve(config, context)
+        messages = list(state.get("messages", ()))
+        organic = [m for m in messages if not is_context_card_message(m)]
+        synced = sync_turns(thread, organic, state.get(TURNS_KEY))
+        fired = self._should_compact(messages, organic)
+        update = None if fired is None else self._compact(thread, organic, *fired)
+        if update is None:
+            return {TURNS_KEY: synced} if synced != state.get(TURNS_KEY) else None
+        kept = {m.id for m in update["messages"][2:]}
+        update[TURNS_KEY] = {sid: entry for sid, entry in synced.items() if sid in kept}
+        return update
 
-    def _after_model(self, state: Mapping[str, Any], config: Mapping[str, Any]) -> None:
-        thread = self._resolver.resolve(config)
+    def _after_agent(
+        self, state: Mapping[str, Any], config: Mapping[str, Any], context: Any = None
+    ) -> dict[str, Any] | None:
+        thread = self._resolver.resolve(config, context)
         organic = [m for m in state.get("messages", ()) if not is_context_card_message(m)]
-        self._persist(thread, organic)
+        synced = sync_turns(thread, organic, state.get(TURNS_KEY))
+        return {TURNS_KEY: synced} if synced != state.get(TURNS_KEY) else None
 
-    def _should_compact(self, organic: Sequence[BaseMessage]) -> bool:
-        if self._message_trigger is not None and len(organic) >= self._message_trigger:
-            return True
+    def _should_compact(
+        self, messages: Sequence[BaseMessage], organic: Sequence[BaseMessage]
+    ) -> tuple[int, bool] | None:
+        """``(the prompt's tokens, the card included; whether a token or custom trigger fired)``
+        when a trigger fires, else ``None``."""
+        by_count = self._message_trigger is not None and len(organic) >= self._message_trigger
         if self._token_trigger is None and self._custom_trigger is None:
-            return False
-        tokens = int(self._count_tokens(organic))
-        if self._token_trigger is not None and tokens >= self._token_trigger:
-            return True
-        return self._custom_trigger is not None and bool(self._custom_trigger(organic, tokens))
+            return (int(self._count_tokens(messages)), False) if by_count else None
+        tokens = int(self._count_tokens(messages))
+        by_tokens = (self._token_trigger is not None and tokens >= self._token_trigger) or (
+            self._custom_trigger is not None and bool(self._custom_trigger(messages, tokens))
+        )
+        return (tokens, by_tokens) if by_count or by_tokens else None
 
-    def _compact(self, thread: MemoryThread, organic: list[BaseMessage]) -> dict[str, Any] | None:
+    def _compact(
+        self, thread: MemoryThread, organic: list[BaseMessage], before: int, by_tokens: bool
+    ) -> dict[str, Any] | None:
         if self._self_contained:
             # The card holds the newest turns; tool results exist only in the state, so a tool
             # loop in progress is never cut: compaction waits for the next user turn.
@@ -252,8 +276,8 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 return None
             card = thread.get_context_card(
                 except_last_messages=self._keep, max_recent_messages=self._keep, **self._card_options
-            ).content
-            if not card:
+            )
+            if not card.content:
                 return None
             tail: list[BaseMessage] = []
         else:
@@ -263,91 +287,47 @@ class ShortTermMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             tail = organic[start:]
             # The card must leave out exactly the turns the raw tail repeats.
             repeated = sum(1 for m in tail if _turn(m) is not None)
-            card = (
-                thread.get_context_card(
-                    except_last_messages=repeated, max_recent_messages=0, **self._card_options
-                ).content
-                or EMPTY_CARD
+            card = thread.get_context_card(
+                except_last_messages=repeated, max_recent_messages=0, **self._card_options
             )
-        message = make_context_card_message(card, thread_id=thread.thread_id, role=self._card_role)
+        message = self._fit(thread, card, tail, before, by_tokens)
+        if message is None:
+            log.debug("thread %s: no card makes the prompt smaller than %d tokens; not compacted", thread.thread_id, before)
+            return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), message, *tail]}
 
-    def _persist(self, thread: MemoryThread, organic: Sequence[BaseMessage]) -> None:
-        turns: list[tuple[str, str, str, str, str | None]] = []
-        seen: set[str] = set()
-        for message in organic:
-            turn = _turn(message)
-            if turn is None:
-                continue
-            if not message.id:
-                message.id = str(uuid.uuid4())
-            if message.id in seen:  # the same message twice in one list is one turn
-                continue
-            seen.add(message.id)
-            name = message.name if isinstance(message.name, str) and message.name.strip(" ") else None
-            turns.append((message.id, turn[0], turn[1], message.type, name))
-        if not turns:
-            return
-        thread_id = thread.thread_id
-        with self._lock:
-            known = set(self._persisted.get(thread_id, ()))
-        fresh = [t for t in turns if t[0] not in known and not _stored(thread, t[0])]
-        if fresh:
-            self._write(thread, fresh)
-        with self._lock:
-            # Only ids still in the state can come back; the store answers for older ones.
-            self._persisted[thread_id] = {t[0] for t in turns}
-            self._persisted.move_to_end(thread_id)
-            while len(self._persisted) > _MAX_TRACKED_THREADS:
-                self._persisted.popitem(last=False)
+    def _fit(
+        self, thread: MemoryThread, card: ContextCard, tail: list[BaseMessage], before: int, by_tokens: bool
+    ) -> BaseMessage | None:
+        """The card message, its relevant records (lowest ranked first), then its topics left
+        out until card and tail fit under the token trigger and under ``before`` tokens.
+        ``None`` when a token (or custom) trigger fired and even the smallest card leaves a
+        prompt no smaller than ``before``: such a compaction would grow what it measures. (A
+        message-count trigger alone measures messages, which a compaction always reduces.)"""
+        limits = ([before] if by_tokens else []) + ([self._token_trigger] if self._token_trigger else [])
+        target = min(limits) - 1 if limits else None
 
-    @staticmethod
-    def _write(thread: MemoryThread, turns: list[tuple[str, str, str, str, str | None]]) -> None:
-        payload = [
-            {
-                "id": palimpsest_message_id(thread.thread_id, lc_id),
-                "role": role,
-                "content": text,
-                "name": name[:MAX_SPEAKER_LENGTH] if name else None,  # a participant's name: the speaker
-                "metadata": {MESSAGE_METADATA_KEY: {"message_id": lc_id, "message_type": kind}},
-            }
-            for lc_id, role, text, kind, name in turns
-        ]
-        try:
-            thread.add_messages(payload)
-            return
-        except DuplicateIdError:
-            pass  # another writer got there first with some of them, or took our sequence slot
-        for one, (lc_id, *_rest) in zip(payload, turns):
-            for _attempt in range(_WRITE_ATTEMPTS):
-                if _stored(thread, lc_id):
-                    break
-                try:
-                    thread.add_messages([one])
-                    break
-                except DuplicateIdError:
-                    continue
-            else:
-                log.warning(
-                    "turn %s of thread %s could not be persisted (duplicate id)", lc_id, thread.thread_id
-                )
+        def message_of(candidate: ContextCard) -> BaseMessage:
+            content = candidate.content or EMPTY_CARD
+            return make_context_card_message(content, thread_id=thread.thread_id, role=self._card_role)
+
+        def build(candidate: ContextCard) -> tuple[BaseMessage, int]:
+            message = message_of(candidate)
+            return message, int(self._count_tokens([message, *tail]))
+
+        if target is None:
+            return message_of(card)
+        message, tokens = build(card)
+        while tokens > target and card.relevant_results:
+            card = replace(card, relevant_results=card.relevant_results[:-1])
+            message, tokens = build(card)
+        if tokens > target and card.topics:
+            card = replace(card, topics=())
+            message, tokens = build(card)
+        return message if tokens < before or not by_tokens else None
 
 
-def _turn(message: BaseMessage) -> tuple[str, str] | None:
-    """(role, text) of a turn palimpsest keeps, else ``None``."""
-    role = message_role(message)
-    if role is None:
-        return None
-    text = message_text(message).strip()
-    return (role, text) if text else None
-
-
-def _stored(thread: MemoryThread, langchain_id: str) -> bool:
-    try:
-        thread.get_message(palimpsest_message_id(thread.thread_id, langchain_id))
-    except MessageNotFoundError:
-        return False
-    return True
+_turn = turn_of
 
 
 def _positive_int(name: str, value: Any) -> int:

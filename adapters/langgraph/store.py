@@ -4,13 +4,21 @@ Long-term memory written through LangGraph's store API (``store.put``, ``runtime
 node or tool) lands in palimpsest as memory records, so it is searchable by palimpsest, shows up
 in context cards of the same user and agent, and lives in the same file or database.
 
-**Namespaces.** ``namespace_scopes`` (default ``("user_id", "agent_id")``) names what the first
-namespace labels are: with the default, ``(user_id, agent_id, *rest)``. A record's ``user_id`` is
-``namespace[0]``, its ``agent_id`` ``namespace[1]`` (``None`` for a one-label namespace), and the
-rest of the namespace is kept in its metadata (a label that cannot be a palimpsest id, e.g.
-one with a newline, is scoped by a digest of it; the namespace itself is always kept verbatim). ``namespace_scopes=("user_id",)`` maps only the
-user; ``()`` leaves every item unscoped. A searched prefix that fixes those labels becomes a scope
-filter, the rest a metadata pre-filter; everything is re-checked exactly in Python.
+**Namespaces.** ``namespace_scopes`` (default ``("user_id", "agent_id")``) names what the
+leading namespace labels are, after an optional *collection label*: a first label listed in
+``collection_labels`` (default ``("memories",)``) names a collection, not a user, and the scopes
+follow it. So with the defaults ``(user_id, agent_id, *rest)`` and LangMem's usual
+``("memories", user_id, *rest)`` both scope their items to the user (and agent) they name:
+``("maya", "assistant")`` and ``("memories", "maya")`` belong to user ``maya``. A label missing
+from a short namespace leaves its scope ``None``; the rest of the namespace is kept in the
+record's metadata (a label that cannot be a palimpsest id, e.g. one with a newline, is scoped by
+a digest of it; the namespace itself is always kept verbatim). ``namespace_scopes=("user_id",)``
+maps only the user; ``()`` leaves every item unscoped; ``collection_labels=()`` reads every first
+label as the first scope (before collection labels existed, ``("memories", user)`` was scoped to a
+user called ``memories``: such items are still read by key, and a put rewrites them under their
+user, but a search or listing under the prefix finds them only with ``collection_labels=()``). A
+searched prefix that fixes those labels becomes a scope filter, the rest a metadata pre-filter;
+everything is re-checked exactly in Python.
 
 **Items.** ``(namespace, key)`` names one memory record of type ``memory_type`` with a stable id
 derived from both (no thread, never linked automatically). Its metadata holds, under
@@ -96,6 +104,7 @@ class PalimpsestStore(BaseStore):
         index: ``{"fields": [...]}``: which value paths make the searchable text (LangGraph's
             ``IndexConfig`` shape; ``dims`` is accepted and checked, ``embed`` is refused).
         namespace_scopes: the palimpsest scopes of the leading namespace labels.
+        collection_labels: first labels that name a collection, the scopes following them.
         memory_type: the record type of the items (``memory``, ``fact``, ``guideline``, ``preference``).
         ttl_config: LangGraph's ``TTLConfig`` (``default_ttl`` minutes, ``refresh_on_read``).
     """
@@ -108,6 +117,7 @@ class PalimpsestStore(BaseStore):
         *,
         index: Mapping[str, Any] | None = None,
         namespace_scopes: Sequence[ScopeName] = ("user_id", "agent_id"),
+        collection_labels: Sequence[str] = ("memories",),
         memory_type: str = "memory",
         ttl_config: TTLConfig | None = None,
     ) -> None:
@@ -118,6 +128,9 @@ class PalimpsestStore(BaseStore):
         if any(s not in ("user_id", "agent_id") for s in scopes) or len(set(scopes)) != len(scopes):
             raise ConfigurationError("namespace_scopes holds 'user_id' and/or 'agent_id', each at most once.")
         self._scopes: tuple[ScopeName, ...] = scopes
+        if isinstance(collection_labels, str) or not all(isinstance(c, str) and c for c in collection_labels):
+            raise ConfigurationError("collection_labels must be a list of non-empty labels.")
+        self._collections = frozenset(collection_labels)
         if memory_type not in {t.value for t in MEMORY_RECORD_TYPES}:
             raise ConfigurationError("memory_type must be one of memory, fact, guideline, preference.")
         self._memory_type = memory_type
@@ -208,8 +221,11 @@ class PalimpsestStore(BaseStore):
         scope = self._scope_of(namespace)
         for _attempt in range(3):
             existing = self._load(record_id, include_expired=True)
-            if existing is not None and _expired(existing, self._memory.admin.now()):
-                self._memory.delete_memory(record_id)  # an expired item is gone: start afresh
+            if existing is not None and (
+                _expired(existing, self._memory.admin.now())  # an expired item is gone: start afresh
+                or (existing.user_id, existing.agent_id) != (scope["user_id"], scope["agent_id"])
+            ):  # (or it was written under another namespace rule: rewritten under its scope now)
+                self._memory.delete_memory(record_id)
                 existing = None
             try:
                 if existing is None:
@@ -269,9 +285,18 @@ class PalimpsestStore(BaseStore):
 
     # -- palimpsest access ---------------------------------------------------------------------
 
+    def _scope_positions(self, labels: Sequence[str]) -> dict[int, ScopeName]:
+        """Which positions of a namespace (or a searched prefix) hold which scope: after a
+        collection label, or from the start. Nothing when the first label is a wildcard, whose
+        layout is unknown until matched."""
+        if not labels or labels[0] == "*":
+            return {}
+        offset = 1 if labels[0] in self._collections else 0
+        return {offset + i: name for i, name in enumerate(self._scopes)}
+
     def _scope_of(self, namespace: tuple[str, ...]) -> dict[str, str | None]:
         scope: dict[str, str | None] = {"user_id": None, "agent_id": None}
-        for position, name in enumerate(self._scopes):
+        for position, name in self._scope_positions(namespace).items():
             if position < len(namespace):
                 scope[name] = _scope_id(namespace[position])
         return scope
@@ -280,13 +305,14 @@ class PalimpsestStore(BaseStore):
         """Visible store records whose namespace starts with ``prefix`` (and matches the
         positions of ``wildcard_prefix`` that are not ``*``)."""
         pattern = wildcard_prefix or prefix
+        positions = self._scope_positions(pattern)
         scope_args: dict[str, Any] = {}
         path: dict[str, str] = {}
         for position, label in enumerate(pattern):
             if label == "*" and wildcard_prefix:
                 continue
-            if position < len(self._scopes):
-                scope_args[self._scopes[position]] = _scope_id(label)
+            if position in positions:
+                scope_args[positions[position]] = _scope_id(label)
             else:
                 path[str(position)] = label
         metadata_filter = {STORE_METADATA_KEY: {"path": path} if path else {}}
@@ -308,15 +334,16 @@ class PalimpsestStore(BaseStore):
         users = {r.user_id for r in population if r.id in wanted and _payload(r).get("indexed")}
         if not users:
             return {}
-        agent_fixed = "agent_id" in self._scopes and len(prefix) > self._scopes.index("agent_id")
-        path = {str(i): label for i, label in enumerate(prefix) if i >= len(self._scopes)}
+        positions = self._scope_positions(prefix)
+        agent_at = next((i for i, name in positions.items() if name == "agent_id" and i < len(prefix)), None)
+        path = {str(i): label for i, label in enumerate(prefix) if i not in positions}
         metadata_filter = {STORE_METADATA_KEY: {"indexed": True, **({"path": path} if path else {})}}
         scores: dict[str, float] = {}
         for user in users:
             results = self._memory.search(
                 query,
                 user_id=user,
-                agent_id=_scope_id(prefix[self._scopes.index("agent_id")]) if agent_fixed else NOTSET,
+                agent_id=_scope_id(prefix[agent_at]) if agent_at is not None else NOTSET,
                 record_types=[self._memory_type],
                 metadata_filter=metadata_filter,
                 max_results=min(per_user[user], _MAX_SEARCH_K),

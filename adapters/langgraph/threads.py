@@ -3,9 +3,12 @@
 A middleware or a tool is bound to one palimpsest thread (a ``MemoryThread`` or a fixed
 ``thread_id``), or follows the run: the ``thread_id`` of the run's
 ``config["configurable"]`` (the key LangGraph checkpointers use), so one agent serves many
-conversations. Unknown threads are created on first use with the configured user and agent
-(``configurable["user_id"]`` / ``["agent_id"]`` when the resolver has none); an existing thread
-owned by another user or agent than the one asked for is refused, never silently reused.
+conversations. Unknown threads are created on first use with the configured user and agent;
+when the resolver has none, they come from the run: ``configurable["user_id"]`` /
+``["agent_id"]``, else the run's LangGraph runtime context (``create_agent(...,
+context_schema=...)`` and ``invoke(..., context=...)``: a key or attribute ``user_id`` /
+``agent_id``, and ``thread_id`` when the config has none). An existing thread owned by another
+user or agent than the one asked for is refused, never silently reused.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from palimpsest.domain.errors import (
     ThreadNotFoundError,
 )
 
-__all__ = ["ThreadResolver", "current_run_config"]
+__all__ = ["ThreadResolver", "context_value", "current_run_config", "run_context"]
 
 _MAX_CACHED_THREADS = 1024
 
@@ -36,6 +39,21 @@ def current_run_config() -> Mapping[str, Any]:
         return get_config()
     except (RuntimeError, ImportError):
         return {}
+
+
+def run_context(runtime: Any) -> Any:
+    """The runtime context of a LangGraph ``Runtime`` or LangChain ``ToolRuntime`` (``None``
+    without one)."""
+    return getattr(runtime, "context", None) if runtime is not None else None
+
+
+def context_value(context: Any, key: str) -> Any:
+    """``key`` of a runtime context: a mapping's item or an object's attribute (``None`` when absent)."""
+    if context is None:
+        return None
+    if isinstance(context, Mapping):
+        return context.get(key)
+    return getattr(context, key, None)
 
 
 class ThreadResolver:
@@ -77,22 +95,28 @@ class ThreadResolver:
         """The thread id this resolver is bound to, or ``None`` when it follows the run."""
         return self._thread_id
 
-    def resolve(self, config: Mapping[str, Any] | None = None) -> MemoryThread:
-        """The thread for a run with ``config`` (the current run's config when omitted)."""
+    def resolve(self, config: Mapping[str, Any] | None = None, context: Any = None) -> MemoryThread:
+        """The thread for a run with ``config`` (the current run's config when omitted) and
+        runtime ``context``."""
         if self._fixed is not None:
             return self._fixed
         configurable: Mapping[str, Any] = (config if config is not None else current_run_config()).get(
             "configurable"
         ) or {}
-        thread_id = self._thread_id or configurable.get("thread_id")
+
+        def of_run(key: str) -> Any:
+            value = configurable.get(key)
+            return value if value is not None else context_value(context, key)
+
+        thread_id = self._thread_id or of_run("thread_id")
         if not thread_id:
             raise ConfigurationError(
                 "No palimpsest thread for this run: bind one (thread_id=... or thread=...) or invoke the "
                 "agent with config={'configurable': {'thread_id': ...}}."
             )
         thread_id = str(thread_id)
-        user_id = self._user_id if self._user_id is not None else configurable.get("user_id")
-        agent_id = self._agent_id if self._agent_id is not None else configurable.get("agent_id")
+        user_id = self._user_id if self._user_id is not None else of_run("user_id")
+        agent_id = self._agent_id if self._agent_id is not None else of_run("agent_id")
         with self._lock:
             cached = self._cache.get(thread_id)
             if cached is not None:

@@ -11,9 +11,12 @@
   (not owned by the thread, so it outlives it, unless ``thread_owned=True``); palimpsest's link
   resolver may link it to what it updates.
 
-The thread is fixed (a ``MemoryThread`` or a thread id) or, when omitted, the run's
-``config["configurable"]["thread_id"]`` at call time (the thread is created on first use with
-``user_id``/``agent_id``).
+The thread is fixed (a ``MemoryThread`` or a thread id) or, when omitted, the run's at call
+time: the tools take LangChain's ``ToolRuntime`` (injected by the agent's tool node, hidden from
+the model) and read the run's ``config["configurable"]`` and runtime ``context`` from it
+(``thread_id``, ``user_id``, ``agent_id``: see
+:class:`~palimpsest.adapters.langgraph.threads.ThreadResolver`; the thread is created on first
+use). Called directly, outside an agent, they read the current run's config, if any.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
+from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from palimpsest.application import AgentMemory, MemoryThread, SearchResultFormatConfig
 from palimpsest.application.rendering import escape_xml
 from palimpsest.domain.errors import AgentMemoryError, ConfigurationError
 from pydantic import BaseModel, Field
 
-from .threads import ThreadResolver, current_run_config
+from .threads import ThreadResolver, current_run_config, run_context
 
 __all__ = ["MEMORY_TYPES", "make_memory_tools"]
 
@@ -95,8 +99,19 @@ def make_memory_tools(
     rendering = format_config or SearchResultFormatConfig(include_invalid_results=True)
     default_max_results = max_results
 
-    def search_memory(query: str, max_results: int | None = None) -> str:
-        current = resolver.resolve(current_run_config())
+    def thread_of(runtime: ToolRuntime | None) -> MemoryThread:
+        if runtime is None:
+            return resolver.resolve(current_run_config())
+        return resolver.resolve(runtime.config, run_context(runtime))
+
+    # ``runtime`` is LangChain's injected argument: a bare ``ToolRuntime`` annotation (what the
+    # tool node recognises), defaulting to None for direct calls.
+    def search_memory(
+        query: str,
+        max_results: int | None = None,
+        runtime: ToolRuntime = None,  # type: ignore[assignment]
+    ) -> str:
+        current = thread_of(runtime)
         try:
             results = current.search(
                 query,
@@ -112,8 +127,12 @@ def make_memory_tools(
         body = "\n".join(r.format_content(rendering) for r in results)
         return f"<memories>\n{body}\n</memories>"
 
-    def save_memory(content: str, memory_type: str = "memory") -> str:
-        current = resolver.resolve(current_run_config())
+    def save_memory(
+        content: str,
+        memory_type: str = "memory",
+        runtime: ToolRuntime = None,  # type: ignore[assignment]
+    ) -> str:
+        current = thread_of(runtime)
         try:
             if thread_owned:
                 record_id = current.add_memory(content, memory_type=memory_type)
@@ -126,11 +145,19 @@ def make_memory_tools(
         return f'<saved record_type="{escape_xml(memory_type)}" record_id="{escape_xml(record_id)}"/>'
 
     # asyncio.to_thread copies the context, so the run's config is visible in the worker thread.
-    async def asearch_memory(query: str, max_results: int | None = None) -> str:
-        return await asyncio.to_thread(search_memory, query, max_results)
+    async def asearch_memory(
+        query: str,
+        max_results: int | None = None,
+        runtime: ToolRuntime = None,  # type: ignore[assignment]
+    ) -> str:
+        return await asyncio.to_thread(search_memory, query, max_results, runtime)
 
-    async def asave_memory(content: str, memory_type: str = "memory") -> str:
-        return await asyncio.to_thread(save_memory, content, memory_type)
+    async def asave_memory(
+        content: str,
+        memory_type: str = "memory",
+        runtime: ToolRuntime = None,  # type: ignore[assignment]
+    ) -> str:
+        return await asyncio.to_thread(save_memory, content, memory_type, runtime)
 
     return [
         StructuredTool.from_function(

@@ -2,7 +2,7 @@
 
 What the middleware promises, one test (or a few) each: turns are stored exactly once (the
 returned list re-sent, a new middleware on the same store after a restart, a racing writer);
-triggers measure the organic conversation only; compaction gives the card plus the raw tail
+triggers measure the prompt, the card included; compaction gives the card plus the raw tail
 (external tail, the card unchanged until the next compaction) or the card alone (self-contained);
 a kept tail never splits a tool exchange nor starts with an orphan tool result; the async hooks
 do the same work; the card message is marked and its content escaped.
@@ -43,6 +43,7 @@ from palimpsest.adapters.langgraph import (
     palimpsest_message_id,
     safe_tail_start,
 )
+from palimpsest.adapters.langgraph.turns import write_turns
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.domain.errors import ConfigurationError, InvalidScopeError
 
@@ -172,10 +173,11 @@ def test_messages_without_ids_get_one_and_are_stored_once(memory: AgentMemory) -
     question = HumanMessage(content="no id yet")
     assert question.id is None
     state: dict[str, Any] = {"messages": [question]}
-    assert middleware.before_model(state, None) is None  # type: ignore[arg-type]
+    update = middleware.before_model(state, None)  # type: ignore[arg-type]
+    assert update is not None and "messages" not in update  # the turns channel only
     assert question.id is not None
     middleware.before_model(state, None)  # type: ignore[arg-type]
-    middleware.after_model(state, None)  # type: ignore[arg-type]
+    middleware.after_agent({**state, **update}, None)  # type: ignore[arg-type]
     assert _stored(memory) == [("user", "no id yet")]
     # The same message object twice in one list is one turn.
     again = HumanMessage(content="twice", id="same")
@@ -189,7 +191,7 @@ def test_a_write_racing_another_writer_stores_each_turn_once(memory: AgentMemory
     middleware = _middleware(memory, compaction_message_trigger=50)
     thread = middleware.thread_for()
     thread.add_messages([{"id": palimpsest_message_id("t1", "m1"), "role": "user", "content": "hello"}])
-    middleware._write(thread, [("m1", "user", "hello", "human", None), ("m2", "assistant", "hi there", "ai", None)])
+    write_turns(thread, [("m1", "user", "hello", "human", None), ("m2", "assistant", "hi there", "ai", None)])
     assert _stored(memory) == [("user", "hello"), ("assistant", "hi there")]
 
 
@@ -249,7 +251,7 @@ def test_tool_results_system_messages_and_empty_turns_are_not_stored(memory: Age
 # -- triggers -------------------------------------------------------------------------------
 
 
-def test_token_trigger_counts_the_organic_conversation_only(memory: AgentMemory) -> None:
+def test_token_trigger_counts_the_card_too(memory: AgentMemory) -> None:
     counted: list[list[BaseMessage]] = []
 
     def counter(messages: Any) -> int:
@@ -266,7 +268,8 @@ def test_token_trigger_counts_the_organic_conversation_only(memory: AgentMemory)
     )
     messages = _run_turns(agent, ["q1", "q2", "q3", "q4"])
     assert is_context_card_message(messages[0])
-    assert counted and not any(is_context_card_message(m) for batch in counted for m in batch)
+    # Once a card is in the state, it is counted with the conversation.
+    assert any(is_context_card_message(m) for batch in counted for m in batch)
     # Each compaction fired at the first count at or above the trigger.
     assert any(count_tokens_approximately(batch) >= 250 for batch in counted)
 
@@ -276,8 +279,9 @@ def test_a_callable_trigger_decides(memory: AgentMemory) -> None:
         assert tokens == count_tokens_approximately(messages)
         return "compact now" in str(messages[-1].content)
 
+    long_answer = "Here is a long and careful answer about the trip, its trains and its hotels. " * 20
     agent = create_agent(
-        model=scripted(["a1", "a2", "a3"]),
+        model=scripted([long_answer, long_answer, "a3"]),
         tools=[],
         middleware=[_middleware(memory, compaction_trigger=trigger, except_last_messages=1)],
     )
@@ -486,7 +490,7 @@ def test_self_contained_compaction_waits_for_the_end_of_a_tool_loop(memory: Agen
             ToolMessage(content="sunny", tool_call_id="c1", id="t1"),
         ]
     }
-    assert middleware.before_model(in_loop, None) is None  # type: ignore[arg-type]
+    assert "messages" not in (middleware.before_model(in_loop, None) or {})  # type: ignore[arg-type]
     at_turn = {
         "messages": [
             *in_loop["messages"],
@@ -510,9 +514,9 @@ def test_the_async_hooks_persist_and_compact(memory: AgentMemory) -> None:
             calls.append("abefore_model")
             return await super().abefore_model(state, runtime)
 
-        async def aafter_model(self, state: Any, runtime: Any) -> Any:
-            calls.append("aafter_model")
-            return await super().aafter_model(state, runtime)
+        async def aafter_agent(self, state: Any, runtime: Any) -> Any:
+            calls.append("aafter_agent")
+            return await super().aafter_agent(state, runtime)
 
     middleware = Spy(
         memory,
@@ -532,7 +536,7 @@ def test_the_async_hooks_persist_and_compact(memory: AgentMemory) -> None:
         return messages
 
     messages = asyncio.run(run())
-    assert calls.count("abefore_model") == 3 and calls.count("aafter_model") == 3
+    assert calls.count("abefore_model") == 3 and calls.count("aafter_agent") == 3
     assert is_context_card_message(messages[0])
     assert [m.content for m in messages[1:]] == ["a2", "q3", "a3"]
     assert _stored(memory) == [
