@@ -10,7 +10,10 @@ writes its own way: a job is claimed with ``FOR UPDATE SKIP LOCKED``.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, ClassVar
 
 from palimpsest.adapters.sql import Sql
 from palimpsest.adapters.sql.standard import StandardStatements
@@ -21,7 +24,20 @@ __all__ = ["PostgresStatements"]
 class PostgresStatements(StandardStatements):
     """The standard statements, with PostgreSQL's job claim."""
 
+    filters_checkpoint_metadata: ClassVar[bool] = True
+
     __slots__ = ()
+
+    def _checkpoint_metadata_condition(self, metadata: Mapping[str, Any]) -> tuple[str, Sequence[Any]]:
+        # jsonb equality of each key's value is JSON equality (true is not 1, 1 is 1.0, objects by
+        # keys and values, arrays by order; a missing key is SQL NULL, never equal); containment
+        # alone would accept a nested value that merely contains the filter's.
+        clauses = ["metadata @> ?::jsonb"]
+        params: list[Any] = [_json(metadata)]
+        for key, value in metadata.items():
+            clauses.append("metadata -> CAST(? AS text) = ?::jsonb")
+            params.extend((key, _json(value)))
+        return " AND ".join(clauses), params
 
     def job_claim(self, job_id: str, *, owner: str, until: datetime, now: datetime) -> Sql:
         # The row is locked and re-checked by the claim (SKIP LOCKED: a job being claimed by
@@ -33,3 +49,7 @@ class PostgresStatements(StandardStatements):
             "FROM c WHERE j.id = c.id"
         )
         return self._sql("jobs.claim", sql, (job_id, self._time(now), owner, owner, self._time(until)))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
