@@ -35,9 +35,13 @@ class SqlStore(MemoryStore, CheckpointStorage):
     def checkpoints(self, uow: UnitOfWork) -> SqlCheckpointRepository:
         """See :class:`~palimpsest.domain.ports.CheckpointStorage`: the checkpoint repository of
         a unit of work this store made (``StorageError`` for any other)."""
-        if not isinstance(uow, SqlUnitOfWork) or getattr(uow, "_store", None) is not self:
+        if not isinstance(uow, SqlUnitOfWork) or not self._made(uow):
             raise StorageError("checkpoints(uow) takes a unit of work of this store.")
         return SqlCheckpointRepository(uow)
+
+    def _made(self, uow: SqlUnitOfWork) -> bool:
+        """Did this store make ``uow``? (A unit of work keeps its store as ``_store``.)"""
+        return getattr(uow, "_store", None) is self
 
     def _location(self) -> str | None:
         """Where the store is, for its ``repr`` (a path, a schema, a store id...)."""
