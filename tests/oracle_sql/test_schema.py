@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from palimpsest.adapters.oracle import SchemaPolicy, codec
 from palimpsest.adapters.oracle import schema as schema_module
-from palimpsest.adapters.oracle.names import BASE_NAMES, REGISTRY_TABLE, StoreNames
 from palimpsest.adapters.oracle import statements as st
+from palimpsest.adapters.oracle.names import BASE_NAMES, REGISTRY_TABLE, StoreNames
 from palimpsest.adapters.oracle.schema import (
     SCHEMA_VERSION,
     SchemaManager,
