@@ -2,8 +2,8 @@
 
 The kit's standard statements (:class:`~palimpsest.adapters.sql.standard.StandardStatements`)
 with the SQLite dialect (``?``, id lists as one JSON text read by ``json_each``). What is the
-embedded store's own: metadata filters run in SQL (``metadata_matches``, registered by
-:mod:`.schema`), and a new message's change-log row and the naming of a batch's taken id or seq
+embedded store's own: metadata filters run in SQL (``metadata_matches`` and, for checkpoint
+listings, ``checkpoint_metadata_matches``, registered by :mod:`.schema`), and a new message's change-log row and the naming of a batch's taken id or seq
 (:mod:`.repositories`).
 """
 

@@ -5,7 +5,8 @@ with the PostgreSQL dialect: psycopg's ``%s`` placeholders, id lists as one arra
 (``= ANY(%s)``), ``jsonb`` bound as text (the column's type casts it) and settings read back as
 JSON text, vectors as pgvector text literals. Metadata filters are applied by the kit over
 newest-first pages (``filters_metadata = False``): one filter semantics (D7). What PostgreSQL
-writes its own way: a job is claimed with ``FOR UPDATE SKIP LOCKED``.
+writes its own way: a job is claimed with ``FOR UPDATE SKIP LOCKED``, and a checkpoint listing's
+metadata filter (D41) compares ``jsonb`` values exactly in SQL.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ __all__ = ["PostgresStatements"]
 
 
 class PostgresStatements(StandardStatements):
-    """The standard statements, with PostgreSQL's job claim."""
+    """The standard statements, with PostgreSQL's job claim and checkpoint metadata filter."""
 
     filters_checkpoint_metadata: ClassVar[bool] = True
 

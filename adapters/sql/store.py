@@ -2,9 +2,10 @@
 
 :class:`SqlStore` is the part of a store's lifecycle that is the same in each: the dimension it
 caches (learnt from units of work under its lock), ``with store:`` closing it, the ``repr`` that
-says where it is and whether it is open, and the check that raises ``StoreClosedError`` once it
-is closed, and the checkpoint repository of its units of work (D41). A store says where it is (:meth:`SqlStore._location`), whether it is closed
-(:meth:`SqlStore._is_closed`) and how it closes; connections, caches and search stay its own.
+says where it is and whether it is open, the check that raises ``StoreClosedError`` once it is
+closed, and the checkpoint repository of its units of work (D41). A store says where it is
+(:meth:`SqlStore._location`), whether it is closed (:meth:`SqlStore._is_closed`) and how it
+closes; connections, caches and search stay its own.
 """
 
 from __future__ import annotations
