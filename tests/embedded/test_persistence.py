@@ -256,6 +256,29 @@ def test_a_version_8_file_upgrades_to_checkpoint_tables_and_keeps_its_data(
         assert uow.records.get("a") is not None
 
 
+def test_checkpoint_deletes_and_reads_search_an_index_never_scan_a_table(open_store: Opener, path: Path) -> None:
+    """Deleting a thread's or a run's checkpoints and reading the newest one use the keys and the
+    run index (D41): their cost follows the rows they touch, not the table."""
+    from palimpsest.adapters.embedded.unit_of_work import _STATEMENTS as sql
+
+    open_store().close()
+    statements = [
+        *(sql.checkpoint_delete_threads(table, ["t1", "t2"]) for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints")),
+        sql.checkpoint_delete_runs(["r1"], writes=True),
+        sql.checkpoint_delete_runs(["r1"], writes=False),
+        sql.checkpoint_delete("checkpoint_writes", "t1", "", ["c1"]),
+        sql.checkpoint_delete("checkpoints", "t1", "", ["c1"]),
+        sql.checkpoint_get("t1", "", None),
+        sql.checkpoint_blobs("t1", "", [("a", "1"), ("b", "2")]),
+        sql.checkpoint_writes("t1", "", "c1"),
+    ]
+    with raw(path) as conn:
+        for statement in statements:
+            plan = [str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {statement.sql}", statement.params)]
+            scans = [step for step in plan if step.startswith("SCAN checkpoint")]
+            assert scans == [] and any(step.startswith("SEARCH checkpoint") for step in plan), (statement.name, plan)
+
+
 def test_a_file_written_by_a_newer_schema_raises_schema_version_error(open_store: Opener, path: Path) -> None:
     open_store().close()
     with raw(path) as conn:
