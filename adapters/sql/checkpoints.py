@@ -30,7 +30,7 @@ from palimpsest.domain.checkpoints import (
     checkpoint_metadata_matches,
 )
 from palimpsest.domain.errors import ReadOnlyError, ValidationError
-from palimpsest.domain.ports import CheckpointRepository
+from palimpsest.domain.ports import UNBOUNDED_LIMIT, CheckpointRepository
 
 from .repositories import id_batches
 
@@ -196,6 +196,8 @@ class SqlCheckpointRepository(CheckpointRepository):
         flt = check_checkpoint_filter(metadata)
         if limit == 0:
             return []
+        if limit is not None and limit >= UNBOUNDED_LIMIT:
+            limit = None  # no database integer bind holds it; it means every row
         uow = self._uow
         in_sql = flt is None or uow.sql.filters_checkpoint_metadata
         statement = uow.sql.checkpoint_list(

@@ -10,6 +10,7 @@ the target's rows, all inside one unit of work.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -247,6 +248,7 @@ def test_list_limit_applies_after_every_filter(store: MemoryStore) -> None:
         assert ids(cps.list(thread_id="t1", checkpoint_ns="", before="0003", limit=1)) == ["0002"]
         assert ids(cps.list(thread_id="t1", metadata={"source": "input"}, limit=5)) == ["0001"]
         assert ids(cps.list(limit=0)) == []
+        assert len(cps.list(limit=sys.maxsize)) == 6  # no bind holds it: every row
         with pytest.raises(ValidationError):
             cps.list(limit=-1)
 
