@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ChannelBlob", "CheckpointWrite", "StoredCheckpoint", "TypedBytes"]
+from .errors import ValidationError
+from .metadata_filter import json_equal
+
+__all__ = [
+    "ChannelBlob",
+    "CheckpointWrite",
+    "StoredCheckpoint",
+    "TypedBytes",
+    "check_checkpoint_filter",
+    "checkpoint_metadata_matches",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +82,27 @@ class CheckpointWrite:
     idx: int
     channel: str
     value: TypedBytes
+
+
+def check_checkpoint_filter(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A checkpoint listing's metadata filter as a plain dict (``None`` or empty: no filter).
+
+    Its keys are strings; its values are JSON values compared by equality (a nested object or
+    array is a value, not a filter; ``None`` is JSON ``null``). ``ValidationError`` otherwise."""
+    if not metadata:
+        return None
+    if not isinstance(metadata, Mapping) or not all(isinstance(key, str) for key in metadata):
+        raise ValidationError("a checkpoint metadata filter must be a mapping with string keys.")
+    return dict(metadata)
+
+
+def checkpoint_metadata_matches(metadata: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
+    """Does a checkpoint's ``metadata`` have every key of ``flt`` with an equal JSON value?
+
+    JSON equality (:func:`~palimpsest.domain.metadata_filter.json_equal`): types are strict
+    (``True`` is not ``1``; ``1`` equals ``1.0``), objects compare by keys and values, arrays by
+    order; a missing key never matches, not even ``None``. The one definition every store's
+    checkpoint listing agrees with."""
+    if not flt:
+        return True
+    return all(key in metadata and json_equal(metadata[key], value) for key, value in flt.items())

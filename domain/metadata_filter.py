@@ -33,7 +33,7 @@ from typing import Any, Final
 from .errors import InvalidMetadataError, InvalidMetadataFilterError
 from .model import MAX_JSON_INT_DIGITS, check_json_int
 
-__all__ = ["OPERATORS", "metadata_matches", "validate_metadata_filter"]
+__all__ = ["OPERATORS", "json_equal", "metadata_matches", "validate_metadata_filter"]
 
 OPERATORS: Final = frozenset({"$array_contains", "$array_contains_any", "$not"})
 
@@ -138,21 +138,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _json_equal(a: object, b: object) -> bool:
+def json_equal(a: object, b: object) -> bool:
     """Equality with JSON typing: booleans are not numbers, tuples equal lists."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
 
 def _contains(array: object, value: object) -> bool:
-    return isinstance(array, (list, tuple)) and any(_json_equal(item, value) for item in array)
+    return isinstance(array, (list, tuple)) and any(json_equal(item, value) for item in array)
 
 
 def _match_operators(actual: object, ops: Mapping[str, Any]) -> bool:
@@ -179,7 +179,7 @@ def _match_expression(actual: object, expected: object) -> bool:
         return False
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and _match_object(actual, expected)
-    return _json_equal(actual, expected)
+    return json_equal(actual, expected)
 
 
 def _match_object(metadata: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:

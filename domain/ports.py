@@ -679,7 +679,11 @@ class CheckpointRepository(Protocol):
         """Checkpoints newest first (by ``checkpoint_id``, descending). Each argument given
         narrows: ``thread_id``, ``checkpoint_ns``, ``checkpoint_id`` match exactly; ``before``
         keeps ids strictly smaller; ``metadata`` keeps rows whose metadata has every given
-        top-level key with an equal JSON value; ``limit`` applies after every filter."""
+        top-level key with an equal JSON value (``True`` is not ``1``, ``1`` is ``1.0``, a nested
+        value is compared whole, a missing key is not ``None``: see
+        :func:`~palimpsest.domain.checkpoints.checkpoint_metadata_matches`); ``limit`` applies
+        after every filter. Rows of several threads with one id come by thread, then namespace,
+        descending."""
         ...
 
     def blobs(self, thread_id: str, checkpoint_ns: str, versions: Mapping[str, str]) -> dict[str, ChannelBlob]:

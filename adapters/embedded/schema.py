@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
+from palimpsest.domain.checkpoints import checkpoint_metadata_matches
 from palimpsest.domain.errors import ConfigurationError, SchemaVersionError, StorageError
 from palimpsest.domain.metadata_filter import matches
 from palimpsest.domain.ports import SchemaState
@@ -103,6 +104,17 @@ def _metadata_matches(metadata_json: str | None, filter_json: str | None) -> int
         raise
 
 
+def _checkpoint_metadata_matches(metadata_json: str | None, filter_json: str) -> int:
+    """``checkpoint_metadata_matches(metadata, filter)``: a checkpoint listing's metadata filter
+    (:func:`palimpsest.domain.checkpoints.checkpoint_metadata_matches`), callable from SQL."""
+    try:
+        metadata = {} if metadata_json is None else json.loads(metadata_json)
+        return 1 if checkpoint_metadata_matches(metadata, _parse_filter(filter_json)) else 0
+    except Exception as exc:
+        keep_function_failure(exc)
+        raise
+
+
 def connect(path: str, busy_timeout: float) -> sqlite3.Connection:
     """A configured connection: autocommit mode (we issue BEGIN/COMMIT), FKs, durable commits."""
     conn = sqlite3.connect(
@@ -120,6 +132,7 @@ def connect(path: str, busy_timeout: float) -> sqlite3.Connection:
         # NORMAL in WAL mode may lose the last transactions on power failure.
         conn.execute("PRAGMA synchronous = FULL")
         conn.create_function("metadata_matches", 2, _metadata_matches, deterministic=True)
+        conn.create_function("checkpoint_metadata_matches", 2, _checkpoint_metadata_matches, deterministic=True)
     except BaseException:
         conn.close()
         raise

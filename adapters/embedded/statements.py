@@ -2,8 +2,8 @@
 
 The kit's standard statements (:class:`~palimpsest.adapters.sql.standard.StandardStatements`)
 with the SQLite dialect (``?``, id lists as one JSON text read by ``json_each``). What is the
-embedded store's own: metadata filters run in SQL (``metadata_matches``, registered by
-:mod:`.schema`), and a new message's change-log row and the naming of a batch's taken id or seq
+embedded store's own: metadata filters run in SQL (``metadata_matches`` and, for checkpoint
+listings, ``checkpoint_metadata_matches``, registered by :mod:`.schema`), and a new message's change-log row and the naming of a batch's taken id or seq
 (:mod:`.repositories`).
 """
 
@@ -23,8 +23,13 @@ class SqliteStatements(StandardStatements):
     """The standard statements, with metadata filters in SQL and the change log's statements."""
 
     filters_metadata: ClassVar[bool] = True
+    filters_checkpoint_metadata: ClassVar[bool] = True
 
     __slots__ = ()
+
+    def _checkpoint_metadata_condition(self, metadata: Mapping[str, Any]) -> tuple[str, Sequence[Any]]:
+        # The domain's equality, registered by .schema (SQLite's JSON functions read true as 1).
+        return "checkpoint_metadata_matches(metadata, ?) = 1", (json.dumps(metadata, separators=(",", ":")),)
 
     def _metadata_condition(self, metadata_filter: Mapping[str, Any]) -> tuple[str, Sequence[Any]]:
         return "metadata_matches(metadata, ?)", (json.dumps(metadata_filter, separators=(",", ":")),)

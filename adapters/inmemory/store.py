@@ -20,7 +20,13 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint
+from palimpsest.domain.checkpoints import (
+    ChannelBlob,
+    CheckpointWrite,
+    StoredCheckpoint,
+    check_checkpoint_filter,
+    checkpoint_metadata_matches,
+)
 from palimpsest.domain.errors import (
     ConflictError,
     DuplicateIdError,
@@ -747,6 +753,7 @@ class InMemoryCheckpointRepository(_Repository, CheckpointRepository):
     ) -> builtins.list[StoredCheckpoint]:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise ValidationError("limit must be a non-negative integer or None.")
+        flt = check_checkpoint_filter(metadata)
         rows = [
             cp
             for (tid, ns, cid), cp in self._s.checkpoints.items()
@@ -754,7 +761,7 @@ class InMemoryCheckpointRepository(_Repository, CheckpointRepository):
             and (checkpoint_ns is None or ns == checkpoint_ns)
             and (checkpoint_id is None or cid == checkpoint_id)
             and (before is None or cid < before)
-            and (not metadata or all(k in cp.metadata and cp.metadata[k] == v for k, v in metadata.items()))
+            and checkpoint_metadata_matches(cp.metadata, flt)
         ]
         rows.sort(key=lambda cp: (cp.checkpoint_id, cp.thread_id, cp.checkpoint_ns), reverse=True)
         return rows if limit is None else rows[:limit]

@@ -28,7 +28,8 @@ failure columns of ``EXTRACTION_JOB`` and their index. Version 3
 (``0003_profile_record_types.sql``) replaces the check on ``MEMORY.memory_type`` by one that
 admits the profile types: two statements that create nothing nameable, the first of that kind. Version 4 (``0004_images.sql``) adds the
 ``IMAGE`` table and lets ``MEMORY`` hold image rows (its type check is replaced again: the one
-statement pair run once, after the table).
+statement pair run once, after the table). Version 5 (``0005_checkpoints.sql``) adds the graph
+checkpoint tables (D41) and their run index.
 
 The registry table ``PALIMPSEST_STORES`` (``ddl/registry.sql``) holds one row per store; its
 ``store_config`` JSON carries the embedding dimension (``null`` until known) and the vector
@@ -73,7 +74,7 @@ __all__ = [
     "statements_from_ddl",
 ]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 VECTOR_INDEX_KINDS: Final = ("hnsw", "ivf", "none")
 LIFECYCLE_STATES: Final = ("CREATING", "CREATED", "DROPPING")
 MAX_DIMENSION: Final = 65535

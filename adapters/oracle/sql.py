@@ -7,7 +7,13 @@ Bind types: python-oracledb infers a bind's type from its Python value, and a ``
 inferred as ``DATE`` (whole seconds: the driver's ``OracleMetadata.from_value``), which would drop
 the microseconds of every stored time and every ``now`` compared with one. Every ``datetime``
 bind is therefore declared ``DB_TYPE_TIMESTAMP`` with ``cursor.setinputsizes`` before the
-statement runs (:func:`input_sizes`).
+statement runs (:func:`input_sizes`). A statement may also name binds to declare as LOBs
+(``lobs``: ``{name: "BLOB" | "CLOB"}``): the driver sends a ``bytes`` or ``str`` value over 32 KB
+as ``LONG RAW`` or ``LONG``, which only a plain ``INSERT ... VALUES`` or ``UPDATE ... SET``
+accepts (ORA-01461 elsewhere, as in a ``MERGE``'s ``USING`` subquery); declared
+``DB_TYPE_BLOB``/``DB_TYPE_CLOB``, it travels as a temporary LOB, accepted wherever the column's
+type is (python-oracledb user guide, "Using CLOB, BLOB, NCLOB and BFILE Data": binding LOB data
+with ``setinputsizes``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ __all__ = [
 # identifier or a comment. Literals and identifiers are blanked before matching.
 _LITERALS: Final = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|--[^\n]*|/\*.*?\*/", re.DOTALL)
 _PLACEHOLDER: Final = re.compile(r"(?<![:\w]):([A-Za-z][A-Za-z0-9_]*)")
+_LOB_TYPES: Final = {"BLOB": oracledb.DB_TYPE_BLOB, "CLOB": oracledb.DB_TYPE_CLOB}
 
 
 def placeholders(sql: str) -> set[str]:
@@ -51,6 +58,8 @@ class Statement:
     name: str
     sql: str
     binds: Mapping[str, Any] = field(default_factory=dict)
+    lobs: Mapping[str, str] = field(default_factory=dict)
+    """Binds declared as LOBs: ``{name: "BLOB" | "CLOB"}`` (see the module docstring)."""
 
     @property
     def params(self) -> Mapping[str, Any]:
@@ -64,12 +73,15 @@ class Statement:
             raise ValueError(
                 f"statement {self.name!r}: placeholders {sorted(used)} do not match binds {sorted(given)}"
             )
+        if not set(self.lobs) <= given or not set(self.lobs.values()) <= set(_LOB_TYPES):
+            raise ValueError(f"statement {self.name!r}: LOB binds {dict(self.lobs)} are not BLOB/CLOB binds of it")
 
     def render(self) -> str:
         """The statement and its binds as stable text (for golden files and logs)."""
         lines = [f"-- {self.name}", self.sql.strip()]
         for key in sorted(self.binds):
-            lines.append(f"--   :{key} = {render_value(self.binds[key])}")
+            lob = f" as {self.lobs[key]}" if key in self.lobs else ""
+            lines.append(f"--   :{key} = {render_value(self.binds[key])}{lob}")
         return "\n".join(lines) + "\n"
 
 
@@ -85,18 +97,22 @@ def render_value(value: Any) -> str:
     return repr(value)
 
 
-def input_sizes(bind_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def input_sizes(bind_sets: Sequence[Mapping[str, Any]], lobs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{bind name: DB_TYPE_TIMESTAMP}`` for every bind holding a ``datetime`` in any of
-    ``bind_sets`` (``None`` in the other sets is fine: a NULL of that type)."""
+    ``bind_sets`` (``None`` in the other sets is fine: a NULL of that type), and the LOB type of
+    every bind ``lobs`` names."""
     names = {name for binds in bind_sets for name, value in binds.items() if isinstance(value, datetime)}
-    return dict.fromkeys(sorted(names), oracledb.DB_TYPE_TIMESTAMP)
+    sizes: dict[str, Any] = dict.fromkeys(sorted(names), oracledb.DB_TYPE_TIMESTAMP)
+    for name, kind in (lobs or {}).items():
+        sizes[name] = _LOB_TYPES[kind]
+    return sizes
 
 
 def execute(connection: Any, statement: Statement) -> Any:
     """Run ``statement`` on a python-oracledb connection; returns the open cursor."""
     cursor = connection.cursor()
     try:
-        sizes = input_sizes([statement.binds])
+        sizes = input_sizes([statement.binds], statement.lobs)
         if sizes:
             cursor.setinputsizes(**sizes)
         cursor.execute(statement.sql, dict(statement.binds))
@@ -146,7 +162,7 @@ def run_many(connection: Any, statements: Sequence[Statement]) -> int:
     bind_sets = [dict(statement.binds) for statement in statements]
     cursor = connection.cursor()
     try:
-        sizes = input_sizes(bind_sets)
+        sizes = input_sizes(bind_sets, statements[0].lobs)
         if sizes:
             cursor.setinputsizes(**sizes)
         cursor.executemany(sql, bind_sets)

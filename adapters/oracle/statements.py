@@ -43,12 +43,13 @@ from __future__ import annotations
 
 import array
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
 from palimpsest.adapters.sql.codec import column_names, named
 from palimpsest.adapters.sql.statements import Keyset
+from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint
 from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     STORED_RECORD_TYPES,
@@ -85,6 +86,18 @@ __all__ = [
     "Keyset",
     "OracleStatements",
     "ScopeValue",
+    "checkpoint_blob_delete",
+    "checkpoint_blob_insert",
+    "checkpoint_blobs",
+    "checkpoint_copy",
+    "checkpoint_delete",
+    "checkpoint_delete_runs",
+    "checkpoint_delete_threads",
+    "checkpoint_get",
+    "checkpoint_list",
+    "checkpoint_put",
+    "checkpoint_write_put",
+    "checkpoint_writes",
     "chunk_delete",
     "chunk_insert",
     "chunk_text_update",
@@ -1281,6 +1294,274 @@ def setting_delete(names: StoreNames, key: str) -> Statement:
     return Statement("settings.delete", sql, {"setting_key": key})
 
 
+# --- checkpoints (D41) -----------------------------------------------------------------------------
+#
+# A namespace is stored with a leading "/" (Oracle stores '' as NULL; a key column cannot be
+# NULL): binds carry _ns(ns), selects strip it (SUBSTR from 2 is NULL for "/", read as "").
+# Values are BLOBs and JSON texts declared as LOBs (see .sql: a MERGE's USING subquery takes
+# no LONG bind). Upserts are MERGE statements; "insert unless present" is a MERGE without its
+# WHEN MATCHED clause.
+
+_CHECKPOINT_TABLES: Final = {
+    "checkpoints": "CHECKPOINT",
+    "checkpoint_blobs": "CHECKPOINT_BLOB",
+    "checkpoint_writes": "CHECKPOINT_WRITE",
+}
+_CHECKPOINT_COLUMNS: Final = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type_tag, checkpoint_data, "
+    "metadata, channel_versions, created_at"
+)
+_CHECKPOINT_SELECT: Final = (
+    "SELECT c.thread_id, SUBSTR(c.checkpoint_ns, 2), c.checkpoint_id, c.parent_checkpoint_id, c.run_id, "
+    "c.type_tag, c.checkpoint_data, c.metadata, c.channel_versions, c.created_at\nFROM {table} c"
+)
+_CHECKPOINT_BLOB_COLUMNS: Final = "thread_id, checkpoint_ns, channel, channel_version, type_tag, blob_data"
+_CHECKPOINT_WRITE_COLUMNS: Final = (
+    "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, write_data"
+)
+_CHECKPOINT_KEYS: Final = {
+    "CHECKPOINT": ("thread_id", "checkpoint_ns", "checkpoint_id"),
+    "CHECKPOINT_BLOB": ("thread_id", "checkpoint_ns", "channel", "channel_version"),
+    "CHECKPOINT_WRITE": ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+}
+_CHECKPOINT_TABLE_COLUMNS: Final = {
+    "CHECKPOINT": _CHECKPOINT_COLUMNS,
+    "CHECKPOINT_BLOB": _CHECKPOINT_BLOB_COLUMNS,
+    "CHECKPOINT_WRITE": _CHECKPOINT_WRITE_COLUMNS,
+}
+
+
+def _ns(checkpoint_ns: str) -> str:
+    """A namespace as stored (see the section comment)."""
+    return f"/{checkpoint_ns}"
+
+
+def _checkpoint_table(table: str) -> str:
+    """The base name of one of the kit's checkpoint tables (``checkpoints``...)."""
+    if table not in _CHECKPOINT_TABLES:
+        raise ValueError(f"not a checkpoint table: {table!r}")
+    return _CHECKPOINT_TABLES[table]
+
+
+def _merge(
+    names: StoreNames, base: str, *, replace: bool, json_columns: Sequence[str] = ()
+) -> str:
+    """``MERGE`` of one row bound by column name into a checkpoint table: an upsert
+    (``replace``), or an insert of a row whose key is not stored yet."""
+    cols = column_names(_CHECKPOINT_TABLE_COLUMNS[base])
+    keys = _CHECKPOINT_KEYS[base]
+
+    def value(column: str) -> str:
+        return f"JSON(v.{column})" if column in json_columns else f"v.{column}"
+
+    using = ", ".join(f":{column} AS {column}" for column in cols)
+    on = " AND ".join(f"t.{key} = v.{key}" for key in keys)
+    sql = f"MERGE INTO {names(base)} t\nUSING (SELECT {using} FROM DUAL) v\nON ({on})\n"
+    if replace:
+        updates = ", ".join(f"t.{column} = {value(column)}" for column in cols if column not in keys)
+        sql += f"WHEN MATCHED THEN UPDATE SET {updates}\n"
+    sql += (
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(cols)})\n"
+        f"VALUES ({', '.join(value(column) for column in cols)})"
+    )
+    return sql
+
+
+def checkpoint_put(names: StoreNames, checkpoint: StoredCheckpoint, metadata_json: str, versions_json: str) -> Statement:
+    """Store a checkpoint, replacing the row of the same key."""
+    binds = {
+        "thread_id": checkpoint.thread_id,
+        "checkpoint_ns": _ns(checkpoint.checkpoint_ns),
+        "checkpoint_id": checkpoint.checkpoint_id,
+        "parent_checkpoint_id": checkpoint.parent_checkpoint_id,
+        "run_id": checkpoint.run_id,
+        "type_tag": checkpoint.checkpoint.type,
+        "checkpoint_data": checkpoint.checkpoint.data,
+        "metadata": metadata_json,
+        "channel_versions": versions_json,
+        "created_at": DIALECT.encode_time(checkpoint.created_at),
+    }
+    sql = _merge(names, "CHECKPOINT", replace=True, json_columns=("metadata", "channel_versions"))
+    lobs = {"checkpoint_data": "BLOB", "metadata": "CLOB", "channel_versions": "CLOB"}
+    return Statement("checkpoints.put", sql, binds, lobs)
+
+
+def checkpoint_blob_insert(names: StoreNames, thread_id: str, checkpoint_ns: str, blob: ChannelBlob) -> Statement:
+    """Store a channel value unless that thread, namespace, channel and version has one."""
+    binds = {
+        "thread_id": thread_id,
+        "checkpoint_ns": _ns(checkpoint_ns),
+        "channel": blob.channel,
+        "channel_version": blob.version,
+        "type_tag": blob.value.type,
+        "blob_data": blob.value.data,
+    }
+    sql = _merge(names, "CHECKPOINT_BLOB", replace=False)
+    return Statement("checkpoints.blob_insert", sql, binds, {"blob_data": "BLOB"})
+
+
+def checkpoint_write_put(
+    names: StoreNames, thread_id: str, checkpoint_ns: str, checkpoint_id: str, write: CheckpointWrite, *, replace: bool
+) -> Statement:
+    """Store a pending write: replacing the stored one of its (task, idx) (``replace``), or
+    keeping it."""
+    binds = {
+        "thread_id": thread_id,
+        "checkpoint_ns": _ns(checkpoint_ns),
+        "checkpoint_id": checkpoint_id,
+        "task_id": write.task_id,
+        "idx": write.idx,
+        "task_path": write.task_path,
+        "channel": write.channel,
+        "type_tag": write.value.type,
+        "write_data": write.value.data,
+    }
+    sql = _merge(names, "CHECKPOINT_WRITE", replace=replace)
+    name = "checkpoints.write_replace" if replace else "checkpoints.write_insert"
+    return Statement(name, sql, binds, {"write_data": "BLOB"})
+
+
+def checkpoint_get(names: StoreNames, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None) -> Statement:
+    """One checkpoint, or the newest of the thread and namespace (``checkpoint_id`` None)."""
+    select = _CHECKPOINT_SELECT.format(table=names("CHECKPOINT"))
+    binds: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": _ns(checkpoint_ns)}
+    where = "WHERE c.thread_id = :thread_id AND c.checkpoint_ns = :checkpoint_ns"
+    if checkpoint_id is None:
+        sql = f"{select}\n{where}\nORDER BY c.checkpoint_id DESC\nFETCH FIRST 1 ROWS ONLY"
+        return Statement("checkpoints.latest", sql, binds)
+    binds["checkpoint_id"] = checkpoint_id
+    return Statement("checkpoints.get", f"{select}\n{where} AND c.checkpoint_id = :checkpoint_id", binds)
+
+
+def checkpoint_list(
+    names: StoreNames,
+    *,
+    thread_id: str | None,
+    checkpoint_ns: str | None,
+    checkpoint_id: str | None,
+    before: str | None,
+    metadata: Mapping[str, Any] | None = None,
+    limit: int | None,
+) -> Statement:
+    """Checkpoints newest first (by id, then thread and namespace, descending). Metadata is
+    filtered by the kit in Python (``filters_checkpoint_metadata`` is False)."""
+    if metadata:
+        raise ValueError("the Oracle store filters checkpoint metadata in Python")
+    clauses: list[str] = []
+    binds: dict[str, Any] = {}
+    if thread_id is not None:
+        clauses.append("c.thread_id = :thread_id")
+        binds["thread_id"] = thread_id
+    if checkpoint_ns is not None:
+        clauses.append("c.checkpoint_ns = :checkpoint_ns")
+        binds["checkpoint_ns"] = _ns(checkpoint_ns)
+    if checkpoint_id is not None:
+        clauses.append("c.checkpoint_id = :checkpoint_id")
+        binds["checkpoint_id"] = checkpoint_id
+    if before is not None:
+        clauses.append("c.checkpoint_id < :before")
+        binds["before"] = before
+    where = f"\n{_where(clauses)}" if clauses else ""
+    sql = (
+        f"{_CHECKPOINT_SELECT.format(table=names('CHECKPOINT'))}{where}\n"
+        "ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC"
+    )
+    if limit is None:
+        return Statement("checkpoints.list", sql, binds)
+    return Statement("checkpoints.list_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def checkpoint_blobs(
+    names: StoreNames, thread_id: str, checkpoint_ns: str, versions: Sequence[tuple[str, str]]
+) -> Statement:
+    """The stored blobs among ``(channel, version)`` pairs of a thread and namespace."""
+    binds: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": _ns(checkpoint_ns)}
+    pairs: list[str] = []
+    for n, (channel, version) in enumerate(versions):
+        pairs.append(f"(b.channel = :channel_{n} AND b.channel_version = :version_{n})")
+        binds[f"channel_{n}"] = channel
+        binds[f"version_{n}"] = version
+    sql = (
+        f"SELECT b.channel, b.channel_version, b.type_tag, b.blob_data\nFROM {names('CHECKPOINT_BLOB')} b\n"
+        f"WHERE b.thread_id = :thread_id AND b.checkpoint_ns = :checkpoint_ns AND ({' OR '.join(pairs) or '1 = 0'})"
+    )
+    return Statement("checkpoints.blobs", sql, binds)
+
+
+def checkpoint_writes(names: StoreNames, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Statement:
+    """A checkpoint's pending writes by (task_path, task_id, idx); a task_path '' is NULL here,
+    so NULLS FIRST keeps it first."""
+    sql = (
+        "SELECT w.task_id, w.task_path, w.idx, w.channel, w.type_tag, w.write_data\n"
+        f"FROM {names('CHECKPOINT_WRITE')} w\n"
+        "WHERE w.thread_id = :thread_id AND w.checkpoint_ns = :checkpoint_ns AND w.checkpoint_id = :checkpoint_id\n"
+        "ORDER BY w.task_path NULLS FIRST, w.task_id, w.idx"
+    )
+    binds = {"thread_id": thread_id, "checkpoint_ns": _ns(checkpoint_ns), "checkpoint_id": checkpoint_id}
+    return Statement("checkpoints.writes", sql, binds)
+
+
+def checkpoint_delete_threads(names: StoreNames, table: str, thread_ids: Sequence[str]) -> Statement:
+    """Every row of these threads in one checkpoint table (``checkpoints``...)."""
+    base = _checkpoint_table(table)
+    sql = f"DELETE FROM {names(base)}\nWHERE thread_id IN ({_ID_LIST})"
+    return Statement(f"{table}.delete_threads", sql, {"ids": _ids_json(thread_ids)})
+
+
+def checkpoint_delete_runs(names: StoreNames, run_ids: Sequence[str], *, writes: bool) -> Statement:
+    """The checkpoints written by these runs, or (``writes``) their pending writes."""
+    if not writes:
+        sql = f"DELETE FROM {names('CHECKPOINT')}\nWHERE run_id IN ({_ID_LIST})"
+        return Statement("checkpoints.delete_runs", sql, {"ids": _ids_json(run_ids)})
+    sql = (
+        f"DELETE FROM {names('CHECKPOINT_WRITE')}\nWHERE (thread_id, checkpoint_ns, checkpoint_id) IN (\n"
+        f"    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id FROM {names('CHECKPOINT')} c\n"
+        f"    WHERE c.run_id IN ({_ID_LIST}))"
+    )
+    return Statement("checkpoint_writes.delete_runs", sql, {"ids": _ids_json(run_ids)})
+
+
+def checkpoint_delete(
+    names: StoreNames, table: str, thread_id: str, checkpoint_ns: str, checkpoint_ids: Sequence[str]
+) -> Statement:
+    """These checkpoints (``table`` ``checkpoints``) or their writes (``checkpoint_writes``)."""
+    base = _checkpoint_table(table)
+    sql = (
+        f"DELETE FROM {names(base)}\nWHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns "
+        f"AND checkpoint_id IN ({_ID_LIST})"
+    )
+    binds = {"thread_id": thread_id, "checkpoint_ns": _ns(checkpoint_ns), "ids": _ids_json(checkpoint_ids)}
+    return Statement(f"{table}.delete", sql, binds)
+
+
+def checkpoint_blob_delete(names: StoreNames, thread_id: str, checkpoint_ns: str, channel: str, version: str) -> Statement:
+    sql = (
+        f"DELETE FROM {names('CHECKPOINT_BLOB')}\nWHERE thread_id = :thread_id AND checkpoint_ns = :checkpoint_ns "
+        "AND channel = :channel AND channel_version = :channel_version"
+    )
+    binds = {"thread_id": thread_id, "checkpoint_ns": _ns(checkpoint_ns), "channel": channel, "channel_version": version}
+    return Statement("checkpoint_blobs.delete", sql, binds)
+
+
+def checkpoint_copy(names: StoreNames, table: str, source_thread_id: str, target_thread_id: str) -> Statement:
+    """Copy a thread's rows of one checkpoint table to another thread (ids kept); rows the
+    target has already are kept (a MERGE without WHEN MATCHED)."""
+    base = _checkpoint_table(table)
+    cols = column_names(_CHECKPOINT_TABLE_COLUMNS[base])
+    keys = _CHECKPOINT_KEYS[base]
+    others = ", ".join(f"s.{column}" for column in cols if column != "thread_id")
+    on = " AND ".join(f"t.{key} = v.{key}" for key in keys)
+    sql = (
+        f"MERGE INTO {names(base)} t\n"
+        f"USING (SELECT :target_thread_id AS thread_id, {others}\n"
+        f"       FROM {names(base)} s WHERE s.thread_id = :source_thread_id) v\n"
+        f"ON ({on})\n"
+        f"WHEN NOT MATCHED THEN INSERT ({', '.join(cols)})\n"
+        f"VALUES ({', '.join(f'v.{column}' for column in cols)})"
+    )
+    return Statement(f"{table}.copy", sql, {"target_thread_id": target_thread_id, "source_thread_id": source_thread_id})
+
+
 # --- the SQL kit's statements ----------------------------------------------------------------------
 
 
@@ -1290,6 +1571,7 @@ class OracleStatements:
     Oracle repositories' hooks write: the entity statements ignore them."""
 
     filters_metadata: ClassVar[bool] = False
+    filters_checkpoint_metadata: ClassVar[bool] = False
 
     __slots__ = ("names",)
 
@@ -1487,3 +1769,44 @@ class OracleStatements:
 
     def setting_delete(self, key: str) -> Statement:
         return setting_delete(self.names, key)
+
+    # checkpoints
+    def checkpoint_put(self, checkpoint: StoredCheckpoint, metadata_json: str, versions_json: str) -> Statement:
+        return checkpoint_put(self.names, checkpoint, metadata_json, versions_json)
+
+    def checkpoint_blob_insert(self, thread_id: str, checkpoint_ns: str, blob: ChannelBlob) -> Statement:
+        return checkpoint_blob_insert(self.names, thread_id, checkpoint_ns, blob)
+
+    def checkpoint_write_put(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, write: CheckpointWrite, *, replace: bool
+    ) -> Statement:
+        return checkpoint_write_put(self.names, thread_id, checkpoint_ns, checkpoint_id, write, replace=replace)
+
+    def checkpoint_get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None) -> Statement:
+        return checkpoint_get(self.names, thread_id, checkpoint_ns, checkpoint_id)
+
+    def checkpoint_list(self, **kwargs: Any) -> Statement:
+        return checkpoint_list(self.names, **kwargs)
+
+    def checkpoint_blobs(self, thread_id: str, checkpoint_ns: str, versions: Sequence[tuple[str, str]]) -> Statement:
+        return checkpoint_blobs(self.names, thread_id, checkpoint_ns, versions)
+
+    def checkpoint_writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Statement:
+        return checkpoint_writes(self.names, thread_id, checkpoint_ns, checkpoint_id)
+
+    def checkpoint_delete_threads(self, table: str, thread_ids: Sequence[str]) -> Statement:
+        return checkpoint_delete_threads(self.names, table, thread_ids)
+
+    def checkpoint_delete_runs(self, run_ids: Sequence[str], *, writes: bool) -> Statement:
+        return checkpoint_delete_runs(self.names, run_ids, writes=writes)
+
+    def checkpoint_delete(
+        self, table: str, thread_id: str, checkpoint_ns: str, checkpoint_ids: Sequence[str]
+    ) -> Statement:
+        return checkpoint_delete(self.names, table, thread_id, checkpoint_ns, checkpoint_ids)
+
+    def checkpoint_blob_delete(self, thread_id: str, checkpoint_ns: str, channel: str, version: str) -> Statement:
+        return checkpoint_blob_delete(self.names, thread_id, checkpoint_ns, channel, version)
+
+    def checkpoint_copy(self, table: str, source_thread_id: str, target_thread_id: str) -> Statement:
+        return checkpoint_copy(self.names, table, source_thread_id, target_thread_id)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import oracledb
+from palimpsest.adapters.sql import SqlUnitOfWork
 from palimpsest.adapters.sql.store import SqlStore
 from palimpsest.domain.errors import (
     AgentMemoryError,
@@ -121,6 +122,9 @@ class OracleStore(SqlStore):
     @property
     def memory_store_id(self) -> str | None:
         return self._names.store_id
+
+    def _made(self, uow: SqlUnitOfWork) -> bool:
+        return getattr(uow, "_context", None) is self._context
 
     def unit_of_work(self) -> OracleUnitOfWork:
         self._source.check_open()

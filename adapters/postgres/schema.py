@@ -377,10 +377,57 @@ def _v3_images(conn: psycopg.Connection[Any]) -> None:
         conn.execute(statement)
 
 
+def _v4_checkpoints(conn: psycopg.Connection[Any]) -> None:
+    """Graph checkpoints (D41), as the embedded store's migration 9: opaque values with their
+    type tag; ids compare as code points. The primary keys serve the newest checkpoint of a
+    thread and namespace and the deletes by thread; ``checkpoints_run`` the deletes by run;
+    ``checkpoints_metadata`` the listing's metadata containment."""
+    for statement in (
+        """CREATE TABLE checkpoints (
+            thread_id             text COLLATE "C" NOT NULL,
+            checkpoint_ns         text COLLATE "C" NOT NULL,
+            checkpoint_id         text COLLATE "C" NOT NULL,
+            parent_checkpoint_id  text COLLATE "C",
+            run_id                text COLLATE "C",
+            type_tag              text NOT NULL,
+            data                  bytea NOT NULL,
+            metadata              jsonb NOT NULL,
+            channel_versions      jsonb NOT NULL,
+            created_at            timestamptz NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+        )""",
+        "CREATE INDEX checkpoints_run ON checkpoints (run_id) WHERE run_id IS NOT NULL",
+        "CREATE INDEX checkpoints_metadata ON checkpoints USING gin (metadata jsonb_path_ops)",
+        """CREATE TABLE checkpoint_blobs (
+            thread_id      text COLLATE "C" NOT NULL,
+            checkpoint_ns  text COLLATE "C" NOT NULL,
+            channel        text COLLATE "C" NOT NULL,
+            version        text COLLATE "C" NOT NULL,
+            type_tag       text NOT NULL,
+            data           bytea NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+        )""",
+        """CREATE TABLE checkpoint_writes (
+            thread_id      text COLLATE "C" NOT NULL,
+            checkpoint_ns  text COLLATE "C" NOT NULL,
+            checkpoint_id  text COLLATE "C" NOT NULL,
+            task_id        text COLLATE "C" NOT NULL,
+            idx            integer NOT NULL,
+            task_path      text COLLATE "C" NOT NULL,
+            channel        text COLLATE "C" NOT NULL,
+            type_tag       text NOT NULL,
+            data           bytea NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+        )""",
+    ):
+        conn.execute(statement)
+
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "entities", _v1_tables),
     Migration(2, "keyword_statistics", _v2_keyword_statistics),
     Migration(3, "images", _v3_images),
+    Migration(4, "checkpoints", _v4_checkpoints),
 )
 LATEST_VERSION: Final = MIGRATIONS[-1].version
 

@@ -7,6 +7,7 @@
 - :mod:`.standard`: ``StandardStatements``, those builders in standard SQL (a store subclasses
   it and overrides what its database writes otherwise);
 - :mod:`.repositories`: the seven repositories, written once over a DB-API connection;
+- :mod:`.checkpoints`: the checkpoint repository of a unit of work (D41), written once too;
 - :mod:`.unit_of_work`: :class:`SqlUnitOfWork`, one transaction's lifecycle;
 - :mod:`.store`: ``SqlStore``, what a store object shares (dimension, ``with``, ``repr``, closing);
 - :mod:`.dialects`: the SQLite and PostgreSQL dialects.

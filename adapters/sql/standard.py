@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
+from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint
 from palimpsest.domain.images import StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -60,6 +61,22 @@ _MESSAGE_INSERT: Final = f"INSERT INTO messages ({MESSAGE_COLUMNS}, embedding) V
 _RECORD_INSERT: Final = f"INSERT INTO records ({RECORD_COLUMNS}, embedding) VALUES ({_marks(RECORD_COLUMNS)}, ?)"
 _LINK_INSERT: Final = f"INSERT INTO links ({LINK_COLUMNS}) VALUES ({_marks(LINK_COLUMNS)})"
 _SUMMARY_INSERT: Final = f"INSERT INTO summaries ({SUMMARY_COLUMNS}) VALUES ({_marks(SUMMARY_COLUMNS)})"
+CHECKPOINT_COLUMNS: Final = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type_tag, data, metadata, "
+    "channel_versions, created_at"
+)
+CHECKPOINT_BLOB_COLUMNS: Final = "thread_id, checkpoint_ns, channel, version, type_tag, data"
+CHECKPOINT_WRITE_COLUMNS: Final = (
+    "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type_tag, data"
+)
+_CHECKPOINT_BLOB_INSERT: Final = (
+    f"INSERT INTO checkpoint_blobs ({CHECKPOINT_BLOB_COLUMNS}) VALUES ({_marks(CHECKPOINT_BLOB_COLUMNS)}) "
+    "ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"
+)
+_CHECKPOINT_WRITE_INSERT: Final = (
+    f"INSERT INTO checkpoint_writes ({CHECKPOINT_WRITE_COLUMNS}) VALUES ({_marks(CHECKPOINT_WRITE_COLUMNS)}) "
+    "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"
+)
 _JOB_INSERT: Final = f"INSERT INTO extraction_jobs ({JOB_COLUMNS}) VALUES ({_marks(JOB_COLUMNS)})"
 
 
@@ -101,8 +118,9 @@ class StandardStatements:
     keyset pages; a store that filters in SQL sets it and overrides :meth:`_metadata_condition`."""
 
     filters_metadata: ClassVar[bool] = False
+    filters_checkpoint_metadata: ClassVar[bool] = False
 
-    __slots__ = ("_codec", "_dialect", "_setting_set", "_texts", "_time")
+    __slots__ = ("_checkpoint_put", "_checkpoint_write_put", "_codec", "_dialect", "_setting_set", "_texts", "_time")
 
     def __init__(self, codec: RowCodec) -> None:
         self._codec = codec
@@ -110,6 +128,13 @@ class StandardStatements:
         self._time = codec.dialect.encode_time
         self._texts: dict[str, str] = {}
         self._setting_set = self._dialect.upsert("settings", ("key",), ("key", "value"))
+        self._checkpoint_put = self._dialect.upsert(
+            "checkpoints", ("thread_id", "checkpoint_ns", "checkpoint_id"), CHECKPOINT_COLUMNS.split(", ")
+        )
+        self._checkpoint_write_put = self._dialect.upsert(
+            "checkpoint_writes", ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"),
+            CHECKPOINT_WRITE_COLUMNS.split(", "),
+        )
 
     def _sql(self, name: str, sql: str, params: Sequence[Any] = (), *, reverse: bool = False) -> Sql:
         """A statement of text written with ``?``, in the dialect's placeholders (converted
@@ -561,6 +586,135 @@ class StandardStatements:
         )
         return self._sql("images.of_messages", sql, params)
 
+    # --- checkpoints (D41) ----------------------------------------------------------------------
+
+    def _checkpoint_metadata_condition(self, metadata: Mapping[str, Any]) -> tuple[str, Sequence[Any]]:
+        """The exact condition of a checkpoint metadata filter (only where
+        ``filters_checkpoint_metadata``: equality of each key's JSON value)."""
+        raise NotImplementedError("this store filters checkpoint metadata in Python")
+
+    def checkpoint_put(self, checkpoint: StoredCheckpoint, metadata_json: str, versions_json: str) -> Sql:
+        values = (
+            checkpoint.thread_id, checkpoint.checkpoint_ns, checkpoint.checkpoint_id,
+            checkpoint.parent_checkpoint_id, checkpoint.run_id, checkpoint.checkpoint.type,
+            checkpoint.checkpoint.data, metadata_json, versions_json, self._time(checkpoint.created_at),
+        )
+        return Sql("checkpoints.put", self._checkpoint_put, values)  # the dialect's own placeholders
+
+    def checkpoint_blob_insert(self, thread_id: str, checkpoint_ns: str, blob: ChannelBlob) -> Sql:
+        values = (thread_id, checkpoint_ns, blob.channel, blob.version, blob.value.type, blob.value.data)
+        return self._sql("checkpoints.blob_insert", _CHECKPOINT_BLOB_INSERT, values)
+
+    def checkpoint_write_put(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, write: CheckpointWrite, *, replace: bool
+    ) -> Sql:
+        values = (
+            thread_id, checkpoint_ns, checkpoint_id, write.task_id, write.idx, write.task_path, write.channel,
+            write.value.type, write.value.data,
+        )
+        if replace:
+            return Sql("checkpoints.write_replace", self._checkpoint_write_put, values)
+        return self._sql("checkpoints.write_insert", _CHECKPOINT_WRITE_INSERT, values)
+
+    def _checkpoint_select(self) -> str:
+        json_text = self._dialect.json_text
+        return (
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type_tag, data, "
+            f"{json_text('metadata')}, {json_text('channel_versions')}, created_at FROM checkpoints"
+        )
+
+    def checkpoint_get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None) -> Sql:
+        if checkpoint_id is None:
+            sql = (
+                f"{self._checkpoint_select()} WHERE thread_id = ? AND checkpoint_ns = ? "
+                "ORDER BY checkpoint_id DESC LIMIT 1"
+            )
+            return self._sql("checkpoints.latest", sql, (thread_id, checkpoint_ns))
+        sql = f"{self._checkpoint_select()} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+        return self._sql("checkpoints.get", sql, (thread_id, checkpoint_ns, checkpoint_id))
+
+    def checkpoint_list(
+        self,
+        *,
+        thread_id: str | None,
+        checkpoint_ns: str | None,
+        checkpoint_id: str | None,
+        before: str | None,
+        metadata: Mapping[str, Any] | None,
+        limit: int | None,
+    ) -> Sql:
+        """Newest first; ``metadata`` only where ``filters_checkpoint_metadata`` (the kit filters
+        and limits in Python otherwise)."""
+        where = Where()
+        if thread_id is not None:
+            where.add("thread_id = ?", thread_id)
+        if checkpoint_ns is not None:
+            where.add("checkpoint_ns = ?", checkpoint_ns)
+        if checkpoint_id is not None:
+            where.add("checkpoint_id = ?", checkpoint_id)
+        if before is not None:
+            where.add("checkpoint_id < ?", before)
+        if metadata:
+            clause, params = self._checkpoint_metadata_condition(metadata)
+            where.add(clause, *params)
+        sql = f"{self._checkpoint_select()}{where.sql()} ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            where.params.append(limit)
+        return self._sql("checkpoints.list", sql, tuple(where.params))
+
+    def checkpoint_blobs(self, thread_id: str, checkpoint_ns: str, versions: Sequence[tuple[str, str]]) -> Sql:
+        pairs = " OR ".join("(channel = ? AND version = ?)" for _ in versions) or "1 = 0"
+        sql = (
+            f"SELECT channel, version, type_tag, data FROM checkpoint_blobs "
+            f"WHERE thread_id = ? AND checkpoint_ns = ? AND ({pairs})"
+        )
+        return self._sql("checkpoints.blobs", sql, (thread_id, checkpoint_ns, *(v for pair in versions for v in pair)))
+
+    def checkpoint_writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Sql:
+        sql = (
+            "SELECT task_id, task_path, idx, channel, type_tag, data FROM checkpoint_writes "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
+        )
+        return self._sql("checkpoints.writes", sql, (thread_id, checkpoint_ns, checkpoint_id))
+
+    def checkpoint_delete_threads(self, table: str, thread_ids: Sequence[str]) -> Sql:
+        """``table``: ``checkpoints``, ``checkpoint_blobs`` or ``checkpoint_writes``."""
+        clause, params = self._in("thread_id", thread_ids)
+        return self._sql(f"{table}.delete_threads", f"DELETE FROM {_checkpoint_table(table)} WHERE {clause}", params)
+
+    def checkpoint_delete_runs(self, run_ids: Sequence[str], *, writes: bool) -> Sql:
+        """The checkpoints of these runs, or (``writes``) their pending writes."""
+        clause, params = self._in("run_id", run_ids)
+        if not writes:
+            return self._sql("checkpoints.delete_runs", f"DELETE FROM checkpoints WHERE {clause}", params)
+        sql = (
+            "DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN "
+            f"(SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {clause})"
+        )
+        return self._sql("checkpoint_writes.delete_runs", sql, params)
+
+    def checkpoint_delete(self, table: str, thread_id: str, checkpoint_ns: str, checkpoint_ids: Sequence[str]) -> Sql:
+        """These checkpoints (``table``: ``checkpoints``) or their writes (``checkpoint_writes``)."""
+        clause, params = self._in("checkpoint_id", checkpoint_ids)
+        sql = f"DELETE FROM {_checkpoint_table(table)} WHERE thread_id = ? AND checkpoint_ns = ? AND {clause}"
+        return self._sql(f"{table}.delete", sql, (thread_id, checkpoint_ns, *params))
+
+    def checkpoint_blob_delete(self, thread_id: str, checkpoint_ns: str, channel: str, version: str) -> Sql:
+        sql = "DELETE FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"
+        return self._sql("checkpoint_blobs.delete", sql, (thread_id, checkpoint_ns, channel, version))
+
+    def checkpoint_copy(self, table: str, source_thread_id: str, target_thread_id: str) -> Sql:
+        """Copy a thread's rows of ``table`` to another thread; rows the target has are kept."""
+        table = _checkpoint_table(table)
+        columns, key = _CHECKPOINT_COPY[table]
+        others = columns.replace("thread_id, ", "", 1)
+        sql = (
+            f"INSERT INTO {table} ({columns}) SELECT CAST(? AS TEXT), {others} FROM {table} WHERE thread_id = ? "
+            f"ON CONFLICT ({key}) DO NOTHING"
+        )
+        return self._sql(f"{table}.copy", sql, (target_thread_id, source_thread_id))
+
     # --- settings -------------------------------------------------------------------------------
 
     def setting_get(self, key: str) -> Sql:
@@ -572,3 +726,16 @@ class StandardStatements:
 
     def setting_delete(self, key: str) -> Sql:
         return self._sql("settings.delete", "DELETE FROM settings WHERE key = ?", (key,))
+
+
+_CHECKPOINT_COPY: Final = {
+    "checkpoints": (CHECKPOINT_COLUMNS, "thread_id, checkpoint_ns, checkpoint_id"),
+    "checkpoint_blobs": (CHECKPOINT_BLOB_COLUMNS, "thread_id, checkpoint_ns, channel, version"),
+    "checkpoint_writes": (CHECKPOINT_WRITE_COLUMNS, "thread_id, checkpoint_ns, checkpoint_id, task_id, idx"),
+}
+
+
+def _checkpoint_table(table: str) -> str:
+    if table not in _CHECKPOINT_COPY:
+        raise ValueError(f"not a checkpoint table: {table!r}")
+    return table

@@ -2,9 +2,10 @@
 
 :class:`SqlStore` is the part of a store's lifecycle that is the same in each: the dimension it
 caches (learnt from units of work under its lock), ``with store:`` closing it, the ``repr`` that
-says where it is and whether it is open, and the check that raises ``StoreClosedError`` once it
-is closed. A store says where it is (:meth:`SqlStore._location`), whether it is closed
-(:meth:`SqlStore._is_closed`) and how it closes; connections, caches and search stay its own.
+says where it is and whether it is open, the check that raises ``StoreClosedError`` once it is
+closed, and the checkpoint repository of its units of work (D41). A store says where it is
+(:meth:`SqlStore._location`), whether it is closed (:meth:`SqlStore._is_closed`) and how it
+closes; connections, caches and search stay its own.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from __future__ import annotations
 import threading
 from typing import Self
 
-from palimpsest.domain.errors import StoreClosedError
-from palimpsest.domain.ports import MemoryStore
+from palimpsest.domain.errors import StorageError, StoreClosedError
+from palimpsest.domain.ports import CheckpointStorage, MemoryStore, UnitOfWork
+
+from .checkpoints import SqlCheckpointRepository
+from .unit_of_work import SqlUnitOfWork
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(MemoryStore):
+class SqlStore(MemoryStore, CheckpointStorage):
     """See the module docstring. A subclass sets ``_dimension`` and ``_lock`` when it opens."""
 
     _dimension: int | None
@@ -28,6 +32,17 @@ class SqlStore(MemoryStore):
     @property
     def dimension(self) -> int | None:
         return self._dimension
+
+    def checkpoints(self, uow: UnitOfWork) -> SqlCheckpointRepository:
+        """See :class:`~palimpsest.domain.ports.CheckpointStorage`: the checkpoint repository of
+        a unit of work this store made (``StorageError`` for any other)."""
+        if not isinstance(uow, SqlUnitOfWork) or not self._made(uow):
+            raise StorageError("checkpoints(uow) takes a unit of work of this store.")
+        return SqlCheckpointRepository(uow)
+
+    def _made(self, uow: SqlUnitOfWork) -> bool:
+        """Did this store make ``uow``? (A unit of work keeps its store as ``_store``.)"""
+        return getattr(uow, "_store", None) is self
 
     def _location(self) -> str | None:
         """Where the store is, for its ``repr`` (a path, a schema, a store id...)."""

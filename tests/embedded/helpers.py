@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest.adapters.embedded import EmbeddedStore
+from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint, TypedBytes
 from palimpsest.domain.model import MemoryRecord, Message, RecordLink, RecordType, Thread
 from palimpsest.domain.search import ScopeFilter, SearchHit, SearchQuery
 from palimpsest.domain.sentinel import ANY
@@ -204,3 +205,38 @@ def concurrent_writer_process(
     """A second process running several writer threads on its own store instance."""
     with EmbeddedStore(path, dimension=DIMENSION) as store:
         results.put(write_records_threads(store, prefix, threads, count, seconds))
+
+
+def write_checkpoints_worker(path: str, prefix: str, count: int, results: Any) -> None:
+    """Commit ``count`` checkpoints, one unit of work each, as a graph step does: read the
+    thread's newest, put the next one (its parent) with a blob, and put a pending write. Each
+    checkpoint goes to this process's thread and to one thread every process shares (ids of its
+    own). Puts ``(acknowledged, errors)`` on ``results``: the ids whose commit returned, and every
+    failure met (none is retried)."""
+    acknowledged: list[str] = []
+    errors: list[str] = []
+    with EmbeddedStore(path, dimension=DIMENSION) as store:
+        for i in range(count):
+            checkpoint_id = f"{i:04d}-{prefix}"
+            try:
+                with store.unit_of_work() as uow:
+                    checkpoints = store.checkpoints(uow)
+                    for thread_id in (prefix, "shared"):
+                        latest = checkpoints.get(thread_id, "")
+                        stored = StoredCheckpoint(
+                            thread_id=thread_id, checkpoint_ns="", checkpoint_id=checkpoint_id,
+                            parent_checkpoint_id=None if latest is None else latest.checkpoint_id,
+                            checkpoint=TypedBytes("msgpack", checkpoint_id.encode()),
+                            metadata={"writer": prefix, "step": i}, channel_versions={"c": checkpoint_id},
+                            run_id=prefix, created_at=NOW,
+                        )
+                        checkpoints.put(stored, [ChannelBlob("c", checkpoint_id, TypedBytes("json", b"%d" % i))])
+                        checkpoints.put_writes(
+                            thread_id, "", checkpoint_id,
+                            [CheckpointWrite(prefix, "", 0, "c", TypedBytes("json", b"w"))],
+                        )
+                    uow.commit()
+                acknowledged.append(checkpoint_id)
+            except Exception as exc:  # noqa: BLE001 - every failure is reported
+                errors.append(f"{type(exc).__name__}: {exc}")
+    results.put((acknowledged, errors))

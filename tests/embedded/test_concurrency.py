@@ -23,6 +23,7 @@ from .helpers import (
     raw,
     record,
     seed,
+    write_checkpoints_worker,
     write_records_threads,
     write_records_worker,
 )
@@ -96,6 +97,41 @@ def test_two_processes_with_several_threads_each_write_concurrently_without_lock
     store: EmbeddedStore, path: Path
 ) -> None:
     _two_writing_processes(store, path, count=25, seconds=None)
+
+
+def test_four_processes_write_checkpoints_to_one_file_without_lock_errors_or_lost_writes(
+    store: EmbeddedStore, path: Path
+) -> None:
+    """Several processes of a graph server on one embedded file (D41): each commits checkpoints
+    in units of work, to a thread of its own and to one they share; none meets "database is
+    locked", and every checkpoint whose commit returned is there, with its blob and write."""
+    results = SPAWN.Queue()
+    writers = [f"p{n}" for n in range(4)]
+    children = [SPAWN.Process(target=write_checkpoints_worker, args=(str(path), w, 20, results)) for w in writers]
+    for child in children:
+        child.start()
+    try:
+        reports = [results.get(timeout=120) for _ in children]
+    finally:
+        for child in children:
+            child.join(timeout=120)
+    assert [child.exitcode for child in children] == [0, 0, 0, 0]
+    assert [errors for _, errors in reports] == [[]] * 4
+    acknowledged = sorted(cid for done, _ in reports for cid in done)
+    assert len(acknowledged) == 80
+    with store.reading() as uow:
+        checkpoints = store.checkpoints(uow)
+        shared = checkpoints.list(thread_id="shared")
+        assert sorted(cp.checkpoint_id for cp in shared) == acknowledged
+        # Each put named the newest checkpoint its transaction saw: one that is stored.
+        assert {cp.parent_checkpoint_id for cp in shared} - {None} <= set(acknowledged)
+        for writer in writers:
+            own = [cp.checkpoint_id for cp in checkpoints.list(thread_id=writer)]
+            assert own == sorted((cid for cid in acknowledged if cid.endswith(writer)), reverse=True)
+            for cid in own:
+                assert checkpoints.blobs(writer, "", {"c": cid})["c"].version == cid
+                assert [w.task_id for w in checkpoints.writes(writer, "", cid)] == [writer]
+                assert [w.task_id for w in checkpoints.writes("shared", "", cid)] == [writer]
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from palimpsest.adapters.embedded import EmbeddedStore, schema
 from palimpsest.adapters.embedded.schema import latest_version, load_migrations
+from palimpsest.domain.checkpoints import ChannelBlob, StoredCheckpoint, TypedBytes
 from palimpsest.domain.errors import (
     ConfigurationError,
     SchemaVersionError,
@@ -214,6 +215,68 @@ def test_a_version_5_file_with_fts5_tables_upgrades_dropping_them_and_keeps_its_
     upgraded.close()
     again = open_store()  # and the rebuilt caches agree
     assert ids(again.search(query(text="cocoa"))) == ["b"] and again.search(query(text="tea")) == []
+
+
+def test_a_version_8_file_upgrades_to_checkpoint_tables_and_keeps_its_data(
+    open_store: Opener, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 9 adds the checkpoint tables (D41): a file written at version 8 opens, keeps its
+    rows, and takes checkpoints in the same transactions as its memory."""
+    monkeypatch.setattr(schema, "load_migrations", lambda: load_migrations()[:8])
+    old = open_store()
+    seed(old, threads=[thread("t1", user_id="u1")], records=[(record("a", "Ann drinks green tea", user_id="u1"), E1)])
+    old.close()
+    with raw(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("8",)
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'checkpoints'").fetchone() is None
+    monkeypatch.undo()
+
+    upgraded = open_store()
+    with raw(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(latest_version()),)
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"checkpoints", "checkpoint_blobs", "checkpoint_writes"} <= tables
+        plan = " ".join(
+            str(row[-1]) for row in conn.execute("EXPLAIN QUERY PLAN DELETE FROM checkpoints WHERE run_id = 'r'")
+        )
+        assert "checkpoints_run" in plan  # deletes by run are indexed
+    stored = StoredCheckpoint(
+        thread_id="t1", checkpoint_ns="", checkpoint_id="0001", parent_checkpoint_id=None,
+        checkpoint=TypedBytes("msgpack", b"cp"), metadata={"step": 0}, channel_versions={"c": "1"},
+        run_id="r", created_at=NOW,
+    )
+    with upgraded.unit_of_work() as uow:
+        assert uow.threads.get("t1") is not None
+        upgraded.checkpoints(uow).put(stored, [ChannelBlob("c", "1", TypedBytes("json", b"1"))])
+        uow.commit()
+    upgraded.close()
+    again = open_store()
+    with again.reading() as uow:
+        assert again.checkpoints(uow).get("t1", "") == stored
+        assert uow.records.get("a") is not None
+
+
+def test_checkpoint_deletes_and_reads_search_an_index_never_scan_a_table(open_store: Opener, path: Path) -> None:
+    """Deleting a thread's or a run's checkpoints and reading the newest one use the keys and the
+    run index (D41): their cost follows the rows they touch, not the table."""
+    from palimpsest.adapters.embedded.unit_of_work import _STATEMENTS as sql
+
+    open_store().close()
+    statements = [
+        *(sql.checkpoint_delete_threads(table, ["t1", "t2"]) for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints")),
+        sql.checkpoint_delete_runs(["r1"], writes=True),
+        sql.checkpoint_delete_runs(["r1"], writes=False),
+        sql.checkpoint_delete("checkpoint_writes", "t1", "", ["c1"]),
+        sql.checkpoint_delete("checkpoints", "t1", "", ["c1"]),
+        sql.checkpoint_get("t1", "", None),
+        sql.checkpoint_blobs("t1", "", [("a", "1"), ("b", "2")]),
+        sql.checkpoint_writes("t1", "", "c1"),
+    ]
+    with raw(path) as conn:
+        for statement in statements:
+            plan = [str(row[-1]) for row in conn.execute(f"EXPLAIN QUERY PLAN {statement.sql}", statement.params)]
+            scans = [step for step in plan if step.startswith("SCAN checkpoint")]
+            assert scans == [] and any(step.startswith("SEARCH checkpoint") for step in plan), (statement.name, plan)
 
 
 def test_a_file_written_by_a_newer_schema_raises_schema_version_error(open_store: Opener, path: Path) -> None:

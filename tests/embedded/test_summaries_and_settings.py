@@ -136,6 +136,9 @@ def test_opening_a_version_1_file_upgrades_it_in_place_keeping_its_data(
             "DROP INDEX records_expiry",
             "DROP TABLE extraction_jobs",
             "DROP TABLE images",
+            "DROP TABLE checkpoints",
+            "DROP TABLE checkpoint_blobs",
+            "DROP TABLE checkpoint_writes",
             "DELETE FROM schema_migrations WHERE version > 1",
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
         ):

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from palimpsest.adapters.oracle import SchemaPolicy, codec
 from palimpsest.adapters.oracle import schema as schema_module
+from palimpsest.adapters.oracle import statements as st
 from palimpsest.adapters.oracle.names import BASE_NAMES, REGISTRY_TABLE, StoreNames
 from palimpsest.adapters.oracle.schema import (
     SCHEMA_VERSION,
@@ -468,6 +469,9 @@ def test_the_ddl_creates_the_decided_objects() -> None:
         "STORE_SETTING",
         "RECORD_CHUNKS",
         "IMAGE",
+        "CHECKPOINT",
+        "CHECKPOINT_BLOB",
+        "CHECKPOINT_WRITE",
     }
     assert kinds["MEMORY_GRAPH"] == "PROPERTY GRAPH"
     assert "RECORD_CHUNKS_EMBEDDING_VEC_I" not in kinds  # built by code once the dimension is known
@@ -488,7 +492,11 @@ def test_the_ddl_creates_the_decided_objects() -> None:
     ]
     # version 3: the image table and its index (MEMORY's type check is replaced by unnamed statements)
     assert [(o.key, o.version) for o in manager.objects if o.version == 4] == [("IMAGE", 4), ("IMAGE_MESSAGE_I", 4)]
-    assert {o.version for o in manager.objects} == {1, 2, 4}  # version 3 creates nothing nameable
+    # version 5: the checkpoint tables (D41) and the index of deletes by run
+    assert [(o.key, o.version) for o in manager.objects if o.version == 5] == [
+        ("CHECKPOINT", 5), ("CHECKPOINT_RUN_I", 5), ("CHECKPOINT_BLOB", 5), ("CHECKPOINT_WRITE", 5),
+    ]
+    assert {o.version for o in manager.objects} == {1, 2, 4, 5}  # version 3 creates nothing nameable
 
 
 def test_statements_from_ddl_rejects_unknown_and_malformed_placeholders() -> None:
@@ -1079,7 +1087,7 @@ def test_a_fresh_store_gets_the_failure_columns() -> None:
     oracle = FakeOracle()
     manager = _manager("acme")
     config = manager.ensure(oracle.connection(), SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
-    assert config.schema_version == SCHEMA_VERSION == 4
+    assert config.schema_version == SCHEMA_VERSION == 5
     assert {"FAILED_AT", "FAILURE_REASON", "CLAIMED_UNTIL"} <= oracle.columns["ACME_EXTRACTION_JOB"]
     assert oracle.indexes["ACME_EXTRACTION_JOB_FAILED_I"] == ("ACME_EXTRACTION_JOB", "NORMAL")
     assert oracle.registry["ACME"]["version"] == SCHEMA_VERSION
@@ -1217,7 +1225,7 @@ def test_an_upgrade_over_several_versions_applies_each_file_in_order(monkeypatch
     )
     oracle = FakeOracle()
     manager = _manager("acme")
-    assert [o.version for o in manager.objects][-5:] == [2, 2, 4, 4, later]
+    assert [o.version for o in manager.objects][-9:] == [2, 2, 4, 4, 5, 5, 5, 5, later]
     named = {o.statement.sql for o in manager.objects}
     v3_checks = [s.sql for v in (3, 4) for s in manager.load_ddl(v) if s.sql not in named]
     assert [c.split()[3] for c in v3_checks] == ["DROP", "ADD", "DROP", "ADD"]
@@ -1229,10 +1237,10 @@ def test_an_upgrade_over_several_versions_applies_each_file_in_order(monkeypatch
     assert _ddl_calls(connection) == [*named_after_1, *v3_checks]
     assert oracle.dml == ['UPDATE "ACME_EXTRACTION_JOB" SET attempts = 0 WHERE attempts < 0']
     assert oracle.registry["ACME"]["version"] == later
-    # a store already at 4 runs only the made-up file; at the made-up version, nothing
+    # a store already at 5 runs only the made-up file; at the made-up version, nothing
     oracle_3 = FakeOracle()
-    oracle_3.install(manager, version=4)
-    oracle_3.register(manager.names, version=4)
+    oracle_3.install(manager, version=5)
+    oracle_3.register(manager.names, version=5)
     connection = oracle_3.connection()
     manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None)
     assert _ddl_calls(connection) == [manager.load_ddl(later)[0].sql]
@@ -1244,6 +1252,32 @@ def test_an_upgrade_over_several_versions_applies_each_file_in_order(monkeypatch
     fresh = FakeOracle()
     manager.ensure(fresh.connection(), SchemaPolicy.CREATE_IF_EMPTY, dimension=None)
     assert len(fresh.dml) == 1 and fresh.registry["ACME"]["version"] == later
+
+
+def test_version_5_adds_the_checkpoint_tables_keyed_without_empty_strings() -> None:
+    manager = _manager("acme")
+    checkpoint, run_index, blob, write = manager.load_ddl(5)
+    assert [s.name for s in (checkpoint, run_index, blob, write)] == [
+        "v5_create_checkpoint", "v5_create_checkpoint_run_i", "v5_create_checkpoint_blob", "v5_create_checkpoint_write",
+    ]
+    assert 'CONSTRAINT "ACME_CHECKPOINT_PK" PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)' in checkpoint.sql
+    assert "metadata              JSON NOT NULL" in checkpoint.sql and "checkpoint_data       BLOB," in checkpoint.sql
+    assert 'ON "ACME_CHECKPOINT" (run_id)' in run_index.sql
+    assert "PRIMARY KEY (thread_id, checkpoint_ns, channel, channel_version)" in blob.sql
+    assert "PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)" in write.sql
+    # a stored namespace is never '' (Oracle's NULL): the statements store "/" + namespace
+    assert st.checkpoint_get(manager.names, "t", "", None).binds["checkpoint_ns"] == "/"
+
+
+def test_upgrading_a_version_4_store_creates_only_the_checkpoint_objects() -> None:
+    oracle = FakeOracle()
+    manager = _manager("acme")
+    oracle.install(manager, version=4)
+    oracle.register(manager.names, version=4)
+    connection = oracle.connection()
+    assert manager.ensure(connection, SchemaPolicy.CREATE_IF_NECESSARY, dimension=None).schema_version == 5
+    assert _ddl_calls(connection) == [s.sql for s in manager.load_ddl(5)]
+    assert oracle.registry["ACME"]["version"] == 5
 
 
 def test_version_4_adds_the_image_table_and_lets_memory_hold_images() -> None:

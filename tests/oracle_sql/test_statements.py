@@ -13,6 +13,7 @@ import pytest
 from palimpsest.adapters.oracle import statements as st
 from palimpsest.adapters.oracle.names import StoreNames
 from palimpsest.adapters.oracle.sql import Statement, placeholders
+from palimpsest.domain.checkpoints import ChannelBlob, CheckpointWrite, StoredCheckpoint, TypedBytes
 from palimpsest.domain.images import ImageMimeType, StoredImage
 from palimpsest.domain.model import (
     ExtractionJob,
@@ -127,6 +128,24 @@ def entities(value: str = "") -> dict[str, object]:
         "job": job,
         "failed_job": failed_job,
     }
+
+
+def _checkpoint(v: str) -> StoredCheckpoint:
+    return StoredCheckpoint(
+        thread_id=f"t1{v}", checkpoint_ns="", checkpoint_id=f"c1{v}", parent_checkpoint_id=f"c0{v}",
+        checkpoint=TypedBytes("msgpack", b"checkpoint"), metadata={"source": f"loop{v}"}, channel_versions={"c": "1"},
+        run_id=f"r1{v}", created_at=NOW,
+    )
+
+
+def _write(v: str, idx: int) -> CheckpointWrite:
+    return CheckpointWrite(task_id=f"task{v}", task_path=f"~0{v}", idx=idx, channel=f"c{v}", value=TypedBytes("json", b"1"))
+
+
+def _table_sample(builder: Callable[..., Statement], table: str) -> Callable[[StoreNames, dict[str, object], str], Statement]:
+    if builder is st.checkpoint_copy:
+        return lambda n, e, v: st.checkpoint_copy(n, table, f"t1{v}", f"t2{v}")
+    return lambda n, e, v: st.checkpoint_delete_threads(n, table, [f"t1{v}", "t2"])
 
 
 Sample = tuple[Callable[..., Statement], Callable[[StoreNames, dict[str, object], str], Statement]]
@@ -342,6 +361,43 @@ def _samples() -> dict[str, list[Sample]]:
             (st.image_get_many, lambda n, e, v: st.image_get_many(n, [f"i1{v}", f"i2{v}"], include_bytes=True)),
             (st.image_get_many, lambda n, e, v: st.image_get_many(n, [f"i1{v}"], include_bytes=False)),
             (st.image_of_messages, lambda n, e, v: st.image_of_messages(n, [f"m1{v}", f"m2{v}"])),
+        ],
+        "checkpoints": [
+            (st.checkpoint_put, lambda n, e, v: st.checkpoint_put(n, _checkpoint(v), f'{{"source":"loop{v}"}}', '{"c":"1"}')),
+            (
+                st.checkpoint_blob_insert,
+                lambda n, e, v: st.checkpoint_blob_insert(n, f"t1{v}", "", ChannelBlob(f"c{v}", "1", TypedBytes("msgpack", b"v"))),
+            ),
+            (st.checkpoint_write_put, lambda n, e, v: st.checkpoint_write_put(n, f"t1{v}", "", "c1", _write(v, -1), replace=True)),
+            (st.checkpoint_write_put, lambda n, e, v: st.checkpoint_write_put(n, f"t1{v}", f"sub{v}", "c1", _write(v, 0), replace=False)),
+            (st.checkpoint_get, lambda n, e, v: st.checkpoint_get(n, f"t1{v}", "", None)),
+            (st.checkpoint_get, lambda n, e, v: st.checkpoint_get(n, f"t1{v}", "", f"c1{v}")),
+            (
+                st.checkpoint_list,
+                lambda n, e, v: st.checkpoint_list(n, thread_id=None, checkpoint_ns=None, checkpoint_id=None, before=None, limit=None),
+            ),
+            (
+                st.checkpoint_list,
+                lambda n, e, v: st.checkpoint_list(
+                    n, thread_id=f"t1{v}", checkpoint_ns="", checkpoint_id=f"c1{v}", before=f"c9{v}", limit=3
+                ),
+            ),
+            (st.checkpoint_blobs, lambda n, e, v: st.checkpoint_blobs(n, f"t1{v}", "", [(f"a{v}", "1"), ("b", f"2{v}")])),
+            (st.checkpoint_blobs, lambda n, e, v: st.checkpoint_blobs(n, f"t1{v}", "", [])),
+            (st.checkpoint_writes, lambda n, e, v: st.checkpoint_writes(n, f"t1{v}", "", f"c1{v}")),
+            *[
+                (st.checkpoint_delete_threads, _table_sample(st.checkpoint_delete_threads, table))
+                for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
+            ],
+            (st.checkpoint_delete_runs, lambda n, e, v: st.checkpoint_delete_runs(n, [f"r1{v}", "r2"], writes=True)),
+            (st.checkpoint_delete_runs, lambda n, e, v: st.checkpoint_delete_runs(n, [f"r1{v}", "r2"], writes=False)),
+            (st.checkpoint_delete, lambda n, e, v: st.checkpoint_delete(n, "checkpoint_writes", f"t1{v}", "", [f"c1{v}"])),
+            (st.checkpoint_delete, lambda n, e, v: st.checkpoint_delete(n, "checkpoints", f"t1{v}", "", [f"c1{v}", "c2"])),
+            (st.checkpoint_blob_delete, lambda n, e, v: st.checkpoint_blob_delete(n, f"t1{v}", "", f"c{v}", "1")),
+            *[
+                (st.checkpoint_copy, _table_sample(st.checkpoint_copy, table))
+                for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+            ],
         ],
         "settings": [
             (st.setting_get, lambda n, e, v: st.setting_get(n, f"retention{v}")),

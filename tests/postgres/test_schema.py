@@ -74,6 +74,25 @@ def test_an_older_schema_is_migrated_one_version_at_a_time(stores: StoreFactory)
         assert conn.execute("SELECT documents, total_length FROM keyword_totals").fetchone() == (0, 0)
 
 
+def test_a_version_3_schema_gains_the_checkpoint_tables_and_their_indexes(stores: StoreFactory) -> None:
+    store_id = stores.new_id()
+    old = stores.open(store_id, schema_version=3)
+    assert not {"checkpoints", "checkpoint_blobs", "checkpoint_writes"} & _tables(stores.url, old.schema)
+    with old.transaction() as conn:
+        conn.execute("INSERT INTO settings (key, value) VALUES ('kept', 'true')")
+    old.close()
+    new = stores.open(store_id)
+    assert _versions(stores.url, new.schema) == [m.version for m in MIGRATIONS]
+    assert {"checkpoints", "checkpoint_blobs", "checkpoint_writes"} <= _tables(stores.url, new.schema)
+    with psycopg.connect(stores.url) as conn:
+        indexes = {
+            row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (new.schema,))
+        }
+    assert {"checkpoints_run", "checkpoints_metadata", "checkpoints_pkey"} <= indexes
+    with new.transaction() as conn:
+        assert conn.execute("SELECT value FROM settings WHERE key = 'kept'").fetchone() == (True,)
+
+
 def test_a_schema_written_by_a_newer_palimpsest_is_refused(stores: StoreFactory) -> None:
     store_id = stores.new_id()
     core = stores.open(store_id)

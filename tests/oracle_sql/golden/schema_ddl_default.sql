@@ -224,6 +224,49 @@ CREATE TABLE "IMAGE" (
 -- v4_create_image_message_i
 CREATE INDEX "IMAGE_MESSAGE_I" ON "IMAGE" (message_id, part_seq)
 
+-- v5_create_checkpoint
+CREATE TABLE "CHECKPOINT" (
+    thread_id             VARCHAR2(128 CHAR) NOT NULL,
+    checkpoint_ns         VARCHAR2(512 CHAR) NOT NULL,
+    checkpoint_id         VARCHAR2(128 CHAR) NOT NULL,
+    parent_checkpoint_id  VARCHAR2(128 CHAR),
+    run_id                VARCHAR2(128 CHAR),
+    type_tag              VARCHAR2(64 CHAR),
+    checkpoint_data       BLOB,
+    metadata              JSON NOT NULL,
+    channel_versions      JSON NOT NULL,
+    created_at            TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    CONSTRAINT "CHECKPOINT_PK" PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+)
+
+-- v5_create_checkpoint_run_i
+CREATE INDEX "CHECKPOINT_RUN_I" ON "CHECKPOINT" (run_id)
+
+-- v5_create_checkpoint_blob
+CREATE TABLE "CHECKPOINT_BLOB" (
+    thread_id      VARCHAR2(128 CHAR) NOT NULL,
+    checkpoint_ns  VARCHAR2(512 CHAR) NOT NULL,
+    channel        VARCHAR2(256 CHAR) NOT NULL,
+    channel_version  VARCHAR2(128 CHAR) NOT NULL,
+    type_tag       VARCHAR2(64 CHAR),
+    blob_data      BLOB,
+    CONSTRAINT "CHECKPOINT_BLOB_PK" PRIMARY KEY (thread_id, checkpoint_ns, channel, channel_version)
+)
+
+-- v5_create_checkpoint_write
+CREATE TABLE "CHECKPOINT_WRITE" (
+    thread_id      VARCHAR2(128 CHAR) NOT NULL,
+    checkpoint_ns  VARCHAR2(512 CHAR) NOT NULL,
+    checkpoint_id  VARCHAR2(128 CHAR) NOT NULL,
+    task_id        VARCHAR2(128 CHAR) NOT NULL,
+    idx            NUMBER(10) NOT NULL,
+    task_path      VARCHAR2(1024 CHAR),
+    channel        VARCHAR2(256 CHAR) NOT NULL,
+    type_tag       VARCHAR2(64 CHAR),
+    write_data     BLOB,
+    CONSTRAINT "CHECKPOINT_WRITE_PK" PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+)
+
 -- v3_1
 ALTER TABLE "MEMORY" DROP CONSTRAINT "MEMORY_TYPE_CK"
 
@@ -255,6 +298,15 @@ DROP INDEX "RECORD_CHUNKS_EMBEDDING_VEC_I"
 
 -- drop_memory_graph
 DROP PROPERTY GRAPH "MEMORY_GRAPH"
+
+-- drop_checkpoint_write
+DROP TABLE "CHECKPOINT_WRITE" CASCADE CONSTRAINTS PURGE
+
+-- drop_checkpoint_blob
+DROP TABLE "CHECKPOINT_BLOB" CASCADE CONSTRAINTS PURGE
+
+-- drop_checkpoint
+DROP TABLE "CHECKPOINT" CASCADE CONSTRAINTS PURGE
 
 -- drop_image
 DROP TABLE "IMAGE" CASCADE CONSTRAINTS PURGE

@@ -1,44 +1,48 @@
 -- schema_inventory
 SELECT 'TABLE' AS object_kind, table_name AS object_name FROM user_tables
-WHERE table_name IN (:n0, :n1, :n2, :n3, :n4, :n5, :n6, :n7, :n8)
+WHERE table_name IN (:n0, :n1, :n2, :n3, :n4, :n5, :n6, :n7, :n8, :n9, :n10, :n11)
 UNION ALL
 SELECT 'INDEX' AS object_kind, index_name AS object_name FROM user_indexes
-WHERE index_name IN (:n9, :n10, :n11, :n12, :n13, :n14, :n15, :n16, :n17, :n18, :n19, :n20, :n21, :n22, :n23, :n24)
+WHERE index_name IN (:n12, :n13, :n14, :n15, :n16, :n17, :n18, :n19, :n20, :n21, :n22, :n23, :n24, :n25, :n26, :n27, :n28)
 UNION ALL
 SELECT 'PROPERTY GRAPH' AS object_kind, graph_name AS object_name FROM user_property_graphs
-WHERE graph_name IN (:n25)
+WHERE graph_name IN (:n29)
 UNION ALL
 SELECT 'COLUMN' AS object_kind, table_name || '.' || column_name AS object_name FROM user_tab_columns
-WHERE (table_name = :n26 AND column_name IN (:n27, :n28))
+WHERE (table_name = :n30 AND column_name IN (:n31, :n32))
 --   :n0 = 'ACME_THREAD'
 --   :n1 = 'ACME_MESSAGE'
---   :n10 = 'ACME_THREAD_USER_I'
---   :n11 = 'ACME_MESSAGE_EXPIRES_I'
---   :n12 = 'ACME_MEMORY_CREATED_I'
---   :n13 = 'ACME_MEMORY_USER_I'
---   :n14 = 'ACME_MEMORY_THREAD_I'
---   :n15 = 'ACME_MEMORY_EXPIRES_I'
---   :n16 = 'ACME_MEMORY_LINK_SOURCE_I'
---   :n17 = 'ACME_MEMORY_LINK_TARGET_I'
---   :n18 = 'ACME_EXTRACTION_JOB_THREAD_I'
---   :n19 = 'ACME_RECORD_CHUNKS_SCOPE_I'
+--   :n10 = 'ACME_CHECKPOINT_BLOB'
+--   :n11 = 'ACME_CHECKPOINT_WRITE'
+--   :n12 = 'ACME_THREAD_CREATED_I'
+--   :n13 = 'ACME_THREAD_USER_I'
+--   :n14 = 'ACME_MESSAGE_EXPIRES_I'
+--   :n15 = 'ACME_MEMORY_CREATED_I'
+--   :n16 = 'ACME_MEMORY_USER_I'
+--   :n17 = 'ACME_MEMORY_THREAD_I'
+--   :n18 = 'ACME_MEMORY_EXPIRES_I'
+--   :n19 = 'ACME_MEMORY_LINK_SOURCE_I'
 --   :n2 = 'ACME_MEMORY'
---   :n20 = 'ACME_RECORD_CHUNKS_THREAD_I'
---   :n21 = 'ACME_RECORD_CHUNKS_CHUNK_TEXT_TXT_I'
---   :n22 = 'ACME_EXTRACTION_JOB_FAILED_I'
---   :n23 = 'ACME_IMAGE_MESSAGE_I'
---   :n24 = 'ACME_RECORD_CHUNKS_EMBEDDING_VEC_I'
---   :n25 = 'ACME_MEMORY_GRAPH'
---   :n26 = 'ACME_EXTRACTION_JOB'
---   :n27 = 'FAILED_AT'
---   :n28 = 'FAILURE_REASON'
+--   :n20 = 'ACME_MEMORY_LINK_TARGET_I'
+--   :n21 = 'ACME_EXTRACTION_JOB_THREAD_I'
+--   :n22 = 'ACME_RECORD_CHUNKS_SCOPE_I'
+--   :n23 = 'ACME_RECORD_CHUNKS_THREAD_I'
+--   :n24 = 'ACME_RECORD_CHUNKS_CHUNK_TEXT_TXT_I'
+--   :n25 = 'ACME_EXTRACTION_JOB_FAILED_I'
+--   :n26 = 'ACME_IMAGE_MESSAGE_I'
+--   :n27 = 'ACME_CHECKPOINT_RUN_I'
+--   :n28 = 'ACME_RECORD_CHUNKS_EMBEDDING_VEC_I'
+--   :n29 = 'ACME_MEMORY_GRAPH'
 --   :n3 = 'ACME_MEMORY_LINK'
+--   :n30 = 'ACME_EXTRACTION_JOB'
+--   :n31 = 'FAILED_AT'
+--   :n32 = 'FAILURE_REASON'
 --   :n4 = 'ACME_THREAD_SUMMARY'
 --   :n5 = 'ACME_EXTRACTION_JOB'
 --   :n6 = 'ACME_STORE_SETTING'
 --   :n7 = 'ACME_RECORD_CHUNKS'
 --   :n8 = 'ACME_IMAGE'
---   :n9 = 'ACME_THREAD_CREATED_I'
+--   :n9 = 'ACME_CHECKPOINT'
 
 -- registry_exists
 SELECT table_name FROM user_tables WHERE table_name = :name
@@ -85,7 +89,7 @@ WHEN NOT MATCHED THEN INSERT
     (memory_store_name, lifecycle_state, schema_version, store_config, created_at, updated_at)
     VALUES (s.memory_store_name, :lifecycle_state, :schema_version, :store_config, SYSTIMESTAMP, SYSTIMESTAMP)
 --   :lifecycle_state = 'CREATING'
---   :schema_version = 4
+--   :schema_version = 5
 --   :store_config = '{"embedding_dimension":384,"vector_index":"hnsw"}'
 --   :store_name = 'ACME'
 
