@@ -18,7 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-__all__ = ["ChannelBlob", "CheckpointWrite", "StoredCheckpoint", "TypedBytes"]
+__all__ = ["NO_VALUE_TYPE", "ChannelBlob", "CheckpointWrite", "StoredCheckpoint", "TypedBytes"]
+
+NO_VALUE_TYPE = "empty"
+"""The type tag of a :class:`TypedBytes` that records "no value" (a channel versioned but empty
+at that version): the one tag the application reads, to know how far back a value lies."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,9 @@ Everything here needs ``pip install 'palimpsest-memory[langgraph]'`` (LangChain 
 * :func:`make_memory_tools`: ``search_memory`` and ``save_memory`` tools scoped to a thread's user
   and agent.
 * :class:`LangChainEmbedder`: any LangChain ``Embeddings`` as palimpsest's ``Embedder`` port.
+* :class:`PalimpsestSaver`: a LangGraph checkpointer in the client's own store (sync and async),
+  with :class:`CheckpointRetention` and a serializer that reads only what it writes
+  (:class:`CheckpointSerializer`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ except ModuleNotFoundError as exc:  # keep the type and name: callers may tell a
         name=exc.name,
     ) from exc
 
+from .checkpointer import CheckpointRetention, PalimpsestSaver
 from .embeddings import LangChainEmbedder
 from .messages import (
     CARD_MESSAGE_ID,
@@ -36,6 +40,7 @@ from .messages import (
     safe_tail_start,
 )
 from .middleware import CompactionTrigger, ShortTermMemoryMiddleware, TokenCounter
+from .serde import CheckpointSerializer
 from .store import PalimpsestStore
 from .threads import ThreadResolver
 from .tools import make_memory_tools
@@ -44,8 +49,11 @@ __all__ = [
     "CARD_MESSAGE_ID",
     "CARD_MESSAGE_NAME",
     "MESSAGE_METADATA_KEY",
+    "CheckpointRetention",
+    "CheckpointSerializer",
     "CompactionTrigger",
     "LangChainEmbedder",
+    "PalimpsestSaver",
     "PalimpsestStore",
     "ShortTermMemoryMiddleware",
     "ThreadResolver",
