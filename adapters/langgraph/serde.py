@@ -83,7 +83,7 @@ _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
 def _type_key(entry: tuple[str, ...] | type) -> tuple[str, str]:
     if isinstance(entry, type):
-        return (entry.__module__, entry.__qualname__)
+        return (entry.__module__, entry.__name__)  # as the encoding names a class
     if isinstance(entry, tuple) and len(entry) == 2 and all(isinstance(part, str) for part in entry):
         return (entry[0], entry[1])
     raise ValidationError(f"allowed types are classes or (module, name) pairs, not {entry!r}.")
