@@ -14,7 +14,7 @@ channel and path) and its bytes: a row altered, or moved to another thread or ch
 refused with ``CheckpointIntegrityError``, and so is a row without the tag.
 
 ``retention=CheckpointRetention(keep_latest=N, max_age=...)`` trims a thread's namespace after
-each put, in the put's unit of work, keeping the newest checkpoint and the ancestors its delta
+each put, in the put's unit of work (a run's ``configurable["checkpoint_retention"]`` overrides it), keeping the newest checkpoint and the ancestors its delta
 channels need (``prune("keep_latest")`` keeps them too).
 """
 
@@ -47,7 +47,11 @@ from palimpsest.domain.errors import ArgumentTypeError, CheckpointIntegrityError
 
 from .serde import CheckpointSerializer
 
-__all__ = ["CheckpointRetention", "PalimpsestSaver"]
+__all__ = ["RETENTION_CONFIG_KEY", "CheckpointRetention", "PalimpsestSaver"]
+
+RETENTION_CONFIG_KEY = "checkpoint_retention"
+"""The ``configurable`` key of a run's config whose ``CheckpointRetention`` (or ``None``: keep
+everything) replaces the saver's for the checkpoints that run puts."""
 
 _SEALED = "+hmac-sha256"
 _MAC_SIZE = 32
@@ -287,6 +291,9 @@ class PalimpsestSaver(BaseCheckpointSaver[str]):
                 )
             )
         run_id = stored_metadata.get("run_id")
+        retention = configurable.get(RETENTION_CONFIG_KEY, self._retention)
+        if retention is not None and not isinstance(retention, CheckpointRetention):
+            raise ArgumentTypeError(f"{RETENTION_CONFIG_KEY} must be a CheckpointRetention or None, not {type(retention).__name__}.")
         self._checkpoints.put(
             thread_id=thread_id,
             checkpoint_ns=ns,
@@ -300,7 +307,7 @@ class PalimpsestSaver(BaseCheckpointSaver[str]):
             channel_versions={channel: str(version) for channel, version in checkpoint["channel_versions"].items()},
             blobs=blobs,
             run_id=run_id if isinstance(run_id, str) else None,
-            retention=self._retention,
+            retention=retention,
         )
         return _config(thread_id, ns, checkpoint_id)
 

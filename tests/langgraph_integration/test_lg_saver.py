@@ -111,6 +111,19 @@ def test_retention_keeps_a_conversation_whole(memory: AgentMemory) -> None:
     assert [m.content for m in agent.get_state(_thread("r1")).values["messages"]][-2:] == ["and now?", "Again sunny."]
 
 
+def test_a_runs_config_sets_the_retention_of_its_thread(memory: AgentMemory) -> None:
+    agent = _agent(memory, ["One.", "Two.", "Three."])
+    trimmed: RunnableConfig = {"configurable": {"thread_id": "c1", "checkpoint_retention": CheckpointRetention(keep_latest=2)}}
+    agent.invoke({"messages": [HumanMessage("first")]}, trimmed)
+    agent.invoke({"messages": [HumanMessage("second")]}, trimmed)
+    agent.invoke({"messages": [HumanMessage("third")]}, _thread("c2"))
+    saver = PalimpsestSaver(memory)
+    assert len(list(saver.list(_thread("c1")))) == 2
+    assert len(list(saver.list(_thread("c2")))) == 3
+    assert [m.content for m in agent.get_state(_thread("c1")).values["messages"]] == ["first", "One.", "second", "Two."]
+    assert all("checkpoint_retention" not in t.metadata for t in saver.list(_thread("c1")))
+
+
 # -- a delta channel keeps its ancestors ----------------------------------------------------------
 
 
