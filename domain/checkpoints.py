@@ -40,7 +40,7 @@ class StoredCheckpoint:
     ``checkpoint`` is the serialized checkpoint without its channel values (those are
     :class:`ChannelBlob` rows keyed by the versions in ``channel_versions``). ``metadata`` is a
     JSON object (filters compare its top-level keys by equality). ``run_id`` is the run that
-    wrote it, when the metadata names one. ``created_at`` is the store clock's time of the put.
+    wrote it, when the metadata names one. ``created_at`` is the time of the put by the client's clock (retention by age reads it).
     """
 
     thread_id: str
