@@ -113,8 +113,13 @@ def _namespace(value: object) -> str:
     return value
 
 
-def _holds_value(blob: ChannelBlob | None) -> bool:
-    return blob is not None and blob.value.type != NO_VALUE_TYPE
+def _valued(repository: CheckpointRepository, row: StoredCheckpoint, channels: Iterable[str]) -> set[str]:
+    """Which of ``channels`` have a stored value at ``row``'s versions (not a "no value" blob)."""
+    versions = {c: row.channel_versions[c] for c in channels if c in row.channel_versions}
+    if not versions:
+        return set()
+    found = repository.blobs(row.thread_id, row.checkpoint_ns, versions)
+    return {channel for channel, blob in found.items() if blob.value.type != NO_VALUE_TYPE}
 
 
 class CheckpointService:
@@ -230,7 +235,8 @@ class CheckpointService:
         """Delete every checkpoint, blob and write of these threads; returns how many checkpoints."""
         ids = _ids(thread_ids, "thread_ids")
         with self._store.unit_of_work() as uow:
-            count = _repository(self._store, uow).delete_threads(ids)
+            repository = _repository(self._store, uow)
+            count = repository.delete_threads(ids) if ids else 0
             uow.commit()
         return count
 
@@ -343,8 +349,9 @@ class CheckpointService:
         kept ones need, with the blobs no remaining row names; returns how many went."""
         by_id = {row.checkpoint_id: row for row in rows}
         needed = set(keep)
-        for checkpoint_id in keep:
-            needed |= self._delta_ancestors(repository, by_id, by_id[checkpoint_id])
+        walked: dict[str, set[str]] = {}
+        for checkpoint_id in sorted(keep):  # oldest first: a newer one's walk stops at an older kept one
+            needed |= self._delta_ancestors(repository, by_id, by_id[checkpoint_id], walked)
         doomed = [row for row in rows if row.checkpoint_id not in needed]
         if not doomed:
             return 0
@@ -355,24 +362,29 @@ class CheckpointService:
 
     @staticmethod
     def _delta_ancestors(
-        repository: CheckpointRepository, by_id: Mapping[str, StoredCheckpoint], row: StoredCheckpoint
+        repository: CheckpointRepository,
+        by_id: Mapping[str, StoredCheckpoint],
+        row: StoredCheckpoint,
+        walked: dict[str, set[str]],
     ) -> set[str]:
         """The ancestors of ``row`` its delta channels are rebuilt from: up to the nearest one
-        storing a value for each channel written since its last snapshot (that one included)."""
+        storing a value for each channel written since its last snapshot (that one included).
+        ``walked`` records, per kept checkpoint already walked, the channels its walk covers:
+        a walk reaching one that covers all it still looks for stops there."""
         counters = row.metadata.get(DELTA_COUNTERS_KEY)
-        if not isinstance(counters, Mapping):
-            return set()
-        pending = {str(channel) for channel in counters if channel in row.channel_versions}
-        here = repository.blobs(row.thread_id, row.checkpoint_ns, {c: row.channel_versions[c] for c in pending})
-        pending -= {channel for channel, blob in here.items() if _holds_value(blob)}
+        pending: set[str] = set()
+        if isinstance(counters, Mapping):
+            pending = {str(channel) for channel in counters if channel in row.channel_versions}
+            pending -= _valued(repository, row, pending)
+        walked[row.checkpoint_id] = set(pending)
         chain: set[str] = set()
         parent = row.parent_checkpoint_id
         while pending and parent is not None and parent in by_id and parent not in chain:
+            if parent in walked and pending <= walked[parent]:
+                break
             ancestor = by_id[parent]
             chain.add(parent)
-            versions = {c: ancestor.channel_versions[c] for c in pending if c in ancestor.channel_versions}
-            found = repository.blobs(ancestor.thread_id, ancestor.checkpoint_ns, versions)
-            pending -= {channel for channel, blob in found.items() if _holds_value(blob)}
+            pending -= _valued(repository, ancestor, pending)
             parent = ancestor.parent_checkpoint_id
         return chain
 

@@ -193,6 +193,21 @@ def test_prune_keep_latest_drops_what_lies_beyond_the_nearest_snapshot(memory: A
     assert kept is not None and kept.blobs["x"].value == _value("X")  # x v1, written by c1, still named
 
 
+def test_retention_of_several_keeps_what_each_kept_checkpoint_needs(memory: AgentMemory) -> None:
+    service = memory.checkpoints
+    _delta_chain(service, "t")
+    _put(service, "t", "c5", "c4", versions={"m": "5", "x": "1"}, blobs={"m": "snapshot again"})
+    _put(service, "t", "c6", "c5", versions={"m": "6", "x": "1"}, blobs={"m": None}, metadata={"counters_since_delta_snapshot": {"m": [1, 1]}})
+
+    service.retain(["t"], CheckpointRetention(keep_latest=2))
+    assert _ids(service, "t") == ["c6", "c5"]
+
+    _delta_chain(service, "u")
+    _put(service, "u", "c5", "c4", versions={"m": "5", "x": "1"}, blobs={"m": "snapshot again"})
+    service.retain(["u"], CheckpointRetention(keep_latest=2))  # c4 is kept: its chain back to c1 too
+    assert _ids(service, "u") == ["c5", "c4", "c3", "c2", "c1"]
+
+
 def test_retention_is_delta_safe_too(memory: AgentMemory) -> None:
     service = memory.checkpoints
     _delta_chain(service, "t")
