@@ -252,6 +252,16 @@ class _Point:
     y: int
 
 
+def test_langgraphs_with_allowlist_extends_what_the_saver_reads(memory: AgentMemory) -> None:
+    saver = PalimpsestSaver(memory)
+    with pytest.raises(ValidationError):  # the plain saver refuses to write what it would not read
+        saver.serde.dumps_typed(_Point(1, 2))
+    wider = saver.with_allowlist([(_Point.__module__, "_Point")])
+    assert wider is not saver and isinstance(wider, PalimpsestSaver)
+    assert wider.serde.loads_typed(wider.serde.dumps_typed(_Point(1, 2))) == _Point(1, 2)
+    assert wider.with_allowlist([(_Point.__module__, "_Point")]) is wider
+
+
 def test_the_default_allow_list_reads_langchain_messages_and_plain_values() -> None:
     serde = CheckpointSerializer()
     value = {"messages": [HumanMessage("hi", id="1"), AIMessage("hello", id="2")], "tags": {"a", "b"}}
