@@ -159,6 +159,16 @@ class CheckpointService:
     ) -> StoredCheckpoint:
         """Store a checkpoint (timestamped by the client's clock) and its new blobs, then apply
         ``retention`` to its thread and namespace, in one unit of work."""
+        if not isinstance(checkpoint, TypedBytes) or not all(isinstance(b, ChannelBlob) for b in blobs):
+            raise ArgumentTypeError("checkpoint must be TypedBytes and blobs ChannelBlobs.")
+        if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+            raise ArgumentTypeError("metadata must be a mapping with string keys (a JSON object).")
+        if not all(isinstance(c, str) and isinstance(v, str) for c, v in channel_versions.items()):
+            raise ArgumentTypeError("channel_versions must map channel names to version strings.")
+        if run_id is not None and not isinstance(run_id, str):
+            raise ArgumentTypeError(f"run_id must be a string or None, not {type(run_id).__name__}.")
+        if retention is not None and not isinstance(retention, CheckpointRetention):
+            raise ArgumentTypeError(f"retention must be a CheckpointRetention, not {type(retention).__name__}.")
         stored = StoredCheckpoint(
             thread_id=check_id(thread_id, "thread_id"),
             checkpoint_ns=_namespace(checkpoint_ns),

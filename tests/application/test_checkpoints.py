@@ -237,6 +237,22 @@ def test_delete_for_runs_takes_the_blobs_only_its_checkpoints_named(memory: Agen
         assert memory.store.checkpoints(uow).blobs("t", "", {"a": "2"}) == {}  # type: ignore[attr-defined]
 
 
+def test_a_bad_put_writes_nothing(memory: AgentMemory) -> None:
+    service = memory.checkpoints
+    good: dict[str, Any] = {
+        "thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1", "parent_checkpoint_id": None,
+        "checkpoint": _value("body"), "metadata": {}, "channel_versions": {"a": "1"},
+        "blobs": [ChannelBlob("a", "1", _value("A"))],
+    }
+    for bad in (
+        {"thread_id": ""}, {"checkpoint_ns": None}, {"checkpoint": b"raw"}, {"metadata": {1: "x"}},
+        {"channel_versions": {"a": 1}}, {"blobs": [("a", "1", b"A")]}, {"run_id": 7}, {"retention": 3},
+    ):
+        with pytest.raises(ValidationError):
+            service.put(**{**good, **bad})
+    assert service.list() == []
+
+
 def test_retention_needs_a_limit() -> None:
     with pytest.raises(ValidationError):
         CheckpointRetention()
