@@ -32,7 +32,12 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from lg_doubles import scripted
-from palimpsest.adapters.langgraph import CheckpointRetention, CheckpointSerializer, PalimpsestSaver
+from palimpsest.adapters.langgraph import (
+    CheckpointRetention,
+    CheckpointSerializer,
+    PalimpsestSaver,
+    ShortTermMemoryMiddleware,
+)
 from palimpsest.application import AgentMemory
 from palimpsest.domain import CheckpointIntegrityError, ValidationError
 from palimpsest.domain.checkpoints import ChannelBlob, TypedBytes
@@ -90,6 +95,33 @@ def test_an_agent_keeps_its_conversation_through_the_saver(memory: AgentMemory) 
     assert [m.content for m in state.values["messages"]] == [m.content for m in messages]
     assert len(list(PalimpsestSaver(memory).list(_thread("t1")))) > 2
     assert agent.get_state(_thread("other")).values == {}
+
+
+def test_a_new_agent_and_saver_on_the_same_client_continue_the_thread(memory: AgentMemory) -> None:
+    _agent(memory, [*TOOL_TURN]).invoke({"messages": [HumanMessage("weather in Lisbon?")]}, _thread("t2"))
+    again = _agent(memory, ["You asked about Lisbon."])  # a restarted graph: new model, saver and agent
+    result = again.invoke({"messages": [HumanMessage("what did I ask?")]}, _thread("t2"))
+    assert [m.content for m in result["messages"]] == [
+        "weather in Lisbon?", "", "It is sunny in Lisbon.", "Sunny in Lisbon.", "what did I ask?", "You asked about Lisbon."
+    ]
+
+
+def test_with_the_middleware_one_delete_thread_removes_the_turns_and_the_checkpoints(memory: AgentMemory) -> None:
+    agent = create_agent(
+        scripted(["Hello Maya."]),
+        tools=[],
+        middleware=[ShortTermMemoryMiddleware(memory, user_id="maya", compaction_message_trigger=20)],
+        checkpointer=PalimpsestSaver(memory),
+    )
+    agent.invoke({"messages": [HumanMessage("Hi, I'm Maya.")]}, _thread("m1"))
+    assert [m.content for m in memory.get_thread("m1").get_messages(start=0, end=None)] == ["Hi, I'm Maya.", "Hello Maya."]
+    assert agent.get_state(_thread("m1")).values["messages"]
+
+    assert memory.delete_thread("m1") == 1
+
+    assert memory.list_threads(user_id="maya") == []
+    assert agent.get_state(_thread("m1")).values == {}
+    assert memory.checkpoints.list(thread_id="m1") == []
 
 
 def test_the_async_methods_carry_an_agent_too(memory: AgentMemory) -> None:
