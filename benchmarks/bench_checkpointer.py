@@ -146,10 +146,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rows[name] = {**_primitives(saver, name, puts), "graph": _graph_run(saver, name, runs, 50)}
     base = rows["InMemorySaver"]
-    print(f"  {'saver':40s} {'put ms':>9s} {'get ms':>9s} {'list ms':>9s} {'50 steps ms':>12s}   ratios to InMemorySaver")
+    print(f"  {'saver':44s} {'put ms':>9s} {'get ms':>9s} {'list ms':>9s} {'50 steps ms':>12s}   ratios to InMemorySaver")
     for name, row in rows.items():
         ratios = " ".join(f"{row[k] / base[k]:.1f}x" for k in ("put", "get_tuple", "list", "graph"))
-        print(f"  {name:40s} {row['put']:9.3f} {row['get_tuple']:9.3f} {row['list']:9.3f} {row['graph']:12.1f}   {ratios}")
+        print(f"  {name:44s} {row['put']:9.3f} {row['get_tuple']:9.3f} {row['list']:9.3f} {row['graph']:12.1f}   {ratios}")
     return 0
 
 
