@@ -5,6 +5,7 @@ link resolution, reranking). Everything here depends on domain ports only; adapt
 
 from .admin import StoreAdmin
 from .arguments import TimeToLiveAnchor
+from .checkpoints import CheckpointRetention, CheckpointService, CheckpointState
 from .client import AgentMemory
 from .config import (
     BackgroundExtractionQueueFullBehavior,
@@ -72,6 +73,9 @@ __all__ = [
     "ApiOperationStartedEvent",
     "BackgroundExtractionQueueFullBehavior",
     "ChatMessage",
+    "CheckpointRetention",
+    "CheckpointService",
+    "CheckpointState",
     "ContextCard",
     "Embedder",
     "EmbedderCompletedEvent",

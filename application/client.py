@@ -62,6 +62,7 @@ from .wiring import build_services, build_worker
 
 if TYPE_CHECKING:
     from .admin import StoreAdmin
+    from .checkpoints import CheckpointService
     from .jobs import ExtractionWorker, JobOutcome
 
 __all__ = ["AgentMemory"]
@@ -205,6 +206,13 @@ class AgentMemory(MemoryFacade):
         client's clock: what tools (the command line, the LangGraph store) use instead of the
         store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
         return self._services.admin
+
+    @property
+    def checkpoints(self) -> CheckpointService:
+        """The graph checkpoints kept in this client's store, on this client's clock (what
+        LangGraph's ``PalimpsestSaver`` uses; ARCHITECTURE.md D41). Its calls raise
+        ``ConfigurationError`` on a store without ``CheckpointStorage``."""
+        return self._services.checkpoints
 
     @property
     def search_config(self) -> MemorySearchConfig | None:

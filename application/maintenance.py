@@ -13,6 +13,7 @@ from palimpsest.domain.events import DomainEvent
 from palimpsest.domain.model import ExtractionJob
 from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 
+from .checkpoints import delete_thread_checkpoints_in
 from .config import MemoryExtractionMode, ThreadSettings
 from .embedding import EmbeddingHelper
 from .indexing import INDEX_CONTEXT_SETTING
@@ -50,21 +51,23 @@ class MaintenanceService:
         self._has_extractor = has_extractor
 
     def delete_thread(self, thread_id: str) -> int:
-        """Delete a thread with its messages, summaries and the memories scoped to it, after
-        its running extraction finished; records linked to its memories are re-derived.
-        Returns 1, or 0 when there was no such thread."""
+        """Delete a thread with its messages, summaries, graph checkpoints and the memories
+        scoped to it, after its running extraction finished; records linked to its memories are
+        re-derived. Returns 1, or 0 when there was no such thread (its checkpoints, if a graph
+        wrote some under that id, are deleted all the same)."""
         self._runner.wait(DELETE_THREAD_WAIT, thread_id=thread_id)  # let its extraction finish first
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
-            if uow.threads.get(thread_id) is None:
-                return 0
+            existed = uow.threads.get(thread_id) is not None
             self.delete_thread_in(uow, thread_id, now)
             uow.commit()
-        return 1
+        return int(existed)
 
     def delete_thread_in(self, uow: UnitOfWork, thread_id: str, now: datetime) -> list[DomainEvent]:
-        """Delete a thread with what it owns inside a caller's unit of work, re-deriving the
-        records linked to its memories; the caller commits (and publishes the events)."""
+        """Delete a thread with what it owns inside a caller's unit of work, its graph
+        checkpoints first (D41), re-deriving the records linked to its memories; the caller
+        commits (and publishes the events)."""
+        delete_thread_checkpoints_in(self._store, uow, [thread_id])
         owned = uow.records.list(now=now, thread_id=thread_id, limit=None)
         partners: set[str] = set()
         owned_ids = {r.id for r in owned}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from palimpsest.domain.ports import Clock, MemoryStore
 
 from .admin import StoreAdmin
+from .checkpoints import CheckpointService
 from .config import (
     ExtractionRetryPolicy,
     ExtractionRunsIn,
@@ -67,6 +68,7 @@ class ApplicationServices:
     profiles: ProfileService
     admin: StoreAdmin
     images: ImageService
+    checkpoints: CheckpointService
 
     def close(self, timeout: float | None) -> None:
         """Finish the queued extraction jobs (within ``timeout``), then stop the runner and the
@@ -183,6 +185,7 @@ def build_services(
             store=store, clock=clock, memory=memory, embeddings=embeddings, runner=runner, maintenance=maintenance
         ),
         admin=StoreAdmin(store, clock, embedder=embedder, records=memory),
+        checkpoints=CheckpointService(store, clock),
     )
 
 

@@ -22,6 +22,7 @@ from .errors import ValidationError
 from .metadata_filter import json_equal
 
 __all__ = [
+    "NO_VALUE_TYPE",
     "ChannelBlob",
     "CheckpointWrite",
     "StoredCheckpoint",
@@ -29,6 +30,10 @@ __all__ = [
     "check_checkpoint_filter",
     "checkpoint_metadata_matches",
 ]
+
+NO_VALUE_TYPE = "empty"
+"""The type tag of a :class:`TypedBytes` that records "no value" (a channel versioned but empty
+at that version): the one tag the application reads, to know how far back a value lies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,7 @@ class StoredCheckpoint:
     ``checkpoint`` is the serialized checkpoint without its channel values (those are
     :class:`ChannelBlob` rows keyed by the versions in ``channel_versions``). ``metadata`` is a
     JSON object (filters compare its top-level keys by equality). ``run_id`` is the run that
-    wrote it, when the metadata names one. ``created_at`` is the store clock's time of the put.
+    wrote it, when the metadata names one. ``created_at`` is the time of the put by the client's clock (retention by age reads it).
     """
 
     thread_id: str

@@ -37,7 +37,8 @@ who do not know our names::
     │   ├── SchemaVersionError                the store file is newer than this library
     │   ├── StoreClosedError                  the store was used after close()
     │   ├── StoreUnavailableError             the database server is down or the connection was lost
-    │   └── ReadOnlyError                     a write through a read-only unit of work
+    │   ├── ReadOnlyError                     a write through a read-only unit of work
+    │   └── CheckpointIntegrityError          a stored checkpoint row this library would not have written
     └── ModelError (RuntimeError)             a model request failed or its answer was unusable
         ├── ModelOutputError                  the answer was not JSON, or broke the expected schema
         ├── ModelUnavailableError             429 / 5xx / timeouts outlasted every retry (or asked a too long wait)
@@ -54,6 +55,7 @@ from __future__ import annotations
 __all__ = [
     "AgentMemoryError",
     "ArgumentTypeError",
+    "CheckpointIntegrityError",
     "ConfigurationError",
     "ConflictError",
     "CrossScopeLinkError",
@@ -254,6 +256,12 @@ class ReadOnlyError(StorageError):
     """A write was attempted through a read-only unit of work (``MemoryStore.reading()``), or
     on a server that takes no writes (a PostgreSQL hot standby); nothing was written. Writes
     need ``MemoryStore.unit_of_work()`` on a server that takes them (the primary)."""
+
+
+class CheckpointIntegrityError(StorageError):
+    """A stored graph checkpoint row was refused on reading: a type tag or a serialized type its
+    serializer does not read, or (with a key) an authentication tag that does not match the row
+    and its place; nothing was reconstructed from it (ARCHITECTURE.md D41)."""
 
 
 class ModelError(AgentMemoryError, RuntimeError):

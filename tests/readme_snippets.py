@@ -1,7 +1,7 @@
 """Test helper: the README's ``python`` snippets, each found by a line only it contains.
 
 Every snippet is run by one test (the quickstart in ``tests/test_readme.py``, the model snippet
-against the local fake OpenAI server in ``tests/openai``, the LangGraph snippet in
+against the local fake OpenAI server in ``tests/openai``, the LangGraph snippets in
 ``tests/langgraph_integration``); ``tests/test_readme.py`` checks that every ``python`` block of
 the README is one of these, so a new snippet cannot go untested.
 """
@@ -18,6 +18,7 @@ SNIPPETS = {
     "model": "chat = OpenAIChatModel(client,",
     "oracle": 'memory = open_memory("oracle://',
     "langgraph": "middleware = ShortTermMemoryMiddleware(memory,",
+    "checkpointer": "saver = PalimpsestSaver(memory,",
 }
 """Snippet name → a line fragment that identifies its block."""
 

@@ -13,6 +13,9 @@ Everything here needs ``pip install 'palimpsest-memory[langgraph]'`` (LangChain 
 * :func:`context_card_prompt`: a ``@dynamic_prompt`` middleware putting the run's context card in
   the system prompt.
 * :class:`LangChainEmbedder`: any LangChain ``Embeddings`` as palimpsest's ``Embedder`` port.
+* :class:`PalimpsestSaver`: a LangGraph checkpointer in the client's own store (sync and async),
+  with :class:`CheckpointRetention` and a serializer that reads only what it writes
+  (:class:`CheckpointSerializer`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ except ModuleNotFoundError as exc:  # keep the type and name: callers may tell a
         name=exc.name,
     ) from exc
 
+from .checkpointer import CheckpointRetention, PalimpsestSaver
 from .embeddings import LangChainEmbedder
 from .messages import (
     CARD_MESSAGE_ID,
@@ -39,6 +43,7 @@ from .messages import (
 )
 from .middleware import CompactionTrigger, ShortTermMemoryMiddleware, ShortTermMemoryState, TokenCounter
 from .prompts import context_card_prompt
+from .serde import CheckpointSerializer
 from .store import PalimpsestStore
 from .threads import ThreadResolver
 from .tools import make_memory_tools
@@ -47,8 +52,11 @@ __all__ = [
     "CARD_MESSAGE_ID",
     "CARD_MESSAGE_NAME",
     "MESSAGE_METADATA_KEY",
+    "CheckpointRetention",
+    "CheckpointSerializer",
     "CompactionTrigger",
     "LangChainEmbedder",
+    "PalimpsestSaver",
     "PalimpsestStore",
     "ShortTermMemoryMiddleware",
     "ShortTermMemoryState",

@@ -8,10 +8,13 @@ nothing of them. The test doubles live in ``lg_doubles.py``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from contract.conftest import ADAPTERS, StoreFactory
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
+from palimpsest.domain.ports import CheckpointStorage
 
 
 @pytest.fixture
@@ -27,3 +30,17 @@ def memory() -> Iterator[AgentMemory]:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(params=ADAPTERS)
+def checkpoint_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    """A factory of stores of one backend of the registry (the contract suite's
+    ``StoreFactory``: new, reopen, open_again) that keeps graph checkpoints; a backend whose store
+    does not offer ``CheckpointStorage`` skips with that reason."""
+    factory = StoreFactory(request.param, tmp_path, request)
+    try:
+        if not isinstance(factory.new(), CheckpointStorage):
+            pytest.skip(f"the {request.param} store does not offer CheckpointStorage (graph checkpoints) yet")
+        yield factory
+    finally:
+        factory.close_all()

@@ -80,3 +80,27 @@ def test_the_main_readme_snippet_runs_as_printed_and_persists_each_turn_once(
         if "memory" in namespace:
             namespace["memory"].close()
     assert (tmp_path / "memory.db").exists()
+
+
+def test_the_checkpointer_snippet_prints_the_state_the_second_run_started_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The project README's checkpointer snippet, as printed, in an empty working folder; while
+    the embedded store keeps no checkpoints, the same code on the in-memory store (its one
+    ``open_memory`` line changed), so the rest of it is checked meanwhile."""
+    from palimpsest.adapters import open_memory
+    from readme_snippets import README as MAIN_README
+    from readme_snippets import prose_after, snippet
+
+    monkeypatch.chdir(tmp_path)
+    code = snippet("checkpointer")
+    with open_memory(str(tmp_path / "probe.db")) as probe:
+        embedded_keeps_checkpoints = probe.checkpoints.available
+    if not embedded_keeps_checkpoints:
+        assert code.count('open_memory("memory.db")') == 1
+        code = code.replace('open_memory("memory.db")', "open_memory()")
+    exec(compile(code, str(MAIN_README), "exec", dont_inherit=True), {"__name__": "readme_checkpointer"})  # noqa: S102
+    printed = capsys.readouterr().out.strip()
+    assert printed == "['hello', 'note 1', 'again', 'note 3']"
+    assert f"`{printed}`" in prose_after("checkpointer")
+    assert (tmp_path / "memory.db").exists() is embedded_keeps_checkpoints

@@ -7,6 +7,7 @@ from palimpsest.domain import errors
 from palimpsest.domain.errors import (
     AgentMemoryError,
     ArgumentTypeError,
+    CheckpointIntegrityError,
     ConfigurationError,
     ConflictError,
     CrossScopeLinkError,
@@ -81,6 +82,7 @@ TREE = [
     (StoreClosedError, StorageError, RuntimeError),
     (StoreUnavailableError, StorageError, RuntimeError),
     (ReadOnlyError, StorageError, RuntimeError),
+    (CheckpointIntegrityError, StorageError, RuntimeError),
     (ModelError, AgentMemoryError, RuntimeError),
     (ModelOutputError, ModelError, RuntimeError),
     (ModelUnavailableError, ModelError, RuntimeError),
