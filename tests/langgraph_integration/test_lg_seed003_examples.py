@@ -80,3 +80,32 @@ def test_trim_by_remove_message_deletes_and_trim_of_the_request_keeps(tmp_path: 
     assert [m.content for m in values["messages"]] == everything
     assert [text for _, text in stored] == everything
     assert [role for role, _ in stored] == ["user", "assistant"] * 4
+
+
+# --- 2. delete messages -----------------------------------------------------------------------
+
+
+def test_deleted_messages_leave_the_state_and_the_thread(tmp_path: Path) -> None:
+    example = load("seed003_delete_messages")
+    (hi, name, forget), (hi_reply, name_reply, forget_reply) = example["TURNS"], example["REPLIES"]
+    model = scripted(example["REPLIES"])
+    result, _ = run(example, tmp_path, model=model)
+
+    # The seed's streamed states: the first exchange deleted after the second reply.
+    assert result["streamed"] == [
+        [("human", hi)],
+        [("human", hi), ("ai", hi_reply)],
+        [("human", hi), ("ai", hi_reply), ("human", name)],
+        [("human", hi), ("ai", hi_reply), ("human", name), ("ai", name_reply)],
+        [("human", name), ("ai", name_reply)],
+        [("human", name), ("ai", name_reply), ("human", forget)],
+        [("human", forget)],  # REMOVE_ALL_MESSAGES, the request kept
+        [("human", forget), ("ai", forget_reply)],
+    ]
+    # The model got the second question with the first exchange, the request alone after "forget".
+    assert [m.content for m in model.prompts[1][1:]] == [hi, hi_reply, name]
+    assert texts(model.prompts[2]) == [("system", "Please be concise and to the point."), ("human", forget)]
+
+    values, stored = durable(result["path"], "1")
+    assert texts(values["messages"]) == [("human", forget), ("ai", forget_reply)]
+    assert stored == [("user", forget), ("assistant", forget_reply)]
