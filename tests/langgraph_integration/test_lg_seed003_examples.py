@@ -20,7 +20,8 @@ pytest.importorskip("langchain.agents", reason="the LangGraph integration needs 
 from langchain_core.messages import BaseMessage
 from lg_doubles import scripted
 from palimpsest.adapters import HashingEmbedder, open_memory
-from palimpsest.adapters.langgraph import PalimpsestSaver
+from palimpsest.adapters.langgraph import PalimpsestSaver, is_context_card_message
+from palimpsest.application import AgentMemory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -36,13 +37,19 @@ def run(example: dict[str, Any], folder: Path, **models: Any) -> tuple[dict[str,
     return result, out.getvalue()
 
 
+def checkpointed(memory: AgentMemory, thread_id: str) -> dict[str, Any]:
+    """The channel values of the newest checkpoint of ``thread_id``, read through a new saver."""
+    saved = PalimpsestSaver(memory).get_tuple({"configurable": {"thread_id": thread_id}})
+    assert saved is not None
+    return dict(saved.checkpoint["channel_values"])
+
+
 def durable(path: Path, thread_id: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The checkpointed channel values of ``thread_id`` and its palimpsest turns, read afresh from ``path``."""
     with open_memory(path, embedder=HashingEmbedder()) as memory:
-        saved = PalimpsestSaver(memory).get_tuple({"configurable": {"thread_id": thread_id}})
-        assert saved is not None
+        values = checkpointed(memory, thread_id)
         turns = [(m.role, m.content) for m in memory.get_thread(thread_id).get_messages()]
-    return dict(saved.checkpoint["channel_values"]), turns
+    return values, turns
 
 
 def texts(messages: list[BaseMessage]) -> list[tuple[str, Any]]:
@@ -109,3 +116,36 @@ def test_deleted_messages_leave_the_state_and_the_thread(tmp_path: Path) -> None
     values, stored = durable(result["path"], "1")
     assert texts(values["messages"]) == [("human", forget), ("ai", forget_reply)]
     assert stored == [("user", forget), ("assistant", forget_reply)]
+
+
+# --- 3. summarise messages --------------------------------------------------------------------
+
+
+def test_summarization_replaces_the_state_and_compaction_keeps_the_thread(tmp_path: Path) -> None:
+    example = load("seed003_summarize_messages")
+    turns, replies, keep = example["TURNS"], example["REPLIES"], example["KEEP"]
+    everything = [x for pair in zip(turns, replies, strict=True) for x in pair]
+    model, card_model = scripted(replies), scripted(replies)
+    result, _ = run(example, tmp_path, model=model, summary_model=None, card_model=card_model)
+
+    with open_memory(result["path"], embedder=HashingEmbedder()) as memory:
+        # The seed's SummarizationMiddleware: a summary, then the newest messages; the rest is gone.
+        summary, *rest = checkpointed(memory, "1")["messages"]
+        assert summary.additional_kwargs.get("lc_source") == "summarization"
+        assert example["SUMMARY"] in summary.content
+        assert [m.content for m in rest] == everything[-len(rest) :] and len(rest) < len(everything) - 2
+        assert turns[0] not in [m.content for m in rest]
+        assert model.prompts[-1][0].content == summary.content  # what the model answered from
+        assert [t.id for t in memory.list_threads("bob")] == ["2"]  # no middleware, no thread "1"
+
+        # palimpsest's compaction: the card then the newest three; the thread keeps every turn.
+        card, *tail = checkpointed(memory, "2")["messages"]
+        assert is_context_card_message(card) and "hi, my name is bob" in card.content
+        assert [m.content for m in tail] == everything[-keep - 1 :]  # the tail, then the final reply
+        stored = [(m.role, m.content) for m in memory.get_thread("2").get_messages()]
+    assert stored == [(role, text.strip()) for role, text in zip(["user", "assistant"] * 4, everything, strict=True)]
+    # The model's last prompt: the card, then the tail (the first turn is only in the card).
+    last = card_model.prompts[-1]
+    assert is_context_card_message(last[0]) and last[0].content == card.content
+    assert [m.content for m in last[1:]] == everything[-keep - 1 : -1]
+    assert [m.content for m in result["palimpsest"]["state"]["messages"]] == [card.content, *[m.content for m in tail]]
