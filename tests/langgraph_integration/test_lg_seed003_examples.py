@@ -8,8 +8,9 @@ checkpointer (``PalimpsestSaver``) holds, and the turns palimpsest's thread hold
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
-import runpy
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 
 pytest.importorskip("langchain.agents", reason="the LangGraph integration needs the optional extra 'langgraph'")
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from lg_doubles import scripted
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.langgraph import PalimpsestSaver, is_context_card_message
@@ -27,7 +28,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def load(name: str) -> dict[str, Any]:
-    return runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name=f"example_{name}")
+    """The example's names, its module registered (LangChain resolves the annotations of its
+    state schemas and tools in the module, as for an imported one)."""
+    module_name = f"example_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return vars(module)
 
 
 def run(example: dict[str, Any], folder: Path, **models: Any) -> tuple[dict[str, Any], str]:
@@ -149,3 +158,38 @@ def test_summarization_replaces_the_state_and_compaction_keeps_the_thread(tmp_pa
     assert is_context_card_message(last[0]) and last[0].content == card.content
     assert [m.content for m in last[1:]] == everything[-keep - 1 : -1]
     assert [m.content for m in result["palimpsest"]["state"]["messages"]] == [card.content, *[m.content for m in tail]]
+
+
+# --- 4. tools that read and write the state ---------------------------------------------------
+
+
+def test_tools_read_and_write_the_checkpointed_state(tmp_path: Path) -> None:
+    example = load("seed003_tool_state")
+    model = scripted(example["SCRIPT"])
+    result, output = run(example, tmp_path, model=model)
+    assert result["lookup"]["messages"][-1].content == "User is John Smith."
+    assert result["greeting"]["messages"][-1].content == "Hello John Smith! How can I help you today?"
+
+    with open_memory(result["path"], embedder=HashingEmbedder()) as memory:
+        values = checkpointed(memory, "1")
+        thread = memory.get_thread("1")
+        stored = [(m.role, m.content) for m in thread.get_messages()]
+        owner = (thread.user_id, thread.agent_id)
+    # The state field read by get_user_info, and the one update_user_info's Command wrote.
+    assert values["user_id"] == "user_123" and values["user_name"] == "John Smith"
+    tool_results = [(m.name, m.content) for m in values["messages"] if isinstance(m, ToolMessage)]
+    assert tool_results == [
+        ("get_user_info", "User is John Smith"),
+        ("greet", "Please call the 'update_user_info' tool it will get and update the user's name."),
+        ("update_user_info", "Successfully looked up user information"),
+        ("greet", "Hello John Smith!"),
+    ]
+    # palimpsest keeps the text turns, under the context's user; tool calls and results stay in the state.
+    assert stored == [
+        ("user", "look up user information"),
+        ("assistant", "User is John Smith."),
+        ("user", "greet the user"),
+        ("assistant", "Hello John Smith! How can I help you today?"),
+    ]
+    assert owner == ("user_123", "assistant")
+    assert "Hello John Smith!" in output
