@@ -193,3 +193,36 @@ def test_tools_read_and_write_the_checkpointed_state(tmp_path: Path) -> None:
     ]
     assert owner == ("user_123", "assistant")
     assert "Hello John Smith!" in output
+
+
+# --- 5. dynamic prompt ------------------------------------------------------------------------
+
+
+def test_the_dynamic_prompt_carries_the_seed_text_and_the_card_and_is_not_kept(tmp_path: Path) -> None:
+    example = load("seed003_dynamic_prompt")
+    model = scripted(example["SCRIPT"])
+    result, _ = run(example, tmp_path, model=model)
+    hike, weather = example["TURNS"]
+
+    # Every model call: the seed's prompt for the context's user, then the thread's card.
+    assert len(model.prompts) == 3
+    for prompt in model.prompts:
+        system = prompt[0]
+        assert system.type == "system"
+        seed_text, card = system.content.split("\n\n", 1)
+        assert seed_text == "You are a helpful assistant. Address the user as John Smith."
+        assert card.startswith("<context_card>") and "Mount Tamalpais" in card
+    assert [m.type for m in model.prompts[-1][1:]] == ["human", "ai", "human", "ai", "tool"]
+
+    values, stored = durable(result["path"], "1")
+    # Neither prompt is state: the checkpoint holds the conversation and the tool exchange only.
+    assert [m.type for m in values["messages"]] == ["human", "ai", "human", "ai", "tool", "ai"]
+    assert not any("<context_card>" in str(m.content) for m in values["messages"])
+    assert values["messages"][4].content == "The weather in San Francisco is always sunny!"
+    assert stored == [
+        ("user", hike),
+        ("assistant", example["SCRIPT"][0].content),
+        ("user", weather),
+        ("assistant", "Hi John Smith, the weather in San Francisco is always sunny!"),
+    ]
+    assert texts(result["state"]["messages"]) == texts(values["messages"])
