@@ -46,8 +46,7 @@ def get_weather(city: str) -> str:
 @dynamic_prompt
 def dynamic_system_prompt(request: ModelRequest) -> str:
     user_name = request.runtime.context["user_name"]
-    system_prompt = f"You are a helpful assistant. Address the user as {user_name}."
-    return system_prompt
+    return f"You are a helpful assistant. Address the user as {user_name}."
 
 
 TURNS = ["I'm planning a hike on Mount Tamalpais this Saturday.", "What is the weather in SF?"]
