@@ -226,3 +226,41 @@ def test_the_dynamic_prompt_carries_the_seed_text_and_the_card_and_is_not_kept(t
         ("assistant", "Hi John Smith, the weather in San Francisco is always sunny!"),
     ]
     assert texts(result["state"]["messages"]) == texts(values["messages"])
+
+
+# --- 6. before and after model hooks ----------------------------------------------------------
+
+
+def history_mentions(path: Path, config: dict[str, Any], text: str) -> int:
+    """How many stored checkpoints (or their pending writes) of the run's thread mention ``text``."""
+    with open_memory(path, embedder=HashingEmbedder()) as memory:
+        saved = list(PalimpsestSaver(memory).list(config))
+    return sum(
+        1
+        for tup in saved
+        if any(text in str(m.content) for m in tup.checkpoint["channel_values"].get("messages", []))
+        or any(text in str(write) for write in tup.pending_writes or [])
+    )
+
+
+@pytest.mark.parametrize("retention", ["example's", None])
+def test_a_reply_removed_after_the_model_is_not_kept(tmp_path: Path, retention: str | None) -> None:
+    example = load("seed003_model_hooks")
+    (hi, secret, cats, name), (hi_reply, _, cats_reply, name_reply) = example["TURNS"], example["REPLIES"]
+    model = scripted(example["REPLIES"])
+    options = {} if retention else {"retention": None}
+    result, _ = run(example, tmp_path, model=model, **options)
+
+    # validate_response removed the second reply; the seed's trim then dropped the first reply and
+    # the question, listed after the middleware (which follows them at the end of the turn).
+    final = [hi, cats, cats_reply, name, name_reply]
+    values, stored = durable(result["path"], "1")
+    assert [m.content for m in values["messages"]] == final
+    assert [text for _, text in stored] == final
+    assert [m.content for m in model.prompts[2]] == [hi, hi_reply, secret, cats]  # the reply never came back
+    assert [m.content for m in model.prompts[3]] == [hi, cats, cats_reply, name]
+
+    if retention:  # the newest checkpoint only: the reply is nowhere in the store
+        assert history_mentions(result["path"], result["config"], "hunter2") == 0
+    else:  # the checkpoint written right after the model call still holds it
+        assert history_mentions(result["path"], result["config"], "hunter2") >= 1
