@@ -21,14 +21,14 @@ Needs the ``langgraph`` extra. Run it with ``python examples/seed003_trim_messag
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain.agents import AgentState, create_agent
 from langchain.agents.middleware import ModelRequest, ModelResponse, before_model, wrap_model_call
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
@@ -50,7 +50,7 @@ def canned_chat_model() -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter(AIMessage(content=r) for r in REPLIES))
 
 
-def _kept(messages: list[BaseMessage]) -> list[BaseMessage]:
+def _kept(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     """The seed's choice: the first message and the newest three (or four, to start on a user turn)."""
     return [messages[0], *(messages[-3:] if len(messages) % 2 == 0 else messages[-4:])]
 
