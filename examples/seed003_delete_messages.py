@@ -7,7 +7,7 @@ history.
 
 Here the checkpointer is ``PalimpsestSaver(memory)`` and ``ShortTermMemoryMiddleware`` keeps the
 conversation as a palimpsest thread; a deleted message is gone from the checkpointed state *and*
-from the thread (ARCHITECTURE.md D42). The seed's ``delete_old_messages`` runs as written; its
+from the thread (ARCHITECTURE.md D42). The seed's ``delete_old_messages`` runs as the seed writes it; its
 "delete all" function is used in a ``@before_model`` hook (``forget_on_request``, not in the seed)
 that, when the user says "forget everything", removes all messages but that request, so the
 history the model gets still starts with a user message, as the seed advises.
@@ -52,7 +52,7 @@ def canned_chat_model() -> GenericFakeChatModel:
 
 @after_model
 def delete_old_messages(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-    """Remove old messages to keep conversation manageable (the seed's hook, as written)."""
+    """Remove old messages to keep conversation manageable (the seed's hook; ids checked for the type checker)."""
     messages = state["messages"]
     if len(messages) > 2:
         # remove the earliest two messages

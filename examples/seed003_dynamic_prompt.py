@@ -4,7 +4,7 @@ The seed builds the system prompt before each model call with ``@dynamic_prompt`
 context (``request.runtime.context["user_name"]``), and asks for the weather in SF with a
 ``get_weather`` tool.
 
-Here the seed's prompt function and tool run as written, followed by palimpsest's
+Here the seed's prompt function and tool run as the seed writes them, followed by palimpsest's
 ``context_card_prompt(memory)``, another ``@dynamic_prompt`` that appends the thread's context card
 (summary, topics, relevant records) to the system prompt the seed's function built. The
 checkpointer is ``PalimpsestSaver(memory)`` and ``ShortTermMemoryMiddleware`` stores the turns the

@@ -5,7 +5,7 @@ The seed reads and changes the short-term memory around each model call: ``@befo
 ``@after_model`` ``validate_response``, which removes a reply containing a stop word
 ("password", "secret").
 
-Here both hooks run as written on an agent whose checkpointer is ``PalimpsestSaver(memory)``, with
+Here both hooks run as the seed writes them on an agent whose checkpointer is ``PalimpsestSaver(memory)``, with
 ``ShortTermMemoryMiddleware`` keeping the conversation as a palimpsest thread. The middleware is
 listed *first* on purpose: it stores the model's reply at the end of the turn, after every
 ``after_model`` hook wherever it is listed, so the reply ``validate_response`` removes is never
@@ -69,7 +69,7 @@ def trim_messages(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, An
 
 @after_model
 def validate_response(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-    """Remove messages containing sensitive words (the seed's hook, as written)."""
+    """Remove messages containing sensitive words (the seed's hook; ids checked for the type checker)."""
     stop_words = ["password", "secret"]
     last_message = state["messages"][-1]
     if any(word in last_message.content for word in stop_words) and last_message.id is not None:

@@ -6,7 +6,7 @@ state field (``runtime.state["user_id"]``), ``update_user_info`` reads the runti
 "messages": [ToolMessage(...)]})``, and ``greet`` reads that field back, asking for
 ``update_user_info`` first when it is missing.
 
-Here the seed's tools and state and context schemas run as written, in one agent whose checkpointer
+Here the seed's tools and state and context schemas run as the seed writes them, in one agent whose checkpointer
 is ``PalimpsestSaver(memory)``: the custom fields (``user_id``, ``user_name``) are checkpointed with
 the messages, so a later turn on the thread still has them. ``ShortTermMemoryMiddleware`` keeps
 the conversation as a palimpsest thread whose user is the run's context ``user_id``; it stores the

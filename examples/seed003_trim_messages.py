@@ -57,7 +57,7 @@ def _kept(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
 
 @before_model
 def trim_messages(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-    """Keep only the last few messages to fit context window (the seed's hook, as written)."""
+    """Keep only the last few messages to fit context window (the seed's choice, shared with ``trim_request``)."""
     messages = state["messages"]
     if len(messages) <= 3:
         return None  # No changes needed
