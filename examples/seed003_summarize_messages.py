@@ -10,8 +10,8 @@ the two poems are long):
 
 * thread ``"1"``, the seed's way: ``SummarizationMiddleware`` with a fake summary model; the
   checkpointed state becomes the summary message plus the newest messages, and the summarised ones
-  exist nowhere any more (no palimpsest middleware here: combined with it, the summarised messages
-  would be deleted from the thread too, ARCHITECTURE.md D42, and the summary stored as a user turn);
+  exist nowhere any more in the graph state (no palimpsest middleware here; combined with it, the
+  palimpsest thread keeps the summarised turns and does not store the summary: ARCHITECTURE.md D42);
 * thread ``"2"``, palimpsest's way: ``ShortTermMemoryMiddleware(compaction_token_trigger=250,
   except_last_messages=3)``; the state becomes one context-card message plus the newest three
   messages, the card summarising (offline, no model call) what the prompt no longer holds, while

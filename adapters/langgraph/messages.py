@@ -19,7 +19,9 @@ __all__ = [
     "CARD_SOURCE",
     "MESSAGE_METADATA_KEY",
     "SEED_CARD_MESSAGE_NAME",
+    "SUMMARY_SOURCE",
     "is_context_card_message",
+    "is_summary_message",
     "make_context_card_message",
     "message_role",
     "message_text",
@@ -38,6 +40,8 @@ CARD_MESSAGE_ID: Final = "palimpsest-context-card"
 """The fixed ``id`` of the injected context-card message (one per conversation state)."""
 
 CARD_SOURCE: Final = "palimpsest_context_card"
+SUMMARY_SOURCE: Final = "summarization"
+"""``lc_source`` of the summary message LangChain's ``SummarizationMiddleware`` writes."""
 """``additional_kwargs["lc_source"]`` of the card message (LangChain's convention for
 messages a middleware synthesised, as its summarisation middleware does)."""
 
@@ -92,9 +96,19 @@ def make_context_card_message(
     return SystemMessage(**kwargs) if role == "system" else HumanMessage(**kwargs)
 
 
+def is_summary_message(message: BaseMessage | Any) -> bool:
+    """Is ``message`` the summary LangChain's ``SummarizationMiddleware`` puts in place of the
+    messages it summarised (marked ``additional_kwargs["lc_source"] == "summarization"``)?"""
+    if not isinstance(message, (HumanMessage, SystemMessage)):
+        return False
+    extra = getattr(message, "additional_kwargs", None) or {}
+    return extra.get("lc_source") == SUMMARY_SOURCE
+
+
 def message_role(message: BaseMessage | Any) -> Literal["user", "assistant"] | None:
-    """The palimpsest role of a conversational turn (``None``: not a turn we persist)."""
-    if is_context_card_message(message):
+    """The palimpsest role of a conversational turn (``None``: not a turn we persist: the
+    context card, another middleware's summary, tool and system messages)."""
+    if is_context_card_message(message) or is_summary_message(message):
         return None
     if isinstance(message, HumanMessage):
         return "user"

@@ -24,6 +24,10 @@ middleware at each of its hooks:
   request re-sends: a trim of a stateless request's prompt deletes nothing). A turn whose
   text changed under the same id was edited: the stored message is updated. The middleware's own
   compaction is not a removal: it keeps in the channel only the turns of the tail it keeps.
+  Neither is another middleware's summary (LangChain's ``SummarizationMiddleware`` removes the
+  messages it summarises and puts its summary in their place): when a summary message the channel
+  has not seen appears, the turns gone with it were summarised, not deleted, and stay stored; the
+  summary itself is not a turn.
 """
 
 from __future__ import annotations
@@ -40,7 +44,13 @@ from palimpsest.application import MemoryThread
 from palimpsest.domain.errors import DuplicateIdError, MessageNotFoundError
 from palimpsest.domain.model import MAX_SPEAKER_LENGTH, Message
 
-from .messages import MESSAGE_METADATA_KEY, message_role, message_text, palimpsest_message_id
+from .messages import (
+    MESSAGE_METADATA_KEY,
+    is_summary_message,
+    message_role,
+    message_text,
+    palimpsest_message_id,
+)
 
 __all__ = ["TURNS_KEY", "TurnEntry", "sync_turns", "turn_of", "write_turns"]
 
@@ -55,6 +65,8 @@ recognised by its content, which belongs to the client's history rather than to 
 
 _BY_ID: Final = "id"
 _RESENT: Final = "resent"
+_SUMMARY: Final = "summary"
+"""The channel's mark of another middleware's summary message (no stored message)."""
 
 _WRITE_ATTEMPTS: Final = 3
 
@@ -112,10 +124,13 @@ def sync_turns(
             turn.stored_id, turn.stored_digest = stored.id, digest(stored.content)
     _align_resent(thread, turns)
 
+    summaries = [str(m.id) for m in messages if is_summary_message(m) and m.id]
+    summarised = any(sid not in known for sid in summaries)  # a new summary replaced turns
     present = {t.sid for t in turns} | {t.stored_id for t in turns if t.stored_id is not None}
     for sid, (stored_id, _digest, how) in known.items():
-        # A re-sent turn dropped from this state is still in the client's history: kept.
-        if sid not in present and stored_id not in present and how != _RESENT:
+        # A re-sent turn dropped from this state is still in the client's history: kept; so is
+        # a turn another middleware summarised (gone with a new summary in its place).
+        if sid not in present and stored_id not in present and how not in (_RESENT, _SUMMARY) and not summarised:
             thread.delete_message(stored_id)  # removed from the conversation
 
     fresh = [t for t in turns if t.stored_id is None]
@@ -132,7 +147,9 @@ def sync_turns(
                 write_turns(thread, [(turn.sid, turn.role, turn.text, turn.message.type, turn.name)])
                 turn.stored_id = palimpsest_message_id(thread.thread_id, turn.sid)
             turn.stored_digest = digest(turn.text)
-    return {t.sid: [str(t.stored_id), str(t.stored_digest), t.how] for t in turns}
+    channel = {t.sid: [str(t.stored_id), str(t.stored_digest), t.how] for t in turns}
+    channel.update({sid: ["", "", _SUMMARY] for sid in summaries})
+    return channel
 
 
 def _turns(messages: Sequence[BaseMessage]) -> list[_Turn]:
