@@ -8,7 +8,8 @@ PostgreSQL on the session's server (``tests/postgres_server.py``: ``PALIMPSEST_P
 else a private server, in the default run too), Oracle on ``ORACLE_DSN`` or a container on a
 Docker engine, and otherwise skips at once with one reason (``tests/oracle_database.py``); each
 of its stores is a fresh ``memory_store_id``, dropped afterwards by the row's own
-``drop_stores`` hook.
+``drop_stores`` hook, except that a PostgreSQL store of a given dimension is emptied and given to
+a later test instead when it is still exactly what a new store is (:class:`PostgresStock`).
 """
 
 from __future__ import annotations
