@@ -174,6 +174,14 @@ class PostgresStock:
         with self._pool.connection() as conn:
             self._reference[dimension] = self._read(conn, store_id)
 
+    def drop_all(self) -> None:
+        drop_stores = BACKENDS["postgres"].drop_stores
+        assert drop_stores is not None
+        free = sorted(store_id for ids in self._free.values() for store_id in ids)
+        self._free.clear()
+        if free:
+            drop_stores(self._pool, free)
+
     def take(self, dimension: int) -> str | None:
         free = self._free.get(dimension)
         return free.pop() if free else None
@@ -222,9 +230,14 @@ ADAPTERS = [
 
 
 @pytest.fixture(scope="session")
-def postgres_stock(postgres_pool: Any) -> PostgresStock:
-    """The session's emptied PostgreSQL stores (dropped with the session's server)."""
-    return PostgresStock(postgres_pool)
+def postgres_stock(postgres_pool: Any) -> Iterator[PostgresStock]:
+    """The session's emptied PostgreSQL stores, dropped at its end (on a server the session did
+    not start too)."""
+    stock = PostgresStock(postgres_pool)
+    try:
+        yield stock
+    finally:
+        stock.drop_all()
 
 
 @pytest.fixture(params=ADAPTERS)
