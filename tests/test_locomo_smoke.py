@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from palimpsest.adapters import HashingEmbedder
 
-from benchmarks.locomo import run
+from benchmarks.locomo import run, successors
 from benchmarks.locomo.loader import DEV_CONVERSATIONS, load, parse_session_date, repair_evidence
 from benchmarks.quality.common import CachingEmbedder
 
@@ -192,3 +192,43 @@ def test_the_speaker_diagnostic_prefixes_the_content_and_keeps_the_metadata(data
         assert [m.metadata["dia_id"] for m in messages] == [t.dia_id for t in conversation.turns]
         hits = memory.search("Who runs a bakery?", user_id=stored.user_id, record_types=["memory", "fact"])
         assert hits == []  # extraction off: no memories
+
+
+def test_the_successor_share_is_set_for_the_searches_and_restored() -> None:
+    from palimpsest.application import retrieval
+
+    shipped = retrieval.SUCCESSOR_SHARE
+    with successors.successor_share(1.0):
+        assert retrieval.SUCCESSOR_SHARE == 1.0
+    assert retrieval.SUCCESSOR_SHARE == shipped
+    with pytest.raises(RuntimeError), successors.successor_share(0.0):
+        raise RuntimeError
+    assert retrieval.SUCCESSOR_SHARE == shipped
+
+
+def test_leave_one_out_scores_each_conversation_with_the_share_the_others_pick() -> None:
+    def figures(recalls: dict[str, float]) -> dict[str, Any]:
+        return {"by_conversation": {c: {"questions": 10, "recall@10": r} for c, r in recalls.items()}}
+
+    by_share = {
+        0.0: figures({"a": 0.9, "b": 0.5, "c": 0.5}),
+        successors.SHIPPED: figures({"a": 0.5, "b": 0.6, "c": 0.6}),
+        1.0: figures({"a": 0.5, "b": 0.6, "c": 0.6}),  # ties the shipped share: the shipped one is kept
+    }
+    result = successors.leave_one_out(by_share)
+    assert {c: f["picked"] for c, f in result["folds"].items()} == {"a": successors.SHIPPED, "b": 0.0, "c": 0.0}
+    assert result["recall@10"] == round((0.5 + 0.5 + 0.5) / 3, 4)
+
+
+def test_the_successor_share_run_reports_links_and_every_share(data: Path) -> None:
+    conversations = load(data, ("conv-26", "conv-30"))
+    embedder = CachingEmbedder(HashingEmbedder(dimension=64))
+    result = successors.evaluate(conversations, embedder, shares=(0.0, 1.0), backend="memory", log=lambda _: None)
+    assert set(result["links"]) == {"conv-26", "conv-30"}
+    assert set(result["links"]["conv-30"]) == {"memories", "retired", *successors.LIFECYCLE}
+    assert set(result["scopes"]) == set(successors.SCOPES)
+    for scope in result["scopes"].values():
+        assert scope["questions"] == 7
+        assert set(scope["by_share"]) == {"0.0", "1.0"}
+        assert scope["ranking_changed"] <= scope["with_retired_hit"] <= 7
+        assert set(scope["leave_one_out"]["folds"]) == {"conv-26", "conv-30"}

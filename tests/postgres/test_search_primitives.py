@@ -20,6 +20,7 @@ from palimpsest.adapters.postgres.search import containment
 from palimpsest.domain.errors import VectorDimensionError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.search import SearchQuery, run_search
+from postgres_server import PostgresTarget
 
 from .conftest import StoreFactory
 from .helpers import at, link, message, query, record, thread, write, write_embedded
@@ -70,18 +71,35 @@ def _rows() -> dict[str, Any]:
     return {"threads": threads, "messages": messages, "records": records, "links": links, "vectors": vectors}
 
 
-@pytest.fixture
-def pair(stores: StoreFactory, tmp_path: Path) -> Iterator[tuple[PostgresStoreCore, EmbeddedStore, dict[str, Any]]]:
+def _pair(stores: StoreFactory, folder: Path) -> Iterator[tuple[PostgresStoreCore, EmbeddedStore, dict[str, Any]]]:
     rows = _rows()
     core = stores.open(dimension=DIMENSION)
     with core.transaction() as conn:
         write(conn, **rows)
-    embedded = EmbeddedStore(str(tmp_path / "e.db"), dimension=DIMENSION)
+    embedded = EmbeddedStore(str(folder / "e.db"), dimension=DIMENSION)
     write_embedded(embedded, **rows)
     try:
         yield core, embedded, rows
     finally:
         embedded.close()
+
+
+@pytest.fixture
+def pair(stores: StoreFactory, tmp_path: Path) -> Iterator[tuple[PostgresStoreCore, EmbeddedStore, dict[str, Any]]]:
+    """The same rows in a fresh PostgreSQL store and a fresh embedded store, for a test that writes."""
+    yield from _pair(stores, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def searched_pair(
+    postgres_target: PostgresTarget, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[PostgresStoreCore, EmbeddedStore, dict[str, Any]]]:
+    """The same pair, made once for the tests that only search it (each test's queries read it)."""
+    factory = StoreFactory(postgres_target)
+    try:
+        yield from _pair(factory, tmp_path_factory.mktemp("searched-pair"))
+    finally:
+        factory.close_all()
 
 
 QUERIES = {
@@ -125,13 +143,13 @@ def _query(spec: dict[str, Any], rows: dict[str, Any]) -> SearchQuery:
 @pytest.mark.parametrize("keyword_scoring", ["scope rows", "term postings"])
 @pytest.mark.parametrize("name", list(QUERIES))
 def test_candidates_and_scores_match_the_embedded_store(
-    pair: Any, name: str, keyword_scoring: str, monkeypatch: pytest.MonkeyPatch
+    searched_pair: Any, name: str, keyword_scoring: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if keyword_scoring == "term postings":  # the branch of scopes too large to score row by row
         from palimpsest.adapters.postgres import search
 
         monkeypatch.setattr(search, "KEYWORD_SCOPE_MAX", 0)
-    core, embedded, rows = pair
+    core, embedded, rows = searched_pair
     q = _query(QUERIES[name], rows)
     with core.searching() as pg, embedded.searching() as em:
         if q.vector is not None:
@@ -152,8 +170,8 @@ def test_candidates_and_scores_match_the_embedded_store(
     assert [hit.linked for hit in found_hits] == [hit.linked for hit in expected_hits]
 
 
-def test_links_rows_and_neighbours_match_the_embedded_store(pair: Any) -> None:
-    core, embedded, _rows = pair
+def test_links_rows_and_neighbours_match_the_embedded_store(searched_pair: Any) -> None:
+    core, embedded, _rows = searched_pair
     later = query(text="x", now=at(60))
     with core.searching() as pg, embedded.searching() as em:
         for q in (query(text="x"), later, query(text="x", user_id="u1", record_types=frozenset({"fact"}))):

@@ -307,13 +307,13 @@ def _comparable(hits: Sequence[SearchHit]) -> list[tuple[Any, ...]]:
     return [(hit.record, hit.linked) for hit in hits]
 
 
-@settings(
-    suppress_health_check=[HealthCheck.function_scoped_fixture]
-)  # a factory: each example opens its own store
-@given(corpus=corpora(), data=st.data())
-def test_a_stores_search_returns_exactly_what_the_pipeline_answers_from_its_session(
-    open_store: Callable[[], Any], corpus: dict[str, Any], data: st.DataObject
-) -> None:
+POOLED_EXAMPLES = 20
+"""Examples of the store comparison on a server store (PostgreSQL) in the default profile: each
+costs a schema and its searches over the network; the in-process stores run the profile's count
+(60), and the thorough profile (``HYPOTHESIS_PROFILE=thorough``) runs its count everywhere."""
+
+
+def _same_answers(open_store: Callable[[], Any], corpus: dict[str, Any], data: st.DataObject) -> None:
     record_ids = [record.id for record, _vector in corpus["records"]]
     with open_store() as store:
         _seed(store, corpus)
@@ -325,3 +325,15 @@ def test_a_stores_search_returns_exactly_what_the_pipeline_answers_from_its_sess
             assert _comparable(got) == _comparable(expected)
             assert [h.score for h in got] == pytest.approx([h.score for h in expected], abs=1e-9, rel=0)
             assert [h.distance for h in got] == pytest.approx([h.distance for h in expected], abs=1e-9, rel=0)
+
+
+def test_a_stores_search_returns_exactly_what_the_pipeline_answers_from_its_session(
+    open_store: Callable[[], Any], request: pytest.FixtureRequest
+) -> None:
+    examples = settings.default.max_examples
+    if BACKENDS[request.node.callspec.params["open_store"]].pooled and settings.get_current_profile_name() == "default":
+        examples = min(examples, POOLED_EXAMPLES)
+    check = settings(
+        max_examples=examples, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )(given(corpus=corpora(), data=st.data())(_same_answers))  # a factory: each example opens its own store
+    check(open_store)

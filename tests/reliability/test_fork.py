@@ -41,6 +41,8 @@ SCRIPT = """
 
     path, how, rows, bound = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     entered, gate = threading.Event(), threading.Event()
+    if rows:  # the snapshot is due from ``rows`` rows on (20,000 by default: the same rule, fewer rows to write)
+        EmbeddedStore.SNAPSHOT_MIN_ROWS = rows
 
     def gated(request):
         entered.set()
@@ -129,7 +131,7 @@ SCRIPT = """
 """
 
 
-@pytest.mark.parametrize("rows", [0, 20_000], ids=["small", "20k-rows"])
+@pytest.mark.parametrize("rows", [0, 2_000], ids=["small", "snapshot-due"])
 @pytest.mark.parametrize("how", ["fork", "fork-close", "multiprocessing"])
 def test_a_forked_child_leaves_the_parents_jobs_connections_and_snapshot_alone(
     tmp_path: Path, how: str, rows: int
