@@ -98,7 +98,7 @@ class ProfileService:
             raise ValidationError("profile information must be a non-empty string.")
         check_text(information, "profile information")
         meta = metadata if isinstance(metadata, NotSetType) else check_metadata(metadata)
-        vector = self._embeddings.documents([information])[0]
+        vector = self._embeddings.documents_when_up([information])[0]
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             stored = uow.records.get(profile_id)
@@ -126,6 +126,7 @@ class ProfileService:
                     f"a {kind.value} takes the {owner} as its id."
                 )
             uow.commit()
+        self._embeddings.wrote([vector])
         return profile_id
 
     def list(
