@@ -24,9 +24,9 @@ from .config import MemoryExtractionConfig, MemoryRetentionConfig
 from .embedding import EmbeddingHelper
 from .event_log import log_failure
 from .linking import Linker
-from .vector_backfill import VectorBackfill
 from .record_service import NewLinkRequest, RecordService
 from .requests import AddMemory, DeleteRecordLink, LinkRecords, UpdateMemory, UpdateRecordLink
+from .vector_backfill import VectorBackfill
 
 __all__ = ["RecordCommands"]
 

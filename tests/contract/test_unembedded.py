@@ -9,8 +9,8 @@ from datetime import timedelta
 from palimpsest.domain.model import RecordType
 from palimpsest.domain.ports import MemoryStore
 
-from .conftest import StoreFactory
 from .builders import E1, E2, NOW, at, committing, ids, message, query, reading, record, seed, thread
+from .conftest import StoreFactory
 
 
 def _seeded(store: MemoryStore) -> None:

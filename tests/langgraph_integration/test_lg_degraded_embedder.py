@@ -26,8 +26,9 @@ import pytest
 pytest.importorskip(
     "langchain.agents", reason="the LangGraph integration needs the optional extra 'langgraph'"
 )
-openai = pytest.importorskip("openai", reason="the OpenAI-compatible embedder needs the optional 'openai' SDK")
+pytest.importorskip("openai", reason="the OpenAI-compatible embedder needs the optional 'openai' SDK")
 
+import openai
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from lg_doubles import scripted
