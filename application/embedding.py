@@ -110,7 +110,7 @@ class EmbedderHealth:
             log.warning(
                 "the embedder is unavailable (%s); messages and memories are stored without vectors and "
                 "embedded when it answers again, and searches use keyword search meanwhile",
-                exc,
+                str(exc).rstrip(". "),
             )
 
     def answered(self) -> None:
