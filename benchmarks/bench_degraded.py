@@ -44,15 +44,24 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--waiting", type=int, default=1_000)
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.quick:
-        args.messages, args.waiting = 500, 100
-    openai_adapters.ALLOW_MODEL_REQUESTS = True
+        args.messages, args.waiting = 500, 20
+    allowed = openai_adapters.ALLOW_MODEL_REQUESTS
+    openai_adapters.ALLOW_MODEL_REQUESTS = True  # the server is on 127.0.0.1
+    try:
+        _run(args)
+    finally:
+        openai_adapters.ALLOW_MODEL_REQUESTS = allowed
+    return 0
+
+
+def _run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder, LoopbackExtractionServer(dimension=DIMENSION) as server:
         path = Path(folder) / "bench.db"
         memory = _client(path, server.base_url)
@@ -102,7 +111,6 @@ def main() -> int:
                   f"({done / took:.0f} rows/s); vector search finds them: "
                   f"{any(r.content == 'written during the outage 7' for r in found)}")
         memory.close()
-    return 0
 
 
 if __name__ == "__main__":
