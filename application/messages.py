@@ -4,9 +4,9 @@ read).
 An append stores its messages, with their vectors, in one unit of work, and in that same unit of
 work records the extraction job the append makes due (``ExtractionService.plan``), so no
 acknowledged message is ever left unextracted. An embedder that is unavailable never fails it:
-the messages are stored without vectors and the vector backfill embeds them later (D43). After the commit the job is started (inline or
-queued, as the thread's settings say) and the durable summary is kept up to date. An edit or a
-delete retires the summaries that covered the message.
+the messages are stored without vectors and the vector backfill embeds them later (D43). After
+the commit the job is started (inline or queued, as the thread's settings say) and the durable
+summary is kept up to date. An edit or a delete retires the summaries that covered the message.
 """
 
 from __future__ import annotations
