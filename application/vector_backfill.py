@@ -7,7 +7,7 @@ own state, not the client's: the visible rows that have no vector
 (``MessageRepository.unembedded``, ``RecordRepository.unembedded``), so a crash, an exit or
 another process loses nothing. A pass reads the oldest of them (a bounded batch of each), embeds
 them as an append would have (a message after the turn before it), and writes each vector only
-if its row is unchanged and still without one. Passes run after a user's write whose own
+if its row is unchanged. Passes run after a user's write whose own
 vectors were made (the embedder answers) while rows may wait (:class:`~.embedding.EmbedderHealth`),
 and on demand (``AgentMemory.embed_waiting()``); a pass that finds the embedder still down stops
 quietly.
@@ -119,8 +119,9 @@ class VectorBackfill:
     @staticmethod
     def _fill_message(uow: UnitOfWork, message: Message, vector: Vector | None, now: datetime) -> int:
         current = uow.messages.get(message.id, now=now)
-        if vector is None or current != message or uow.messages.vectors(message.thread_id, [message.id]):
-            return 0  # edited, deleted or embedded meanwhile: its own write saw to it
+        if vector is None or current != message:
+            return 0  # edited or deleted meanwhile: its own write saw to it (an unchanged row
+            # embedded meanwhile by another client gets the same vector again)
         uow.messages.update(current, embedding=vector)
         return 1
 
