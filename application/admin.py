@@ -24,14 +24,14 @@ from palimpsest.domain.ports import Clock, MemoryStore, SchemaState
 from palimpsest.domain.sentinel import NOTSET
 
 from . import diagnostics, inspection, transfer
-from .diagnostics import JobOverview, StoreCounts
+from .diagnostics import JobOverview, StoreCounts, WaitingVectors
 from .inspection import Scope, ThreadOverview
 from .ports import Embedder
 from .record_service import RecordService
 from .store_settings import EMBEDDING_MODEL_SETTING
 from .transfer import ImportItem
 
-__all__ = ["ImportItem", "JobOverview", "StoreAdmin", "StoreCounts", "ThreadOverview"]
+__all__ = ["ImportItem", "JobOverview", "StoreAdmin", "StoreCounts", "ThreadOverview", "WaitingVectors"]
 
 
 class StoreAdmin:
@@ -123,6 +123,11 @@ class StoreAdmin:
     def count_rows(self) -> StoreCounts:
         """How many threads, memory records (visible now) and links the store holds."""
         return diagnostics.count_rows(self._store, self._clock)
+
+    def waiting_vectors(self) -> WaitingVectors:
+        """How many visible messages and memory records wait for their vectors (stored while
+        the embedder was unavailable, or imported without vectors; ARCHITECTURE.md D43)."""
+        return diagnostics.count_waiting(self._store, self._clock)
 
     def job_overview(self) -> JobOverview:
         """Every extraction job still to run, with its state now."""

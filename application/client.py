@@ -84,6 +84,7 @@ __all__ = ["AgentMemory"]
     "list_images",
     "purge_expired",
     "reembed",
+    "embed_waiting",
     "wait_for_memory_extraction",
     "pending_extractions",
     "failed_extractions",
@@ -474,6 +475,14 @@ class AgentMemory(MemoryFacade):
         if progress is not None and not callable(progress):
             raise ValidationError("progress must be a callable progress(done, total) or None.")
         return self._services.maintenance.reembed(batch_size=batch_size, progress=progress)
+
+    def embed_waiting(self) -> int:
+        """Embed now the messages and memories stored without vectors while the embedder was
+        unavailable (ARCHITECTURE.md D43); returns how many got their vector. Stops early, with
+        what it did, when the embedder is still unavailable (the rest wait: the next write whose
+        embedding succeeds, or the next call, goes on). 0 without an embedder. Clients do this on
+        their own after a successful write, a bounded batch at a time."""
+        return self._services.backfill.run_all()
 
     def wait_for_memory_extraction(self, timeout: float | None = 300.0) -> None:
         """Wait for the background extraction this client started, retries of failed attempts

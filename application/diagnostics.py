@@ -1,8 +1,8 @@
 """Application layer: what a health check reads from a store (``palimpsest doctor``).
 
 Read-only use cases on the :class:`~palimpsest.domain.ports.MemoryStore` port: how many
-threads, records and links it holds, its extraction jobs still to run (by state) and those that
-failed for good, and whether the settings a client reads back (the retention policy, each
+threads, records and links it holds, the messages and records that wait for their vectors (D43),
+its extraction jobs still to run (by state) and those that failed for good, and whether the settings a client reads back (the retention policy, each
 thread's config) still parse. The schema version is the store's own business: stores offer it
 through the :class:`~palimpsest.domain.ports.StoreDiagnostics` capability, and
 :func:`schema_state` asks for it. Nothing here writes or judges: the driver words the verdicts.
@@ -24,7 +24,9 @@ from .store_settings import RETENTION_SETTING, stored_retention
 __all__ = [
     "JobOverview",
     "StoreCounts",
+    "WaitingVectors",
     "count_rows",
+    "count_waiting",
     "failed_jobs",
     "job_overview",
     "schema_state",
@@ -54,6 +56,29 @@ def count_rows(store: MemoryStore, clock: Clock) -> StoreCounts:
             threads=len(uow.threads.list(limit=None)),
             records=len(uow.records.list(now=clock.now(), limit=None)),
             links=len(uow.links.list(limit=None)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingVectors:
+    """How many visible messages and memory records a store holds without a vector: stored
+    while the embedder was unavailable (or imported without vectors), waiting for the backfill."""
+
+    messages: int
+    records: int
+
+    @property
+    def total(self) -> int:
+        return self.messages + self.records
+
+
+def count_waiting(store: MemoryStore, clock: Clock) -> WaitingVectors:
+    """How many visible messages and records wait for their vectors, from one read-only snapshot."""
+    now = clock.now()
+    with store.reading() as uow:
+        return WaitingVectors(
+            messages=len(uow.messages.unembedded(now=now, limit=None)),
+            records=len(uow.records.unembedded(now=now, limit=None)),
         )
 
 

@@ -231,7 +231,8 @@ class ImageService:
         """Store a message's checked image parts as attached images, inside the caller's unit
         of work (the message's scope and expiry); returns their ids."""
         ids: list[str] = []
-        vectors = self._embeddings.documents([p.description or "" for p in parts])
+        vectors = self._embeddings.documents_when_up([p.description or "" for p in parts])
+        self._embeddings.wrote(vectors)  # committed with the caller's unit of work
         for part, vector in zip(parts, vectors, strict=True):
             image_id = self._new_id()
             record = MemoryRecord(
@@ -272,7 +273,7 @@ class ImageService:
         thread = self._thread_of(scope)
         description = request.description
         text = self.caption(data, mime, resolved) if description is None or isinstance(description, NotSetType) else description
-        vector = self._embeddings.documents([text])[0]
+        vector = self._embeddings.documents_when_up([text])[0]
         with self._store.unit_of_work() as uow:
             if thread is not None and uow.threads.get(thread.id) is None:
                 raise ThreadNotFoundError(f"No thread found with id {thread.id!r}.")
@@ -292,6 +293,7 @@ class ImageService:
             uow.records.add(record, embedding=vector)
             uow.images.add(StoredImage(rid, mime, data))
             uow.commit()
+        self._embeddings.wrote([vector])
         return rid
 
     def update_image(
@@ -331,7 +333,7 @@ class ImageService:
             )
         embedding: Any = NOTSET
         if "content" in changes and changes["content"] != record.content:
-            embedding = self._embeddings.documents([changes["content"]])[0]
+            embedding = self._embeddings.documents_when_up([changes["content"]])[0]
         updated = replace(record, **changes)
         with self._store.unit_of_work() as uow:
             current = uow.records.get(rid, now=now)
@@ -341,6 +343,8 @@ class ImageService:
             if new_image is not None:
                 uow.images.replace(new_image)
             uow.commit()
+        if embedding is not NOTSET:
+            self._embeddings.wrote([embedding])
         return rid
 
     def delete_image(self, image_id: str, *, owner: Thread | None = None) -> int:

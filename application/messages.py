@@ -3,9 +3,10 @@ read).
 
 An append stores its messages, with their vectors, in one unit of work, and in that same unit of
 work records the extraction job the append makes due (``ExtractionService.plan``), so no
-acknowledged message is ever left unextracted. After the commit the job is started (inline or
-queued, as the thread's settings say) and the durable summary is kept up to date. An edit or a
-delete retires the summaries that covered the message.
+acknowledged message is ever left unextracted. An embedder that is unavailable never fails it:
+the messages are stored without vectors and the vector backfill embeds them later (D43). After
+the commit the job is started (inline or queued, as the thread's settings say) and the durable
+summary is kept up to date. An edit or a delete retires the summaries that covered the message.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .images import ImageParts, ImageService
 from .jobs import ExtractionRunner
 from .requests import AppendMessages, ImageInput, ListMessages, UpdateMessage
 from .summaries import SummaryService
+from .vector_backfill import VectorBackfill
 
 __all__ = ["MessageService", "NewMessage"]
 
@@ -73,7 +75,11 @@ class MessageService:
         summaries: SummaryService,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         images: ImageService | None = None,
+        backfill: VectorBackfill | None = None,
     ) -> None:
+        self._backfill = backfill if backfill is not None else VectorBackfill(
+            store=store, clock=clock, embeddings=embeddings
+        )
         self._new_id = new_id
         self._images = images
         self._store = store
@@ -127,7 +133,7 @@ class MessageService:
         now = self._clock.now()
         expiries = [self._expiry(now, m.ttl_days, m.ttl_anchor, m.timestamp) for m in messages]
         images = self._checked_images(settings, messages)
-        vectors = self._embeddings.messages(messages, self._turns_before(thread, messages, now))
+        vectors = self._embeddings.messages_when_up(messages, self._turns_before(thread, messages, now))
         stored: list[Message] = []
         with self._store.unit_of_work() as uow:
             seq = uow.messages.last_seq(thread.id)
@@ -158,7 +164,10 @@ class MessageService:
                         self._images.attach_in(uow, message.id, thread, message.expires_at, own, now)
             job = self._extraction.plan(uow, thread, settings, stored, now)
             uow.commit()
-        self._after_append(thread, settings, stored, job)
+        try:
+            self._after_append(thread, settings, stored, job)
+        finally:
+            self._backfill.after_write(vectors)
         return stored
 
     def _checked_images(self, settings: ThreadSettings, messages: Sequence[NewMessage]) -> list[ImageParts]:
@@ -219,7 +228,7 @@ class MessageService:
             following = self._following(uow, thread, message)
         if following is None:
             return None
-        return following, self._embeddings.messages([following], [before])[0]
+        return following, self._embeddings.messages_when_up([following], [before])[0]
 
     def _following(self, uow: UnitOfWork, thread: Thread, message: Message) -> Message | None:
         later = uow.messages.list_for_thread(
@@ -257,7 +266,7 @@ class MessageService:
             if speaker is not None:  # only a named turn's index text reads the turn before it
                 with self._store.reading() as uow:
                     before = self._before(uow, thread, message.seq)
-            embedding = self._embeddings.messages([replace(message, **changes)], [before])[0]
+            embedding = self._embeddings.messages_when_up([replace(message, **changes)], [before])[0]
         if not (isinstance(ttl_days, NotSetType) and isinstance(ttl_anchor, NotSetType)):
             changes["expires_at"] = self._expiry(self._clock.now(), ttl_days, ttl_anchor, message.timestamp)
         if not changes:
@@ -271,6 +280,8 @@ class MessageService:
                 self._images.detach_in(uow, message.id, expires_at=changes["expires_at"])
             self._reembed_next(uow, thread, message, planned)
             uow.commit()
+        written = [] if isinstance(embedding, NotSetType) else [embedding]
+        self._embeddings.wrote(written + ([planned[1]] if planned is not None else []))
         if "content" in changes:
             self._summaries.invalidate_from(thread, message.seq)
 
@@ -289,6 +300,8 @@ class MessageService:
                     self._images.detach_in(uow, message.id)
                 self._reembed_next(uow, thread, message, planned)
             uow.commit()
+        if planned is not None:
+            self._embeddings.wrote([planned[1]])
         if deleted:
             self._summaries.invalidate_from(thread, message.seq)
         return bool(deleted)

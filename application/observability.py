@@ -195,6 +195,7 @@ _KIND_BY_NAME: Final = {
     "failed_extractions": OperationKind.READ,
     "retry_failed_extractions": OperationKind.UPDATE,
     "reembed": OperationKind.UPDATE,
+    "embed_waiting": OperationKind.UPDATE,
     "purge_expired": OperationKind.DELETE,
 }
 _KIND_BY_PREFIX: Final = (

@@ -74,7 +74,7 @@ class ProfileService:
         omitted, the metadata of the one stored. ``DuplicateIdError`` when the id names a record
         of another type (a memory, or the other kind of profile): ids are one namespace."""
         kind, profile_id, information, meta = request.record_type, request.profile_id, request.information, request.metadata
-        vector = self._embeddings.documents([information])[0]
+        vector = self._embeddings.documents_when_up([information])[0]
         now = self._clock.now()
         with self._store.unit_of_work() as uow:
             stored = uow.records.get(profile_id)
@@ -102,6 +102,7 @@ class ProfileService:
                     f"a {kind.value} takes the {request.owner} as its id."
                 )
             uow.commit()
+        self._embeddings.wrote([vector])
         return profile_id
 
     def list(self, request: ListProfiles) -> list[MemoryRecord]:

@@ -4,7 +4,8 @@ thread, ``owner_thread``).
 
 Each takes a typed request (:mod:`~palimpsest.application.requests`, validated when it was
 built) and makes one call to :class:`~palimpsest.application.record_service.RecordService`,
-which decides and persists in one unit of work; bad input writes nothing.
+which decides and persists in one unit of work; bad input writes nothing. A memory whose
+embedder is unavailable is stored without its vector and embedded later (D43).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .event_log import log_failure
 from .linking import Linker
 from .record_service import NewLinkRequest, RecordService
 from .requests import AddMemory, DeleteRecordLink, LinkRecords, UpdateMemory, UpdateRecordLink
+from .vector_backfill import VectorBackfill
 
 __all__ = ["RecordCommands"]
 
@@ -44,7 +46,11 @@ class RecordCommands:
         retention: MemoryRetentionConfig,
         extraction_config: MemoryExtractionConfig | None,
         new_id: Callable[[], str],
+        backfill: VectorBackfill | None = None,
     ) -> None:
+        self._backfill = backfill if backfill is not None else VectorBackfill(
+            store=store, clock=clock, embeddings=embeddings
+        )
         self._store = store
         self._clock = clock
         self._memory = memory
@@ -86,7 +92,7 @@ class RecordCommands:
             )
         memory_id = request.memory_id
         record_id = self._new_id() if isinstance(memory_id, NotSetType) or memory_id is None else memory_id
-        vector = self._embeddings.documents([request.content])[0]
+        vector = self._embeddings.documents_when_up([request.content])[0]
         record_type = request.memory_type
         assert isinstance(record_type, RecordType)  # parsed by the request
         self._memory.add_record_with_link(
@@ -102,6 +108,7 @@ class RecordCommands:
             require_thread=request.owner_thread,
             status=request.status,  # type: ignore[arg-type]
         )
+        self._backfill.after_write([vector])
         if autonomous_linking and link_request is None and self._linker.resolver is not None:
             with self._store.reading() as uow:
                 stored = uow.records.get(record_id)
@@ -128,7 +135,7 @@ class RecordCommands:
             expires = self._expiry(now=now, ttl_days=request.ttl_days, ttl_anchor=request.ttl_anchor, timestamp=event_time)
         embedding: tuple[float, ...] | None | NotSetType = NOTSET
         if isinstance(request.content, str) and request.content != record.content:
-            embedding = self._embeddings.documents([request.content])[0]
+            embedding = self._embeddings.documents_when_up([request.content])[0]
         self._memory.update_record(
             request.memory_id,
             content=request.content,
@@ -138,6 +145,8 @@ class RecordCommands:
             embedding=embedding,
             status=request.status,  # type: ignore[arg-type]
         )
+        if not isinstance(embedding, NotSetType):
+            self._embeddings.wrote([embedding])
         return request.memory_id
 
     def link_records(self, request: LinkRecords) -> str:

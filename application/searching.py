@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from palimpsest.domain.errors import InvalidSearchError, ValidationError
+from palimpsest.domain.errors import InvalidSearchError, ModelUnavailableError, ValidationError
 from palimpsest.domain.model import (
     MemoryRecord,
     Message,
@@ -37,7 +37,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .budgets import apply_token_budgets, warn_small_token_budget
 from .config import RetrievalConfig
-from .embedding import RecentVectors
+from .embedding import EmbedderHealth, RecentVectors
 from .ports import Embedder, SummaryText
 from .quotes import quoted
 from .requests import SearchRequest, SearchScope, SearchStrategy, resolve_scope
@@ -132,9 +132,11 @@ class Searcher:
         embedder: Embedder | None,
         strategy: SearchStrategy,
         retrieval: RetrievalConfig | None = None,
+        health: EmbedderHealth | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        self._health = health if health is not None else EmbedderHealth()
         self._strategy = SearchStrategy.parse(strategy)
         self._retrieval = retrieval if retrieval is not None else RetrievalConfig()
         self._recent = RecentVectors(RECENT_QUERIES)
@@ -314,13 +316,20 @@ class Searcher:
         self, text: str, strategy: SearchStrategy | NotSetType = NOTSET
     ) -> tuple[float, ...] | None:
         """The query's vector, from the client's recent queries when it was embedded lately (a
-        card on an unchanged thread asks with the same summary every time)."""
+        card on an unchanged thread asks with the same summary every time). ``None`` when the
+        embedder is unavailable: the search is then a keyword search (D43; the outage's one
+        WARNING line says so)."""
         if self._embedder is None or self.strategy_for(strategy) == "keyword":
             return None
         cached = self._recent.get(text)
         if cached is not None:
             return cached
-        vector = tuple(map(float, self._embedder.embed([text], is_query=True)[0]))
+        try:
+            vector = tuple(map(float, self._embedder.embed([text], is_query=True)[0]))
+        except ModelUnavailableError as exc:
+            self._health.unavailable(exc)
+            return None
+        self._health.answered()
         self._recent.put(text, vector)
         return vector
 
@@ -353,9 +362,17 @@ class Searcher:
         (:meth:`query_vector`), as before. The vector is kept, like a recent query's, by the
         query and its quotes (a card whose summary did not change reads nothing; a quoted
         message edited outside its quoted sentences keeps its older vector there until the
-        summary changes). ``None`` without an embedder or with the keyword strategy."""
+        summary changes). ``None`` without an embedder, with the keyword strategy, or when the
+        embedder is unavailable (the card's search is then a keyword search)."""
         if self._embedder is None or self._strategy == "keyword":
             return None
+        try:
+            return self._summary_vector(thread_id, query, summary)
+        except ModelUnavailableError as exc:
+            self._health.unavailable(exc)
+            return None
+
+    def _summary_vector(self, thread_id: str, query: str, summary: SummaryText) -> tuple[float, ...] | None:
         # Kept by what it is made of: a refresh that leaves the text and its quotes as they were
         # (a new revision of the same summary) finds it again.
         key = hashlib.blake2b("\x1f".join([query, *(i or "" for i in summary.quotes)]).encode()).hexdigest()

@@ -14,7 +14,8 @@ summary revisions are written as they are, through the store's unit of work and 
 (the domain's storage ports), not through the client, which would stamp new times. Embeddings
 are not exported (they belong to the index, and to one model): ``import --reembed`` computes
 them with the configured embedder, otherwise imported text is found by keyword search until
-``palimpsest reembed``. Pending extraction jobs are not exported.
+``palimpsest reembed``, or until a client with the store's embedder fills them in (the vector
+backfill of ARCHITECTURE.md D43). Pending extraction jobs are not exported.
 
 Every line is held to the API's rules: the domain's entities check each one, settings and
 thread configs must read back as a client reads them, messages, summaries and memories of a

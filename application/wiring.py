@@ -25,7 +25,7 @@ from .config import (
     RetrievalConfig,
 )
 from .context_cards import ContextCardService
-from .embedding import EmbeddingHelper
+from .embedding import EmbedderHealth, EmbeddingHelper
 from .extraction import ExtractionService
 from .images import ImageService
 from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
@@ -39,6 +39,7 @@ from .records import RecordCommands
 from .searching import Searcher, SearchStrategy
 from .summaries import SummaryService
 from .thread_service import ThreadService
+from .vector_backfill import VectorBackfill
 
 __all__ = ["ApplicationServices", "build_services", "build_worker"]
 
@@ -64,6 +65,7 @@ class ApplicationServices:
     cards: ContextCardService
     extraction: ExtractionService
     runner: ExtractionRunner
+    backfill: VectorBackfill
     maintenance: MaintenanceService
     profiles: ProfileService
     admin: StoreAdmin
@@ -101,8 +103,10 @@ def build_services(
     extraction runs in workers records jobs without an extractor of its own and runs none."""
     to_workers = runs_in is ExtractionRunsIn.WORKERS
     records_jobs = extractor is not None or to_workers
-    searcher = Searcher(store, embedder, strategy, retrieval)
-    embeddings = EmbeddingHelper(embedder, searcher.retrieval.index_context)
+    health = EmbedderHealth()
+    searcher = Searcher(store, embedder, strategy, retrieval, health=health)
+    embeddings = EmbeddingHelper(embedder, searcher.retrieval.index_context, health)
+    backfill = VectorBackfill(store=store, clock=clock, embeddings=embeddings)
     memory = RecordService(store, clock, id_factory=new_id)
     summaries = SummaryService(store, clock, summariser)
     linker = Linker(searcher=searcher, clock=clock, memory=memory, embeddings=embeddings, resolver=link_resolver)
@@ -156,6 +160,7 @@ def build_services(
             retention=retention,
             extraction_config=extraction_config,
             new_id=new_id,
+            backfill=backfill,
         ),
         threads=ThreadService(
             store=store,
@@ -175,11 +180,13 @@ def build_services(
             summaries=summaries,
             new_id=new_id,
             images=images,
+            backfill=backfill,
         ),
         summaries=summaries,
         cards=ContextCardService(store=store, clock=clock, searcher=searcher, summaries=summaries),
         extraction=extraction,
         runner=runner,
+        backfill=backfill,
         maintenance=maintenance,
         profiles=ProfileService(
             store=store, clock=clock, memory=memory, embeddings=embeddings, runner=runner, maintenance=maintenance

@@ -189,6 +189,12 @@ class MessageRepository(Protocol):
         each purged message, so summaries that covered them can be retired."""
         ...
 
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[Message]:
+        """Visible messages stored without a vector, oldest first (creation time, then thread
+        id, then ``seq``); ``limit`` keeps the oldest ``limit`` (``None``: every one). The
+        vector backfill's work list (ARCHITECTURE.md D43)."""
+        ...
+
 
 class RecordRepository(Protocol):
     __slots__ = ()  # adapters declaring the port keep their slots
@@ -227,6 +233,12 @@ class RecordRepository(Protocol):
     def expired_ids(self, now: datetime, *, limit: int | None = None) -> list[str]:
         """Ids of records expired at ``now`` (oldest expiry first), for the purge use case,
         which deletes them one by one so that link partners are re-derived."""
+        ...
+
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[MemoryRecord]:
+        """Visible records stored without a vector, oldest first (creation time, then id);
+        ``limit`` keeps the oldest ``limit`` (``None``: every one). The vector backfill's work
+        list (ARCHITECTURE.md D43)."""
         ...
 
     def list(
@@ -735,8 +747,8 @@ class CheckpointStorage(Protocol):
 
 READ_METHODS: Mapping[str, frozenset[str]] = MappingProxyType({
     "threads": frozenset({"get", "list"}),
-    "messages": frozenset({"get", "last_seq", "list", "list_for_thread", "vectors"}),
-    "records": frozenset({"get", "get_many", "expired_ids", "list"}),
+    "messages": frozenset({"get", "last_seq", "list", "list_for_thread", "vectors", "unembedded"}),
+    "records": frozenset({"get", "get_many", "expired_ids", "list", "unembedded"}),
     "links": frozenset({"get", "find", "between", "touching", "list"}),
     "summaries": frozenset({"latest", "list_for_thread"}),
     "settings": frozenset({"get"}),

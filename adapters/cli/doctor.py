@@ -198,6 +198,25 @@ def _model_check(settings: CliSettings, admin: StoreAdmin | None) -> Check:
     return Check(name, Status.OK, f"store and {choice} agree: {stored!r}")
 
 
+def _vectors_check(admin: StoreAdmin | None) -> Check | None:
+    """Messages and memories stored without their vectors (the embedder was unavailable, or an
+    import without --reembed): keyword search finds them, vector search not yet. Only for a
+    store that records an embedding model (in a keyword-only store no row has a vector)."""
+    if admin is None or admin.embedding_model() is None:
+        return None
+    waiting = admin.waiting_vectors()
+    if not waiting.total:
+        return Check("waiting vectors", Status.OK, "every message and memory has its vector")
+    return Check(
+        "waiting vectors",
+        Status.WARN,
+        f"{waiting.messages} message(s) and {waiting.records} memory record(s) wait for their vectors "
+        "(stored while the embedder was unavailable, or imported without them); keyword search finds them "
+        "meanwhile. A client with the store's embedder fills them in after its next write, or with "
+        "AgentMemory.embed_waiting()",
+    )
+
+
 def _jobs_check(admin: StoreAdmin | None) -> Check | None:
     """Jobs still to run, by state: waiting, running under a client's lease, or retrying
     after a failed attempt (with the latest attempt's reason)."""
@@ -285,6 +304,9 @@ def run_checks(settings: CliSettings) -> list[Check]:
     try:
         checks.append(_minilm_check())
         checks.append(_model_check(settings, admin))
+        vectors = _vectors_check(admin)
+        if vectors is not None:
+            checks.append(vectors)
         jobs = _jobs_check(admin)
         if jobs is not None:
             checks.append(jobs)

@@ -349,6 +349,14 @@ class InMemoryMessageRepository(_Repository, MessageRepository):
             self.delete(message.id)
         return sorted((m.thread_id, m.seq) for m in expired)
 
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[Message]:
+        s = self._s
+        found = sorted(
+            (m for m in s.messages.values() if ("message", m.id) not in s.vectors and not m.is_expired(now)),
+            key=lambda m: (m.created_at, m.thread_id, m.seq),
+        )
+        return found if limit is None else found[: max(0, limit)]
+
 
 class InMemoryRecordRepository(_Repository, RecordRepository):
     def add(self, record: MemoryRecord, *, embedding: Sequence[float] | None = None) -> None:
@@ -398,6 +406,14 @@ class InMemoryRecordRepository(_Repository, RecordRepository):
         )
         ids = [r.id for r in expired]
         return ids if limit is None else ids[:limit]
+
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[MemoryRecord]:
+        s = self._s
+        found = sorted(
+            (r for r in s.records.values() if ("record", r.id) not in s.vectors and not r.is_expired(now)),
+            key=lambda r: (r.created_at, r.id),
+        )
+        return found if limit is None else found[: max(0, limit)]
 
     def list(
         self,

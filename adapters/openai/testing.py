@@ -12,6 +12,7 @@ is recorded as an estimate (4 characters per token), labelled as such by :attr:`
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
 import math
@@ -176,12 +177,22 @@ class LoopbackExtractionServer:
 
     Clear :attr:`open` to hold every request until it is set again (a model that hangs);
     :attr:`entered` is set when a request arrives. Nothing leaves the machine.
+
+    It serves embeddings too (``/v1/embeddings``): each text's vector of :attr:`dimension`
+    floats, its words hashed into buckets (the same text, the same vector; texts that share
+    words are near), each text recorded in :attr:`embedded`. Set :attr:`embedding_status` to an
+    HTTP error status (503) to have every embeddings request refused with it (an embedding
+    server that is down), back to 200 to serve again.
     """
 
-    def __init__(self, *, delay: float = 0.0) -> None:
+    def __init__(self, *, delay: float = 0.0, dimension: int = 32) -> None:
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.delay = delay
+        self.dimension = dimension
+        self.embedding_status = 200
+        self.embedded: list[str] = []
+        """Every text an embeddings request that was answered carried, in arrival order."""
         self.calls: list[list[str]] = []
         self.images: list[str] = []
         """The ``data:`` URLs of the images caption requests carried, in arrival order."""
@@ -196,9 +207,14 @@ class LoopbackExtractionServer:
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                data = json.dumps(server._answer(json.loads(raw or b"{}"))).encode("utf-8")
+                status = 200
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    status, answer = server._embeddings(json.loads(raw or b"{}"))
+                else:
+                    answer = server._answer(json.loads(raw or b"{}"))
+                data = json.dumps(answer).encode("utf-8")
                 try:
-                    self.send_response(200)
+                    self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
@@ -222,6 +238,26 @@ class LoopbackExtractionServer:
         """Every newest message any request carried, once per request that carried it."""
         with self._lock:
             return [text for call in self.calls for text in call]
+
+    def _embeddings(self, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        status = self.embedding_status
+        if status != 200:
+            return status, {"error": {"message": f"embedding server answers {status}", "type": "server_error"}}
+        given = body.get("input", [])
+        texts = [given] if isinstance(given, str) else [str(t) for t in given]
+        with self._lock:
+            self.embedded.extend(texts)
+        data = [{"object": "embedding", "index": i, "embedding": self._vector(t)} for i, t in enumerate(texts)]
+        usage = {"prompt_tokens": len(texts), "total_tokens": len(texts)}
+        return 200, {"object": "list", "data": data, "model": str(body.get("model", "loopback")), "usage": usage}
+
+    def _vector(self, text: str) -> list[float]:
+        vector = [0.0] * self.dimension
+        for word in re.findall(r"\w+", text.lower()) or [text]:
+            digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+            vector[int.from_bytes(digest[:4], "big") % self.dimension] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return [x / norm for x in vector] if any(vector) else [1.0] + [0.0] * (self.dimension - 1)
 
     def _answer(self, body: Mapping[str, Any]) -> dict[str, Any]:
         images = [

@@ -143,6 +143,7 @@ __all__ = [
     "message_update",
     "message_vectors",
     "messages_expired",
+    "messages_unembedded",
     "read_only_transaction",
     "record_delete",
     "record_expired_ids",
@@ -152,6 +153,7 @@ __all__ = [
     "record_list",
     "record_scope",
     "record_update",
+    "records_unembedded",
     "rollback_to_savepoint",
     "savepoint",
     "setting_delete",
@@ -692,6 +694,27 @@ def messages_expired(names: StoreNames, now: datetime) -> Statement:
     return Statement("messages.expired", sql, {"now": DIALECT.encode_time(now)})
 
 
+def _unembedded(name: str, sql: str, binds: dict[str, Any], limit: int | None) -> Statement:
+    if limit is None:
+        return Statement(name, sql, binds)
+    return Statement(f"{name}_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit})
+
+
+def messages_unembedded(names: StoreNames, now: datetime, *, limit: int | None = None) -> Statement:
+    """Visible messages whose chunk has no vector (or that have no chunk), oldest first
+    (creation time, thread, place in the thread): the vector backfill's work list."""
+    sql = (
+        f"SELECT {columns('m', MESSAGE_COLUMNS)}\nFROM {names('MESSAGE')} m\n"
+        f"WHERE {_VISIBLE.format(a='m')} AND NOT EXISTS (\n"
+        f"  SELECT 1 FROM {names('RECORD_CHUNKS')} c\n"
+        "  WHERE c.source_id = m.record_id AND c.source_record_type = :source_record_type\n"
+        "  AND c.embedding IS NOT NULL)\n"
+        "ORDER BY m.created_at, m.thread_id, m.order_seq"
+    )
+    binds = {"now": DIALECT.encode_time(now), "source_record_type": RecordType.MESSAGE.value}
+    return _unembedded("messages.unembedded", sql, binds, limit)
+
+
 # --- memory records --------------------------------------------------------------------------------
 
 
@@ -767,6 +790,20 @@ def record_expired_ids(names: StoreNames, now: datetime, *, limit: int | None = 
     return Statement(
         "records.expired_ids_limited", f"{sql}\nFETCH FIRST :limit ROWS ONLY", {**binds, "limit": limit}
     )
+
+
+def records_unembedded(names: StoreNames, now: datetime, *, limit: int | None = None) -> Statement:
+    """Visible memory records whose chunk has no vector (or that have no chunk), oldest first
+    (creation time, then id): the vector backfill's work list."""
+    sql = (
+        f"SELECT {columns('r', MEMORY_COLUMNS)}\nFROM {names('MEMORY')} r\n"
+        f"WHERE {_VISIBLE.format(a='r')} AND NOT EXISTS (\n"
+        f"  SELECT 1 FROM {names('RECORD_CHUNKS')} c\n"
+        "  WHERE c.source_id = r.record_id AND c.source_record_type = r.memory_type\n"
+        "  AND c.embedding IS NOT NULL)\n"
+        "ORDER BY r.created_at, r.record_id"
+    )
+    return _unembedded("records.unembedded", sql, {"now": DIALECT.encode_time(now)}, limit)
 
 
 def record_list(
@@ -1628,6 +1665,9 @@ class OracleStatements:
     def messages_expired(self, now: datetime) -> Statement:
         return messages_expired(self.names, now)
 
+    def messages_unembedded(self, now: datetime, *, limit: int | None = None) -> Statement:
+        return messages_unembedded(self.names, now, limit=limit)
+
     # records
     def record_insert(self, record: MemoryRecord, vector: Any) -> Statement:
         return record_insert(self.names, record)
@@ -1649,6 +1689,9 @@ class OracleStatements:
 
     def record_expired_ids(self, now: datetime, *, limit: int | None = None) -> Statement:
         return record_expired_ids(self.names, now, limit=limit)
+
+    def records_unembedded(self, now: datetime, *, limit: int | None = None) -> Statement:
+        return records_unembedded(self.names, now, limit=limit)
 
     def record_list(self, **kwargs: Any) -> Statement:
         return record_list(self.names, **kwargs)

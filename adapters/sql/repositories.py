@@ -449,6 +449,14 @@ class SqlMessageRepository(SqlRepository, MessageRepository):
             self._messages_purged(purged)
         return purged
 
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[Message]:
+        limit = check_limit(limit, minimum=0)
+        if limit == 0:
+            return []
+        uow = self._uow
+        decode = uow.codec.message
+        return [decode(row) for row in uow.fetch_all(uow.sql.messages_unembedded(check_time(now, "now"), limit=limit))]
+
 
 # --- memory records --------------------------------------------------------------------------------
 
@@ -538,6 +546,14 @@ class SqlRecordRepository(SqlRepository, RecordRepository):
             return []
         rows = self._uow.fetch_all(self._uow.sql.record_expired_ids(check_time(now, "now"), limit=limit))
         return [row[0] for row in rows]
+
+    def unembedded(self, *, now: datetime, limit: int | None = None) -> builtins.list[MemoryRecord]:
+        limit = check_limit(limit, minimum=0)
+        if limit == 0:
+            return []
+        uow = self._uow
+        decode = uow.codec.record
+        return [decode(row) for row in uow.fetch_all(uow.sql.records_unembedded(check_time(now, "now"), limit=limit))]
 
     def list(
         self,

@@ -307,6 +307,15 @@ class StandardStatements:
         sql = "SELECT id, thread_id, seq FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ?"
         return self._sql("messages.expired", sql, (self._time(now),))
 
+    def messages_unembedded(self, now: datetime, *, limit: int | None = None) -> Sql:
+        sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE embedding IS NULL"
+            " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, thread_id, seq"
+        )
+        if limit is None:
+            return self._sql("messages.unembedded", sql, (self._time(now),))
+        return self._sql("messages.unembedded_limited", f"{sql} LIMIT ?", (self._time(now), limit))
+
     # --- records -------------------------------------------------------------------------------
 
     def record_insert(self, record: MemoryRecord, vector: Any) -> Sql:
@@ -348,6 +357,15 @@ class StandardStatements:
         if limit is None:
             return self._sql("records.expired_ids", sql, (self._time(now),))
         return self._sql("records.expired_ids_limited", f"{sql} LIMIT ?", (self._time(now), limit))
+
+    def records_unembedded(self, now: datetime, *, limit: int | None = None) -> Sql:
+        sql = (
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE embedding IS NULL"
+            " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id"
+        )
+        if limit is None:
+            return self._sql("records.unembedded", sql, (self._time(now),))
+        return self._sql("records.unembedded_limited", f"{sql} LIMIT ?", (self._time(now), limit))
 
     def record_list(
         self,

@@ -1,5 +1,6 @@
-"""A search checks every argument before it embeds its query, and an embedder's error comes out
-as raised, with nothing written and no vector kept."""
+"""A search checks every argument before it embeds its query; an embedder's error comes out as
+raised, with nothing written and no vector kept, except an unavailable embedder's, which makes it
+a keyword search (ARCHITECTURE.md D43)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 from palimpsest.adapters import HashingEmbedder
-from palimpsest.domain.errors import ModelUnavailableError, ValidationError
+from palimpsest.domain.errors import ConfigurationError, ModelUnavailableError, ValidationError
 from palimpsest.domain.ports import MemoryStore
 
 from .conftest import ClientFactory
@@ -59,14 +60,32 @@ def test_an_embedder_error_comes_out_as_raised_and_nothing_is_written_or_kept(
     filler = make_client()
     filler.create_thread(thread_id="t1", user_id="u").add_messages([{"role": "user", "content": "pizza in Rome"}])
     filler.add_memory("The user likes sourdough pizza.", user_id="u")
-    failing = _Recording(fail=ModelUnavailableError("the embedding service is down"))
+    failing = _Recording(fail=ConfigurationError("the embedding model 'x' does not exist"))
     client = make_client(embedder=failing)
     before = snapshot(store)
-    with pytest.raises(ModelUnavailableError, match="service is down"):
+    with pytest.raises(ConfigurationError, match="does not exist"):
         client.search("pizza in Rome", user_id="u")
-    with pytest.raises(ModelUnavailableError):
+    with pytest.raises(ConfigurationError):
         client.get_thread("t1").search("pizza in Rome")
     assert snapshot(store) == before
     failing.fail = None  # the failed query was not kept as a recent one: it is embedded again
+    assert [r.content for r in client.search("pizza in Rome", user_id="u")]
+    assert failing.queries == ["pizza in Rome"] * 3
+
+
+def test_an_unavailable_embedder_makes_the_search_a_keyword_search_with_nothing_written_or_kept(
+    make_client: ClientFactory, store: MemoryStore
+) -> None:
+    """ARCHITECTURE.md D43: a model server that is down fails no search (it used to raise)."""
+    filler = make_client()
+    filler.create_thread(thread_id="t1", user_id="u").add_messages([{"role": "user", "content": "pizza in Rome"}])
+    filler.add_memory("The user likes sourdough pizza.", user_id="u")
+    failing = _Recording(fail=ModelUnavailableError("the embedding service is down"))
+    client = make_client(embedder=failing)
+    before = snapshot(store)
+    assert "pizza in Rome" in [r.content for r in client.search("pizza in Rome", user_id="u")]
+    assert "pizza in Rome" in [r.content for r in client.get_thread("t1").search("pizza in Rome")]
+    assert snapshot(store) == before
+    failing.fail = None  # the query's vector was not kept as a recent one: it is embedded again
     assert [r.content for r in client.search("pizza in Rome", user_id="u")]
     assert failing.queries == ["pizza in Rome"] * 3

@@ -179,6 +179,7 @@ def test_a_failed_operation_completes_unsuccessfully_with_its_error_type_and_sti
         ("delete_thread", OperationKind.DELETE),
         ("delete_record_link", OperationKind.DELETE),
         ("purge_expired", OperationKind.DELETE),
+        ("embed_waiting", OperationKind.UPDATE),
         ("close", OperationKind.UNKNOWN),
         ("addendum", OperationKind.UNKNOWN),
     ],

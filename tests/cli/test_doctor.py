@@ -212,3 +212,23 @@ def test_store_settings_that_do_not_parse_fail(invoke: Invoke, seeded: Seeded) -
     assert "'memory_retention_config': default_ttl_days must be a finite, non-negative number" in detail
     assert f"thread {seeded.thread}: thread config: max_message_token_length must be an integer." in detail
     assert "1 failed" in result.stdout
+
+
+def test_messages_and_memories_waiting_for_vectors_are_a_warning(invoke: Invoke, seeded: Seeded) -> None:
+    """Rows stored while the embedder was unavailable (ARCHITECTURE.md D43) are counted, so an
+    outage that left search keyword-only for them is seen."""
+    result = invoke("--store", seeded.store, "doctor")
+    assert _rows(result.stdout)["waiting vectors"] == ("OK", "every message and memory has its vector")
+    now = datetime.now(UTC)
+    with EmbeddedStore(seeded.path) as store, store.unit_of_work() as uow:
+        message = uow.messages.list_for_thread(seeded.thread, now=now)[0]
+        record = uow.records.get(seeded.lyon)
+        assert record is not None
+        uow.messages.update(message, embedding=None)
+        uow.records.update(record, embedding=None)
+        uow.commit()
+    result = invoke("--store", seeded.store, "doctor")
+    status, detail = _rows(result.stdout)["waiting vectors"]
+    assert status == "WARN"
+    assert detail.startswith("1 message(s) and 1 memory record(s) wait for their vectors")
+    assert "embed_waiting()" in detail

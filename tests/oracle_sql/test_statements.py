@@ -250,6 +250,8 @@ def _samples() -> dict[str, list[Sample]]:
             (st.message_vectors, lambda n, e, v: st.message_vectors(n, f"t1{v}", [f"m1{v}", f"m2{v}"])),
             (st.message_delete, lambda n, e, v: st.message_delete(n, f"m1{v}")),
             (st.messages_expired, lambda n, e, v: st.messages_expired(n, NOW)),
+            (st.messages_unembedded, lambda n, e, v: st.messages_unembedded(n, NOW)),
+            (st.messages_unembedded, lambda n, e, v: st.messages_unembedded(n, NOW, limit=64)),
         ],
         "records": [
             (st.record_insert, lambda n, e, v: st.record_insert(n, e["record"])),
@@ -261,6 +263,8 @@ def _samples() -> dict[str, list[Sample]]:
             (st.record_delete, lambda n, e, v: st.record_delete(n, f"r1{v}")),
             (st.record_expired_ids, lambda n, e, v: st.record_expired_ids(n, NOW)),
             (st.record_expired_ids, lambda n, e, v: st.record_expired_ids(n, NOW, limit=5)),
+            (st.records_unembedded, lambda n, e, v: st.records_unembedded(n, NOW)),
+            (st.records_unembedded, lambda n, e, v: st.records_unembedded(n, NOW, limit=64)),
             (st.record_list, lambda n, e, v: st.record_list(n, now=NOW)),
             (
                 st.record_list,

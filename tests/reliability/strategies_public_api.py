@@ -447,7 +447,8 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
         {
             "create_thread", "get_thread", "update_thread", "delete_thread", "list_threads", "add_memory",
             "update_memory", "delete_memory", "list_memories", "link_records", "update_record_link",
-            "delete_record_link", "search", "purge_expired", "reembed", "wait_for_memory_extraction", "close",
+            "delete_record_link", "search", "purge_expired", "reembed", "embed_waiting", "wait_for_memory_extraction",
+            "close",
             "failed_extractions", "pending_extractions", "retry_failed_extractions", "extraction_worker",
             "add_user", "add_agent", "delete_user", "delete_agent", "list_users", "list_agents", "list_messages",
             "add_image", "update_image", "delete_image", "list_images",

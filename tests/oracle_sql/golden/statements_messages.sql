@@ -138,6 +138,30 @@ WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now
 FOR UPDATE
 --   :now = datetime(2025-03-14T12:00:00)
 
+-- messages.unembedded
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "RECORD_CHUNKS" c
+  WHERE c.source_id = m.record_id AND c.source_record_type = :source_record_type
+  AND c.embedding IS NOT NULL)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :now = datetime(2025-03-14T12:00:00)
+--   :source_record_type = 'message'
+
+-- messages.unembedded_limited
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "RECORD_CHUNKS" c
+  WHERE c.source_id = m.record_id AND c.source_record_type = :source_record_type
+  AND c.embedding IS NOT NULL)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 64
+--   :now = datetime(2025-03-14T12:00:00)
+--   :source_record_type = 'message'
+
 -- ===== store: acme =====
 -- messages.insert
 INSERT INTO "ACME_MESSAGE" (record_id, thread_id, order_seq, message_role, content, timestamp, metadata, user_id, agent_id, created_at, expires_at)
@@ -277,4 +301,28 @@ FROM "ACME_MESSAGE" m
 WHERE m.expires_at IS NOT NULL AND m.expires_at <= :now
 FOR UPDATE
 --   :now = datetime(2025-03-14T12:00:00)
+
+-- messages.unembedded
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "ACME_MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "ACME_RECORD_CHUNKS" c
+  WHERE c.source_id = m.record_id AND c.source_record_type = :source_record_type
+  AND c.embedding IS NOT NULL)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+--   :now = datetime(2025-03-14T12:00:00)
+--   :source_record_type = 'message'
+
+-- messages.unembedded_limited
+SELECT m.record_id, m.thread_id, m.order_seq, m.message_role, m.content, m.timestamp, m.metadata, m.user_id, m.agent_id, m.created_at, m.expires_at
+FROM "ACME_MESSAGE" m
+WHERE (m.expires_at IS NULL OR m.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "ACME_RECORD_CHUNKS" c
+  WHERE c.source_id = m.record_id AND c.source_record_type = :source_record_type
+  AND c.embedding IS NOT NULL)
+ORDER BY m.created_at, m.thread_id, m.order_seq
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 64
+--   :now = datetime(2025-03-14T12:00:00)
+--   :source_record_type = 'message'
 

@@ -78,6 +78,28 @@ FETCH FIRST :limit ROWS ONLY
 --   :limit = 5
 --   :now = datetime(2025-03-14T12:00:00)
 
+-- records.unembedded
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM "MEMORY" r
+WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "RECORD_CHUNKS" c
+  WHERE c.source_id = r.record_id AND c.source_record_type = r.memory_type
+  AND c.embedding IS NOT NULL)
+ORDER BY r.created_at, r.record_id
+--   :now = datetime(2025-03-14T12:00:00)
+
+-- records.unembedded_limited
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM "MEMORY" r
+WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "RECORD_CHUNKS" c
+  WHERE c.source_id = r.record_id AND c.source_record_type = r.memory_type
+  AND c.embedding IS NOT NULL)
+ORDER BY r.created_at, r.record_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 64
+--   :now = datetime(2025-03-14T12:00:00)
+
 -- records.list
 SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
 FROM "MEMORY" r
@@ -205,6 +227,28 @@ WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 ORDER BY r.expires_at, r.record_id
 FETCH FIRST :limit ROWS ONLY
 --   :limit = 5
+--   :now = datetime(2025-03-14T12:00:00)
+
+-- records.unembedded
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM "ACME_MEMORY" r
+WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "ACME_RECORD_CHUNKS" c
+  WHERE c.source_id = r.record_id AND c.source_record_type = r.memory_type
+  AND c.embedding IS NOT NULL)
+ORDER BY r.created_at, r.record_id
+--   :now = datetime(2025-03-14T12:00:00)
+
+-- records.unembedded_limited
+SELECT r.record_id, r.memory_type, r.content, r.user_id, r.agent_id, r.thread_id, r.metadata, r.status, r.invalidation_reason, r.invalidated_at, r.timestamp, r.expires_at, r.created_at, r.updated_at
+FROM "ACME_MEMORY" r
+WHERE (r.expires_at IS NULL OR r.expires_at > :now) AND NOT EXISTS (
+  SELECT 1 FROM "ACME_RECORD_CHUNKS" c
+  WHERE c.source_id = r.record_id AND c.source_record_type = r.memory_type
+  AND c.embedding IS NOT NULL)
+ORDER BY r.created_at, r.record_id
+FETCH FIRST :limit ROWS ONLY
+--   :limit = 64
 --   :now = datetime(2025-03-14T12:00:00)
 
 -- records.list
