@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-
 import pytest
 from postgres_server import PostgresTarget
 
