@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import math
-import warnings
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +13,7 @@ from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.model import ZERO_TTL_MESSAGE
 from palimpsest.domain.sentinel import NotSetType
 
+from .caller_warnings import warn_caller
 from .config import MemoryRetentionConfig
 
 __all__ = [
@@ -87,9 +87,7 @@ def resolve_expiry(
         days = _check_ttl(ttl_days)
         cap = retention.maximum
         if cap is not None and days > cap:
-            warnings.warn(
-                "ttl_days exceeds the store's maximum TTL and was clamped to it.", UserWarning, stacklevel=4
-            )
+            warn_caller("ttl_days exceeds the store's maximum TTL and was clamped to it.", UserWarning)
             days = cap
     if days is None:
         return None

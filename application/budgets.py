@@ -4,13 +4,14 @@ token) and shortening texts to fit a model prompt."""
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
 from palimpsest.domain.errors import ValidationError
 from palimpsest.domain.sentinel import NotSetType
+
+from .caller_warnings import warn_caller
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -36,7 +37,7 @@ def warn_small_token_budget(token_budget: object) -> None:
     """One ``UserWarning`` for a positive ``token_budget`` below :data:`SMALL_TOKEN_BUDGET`
     (≤0 disables the budget and is not warned about), as the reference warns."""
     if isinstance(token_budget, int) and not isinstance(token_budget, bool) and 0 < token_budget < SMALL_TOKEN_BUDGET:
-        warnings.warn("token_budget below 1000 may return no search results.", UserWarning, stacklevel=4)
+        warn_caller("token_budget below 1000 may return no search results.", UserWarning)
 
 
 def estimate_tokens(text: str) -> int:

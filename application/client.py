@@ -8,7 +8,6 @@ public method validates its arguments, then delegates to one service, so bad inp
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
@@ -27,6 +26,7 @@ from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .arguments import list_limit, named_arguments, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
+from .caller_warnings import warn_caller
 from .clock import SystemClock
 from .config import (
     ExtractionRetryPolicy,
@@ -193,11 +193,10 @@ class AgentMemory(MemoryFacade):
     def store(self) -> MemoryStore:
         """Deprecated: the store port itself. Listings, lookups, diagnostics, export/import and
         TTL refresh are :attr:`admin`'s, on this client's clock (ARCHITECTURE.md D36)."""
-        warnings.warn(
+        warn_caller(
             "AgentMemory.store is deprecated: use AgentMemory.admin (listings, lookups, diagnostics, "
             "export/import, TTL refresh, the store's dimension) or the client's own methods.",
             DeprecationWarning,
-            stacklevel=2,
         )
         return self._services.store
 

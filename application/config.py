@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from palimpsest.domain.search import (
 )
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .caller_warnings import warn_caller
 from .indexing import check_index_context
 from .ports import Reranker
 
@@ -583,23 +583,21 @@ DEPRECATED_EXTRACTION_KEYWORDS = (
 
 
 def fold_deprecated_extraction(
-    config: MemoryExtractionConfig | NotSetType, *deprecated: Any, stacklevel: int = 3
+    config: MemoryExtractionConfig | NotSetType, *deprecated: Any
 ) -> MemoryExtractionConfig | NotSetType:
     """``memory_extraction_config``, or the deprecated inline extraction keywords (their values
     in the order of :data:`DEPRECATED_EXTRACTION_KEYWORDS`) folded into one, with a
-    ``DeprecationWarning`` (``stacklevel`` as :func:`warnings.warn` counts it from here); both
-    at once is a ``ConfigurationError``."""
+    ``DeprecationWarning`` at the caller's line; both at once is a ``ConfigurationError``."""
     named = dict(zip(DEPRECATED_EXTRACTION_KEYWORDS, deprecated, strict=True))
     given = {k: v for k, v in named.items() if v is not NOTSET}
     if not given:
         return config
     if not isinstance(config, NotSetType):
         raise ConfigurationError("Pass memory_extraction_config or deprecated extraction parameters, not both.")
-    warnings.warn(
+    warn_caller(
         f"{', '.join(sorted(given))}: pass memory_extraction_config=MemoryExtractionConfig(...) instead; "
         "these keywords are deprecated.",
         DeprecationWarning,
-        stacklevel=stacklevel,
     )
     return MemoryExtractionConfig(**given)
 

@@ -1308,10 +1308,7 @@ class ThreadOptions(_Request):
     def _parse_options(self) -> None:
         check_llm(self.llm)
         deprecated = [getattr(self, name) for name in DEPRECATED_EXTRACTION_KEYWORDS]
-        # The warning names the frame that called this constructor (frames: the fold, this,
-        # __post_init__, __init__, the caller), or for a thread command the facade method's caller.
-        depth = 5 if type(self) is ThreadOptions else 6
-        folded = fold_deprecated_extraction(self.memory_extraction_config, *deprecated, stacklevel=depth)
+        folded = fold_deprecated_extraction(self.memory_extraction_config, *deprecated)
         _frozen_set(self, "memory_extraction_config", folded)
         for name in DEPRECATED_EXTRACTION_KEYWORDS:
             _frozen_set(self, name, NOTSET)

@@ -4,6 +4,11 @@ LangGraph stores are configured with LangChain embeddings (``index={"embed": ...
 embeds through its own port, owned by the client. This adapter lets one model serve both: pass
 ``open_memory(embedder=LangChainEmbedder(embeddings, dimension=...))``. Vectors are L2-normalised
 (the port promises unit vectors) and their length is checked against ``dimension``.
+
+A model that cannot be reached (a refused connection, a timeout, a rate limit or a server error,
+as the LangChain integrations' own clients raise them after their retries) is reported as
+``ModelUnavailableError``, so the client stores what it was writing and embeds it later
+(ARCHITECTURE.md D43) instead of failing the write; any other error is raised as it came.
 """
 
 from __future__ import annotations
@@ -14,9 +19,31 @@ from typing import Any
 
 from palimpsest.application.observability import observed_embedder
 from palimpsest.application.ports import Embedder
-from palimpsest.domain.errors import ConfigurationError, VectorDimensionError
+from palimpsest.domain.errors import ConfigurationError, ModelUnavailableError, VectorDimensionError
 
 __all__ = ["LangChainEmbedder"]
+
+_UNAVAILABLE_NAMES = frozenset({
+    "APIConnectionError",  # openai, anthropic, and clients generated like them
+    "APITimeoutError",
+    "InternalServerError",
+    "RateLimitError",
+    "ServiceUnavailableError",
+    "TransportError",  # httpx: connect, read and write failures and timeouts
+    "TimeoutException",
+    "ConnectionError",  # requests (not a builtin subclass)
+    "Timeout",
+})
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """Does ``exc`` say the model could not be reached, rather than that the call was wrong?"""
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and (status == 429 or status >= 500):
+        return True
+    return any(cls.__name__ in _UNAVAILABLE_NAMES for cls in type(exc).__mro__)
 
 
 class LangChainEmbedder(Embedder):
@@ -54,10 +81,17 @@ class LangChainEmbedder(Embedder):
         items = list(texts)
         if not items:
             return []
-        if is_query:
-            vectors = [self._embeddings.embed_query(text) for text in items]
-        else:
-            vectors = self._embeddings.embed_documents(items)
+        try:
+            if is_query:
+                vectors = [self._embeddings.embed_query(text) for text in items]
+            else:
+                vectors = self._embeddings.embed_documents(items)
+        except Exception as exc:
+            if _unavailable(exc):
+                raise ModelUnavailableError(
+                    f"the LangChain embeddings could not be reached ({type(exc).__name__}: {exc})."
+                ) from exc
+            raise
         if len(vectors) != len(items):
             raise VectorDimensionError("the embeddings returned a different number of vectors than texts.")
         return [self._normalised(v) for v in vectors]
