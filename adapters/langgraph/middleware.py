@@ -231,10 +231,16 @@ class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any])
         thread = self._resolver.resolve(config, context)
         messages = list(state.get("messages", ()))
         organic = [m for m in messages if not is_context_card_message(m)]
-        synced = sync_turns(thread, organic, state.get(TURNS_KEY))
+        synced, copies = sync_turns(thread, organic, state.get(TURNS_KEY))
+        if copies:  # re-sent copies of turns the state holds: the state keeps each turn once
+            gone = set(copies)
+            messages = [m for m in messages if m.id not in gone]
+            organic = [m for m in organic if m.id not in gone]
         fired = self._should_compact(messages, organic)
         update = None if fired is None else self._compact(thread, organic, *fired)
         if update is None:
+            if copies:
+                return {"messages": [RemoveMessage(id=sid) for sid in copies], TURNS_KEY: synced}
             return {TURNS_KEY: synced} if synced != state.get(TURNS_KEY) else None
         kept = {m.id for m in update["messages"][2:]}
         update[TURNS_KEY] = {sid: entry for sid, entry in synced.items() if sid in kept}
@@ -245,7 +251,9 @@ class ShortTermMemoryMiddleware(AgentMiddleware[ShortTermMemoryState, Any, Any])
     ) -> dict[str, Any] | None:
         thread = self._resolver.resolve(config, context)
         organic = [m for m in state.get("messages", ()) if not is_context_card_message(m)]
-        synced = sync_turns(thread, organic, state.get(TURNS_KEY))
+        synced, copies = sync_turns(thread, organic, state.get(TURNS_KEY))
+        if copies:
+            return {"messages": [RemoveMessage(id=sid) for sid in copies], TURNS_KEY: synced}
         return {TURNS_KEY: synced} if synced != state.get(TURNS_KEY) else None
 
     def _should_compact(

@@ -16,6 +16,11 @@ middleware at each of its hooks:
   them; the rest are new. So a history re-sent whole, as its newest window, with turns left out,
   or a retried request, adds only what it adds; a user who says "ok" twice is stored twice, since
   the second "ok" comes after the thread's last turn.
+* **Re-sent turns with a checkpointer.** A client that re-sends its whole history to an agent
+  with a checkpointer adds copies, with fresh ids, after the turns the checkpointed state already
+  holds. The unknown turns after the last known one are matched the same way against every stored
+  turn (those the state holds included); the matched ones are copies: they are not stored again,
+  and the middleware removes them from the state, which holds each turn once.
 * **Removals and edits.** The state channel ``palimpsest_turns`` (private to the middleware,
   kept by a checkpointer) maps the ids of the turns in the state to their stored messages and the
   text stored. A turn that was in it and is gone from the state was removed (``RemoveMessage``,
@@ -65,6 +70,8 @@ recognised by its content, which belongs to the client's history rather than to 
 
 _BY_ID: Final = "id"
 _RESENT: Final = "resent"
+_COPY: Final = "copy"
+"""A re-sent copy of a turn the state or the thread already holds (removed from the state)."""
 _SUMMARY: Final = "summary"
 """The channel's mark of another middleware's summary message (no stored message)."""
 
@@ -105,9 +112,10 @@ def digest(text: str) -> str:
 
 def sync_turns(
     thread: MemoryThread, messages: Sequence[BaseMessage], previous: Mapping[str, Any] | None
-) -> dict[str, TurnEntry]:
+) -> tuple[dict[str, TurnEntry], list[str]]:
     """Make ``thread`` hold the turns of ``messages`` (see the module docs); returns the new
-    ``palimpsest_turns`` channel. ``previous`` is the channel as the state holds it."""
+    ``palimpsest_turns`` channel and the ids of the re-sent copies the state should drop.
+    ``previous`` is the channel as the state holds it."""
     known: dict[str, TurnEntry] = {
         str(k): [str(v[0]), str(v[1]), str(v[2])]
         for k, v in (previous or {}).items()
@@ -123,6 +131,9 @@ def sync_turns(
         if stored is not None:
             turn.stored_id, turn.stored_digest = stored.id, digest(stored.content)
     _align_resent(thread, turns)
+    _align_copies(thread, turns)
+    copies = [t.sid for t in turns if t.how == _COPY]
+    turns = [t for t in turns if t.how != _COPY]
 
     summaries = [str(m.id) for m in messages if is_summary_message(m) and m.id]
     summarised = any(sid not in known for sid in summaries)  # a new summary replaced turns
@@ -149,7 +160,7 @@ def sync_turns(
             turn.stored_digest = digest(turn.text)
     channel = {t.sid: [str(t.stored_id), str(t.stored_digest), t.how] for t in turns}
     channel.update({sid: ["", "", _SUMMARY] for sid in summaries})
-    return channel
+    return channel, copies
 
 
 def _turns(messages: Sequence[BaseMessage]) -> list[_Turn]:
@@ -197,6 +208,30 @@ def _align_resent(thread: MemoryThread, turns: list[_Turn]) -> None:
             for turn, index in zip(turns[:size], matched):
                 message = stored[index]
                 turn.stored_id, turn.stored_digest, turn.how = message.id, digest(message.content), _RESENT
+            return
+
+
+def _align_copies(thread: MemoryThread, turns: list[_Turn]) -> None:
+    """Mark the unknown turns after the last known one that re-send stored turns as copies.
+
+    With a checkpointer, a client re-sending its history appends copies of turns the state holds
+    (or held before a compaction). The copies are the longest run from the first unknown turn
+    that appears in order among all stored turns and ends with the thread's last; the turns after
+    it are new (a repeated "ok" follows the thread's last turn, so it is new)."""
+    last_known = max((i for i, t in enumerate(turns) if t.stored_id is not None), default=None)
+    if last_known is None or last_known == len(turns) - 1:
+        return
+    trailing = turns[last_known + 1 :]
+    stored = thread.get_messages(start=0, end=None)
+    candidates: list[tuple[str, str] | None] = [(m.role, m.content) for m in stored]
+    if not candidates:
+        return
+    for size in range(len(trailing), 0, -1):
+        if trailing[size - 1].fingerprint != candidates[-1]:
+            continue
+        if _match_in_order([t.fingerprint for t in trailing[:size]], candidates) is not None:
+            for turn in trailing[:size]:
+                turn.how = _COPY
             return
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from contract.conftest import ADAPTERS, StoreFactory
+from contract.conftest import ADAPTERS, StoreFactory, postgres_stock  # noqa: F401 - the factory's fixture
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.application import AgentMemory, MemoryExtractionConfig
 from palimpsest.domain.ports import CheckpointStorage
@@ -35,12 +35,11 @@ def memory() -> Iterator[AgentMemory]:
 @pytest.fixture(params=ADAPTERS)
 def checkpoint_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """A factory of stores of one backend of the registry (the contract suite's
-    ``StoreFactory``: new, reopen, open_again) that keeps graph checkpoints; a backend whose store
-    does not offer ``CheckpointStorage`` skips with that reason."""
+    ``StoreFactory``: new, reopen, open_again) that keeps graph checkpoints: every shipped store
+    offers ``CheckpointStorage`` (ARCHITECTURE.md D41)."""
     factory = StoreFactory(request.param, tmp_path, request)
     try:
-        if not isinstance(factory.new(), CheckpointStorage):
-            pytest.skip(f"the {request.param} store does not offer CheckpointStorage (graph checkpoints) yet")
+        assert isinstance(factory.new(), CheckpointStorage), f"the {request.param} store keeps no checkpoints"
         yield factory
     finally:
         factory.close_all()

@@ -416,3 +416,28 @@ def test_fifty_stateless_turns_with_removals_compactions_and_a_restart(tmp_path:
     assert len(pairs) >= 10, pairs
     for before, after in pairs:
         assert after < before, pairs
+
+
+# -- re-sends to an agent with a checkpointer ----------------------------------------------
+
+
+def test_whole_history_re_sent_to_a_checkpointed_agent_is_stored_and_held_once(memory: AgentMemory) -> None:
+    """A client that keeps its own history and sends all of it (no ids) to an agent with a
+    checkpointer: the copies are neither stored again nor kept in the state; a repeated "ok"
+    is a new turn."""
+    agent = create_agent(
+        model=scripted(["one", "two", "three", "four"]),
+        tools=[],
+        checkpointer=InMemorySaver(),
+        middleware=[_middleware(memory, compaction_message_trigger=1000)],
+    )
+    config = {"configurable": {"thread_id": "t1"}}
+    history: list[dict[str, str]] = []
+    for text in ("hi", "ok", "ok", "bye"):
+        history.append({"role": "user", "content": text})
+        state = agent.invoke({"messages": list(history)}, config)
+        history.append({"role": "assistant", "content": str(state["messages"][-1].content)})
+    expected = [(m["role"], m["content"]) for m in history]
+    assert _stored(memory) == expected
+    held = [("user" if m.type == "human" else "assistant", str(m.content)) for m in state["messages"]]
+    assert held == expected
