@@ -25,6 +25,7 @@ __all__ = [
     "DEV_CONVERSATIONS",
     "DOWNLOAD_HINT",
     "Conversation",
+    "Observation",
     "Question",
     "Turn",
     "load",
@@ -45,6 +46,7 @@ DOWNLOAD_HINT = (
 )
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
+_OBSERVATION_KEY = re.compile(r"session_(\d+)_observation")
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
 _STRAY_COLON = re.compile(r"D:(\d+):(\d+)")
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
@@ -81,6 +83,17 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class Observation:
+    """One gold observation of a session: a fact about ``speaker`` (as the file writes the
+    name), with the turns it was taken from (repaired like a question's evidence; may be empty)."""
+
+    session: int
+    speaker: str
+    text: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Conversation:
     sample_id: str
     speaker_a: str
@@ -91,6 +104,8 @@ class Conversation:
     """Questions of categories 1-4 dropped because none of their evidence ids survived repair."""
     dropped_evidence: int = 0
     """Evidence ids (after splitting) that name no turn of the conversation."""
+    observations: tuple[Observation, ...] = ()
+    """The sessions' gold observations (``observation`` of the file), session by session."""
 
     @property
     def sessions(self) -> int:
@@ -157,6 +172,24 @@ def _turns(conversation: dict[str, Any]) -> list[Turn]:
     return turns
 
 
+def _observations(raw: Any, known: frozenset[str]) -> list[Observation]:
+    """``{"session_<n>_observation": {speaker: [[text, evidence], ...]}}`` in session order;
+    evidence is one id string or a list of them."""
+    if not isinstance(raw, dict):
+        return []
+    sessions = sorted(
+        (int(match.group(1)), key) for key in raw if (match := _OBSERVATION_KEY.fullmatch(key))
+    )
+    observations: list[Observation] = []
+    for number, key in sessions:
+        for speaker, facts in (raw[key] or {}).items():
+            for fact in facts:
+                text, evidence = str(fact[0]), fact[1] if len(fact) > 1 else ()
+                ids, _ = repair_evidence([evidence] if isinstance(evidence, str) else evidence, known)
+                observations.append(Observation(number, str(speaker), text, ids))
+    return observations
+
+
 def _conversation(entry: dict[str, Any]) -> Conversation:
     sample_id = str(entry["sample_id"])
     body = entry["conversation"]
@@ -184,6 +217,7 @@ def _conversation(entry: dict[str, Any]) -> Conversation:
         tuple(questions),
         dropped_questions,
         dropped_evidence,
+        tuple(_observations(entry.get("observation"), known)),
     )
 
 

@@ -1,0 +1,1 @@
+"""Extraction benchmark on LoCoMo's gold observations (development half)."""

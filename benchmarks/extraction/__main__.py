@@ -1,0 +1,3 @@
+from benchmarks.extraction.run import main
+
+raise SystemExit(main())
