@@ -124,9 +124,11 @@ def fact_kinds(fact: Observation, turns: Mapping[str, Turn], conversation: Conve
 # -- one session --------------------------------------------------------------------------------
 
 
-def ingest_session(memory: AgentMemory, conversation: Conversation, session: int, turns: Sequence[Turn]) -> tuple[list[str], float]:
-    """The session in a fresh thread of its own user; the memories' texts and the seconds from
-    the ``add_messages`` call until extraction finished."""
+def ingest_session(
+    memory: AgentMemory, conversation: Conversation, session: int, turns: Sequence[Turn]
+) -> tuple[list[str], float, int]:
+    """The session in a fresh thread of its own user; the memories' texts, the seconds from
+    the ``add_messages`` call until extraction finished, and the thread's failed extraction jobs."""
     user_id = f"extraction-{conversation.sample_id}-s{session}"
     thread = memory.create_thread(user_id=user_id, agent_id="extraction")
     started = time.perf_counter()
@@ -135,7 +137,8 @@ def ingest_session(memory: AgentMemory, conversation: Conversation, session: int
     )
     thread.wait_for_memory_extraction(timeout=None)
     seconds = time.perf_counter() - started
-    return [m.content for m in memory.list_memories(user_id=user_id)], seconds
+    failed = len(memory.failed_extractions(thread.thread_id))
+    return [m.content for m in memory.list_memories(user_id=user_id)], seconds, failed
 
 
 def score_session(
@@ -191,6 +194,7 @@ def summarise(sessions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "recall_overlap": _share([f["covered"] for f in gold]),
         "precision_overlap": _share([m["contained"] for m in found]),
         "messages_per_second": round(messages / seconds, 1) if seconds else None,
+        "failed_extractions": sum(s["failed_extractions"] for s in sessions),
         "by_kind": by_kind,
     }
 
@@ -230,7 +234,7 @@ def evaluate(
         with fresh_client(store_embedder, extractor, backend) as memory:
             for number in sorted(sessions):
                 facts = observed.get(number, [])
-                found, seconds = ingest_session(memory, conversation, number, sessions[number])
+                found, seconds, failed = ingest_session(memory, conversation, number, sessions[number])
                 scored = score_session([f.text for f in facts], found, scorer)
                 rows.append(
                     {
@@ -238,6 +242,7 @@ def evaluate(
                         "session": number,
                         "messages": len(sessions[number]),
                         "seconds": round(seconds, 4),
+                        "failed_extractions": failed,
                         "facts": [
                             {
                                 "speaker": f.speaker,
@@ -272,13 +277,13 @@ def _f(value: Any, digits: int = 3) -> str:
 
 def report(result: Mapping[str, Any]) -> str:
     headers = ("", "sessions", "msgs", "gold", "memories", "mem/session", "recall", "precision",
-               "recall (overlap)", "precision (overlap)", "msgs/s")
+               "recall (overlap)", "precision (overlap)", "msgs/s", "failed jobs")
     rows = []
     for name, figures in [*result["by_conversation"].items(), ("overall", result["overall"])]:
         rows.append((name, figures["sessions"], figures["messages"], figures["gold_facts"], figures["memories"],
                      _f(figures["memories_per_session"], 2), _f(figures["recall"]), _f(figures["precision"]),
                      _f(figures["recall_overlap"]), _f(figures["precision_overlap"]),
-                     _f(figures["messages_per_second"], 1)))
+                     _f(figures["messages_per_second"], 1), figures["failed_extractions"]))
     lines = [_table(headers, rows), "", "Recall per kind of gold fact (cosine / overlap):"]
     kind_rows = []
     for dimension, kinds in result["overall"]["by_kind"].items():
