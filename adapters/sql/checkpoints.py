@@ -30,9 +30,9 @@ from palimpsest.domain.checkpoints import (
     checkpoint_metadata_matches,
 )
 from palimpsest.domain.errors import ReadOnlyError, ValidationError
-from palimpsest.domain.ports import UNBOUNDED_LIMIT, CheckpointRepository
+from palimpsest.domain.ports import CheckpointRepository
 
-from .repositories import id_batches
+from .repositories import check_limit, id_batches
 
 if TYPE_CHECKING:
     from .unit_of_work import SqlUnitOfWork
@@ -191,13 +191,10 @@ class SqlCheckpointRepository(CheckpointRepository):
         metadata: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> builtins.list[StoredCheckpoint]:
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValidationError("limit must be a non-negative integer or None.")
+        limit = check_limit(limit, minimum=0)  # UNBOUNDED_LIMIT and above: every row (None)
         flt = check_checkpoint_filter(metadata)
         if limit == 0:
             return []
-        if limit is not None and limit >= UNBOUNDED_LIMIT:
-            limit = None  # no database integer bind holds it; it means every row
         uow = self._uow
         in_sql = flt is None or uow.sql.filters_checkpoint_metadata
         statement = uow.sql.checkpoint_list(
