@@ -53,8 +53,10 @@ misconfigurations of a model are not model errors: they are ``ConfigurationError
 from __future__ import annotations
 
 __all__ = [
+    "AccessError",
     "AgentMemoryError",
     "ArgumentTypeError",
+    "AuthenticationError",
     "CheckpointIntegrityError",
     "ConfigurationError",
     "ConflictError",
@@ -80,6 +82,7 @@ __all__ = [
     "ModelRequestsDisabledError",
     "ModelUnavailableError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ReadOnlyError",
     "RecordNotFoundError",
     "SchemaVersionError",
@@ -208,6 +211,18 @@ class RecordNotFoundError(NotFoundError):
 
 class LinkNotFoundError(NotFoundError):
     """No link with this id or endpoint tuple."""
+
+
+class AccessError(AgentMemoryError):
+    """A call refused for who makes it (ARCHITECTURE.md D44)."""
+
+
+class AuthenticationError(AccessError):
+    """A credential that is malformed, unknown or revoked: the caller is nobody."""
+
+
+class PermissionDeniedError(AccessError):
+    """The caller is known but its scope does not allow this call (a read-only key writing)."""
 
 
 class ConfigurationError(AgentMemoryError, ValueError):
