@@ -1149,6 +1149,82 @@ def oracle_upgrade(ctx: typer.Context) -> None:
 
 app.add_typer(oracle_app, name="oracle", rich_help_panel=PANEL_ADMIN)
 
+keys_app = typer.Typer(
+    cls=_Group,
+    rich_markup_mode=None,
+    help=(
+        "Create, list and revoke the API keys the servers accept as bearer tokens. A key is bound "
+        "to a user (and optionally an agent) with a scope; only its hash is stored."
+    ),
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class KeyScopeChoice(str, enum.Enum):
+    read = "read"
+    write = "write"
+    admin = "admin"
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    user: Annotated[str, typer.Option("--user", "-u", metavar="USER", help="The user the key acts for.")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Bind the key to this agent of the user.")
+    ] = None,
+    scope: Annotated[
+        KeyScopeChoice, typer.Option("--scope", case_sensitive=False, help="read, write (default) or admin.")
+    ] = KeyScopeChoice.write,
+) -> None:
+    """Create a key and print it once: it cannot be shown again (only its hash is stored)."""
+    with open_session(_settings(ctx)) as session:
+        made = session.admin.api_keys.create(user, agent_id=agent, scope=scope.value)
+    typer.echo(made.key)
+    _note(f"key id {made.info.key_id}: store the key now, it is not shown again.")
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only keys of this user.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per key.")] = False,
+) -> None:
+    """List the keys (never their secrets), oldest first, revoked ones included."""
+    with open_session(_settings(ctx)) as session:
+        infos = session.admin.api_keys.list(user_id=user)
+    for info in infos:
+        row = {
+            "key_id": info.key_id,
+            "user_id": info.user_id,
+            "agent_id": info.agent_id,
+            "scope": info.scope.value,
+            "created_at": info.created_at.isoformat(),
+            "revoked_at": None if info.revoked_at is None else info.revoked_at.isoformat(),
+        }
+        if as_json:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+        else:
+            state = "active" if info.active else f"revoked {row['revoked_at']}"
+            _say(f"{info.key_id}  user={info.user_id} agent={info.agent_id or '-'} scope={row['scope']}  {state}")
+    if not infos and not as_json:
+        _note("no API keys.")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(metavar="KEY_ID", help="The key's id (as 'keys list' shows it).")],
+) -> None:
+    """Revoke a key: refused at once by every server on this store."""
+    with open_session(_settings(ctx)) as session:
+        revoked = session.admin.api_keys.revoke(key_id)
+    _say(f"revoked {key_id}" if revoked else f"{key_id} was already revoked")
+
+
+app.add_typer(keys_app, name="keys", rich_help_panel=PANEL_ADMIN)
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: run the application (exits with the command's code)."""
