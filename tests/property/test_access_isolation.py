@@ -123,7 +123,7 @@ class Isolation(RuleBasedStateMachine):
         record_id = scoped.add_memory(request)
         self.records[actor][record_id] = content
         if target is not None:
-            (link,) = [lk for lk in self.memory.admin.links_among([record_id, target])]
+            (link,) = self.memory.admin.links_among([record_id, target])
             self.links[actor][link.id] = (record_id, target)
 
     @rule(actor=actors, content=texts, data=st.data())
