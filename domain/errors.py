@@ -29,6 +29,9 @@ who do not know our names::
     │   ├── MessageNotFoundError
     │   ├── RecordNotFoundError
     │   └── LinkNotFoundError
+    ├── AccessError                           refused for who calls (ARCHITECTURE.md D44)
+    │   ├── AuthenticationError               a malformed, unknown or revoked credential
+    │   └── PermissionDeniedError             the caller's scope does not allow the call
     ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
     │   └── EmbeddingMismatchError            the embedder does not fit the store's vectors
     ├── WaitTimeoutError (TimeoutError)       background work outlasted the caller's timeout
