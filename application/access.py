@@ -9,8 +9,7 @@ is checked. It is the one place isolation is enforced for every server.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from palimpsest.domain.errors import (
     InvalidScopeError,
@@ -30,12 +29,14 @@ from .requests import (
     GetThread,
     LinkRecords,
     ListRecords,
+    ListThreads,
     SearchRequest,
     UpdateMemory,
     UpdateRecordLink,
     bind_principal,
 )
-from .results import ContextCard, SearchResult
+from .results import ContextCard, SearchResult, Summary
+from .thread import MemoryThread, ThreadSettings
 from .wiring import ApplicationServices
 
 __all__ = ["AccessScope", "MemoryHistory", "Principal", "ScopedMemory"]
@@ -75,7 +76,7 @@ class ScopedMemory:
                 f"this call needs the {scope.value!r} scope; the caller has {self._principal.scope.value!r}."
             )
 
-    def _thread(self, thread_id: str) -> tuple[Thread, Any]:
+    def _thread(self, thread_id: str) -> tuple[Thread, ThreadSettings]:
         """The principal's thread with its settings, or ``ThreadNotFoundError`` (as absent)."""
         check_id(thread_id, "thread_id")
         try:
@@ -151,6 +152,21 @@ class ScopedMemory:
             )
         )
         return MemoryHistory(record, kept, related)
+
+    def list_threads(self, request: ListThreads) -> list[Thread]:
+        """The principal's threads (its agent's, when it has one), oldest first."""
+        self._need(AccessScope.READ)
+        agent = request.agent_id
+        if self._principal.agent_id is not None:
+            agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
+        owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
+        return self._services.threads.list(owned)
+
+    def thread_summary(self, thread_id: str) -> Summary:
+        """The summary of one of the principal's threads (as ``MemoryThread.get_summary()``)."""
+        self._need(AccessScope.READ)
+        thread, settings = self._thread(thread_id)
+        return MemoryThread(self._services, thread, settings).get_summary()
 
     def context_card(self, thread_id: str, request: CardRequest) -> ContextCard:
         """The context card of one of the principal's threads."""

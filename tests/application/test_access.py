@@ -168,3 +168,26 @@ def test_a_memorys_history_holds_its_links_to_the_callers_memories_only(memory: 
 def test_acting_for_needs_a_principal(memory: AgentMemory) -> None:
     with pytest.raises(ValidationError):
         memory.acting_for("alice")  # type: ignore[arg-type]
+
+
+def test_threads_listed_and_summarised_are_the_callers_own(memory: AgentMemory) -> None:
+    from palimpsest.application.requests import ListThreads
+
+    memory.create_thread(thread_id="bob-thread", user_id="bob")
+    memory.create_thread(thread_id="alice-bot", user_id="alice", agent_id="bot")
+    memory.create_thread(thread_id="alice-other", user_id="alice", agent_id="other")
+    alice = memory.acting_for(ALICE)
+    assert [t.id for t in alice.list_threads(ListThreads("alice"))] == ["alice-bot", "alice-other"]
+    bot = memory.acting_for(Principal("alice", "bot"))
+    assert [t.id for t in bot.list_threads(ListThreads("alice"))] == ["alice-bot"]
+    for body in ({"user_id": "bob"}, {"user_id": None}):
+        with pytest.raises(InvalidScopeError):
+            alice.list_threads(ListThreads.from_json(body))
+    with pytest.raises(InvalidScopeError):
+        bot.list_threads(ListThreads("alice", agent_id="other"))
+    assert alice.thread_summary("alice-bot").content == ""
+    for thread_id in ("bob-thread", "alice-other-absent"):
+        with pytest.raises(ThreadNotFoundError, match=f"No thread found with id {thread_id!r}."):
+            alice.thread_summary(thread_id)
+    with pytest.raises(ThreadNotFoundError):
+        bot.thread_summary("alice-other")  # another agent's thread of the same user

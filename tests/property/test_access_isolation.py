@@ -30,6 +30,7 @@ from palimpsest.application.requests import (
     DeleteRecordLink,
     LinkRecords,
     ListRecords,
+    ListThreads,
     UpdateMemory,
     UpdateRecordLink,
 )
@@ -208,6 +209,16 @@ class Isolation(RuleBasedStateMachine):
         other = next(u for u in USERS if u != actor)
         assert not set(self.records[other]) & {r.record.id for r in card.relevant_results}
 
+    @rule(actor=actors, data=st.data())
+    def thread_summary(self, actor: str, data: st.DataObject) -> None:
+        thread_id = self._any_thread(data)
+        try:
+            self.scoped[actor].thread_summary(thread_id)
+        except ThreadNotFoundError:
+            assert thread_id not in self.threads[actor]
+            return
+        assert thread_id in self.threads[actor]
+
     @rule(actor=actors, query=texts, named=st.sampled_from([None, *USERS]))
     def search(self, actor: str, query: str, named: str | None) -> None:
         scoped = self.scoped[actor]
@@ -251,6 +262,8 @@ class Isolation(RuleBasedStateMachine):
             assert {r.id: r.content for r in listed} == self.records[user]
             stored = self.memory.admin.list_records(user_id=user)
             assert {r.id: r.content for r in stored} == self.records[user]
+            threads = self.scoped[user].list_threads(ListThreads(user))
+            assert {t.id for t in threads} == self.threads[user]
             links = self.memory.admin.links_among(self.records[user])
             assert {lk.id for lk in links} == set(self.links[user])
 
