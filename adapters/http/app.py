@@ -1,0 +1,132 @@
+"""The HTTP API's application: routes, the bearer-key dependency and the error mapping.
+
+No ``from __future__ import annotations`` here: FastAPI reads the routes' annotations, which name
+the dependency defined inside :func:`create_app`, at definition time.
+"""
+
+from typing import Annotated, Any, Final
+
+from fastapi import Body, Depends, FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from palimpsest.application import AgentMemory, ScopedMemory
+from palimpsest.application.codec import encode
+from palimpsest.application.requests import AddMemory
+from palimpsest.application.results import SearchResult
+from palimpsest.domain.errors import (
+    AgentMemoryError,
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    RecordNotFoundError,
+    StoreBusyError,
+    ValidationError,
+)
+
+__all__ = ["create_app", "status_for"]
+
+RETRY_AFTER_SECONDS: Final = "1"
+"""What a 503 (the store stayed busy past its retries) asks the caller to wait, in seconds."""
+
+_STATUSES: Final[tuple[tuple[type[AgentMemoryError], int], ...]] = (
+    (AuthenticationError, 401),
+    (PermissionDeniedError, 403),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (ValidationError, 422),
+    (StoreBusyError, 503),
+)
+
+
+def status_for(error: AgentMemoryError) -> int:
+    """The status a library error answers with (500 for one no caller can fix)."""
+    for kind, status in _STATUSES:
+        if isinstance(error, kind):
+            return status
+    return 500
+
+
+def _error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status, headers=headers)
+
+
+def _headers(status: int) -> dict[str, str] | None:
+    if status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if status == 503:
+        return {"Retry-After": RETRY_AFTER_SECONDS}
+    return None
+
+
+def _result(result: SearchResult) -> dict[str, Any]:
+    return {
+        "id": result.id,
+        "record_type": result.record_type.value,
+        "content": result.content,
+        "relevance": result.relevance,
+        "distance": result.distance,
+        "record": encode(result.record),
+    }
+
+
+def create_app(memory: AgentMemory) -> FastAPI:
+    """The HTTP API over ``memory`` (the caller keeps it open while the app serves, and closes it)."""
+    app = FastAPI(title="palimpsest", summary="Durable memory for LLM agents, over HTTP.")
+    bearer = HTTPBearer(auto_error=False, description="An API key (`palimpsest keys create`).")
+
+    def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> ScopedMemory:
+        if credentials is None or credentials.scheme.lower() != "bearer":
+            raise AuthenticationError("an API key is required (Authorization: Bearer <key>).")
+        return memory.acting_for(memory.admin.api_keys.verify(credentials.credentials))
+
+    Caller = Annotated[ScopedMemory, Depends(caller)]
+
+    @app.exception_handler(AgentMemoryError)
+    def _library_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, AgentMemoryError)
+        status = status_for(exc)
+        message = str(exc) if status != 500 else "internal error"
+        if isinstance(exc, KeyError) and exc.args:  # KeyError's str() quotes its message
+            message = str(exc.args[0]) if status != 500 else message
+        return _error(status, type(exc).__name__, message, _headers(status))
+
+    @app.exception_handler(RequestValidationError)
+    def _request_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return _error(422, "ValidationError", "; ".join(
+            f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors()
+        ))
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, str]:
+        """Liveness: no key needed, nothing read."""
+        return {"status": "ok"}
+
+    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    def add_memory(scoped: Caller, body: Annotated[dict[str, Any], Body()]) -> dict[str, str]:
+        """Store a memory as the caller's (``AddMemory``'s fields; the user is the key's)."""
+        return {"id": scoped.add_memory(AddMemory.from_json(body))}
+
+    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    def get_memory(scoped: Caller, memory_id: str) -> dict[str, Any]:
+        """One of the caller's memories (404 for anyone else's, as for an absent one)."""
+        return encode(scoped.get_memory(memory_id))
+
+    @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
+    def delete_memory(scoped: Caller, memory_id: str) -> Response:
+        """Forget one of the caller's memories."""
+        if not scoped.delete_memory(memory_id):
+            raise RecordNotFoundError(f"No memory found with id {memory_id!r}.")
+        return Response(status_code=204)
+
+    @app.post("/v1/search", tags=["search"])
+    def search(scoped: Caller, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+        """Search the caller's memory (``SearchRequest``'s fields; the user is the key's)."""
+        results = scoped.search(scoped.search_request(body))
+        return {"results": [_result(r) for r in results]}
+
+    return app

@@ -1,0 +1,165 @@
+"""The HTTP API against a live uvicorn on 127.0.0.1 over an embedded file: bearer keys name the
+caller, each user sees only its own memories, no or a bad key is 401, a read key cannot write."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+uvicorn = pytest.importorskip("uvicorn")
+
+from palimpsest.adapters.http import create_app  # noqa: E402
+from palimpsest.application import AgentMemory  # noqa: E402
+from palimpsest.application.requests import ListRecords  # noqa: E402
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def memory(root_client: Callable[..., AgentMemory], tmp_path: Path) -> AgentMemory:
+    return root_client(path=str(tmp_path / "memory.db"))
+
+
+@pytest.fixture
+def base_url(memory: AgentMemory) -> Iterator[str]:
+    port = _free_port()
+    config = uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning", ws="none", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+def call(base: str, method: str, path: str, key: str | None = None, body: object = None) -> Answer:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if key is not None:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+            return Answer(response.status, dict(response.headers), json.loads(raw) if raw else None)
+    except urllib.error.HTTPError as exc:
+        with exc:
+            raw = exc.read()
+        return Answer(exc.code, dict(exc.headers), json.loads(raw) if raw else None)
+
+
+def test_health_needs_no_key(base_url: str) -> None:
+    answer = call(base_url, "GET", "/health")
+    assert answer.status == 200 and answer.body == {"status": "ok"}
+
+
+def test_each_key_sees_only_its_users_memories(memory: AgentMemory, base_url: str) -> None:
+    alice = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    bob = memory.admin.api_keys.create(user_id="bob", scope="write").key
+
+    added = call(base_url, "POST", "/v1/memories", alice, {"content": "Alice keeps bees on the roof."})
+    assert added.status == 201
+    alice_id = added.body["id"]
+    bob_id = call(base_url, "POST", "/v1/memories", bob, {"content": "Bob keeps bees in the garden."}).body["id"]
+
+    mine = call(base_url, "GET", f"/v1/memories/{alice_id}", alice)
+    assert mine.status == 200 and mine.body["user_id"] == "alice" and mine.body["content"].startswith("Alice")
+    theirs = call(base_url, "GET", f"/v1/memories/{bob_id}", alice)
+    assert theirs.status == 404 and theirs.body["error"]["type"] == "RecordNotFoundError"
+
+    found = call(base_url, "POST", "/v1/search", alice, {"query": "who keeps bees", "max_results": 10})
+    assert found.status == 200
+    ids = {r["id"] for r in found.body["results"]}
+    assert alice_id in ids and bob_id not in ids
+    assert {r["record"]["user_id"] for r in found.body["results"]} == {"alice"}
+
+    # Naming another user in the body is refused, not obeyed.
+    forged = call(base_url, "POST", "/v1/memories", alice, {"content": "planted", "user_id": "bob"})
+    assert forged.status == 422
+    forged_search = call(base_url, "POST", "/v1/search", alice, {"query": "bees", "user_id": "bob"})
+    assert forged_search.status == 422
+
+    # Bob cannot delete Alice's memory; Alice can, once.
+    assert call(base_url, "DELETE", f"/v1/memories/{alice_id}", bob).status == 404
+    assert call(base_url, "GET", f"/v1/memories/{alice_id}", alice).status == 200
+    assert call(base_url, "DELETE", f"/v1/memories/{alice_id}", alice).status == 204
+    assert call(base_url, "GET", f"/v1/memories/{alice_id}", alice).status == 404
+    assert call(base_url, "DELETE", f"/v1/memories/{alice_id}", alice).status == 404
+    assert call(base_url, "GET", f"/v1/memories/{bob_id}", bob).status == 200
+
+
+@pytest.mark.parametrize("key", [None, "not-a-key", "pal_0123456789abcdef_" + "A" * 43])
+def test_missing_or_bad_key_is_401(base_url: str, key: str | None) -> None:
+    for method, path, body in (
+        ("POST", "/v1/memories", {"content": "x"}),
+        ("POST", "/v1/search", {"query": "x"}),
+        ("GET", "/v1/memories/m1", None),
+        ("DELETE", "/v1/memories/m1", None),
+    ):
+        answer = call(base_url, method, path, key, body)
+        assert answer.status == 401, (method, path)
+        assert answer.headers.get("www-authenticate", answer.headers.get("WWW-Authenticate")) == "Bearer"
+        assert answer.body["error"]["type"] == "AuthenticationError"
+
+
+def test_revoked_key_is_401(memory: AgentMemory, base_url: str) -> None:
+    created = memory.admin.api_keys.create(user_id="alice", scope="write")
+    assert call(base_url, "POST", "/v1/search", created.key, {"query": "x"}).status == 200
+    memory.admin.api_keys.revoke(created.info.key_id)
+    assert call(base_url, "POST", "/v1/search", created.key, {"query": "x"}).status == 401
+
+
+def test_read_key_cannot_write(memory: AgentMemory, base_url: str) -> None:
+    writer = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    reader = memory.admin.api_keys.create(user_id="alice", scope="read").key
+    memory_id = call(base_url, "POST", "/v1/memories", writer, {"content": "The bees swarmed in May."}).body["id"]
+
+    refused = call(base_url, "POST", "/v1/memories", reader, {"content": "nope"})
+    assert refused.status == 403 and refused.body["error"]["type"] == "PermissionDeniedError"
+    assert call(base_url, "DELETE", f"/v1/memories/{memory_id}", reader).status == 403
+    assert call(base_url, "GET", f"/v1/memories/{memory_id}", reader).status == 200
+    scoped = memory.acting_for(memory.admin.api_keys.verify(reader))
+    assert [m.content for m in scoped.list_memories(ListRecords())] == ["The bees swarmed in May."]
+
+
+def test_bad_bodies_are_422_with_the_error_shape(memory: AgentMemory, base_url: str) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    for body in ({}, {"content": ""}, {"content": "x", "unknown": 1}, {"content": "x", "memory_type": "nope"}):
+        answer = call(base_url, "POST", "/v1/memories", key, body)
+        assert answer.status == 422, body
+        assert set(answer.body["error"]) == {"type", "message"}
+    raw = urllib.request.Request(base_url + "/v1/memories", data=b"[1, 2", method="POST")
+    raw.add_header("Authorization", f"Bearer {key}")
+    raw.add_header("Content-Type", "application/json")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(raw, timeout=30)
+    with caught.value:
+        assert caught.value.code == 422
