@@ -97,9 +97,11 @@ def create_app(memory: AgentMemory) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     def _request_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _error(422, "ValidationError", "; ".join(
-            f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors()
-        ))
+        return _error(
+            422,
+            "ValidationError",
+            "; ".join(f"{'.'.join(map(str, e.get('loc', ())))}: {e.get('msg', '')}" for e in exc.errors()),
+        )
 
     @app.get("/health", tags=["service"])
     def health() -> dict[str, str]:

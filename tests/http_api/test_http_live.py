@@ -46,7 +46,9 @@ def memory(root_client: Callable[..., AgentMemory], tmp_path: Path) -> AgentMemo
 @pytest.fixture
 def base_url(memory: AgentMemory) -> Iterator[str]:
     port = _free_port()
-    config = uvicorn.Config(create_app(memory), host="127.0.0.1", port=port, log_level="warning", ws="none", lifespan="off")
+    config = uvicorn.Config(
+        create_app(memory), host="127.0.0.1", port=port, log_level="warning", ws="none", lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -88,7 +90,9 @@ def test_each_key_sees_only_its_users_memories(memory: AgentMemory, base_url: st
     added = call(base_url, "POST", "/v1/memories", alice, {"content": "Alice keeps bees on the roof."})
     assert added.status == 201
     alice_id = added.body["id"]
-    bob_id = call(base_url, "POST", "/v1/memories", bob, {"content": "Bob keeps bees in the garden."}).body["id"]
+    bob_id = call(base_url, "POST", "/v1/memories", bob, {"content": "Bob keeps bees in the garden."}).body[
+        "id"
+    ]
 
     mine = call(base_url, "GET", f"/v1/memories/{alice_id}", alice)
     assert mine.status == 200 and mine.body["user_id"] == "alice" and mine.body["content"].startswith("Alice")
@@ -140,7 +144,9 @@ def test_revoked_key_is_401(memory: AgentMemory, base_url: str) -> None:
 def test_read_key_cannot_write(memory: AgentMemory, base_url: str) -> None:
     writer = memory.admin.api_keys.create(user_id="alice", scope="write").key
     reader = memory.admin.api_keys.create(user_id="alice", scope="read").key
-    memory_id = call(base_url, "POST", "/v1/memories", writer, {"content": "The bees swarmed in May."}).body["id"]
+    memory_id = call(base_url, "POST", "/v1/memories", writer, {"content": "The bees swarmed in May."}).body[
+        "id"
+    ]
 
     refused = call(base_url, "POST", "/v1/memories", reader, {"content": "nope"})
     assert refused.status == 403 and refused.body["error"]["type"] == "PermissionDeniedError"
@@ -152,7 +158,12 @@ def test_read_key_cannot_write(memory: AgentMemory, base_url: str) -> None:
 
 def test_bad_bodies_are_422_with_the_error_shape(memory: AgentMemory, base_url: str) -> None:
     key = memory.admin.api_keys.create(user_id="alice", scope="write").key
-    for body in ({}, {"content": ""}, {"content": "x", "unknown": 1}, {"content": "x", "memory_type": "nope"}):
+    for body in (
+        {},
+        {"content": ""},
+        {"content": "x", "unknown": 1},
+        {"content": "x", "memory_type": "nope"},
+    ):
         answer = call(base_url, "POST", "/v1/memories", key, body)
         assert answer.status == 422, body
         assert set(answer.body["error"]) == {"type", "message"}
