@@ -19,9 +19,18 @@ import pytest
 pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
-from palimpsest.adapters.http import create_app  # noqa: E402
+from palimpsest.adapters.http import create_app, status_for  # noqa: E402
 from palimpsest.application import AgentMemory  # noqa: E402
 from palimpsest.application.requests import ListRecords  # noqa: E402
+from palimpsest.domain.errors import (  # noqa: E402
+    AuthenticationError,
+    DuplicateIdError,
+    InvalidScopeError,
+    PermissionDeniedError,
+    RecordNotFoundError,
+    StorageError,
+    StoreBusyError,
+)
 
 
 @dataclass
@@ -174,3 +183,38 @@ def test_bad_bodies_are_422_with_the_error_shape(memory: AgentMemory, base_url: 
         urllib.request.urlopen(raw, timeout=30)
     with caught.value:
         assert caught.value.code == 422
+
+
+def test_a_conflict_is_409(memory: AgentMemory, base_url: str) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    assert call(base_url, "POST", "/v1/memories", key, {"content": "one", "memory_id": "m-1"}).status == 201
+    again = call(base_url, "POST", "/v1/memories", key, {"content": "two", "memory_id": "m-1"})
+    assert again.status == 409 and again.body["error"]["type"] == "DuplicateIdError"
+    assert call(base_url, "GET", "/v1/memories/m-1", key).body["content"] == "one"
+
+
+def test_a_busy_store_is_503_with_retry_after(
+    memory: AgentMemory, base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+
+    def busy(_self: object, _key: object) -> None:
+        raise StoreBusyError("the store stayed locked")
+
+    monkeypatch.setattr(type(memory.admin.api_keys), "verify", busy)  # reading the keys found the store busy
+    answer = call(base_url, "POST", "/v1/search", key, {"query": "x"})
+    assert answer.status == 503 and answer.body["error"] == {
+        "type": "StoreBusyError",
+        "message": "the store stayed locked",
+    }
+    assert {k.lower(): v for k, v in answer.headers.items()}["retry-after"] == "1"
+
+
+def test_status_for_each_error_family() -> None:
+    assert status_for(RecordNotFoundError("x")) == 404
+    assert status_for(DuplicateIdError("x")) == 409
+    assert status_for(InvalidScopeError("x")) == 422
+    assert status_for(StoreBusyError("x")) == 503
+    assert status_for(AuthenticationError("x")) == 401
+    assert status_for(PermissionDeniedError("x")) == 403
+    assert status_for(StorageError("x")) == 500
