@@ -8,6 +8,6 @@ statuses with one JSON shape, ``{"error": {"type", "message"}}``.
 
 from __future__ import annotations
 
-from .app import create_app, status_for
+from .app import MAX_BODY_BYTES, create_app, status_for
 
-__all__ = ["create_app", "status_for"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "status_for"]

@@ -24,8 +24,9 @@ from palimpsest.domain.errors import (
     StoreBusyError,
     ValidationError,
 )
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["create_app", "status_for"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "status_for"]
 
 RETRY_AFTER_SECONDS: Final = "1"
 """What a 503 (the store stayed busy past its retries) asks the caller to wait, in seconds."""
@@ -38,6 +39,30 @@ _STATUSES: Final[tuple[tuple[type[AgentMemoryError], int], ...]] = (
     (ValidationError, 422),
     (StoreBusyError, 503),
 )
+
+
+MAX_BODY_BYTES: Final = 1_048_576
+"""The largest request body :func:`create_app` accepts by default (a larger one is 413)."""
+
+
+class _BodyLimit:
+    """Refuses a request whose declared ``Content-Length`` exceeds ``limit`` with 413, before
+    anything reads it."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self._app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            declared = dict(scope["headers"]).get(b"content-length")
+            if declared is not None and (not declared.isdigit() or int(declared) > self._limit):
+                response = _error(
+                    413, "RequestTooLarge", f"a request body may hold at most {self._limit} bytes."
+                )
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
 
 
 def status_for(error: AgentMemoryError) -> int:
@@ -71,9 +96,11 @@ def _result(result: SearchResult) -> dict[str, Any]:
     }
 
 
-def create_app(memory: AgentMemory) -> FastAPI:
-    """The HTTP API over ``memory`` (the caller keeps it open while the app serves, and closes it)."""
+def create_app(memory: AgentMemory, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+    """The HTTP API over ``memory`` (the caller keeps it open while the app serves, and closes
+    it); bodies over ``max_body_bytes`` (by their ``Content-Length``) are refused with 413."""
     app = FastAPI(title="palimpsest", summary="Durable memory for LLM agents, over HTTP.")
+    app.add_middleware(_BodyLimit, limit=max_body_bytes)
     bearer = HTTPBearer(auto_error=False, description="An API key (`palimpsest keys create`).")
 
     def caller(

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
-from palimpsest.adapters.http import create_app, status_for  # noqa: E402
+from palimpsest.adapters.http import MAX_BODY_BYTES, create_app, status_for  # noqa: E402
 from palimpsest.application import AgentMemory  # noqa: E402
 from palimpsest.application.requests import ListRecords  # noqa: E402
 from palimpsest.domain.errors import (  # noqa: E402
@@ -218,3 +218,11 @@ def test_status_for_each_error_family() -> None:
     assert status_for(AuthenticationError("x")) == 401
     assert status_for(PermissionDeniedError("x")) == 403
     assert status_for(StorageError("x")) == 500
+
+
+def test_a_body_over_the_limit_is_413_and_writes_nothing(memory: AgentMemory, base_url: str) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    answer = call(base_url, "POST", "/v1/memories", key, {"content": "x" * (MAX_BODY_BYTES + 1)})
+    assert answer.status == 413 and answer.body["error"]["type"] == "RequestTooLarge"
+    scoped = memory.acting_for(memory.admin.api_keys.verify(key))
+    assert scoped.list_memories(ListRecords()) == []
