@@ -24,6 +24,7 @@ from palimpsest.domain.errors import (
     StoreBusyError,
     ValidationError,
 )
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "status_for"]
@@ -63,6 +64,35 @@ class _BodyLimit:
                 await response(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error's body: ``{"error": {"type": <the error's class>, "message": ...}}``."""
+
+    error: ErrorDetail
+
+
+_MEANINGS: Final = {
+    401: "No, a malformed, unknown or revoked API key (WWW-Authenticate: Bearer).",
+    403: "The key's scope does not allow this call.",
+    404: "No such record for the caller (another user's is not found either).",
+    409: "Conflicts with a stored record (an id in use).",
+    413: "The request body is too large.",
+    422: "The request is not valid.",
+    503: "The store stayed busy; retry after Retry-After seconds.",
+}
+
+
+def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The documented error answers of a route that needs a key (plus ``statuses``)."""
+    return {
+        s: {"model": ErrorBody, "description": _MEANINGS[s]} for s in sorted({401, 413, 422, 503, *statuses})
+    }
 
 
 def status_for(error: AgentMemoryError) -> int:
@@ -135,24 +165,26 @@ def create_app(memory: AgentMemory, *, max_body_bytes: int = MAX_BODY_BYTES) -> 
         """Liveness: no key needed, nothing read."""
         return {"status": "ok"}
 
-    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    @app.post("/v1/memories", status_code=201, tags=["memories"], responses=_responses(403, 404, 409))
     def add_memory(scoped: Caller, body: Annotated[dict[str, Any], Body()]) -> dict[str, str]:
         """Store a memory as the caller's (``AddMemory``'s fields; the user is the key's)."""
         return {"id": scoped.add_memory(AddMemory.from_json(body))}
 
-    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    @app.get("/v1/memories/{memory_id}", tags=["memories"], responses=_responses(403, 404))
     def get_memory(scoped: Caller, memory_id: str) -> dict[str, Any]:
         """One of the caller's memories (404 for anyone else's, as for an absent one)."""
         return encode(scoped.get_memory(memory_id))
 
-    @app.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"])
+    @app.delete(
+        "/v1/memories/{memory_id}", status_code=204, tags=["memories"], responses=_responses(403, 404)
+    )
     def delete_memory(scoped: Caller, memory_id: str) -> Response:
         """Forget one of the caller's memories."""
         if not scoped.delete_memory(memory_id):
             raise RecordNotFoundError(f"No memory found with id {memory_id!r}.")
         return Response(status_code=204)
 
-    @app.post("/v1/search", tags=["search"])
+    @app.post("/v1/search", tags=["search"], responses=_responses(403))
     def search(scoped: Caller, body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
         """Search the caller's memory (``SearchRequest``'s fields; the user is the key's)."""
         results = scoped.search(scoped.search_request(body))

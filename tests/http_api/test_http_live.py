@@ -226,3 +226,19 @@ def test_a_body_over_the_limit_is_413_and_writes_nothing(memory: AgentMemory, ba
     assert answer.status == 413 and answer.body["error"]["type"] == "RequestTooLarge"
     scoped = memory.acting_for(memory.admin.api_keys.verify(key))
     assert scoped.list_memories(ListRecords()) == []
+
+
+def test_the_openapi_schema_documents_each_routes_error_statuses(base_url: str) -> None:
+    schema = call(base_url, "GET", "/openapi.json").body
+    paths = schema["paths"]
+    documented = {
+        (path, method): set(operation["responses"])
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+    }
+    assert documented[("/v1/memories", "post")] >= {"201", "401", "403", "409", "413", "422", "503"}
+    assert documented[("/v1/memories/{memory_id}", "get")] >= {"200", "401", "404", "422", "503"}
+    assert documented[("/v1/memories/{memory_id}", "delete")] >= {"204", "401", "403", "404", "503"}
+    assert documented[("/v1/search", "post")] >= {"200", "401", "403", "422", "503"}
+    assert "HTTPBearer" in schema["components"]["securitySchemes"]
+    assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["error"]
