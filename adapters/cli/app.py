@@ -409,15 +409,9 @@ def demo(
 @app.command(rich_help_panel=PANEL_EXPLORE)
 def threads(
     ctx: typer.Context,
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", metavar="USER", help="Only threads of this user.")
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only threads of this agent.")
-    ] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")
-    ] = 100,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only threads of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only threads of this agent.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per thread (the export format).")
     ] = False,
@@ -467,15 +461,10 @@ def messages(
 @app.command(rich_help_panel=PANEL_EXPLORE)
 def memories(
     ctx: typer.Context,
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", metavar="USER", help="Only records of this user.")
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")
-    ] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only records of this user.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")] = None,
     thread: Annotated[
-        str | None,
-        typer.Option("--thread", "-t", metavar="THREAD", help="Only records scoped to this thread."),
+        str | None, typer.Option("--thread", "-t", metavar="THREAD", help="Only records scoped to this thread.")
     ] = None,
     types: Annotated[
         list[MemoryTypeChoice] | None,
@@ -490,9 +479,7 @@ def memories(
         StatusChoice,
         typer.Option("--status", case_sensitive=False, help="valid, invalid (kept as history) or all."),
     ] = StatusChoice.ALL,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")
-    ] = 100,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N (0: all).")] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per record (the export format).")
     ] = False,
@@ -520,20 +507,13 @@ def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
     user: Annotated[
-        str | None,
-        typer.Option(
-            "--user", "-u", metavar="USER", help="Search this user's records (required, or --no-user)."
-        ),
+        str | None, typer.Option("--user", "-u", metavar="USER", help="Search this user's records (required, or --no-user).")
     ] = None,
     no_user: Annotated[
         bool, typer.Option("--no-user", help="Search only records that belong to no user.")
     ] = False,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")
-    ] = None,
-    thread: Annotated[
-        str | None, typer.Option("--thread", "-t", metavar="THREAD", help="Only records of this thread.")
-    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only records of this agent.")] = None,
+    thread: Annotated[str | None, typer.Option("--thread", "-t", metavar="THREAD", help="Only records of this thread.")] = None,
     types: Annotated[
         list[RecordTypeChoice] | None,
         typer.Option(
@@ -544,14 +524,10 @@ def search(
         ),
     ] = None,
     k: Annotated[
-        int,
-        typer.Option("-k", "--max-results", min=1, max=1000, metavar="N", help="How many direct results."),
+        int, typer.Option("-k", "--max-results", min=1, max=1000, metavar="N", help="How many direct results.")
     ] = 10,
     hops: Annotated[
-        int,
-        typer.Option(
-            "--hops", min=0, max=5, metavar="N", help="Follow links this many hops around each hit."
-        ),
+        int, typer.Option("--hops", min=0, max=5, metavar="N", help="Follow links this many hops around each hit.")
     ] = 0,
     valid_only: Annotated[
         bool, typer.Option("--valid-only", help="Leave out invalid (superseded...) records.")
@@ -645,27 +621,18 @@ def card(
     thread_id: Annotated[str, typer.Argument(metavar="THREAD_ID", help="The thread whose card to build.")],
     max_relevant: Annotated[
         int | None,
-        typer.Option(
-            "--max-relevant", min=1, metavar="N", help="Most relevant records to include (default 5)."
-        ),
+        typer.Option("--max-relevant", min=1, metavar="N", help="Most relevant records to include (default 5)."),
     ] = None,
     recent: Annotated[
         int | None, typer.Option("--recent", min=0, metavar="N", help="Newest messages to include verbatim.")
     ] = None,
     except_last: Annotated[
         int | None,
-        typer.Option(
-            "--except-last", min=0, metavar="N", help="Leave the newest N messages out of the summary."
-        ),
+        typer.Option("--except-last", min=0, metavar="N", help="Leave the newest N messages out of the summary."),
     ] = None,
     fallback_messages: Annotated[
         int | None,
-        typer.Option(
-            "--fallback-messages",
-            min=0,
-            metavar="N",
-            help="Messages summarised when there is no summary yet.",
-        ),
+        typer.Option("--fallback-messages", min=0, metavar="N", help="Messages summarised when there is no summary yet."),
     ] = None,
     min_type: Annotated[
         list[str] | None,
@@ -680,14 +647,11 @@ def card(
         ),
     ] = None,
     token_budget: Annotated[
-        int | None,
-        typer.Option("--token-budget", min=1, metavar="N", help="Drop results beyond this many tokens."),
+        int | None, typer.Option("--token-budget", min=1, metavar="N", help="Drop results beyond this many tokens.")
     ] = None,
     soft_token_budget: Annotated[
         int | None,
-        typer.Option(
-            "--soft-token-budget", min=1, metavar="N", help="Stop adding results past this many tokens."
-        ),
+        typer.Option("--soft-token-budget", min=1, metavar="N", help="Stop adding results past this many tokens."),
     ] = None,
     metadata_filter: Annotated[
         str | None,
@@ -725,12 +689,10 @@ def card(
 def graph(
     ctx: typer.Context,
     user: Annotated[
-        str | None,
-        typer.Option("--user", "-u", metavar="USER", help="Only this user's records (default: all)."),
+        str | None, typer.Option("--user", "-u", metavar="USER", help="Only this user's records (default: all).")
     ] = None,
     agent: Annotated[
-        str | None,
-        typer.Option("--agent", "-a", metavar="AGENT", help="Only this agent's records (default: all)."),
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Only this agent's records (default: all).")
     ] = None,
     output_format: Annotated[
         GraphFormat,
@@ -744,9 +706,7 @@ def graph(
     ] = None,
     limit: Annotated[
         int | None,
-        typer.Option(
-            "--limit", "-n", min=0, metavar="N", help="Draw the newest N records (0: all; default 10,000)."
-        ),
+        typer.Option("--limit", "-n", min=0, metavar="N", help="Draw the newest N records (0: all; default 10,000)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
@@ -775,9 +735,7 @@ def graph(
         text = to_mermaid(data)
     elif output_format is GraphFormat.HTML:
         scope = ", ".join(f"{k} {v}" for k, v in (("user", user), ("agent", agent)) if v is not None)
-        text = to_html(
-            data, title=f"palimpsest memory graph ({scope})" if scope else "palimpsest memory graph"
-        )
+        text = to_html(data, title=f"palimpsest memory graph ({scope})" if scope else "palimpsest memory graph")
     else:
         text = to_svg(data)
     if output is None:
@@ -1017,9 +975,7 @@ def reembed(
             help="Accept an embedder other than the one the store's vectors were made with (they are all replaced).",
         ),
     ] = False,
-    batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, metavar="N", help="Texts embedded per batch.")
-    ] = 256,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, metavar="N", help="Texts embedded per batch.")] = 256,
 ) -> None:
     """Recompute every vector from the stored text with the configured embedder (--embedder)."""
     with open_session(_settings(ctx), allow_model_change=allow_model_change) as session:
@@ -1064,17 +1020,13 @@ def worker(
     store: Annotated[
         str | None,
         typer.Option(
-            "--store",
-            "--dsn",
-            metavar="LOCATION",
+            "--store", "--dsn", metavar="LOCATION",
             help="The store to serve: a path or a URL (as the global --store).",
         ),
     ] = None,
     drain: Annotated[
         bool,
-        typer.Option(
-            "--drain", "--once", help="Exit once no extraction job is left to run (failed ones aside)."
-        ),
+        typer.Option("--drain", "--once", help="Exit once no extraction job is left to run (failed ones aside)."),
     ] = False,
     extractor: Annotated[
         ExtractorChoice,
@@ -1086,30 +1038,21 @@ def worker(
             "with OPENAI_BASE_URL and OPENAI_API_KEY.",
         ),
     ] = ExtractorChoice.heuristic,
-    threads: Annotated[
-        int, typer.Option("--threads", min=1, max=64, metavar="N", help="Jobs run at once.")
-    ] = 4,
+    threads: Annotated[int, typer.Option("--threads", min=1, max=64, metavar="N", help="Jobs run at once.")] = 4,
     lease: Annotated[
         float,
         typer.Option(
-            "--lease",
-            min=0.1,
-            max=86_400,
-            metavar="SECONDS",
+            "--lease", min=0.1, max=86_400, metavar="SECONDS",
             help="A claim's lease: the job of a worker that died is taken over this long after its last renewal.",
         ),
     ] = 30.0,
     poll: Annotated[
-        float,
-        typer.Option("--poll", min=0.01, max=3600, metavar="SECONDS", help="How often to look for jobs."),
+        float, typer.Option("--poll", min=0.01, max=3600, metavar="SECONDS", help="How often to look for jobs.")
     ] = 0.5,
     grace: Annotated[
         float,
         typer.Option(
-            "--grace",
-            min=0,
-            max=3600,
-            metavar="SECONDS",
+            "--grace", min=0, max=3600, metavar="SECONDS",
             help="On SIGTERM or SIGINT, how long jobs under way may run on before their claims are handed back.",
         ),
     ] = 10.0,
@@ -1135,11 +1078,7 @@ def worker(
         job = outcome.job
         with lock:
             counts[outcome.status] = counts.get(outcome.status, 0) + 1
-        detail = (
-            f"in {outcome.seconds:.2f} s"
-            if outcome.status == "done"
-            else _one_line(Exception(outcome.reason))
-        )
+        detail = f"in {outcome.seconds:.2f} s" if outcome.status == "done" else _one_line(Exception(outcome.reason))
         typer.echo(
             f"job {job.id} thread {job.thread_id} messages {job.first_seq}-{job.last_seq}: {outcome.status} {detail}",
             err=True,
@@ -1185,10 +1124,7 @@ def oracle_install(
     dimension: Annotated[
         int | None,
         typer.Option(
-            "--dimension",
-            min=1,
-            metavar="N",
-            help="The embedding dimension (default: set by the first vector).",
+            "--dimension", min=1, metavar="N", help="The embedding dimension (default: set by the first vector)."
         ),
     ] = None,
     vector_index: Annotated[
@@ -1236,8 +1172,7 @@ def keys_create(
     ctx: typer.Context,
     user: Annotated[str, typer.Option("--user", "-u", metavar="USER", help="The user the key acts for.")],
     agent: Annotated[
-        str | None,
-        typer.Option("--agent", "-a", metavar="AGENT", help="Bind the key to this agent of the user."),
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Bind the key to this agent of the user.")
     ] = None,
     scope: Annotated[
         KeyScopeChoice, typer.Option("--scope", case_sensitive=False, help="read, write (default) or admin.")
@@ -1253,9 +1188,7 @@ def keys_create(
 @keys_app.command("list")
 def keys_list(
     ctx: typer.Context,
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", metavar="USER", help="Only keys of this user.")
-    ] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only keys of this user.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per key.")] = False,
 ) -> None:
     """List the keys (never their secrets), oldest first, revoked ones included."""
@@ -1274,9 +1207,7 @@ def keys_list(
             typer.echo(json.dumps(row, ensure_ascii=False))
         else:
             state = "active" if info.active else f"revoked {row['revoked_at']}"
-            _say(
-                f"{info.key_id}  user={info.user_id} agent={info.agent_id or '-'} scope={row['scope']}  {state}"
-            )
+            _say(f"{info.key_id}  user={info.user_id} agent={info.agent_id or '-'} scope={row['scope']}  {state}")
     if not infos and not as_json:
         _note("no API keys.")
 

@@ -4,6 +4,7 @@ No ``from __future__ import annotations`` here: FastAPI reads the routes' annota
 the dependency defined inside :func:`create_app`, at definition time.
 """
 
+from collections.abc import MutableMapping
 from typing import Annotated, Any, Final
 
 from fastapi import Body, Depends, FastAPI, Request, Response
@@ -47,23 +48,55 @@ MAX_BODY_BYTES: Final = 1_048_576
 
 
 class _BodyLimit:
-    """Refuses a request whose declared ``Content-Length`` exceeds ``limit`` with 413, before
-    anything reads it."""
+    """Refuses a request body over ``limit`` bytes with 413 before the application sees it: at
+    once when its ``Content-Length`` says so, else (a chunked body) once the bytes read exceed
+    it; a body within the limit is read here and handed on whole."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self._app = app
         self._limit = limit
 
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = _error(413, "RequestTooLarge", f"a request body may hold at most {self._limit} bytes.")
+        await response(scope, receive, send)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            declared = dict(scope["headers"]).get(b"content-length")
-            if declared is not None and (not declared.isdigit() or int(declared) > self._limit):
-                response = _error(
-                    413, "RequestTooLarge", f"a request body may hold at most {self._limit} bytes."
-                )
-                await response(scope, receive, send)
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self._limit):
+            await self._refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away: let the app see it
+                await self._app(scope, _replay([message], receive), send)
                 return
-        await self._app(scope, receive, send)
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self._limit:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        await self._app(scope, _replay([whole], receive), send)
+
+
+def _replay(messages: list[MutableMapping[str, Any]], receive: Receive) -> Receive:
+    """A ``receive`` that answers ``messages`` first, then the server's own."""
+    pending = list(messages)
+
+    async def replayed() -> MutableMapping[str, Any]:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
 
 
 class ErrorDetail(BaseModel):

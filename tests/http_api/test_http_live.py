@@ -242,3 +242,50 @@ def test_the_openapi_schema_documents_each_routes_error_statuses(base_url: str) 
     assert documented[("/v1/search", "post")] >= {"200", "401", "403", "422", "503"}
     assert "HTTPBearer" in schema["components"]["securitySchemes"]
     assert schema["components"]["schemas"]["ErrorBody"]["required"] == ["error"]
+
+
+def test_a_chunked_body_over_the_limit_is_413_and_writes_nothing(memory: AgentMemory, base_url: str) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    port = int(base_url.rsplit(":", 1)[1])
+    payload = json.dumps({"content": "x" * (MAX_BODY_BYTES + 1)}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        head = (
+            "POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {key}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
+        conn.sendall(head.encode())
+        try:
+            for start in range(0, len(payload), 65536):
+                part = payload[start : start + 65536]
+                conn.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+            conn.sendall(b"0\r\n\r\n")
+        except OSError:  # the server may answer and close before the whole body is sent
+            pass
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    scoped = memory.acting_for(memory.admin.api_keys.verify(key))
+    assert scoped.list_memories(ListRecords()) == []
+
+
+def test_a_chunked_body_within_the_limit_is_read_whole(memory: AgentMemory, base_url: str) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    port = int(base_url.rsplit(":", 1)[1])
+    payload = json.dumps({"content": "chunked " * 20000}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        head = (
+            "POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {key}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
+        conn.sendall(head.encode())
+        for start in range(0, len(payload), 4096):
+            part = payload[start : start + 4096]
+            conn.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+        conn.sendall(b"0\r\n\r\n")
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 201"), answer[:200]
+    scoped = memory.acting_for(memory.admin.api_keys.verify(key))
+    assert [m.content for m in scoped.list_memories(ListRecords())] == ["chunked " * 20000]
