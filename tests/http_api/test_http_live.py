@@ -289,3 +289,34 @@ def test_a_chunked_body_within_the_limit_is_read_whole(memory: AgentMemory, base
     assert answer.startswith(b"HTTP/1.1 201"), answer[:200]
     scoped = memory.acting_for(memory.admin.api_keys.verify(key))
     assert [m.content for m in scoped.list_memories(ListRecords())] == ["chunked " * 20000]
+
+
+def test_concurrent_requests_of_two_users_each_keep_their_own(memory: AgentMemory, base_url: str) -> None:
+    keys = {user: memory.admin.api_keys.create(user_id=user, scope="write").key for user in ("alice", "bob")}
+    answers: list[tuple[str, Answer]] = []
+    lock = threading.Lock()
+
+    def work(user: str, n: int) -> None:
+        for i in range(n):
+            added = call(base_url, "POST", "/v1/memories", keys[user], {"content": f"{user} note {i}"})
+            found = call(base_url, "POST", "/v1/search", keys[user], {"query": "note"})
+            with lock:
+                answers.extend([(user, added), (user, found)])
+
+    threads = [threading.Thread(target=work, args=(user, 10)) for user in ("alice", "bob") for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(answers) == 2 * 8 * 10
+    assert all(a.status in (200, 201) for _, a in answers), [a.body for _, a in answers if a.status >= 300][
+        :3
+    ]
+    for user, answer in answers:
+        if "results" in answer.body:
+            assert {r["record"]["user_id"] for r in answer.body["results"]} <= {user}
+    for user, key in keys.items():
+        scoped = memory.acting_for(memory.admin.api_keys.verify(key))
+        assert sorted(m.content for m in scoped.list_memories(ListRecords())) == sorted(
+            f"{user} note {i}" for i in range(10) for _ in range(4)
+        )
