@@ -161,7 +161,7 @@ def _result(result: SearchResult) -> dict[str, Any]:
 
 def create_app(memory: AgentMemory, *, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     """The HTTP API over ``memory`` (the caller keeps it open while the app serves, and closes
-    it); bodies over ``max_body_bytes`` (by their ``Content-Length``) are refused with 413."""
+    it); bodies over ``max_body_bytes`` (declared or, chunked, counted) are refused with 413."""
     app = FastAPI(title="palimpsest", summary="Durable memory for LLM agents, over HTTP.")
     app.add_middleware(_BodyLimit, limit=max_body_bytes)
     bearer = HTTPBearer(auto_error=False, description="An API key (`palimpsest keys create`).")
@@ -179,9 +179,12 @@ def create_app(memory: AgentMemory, *, max_body_bytes: int = MAX_BODY_BYTES) -> 
     def _library_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, AgentMemoryError)
         status = status_for(exc)
-        message = str(exc) if status != 500 else "internal error"
-        if isinstance(exc, KeyError) and exc.args:  # KeyError's str() quotes its message
-            message = str(exc.args[0]) if status != 500 else message
+        if status == 500:  # nothing the caller can fix; the message may name the store's internals
+            message = "internal error"
+        elif isinstance(exc, KeyError) and exc.args:  # KeyError's str() quotes its message
+            message = str(exc.args[0])
+        else:
+            message = str(exc)
         return _error(status, type(exc).__name__, message, _headers(status))
 
     @app.exception_handler(RequestValidationError)
