@@ -187,6 +187,11 @@ def create_app(memory: AgentMemory, *, max_body_bytes: int = MAX_BODY_BYTES) -> 
             message = str(exc)
         return _error(status, type(exc).__name__, message, _headers(status))
 
+    @app.exception_handler(Exception)
+    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette answers with this, then re-raises for the server to log the traceback.
+        return _error(500, "InternalError", "internal error")
+
     @app.exception_handler(RequestValidationError)
     def _request_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -320,3 +320,17 @@ def test_concurrent_requests_of_two_users_each_keep_their_own(memory: AgentMemor
         assert sorted(m.content for m in scoped.list_memories(ListRecords())) == sorted(
             f"{user} note {i}" for i in range(10) for _ in range(4)
         )
+
+
+def test_an_unexpected_failure_is_500_in_the_error_shape_without_its_details(
+    memory: AgentMemory, base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+
+    def broken(_self: object, _key: object) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(type(memory.admin.api_keys), "verify", broken)
+    answer = call(base_url, "POST", "/v1/search", key, {"query": "x"})
+    assert answer.status == 500
+    assert answer.body == {"error": {"type": "InternalError", "message": "internal error"}}
