@@ -47,6 +47,10 @@ MAX_BODY_BYTES: Final = 1_048_576
 """The largest request body :func:`create_app` accepts by default (a larger one is 413)."""
 
 
+_DRAIN_BYTES: Final = 8 * 1_048_576
+"""How much of a refused body is read and dropped before the 413 (beyond it the connection is cut)."""
+
+
 class _BodyLimit:
     """Refuses a request body over ``limit`` bytes with 413 before the application sees it: at
     once when its ``Content-Length`` says so, else (a chunked body) once the bytes read exceed
@@ -56,7 +60,16 @@ class _BodyLimit:
         self._app = app
         self._limit = limit
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, *, more: bool) -> None:
+        """Answer 413. The rest of the body is read and dropped first (up to a bound), so that
+        the connection closes cleanly and the client reads the answer instead of a reset."""
+        dropped = 0
+        while more and dropped <= _DRAIN_BYTES:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            dropped += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
         response = _error(413, "RequestTooLarge", f"a request body may hold at most {self._limit} bytes.")
         await response(scope, receive, send)
 
@@ -66,7 +79,8 @@ class _BodyLimit:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self._limit):
-            await self._refuse(scope, receive, send)
+            fits = declared.isdigit() and int(declared) <= self._limit + _DRAIN_BYTES
+            await self._refuse(scope, receive, send, more=fits)
             return
         chunks: list[bytes] = []
         size = 0
@@ -78,7 +92,7 @@ class _BodyLimit:
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > self._limit:
-                await self._refuse(scope, receive, send)
+                await self._refuse(scope, receive, send, more=bool(message.get("more_body", False)))
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
