@@ -3,7 +3,9 @@ objects, configuration, and the ports for model capabilities (embedding, extract
 link resolution, reranking). Everything here depends on domain ports only; adapters are injected.
 """
 
+from .access import MemoryHistory, ScopedMemory
 from .admin import StoreAdmin
+from .api_keys import ApiKeyInfo, ApiKeys, CreatedApiKey
 from .arguments import TimeToLiveAnchor
 from .checkpoints import CheckpointRetention, CheckpointService, CheckpointState
 from .client import AgentMemory
@@ -54,6 +56,7 @@ from .ports import (
     Summariser,
     SummaryText,
 )
+from .principal import AccessScope, Principal
 from .results import (
     ContextCard,
     OracleSearchResultFormatConfig,
@@ -66,9 +69,12 @@ from .thread import ChatMessage, MemoryThread
 from .usage import TokenCounts, TokenUsage
 
 __all__ = [
+    "AccessScope",
     "AgentMemory",
     "AgentMemoryCompletedEvent",
     "AgentMemoryStartedEvent",
+    "ApiKeyInfo",
+    "ApiKeys",
     "ApiOperationCompletedEvent",
     "ApiOperationStartedEvent",
     "BackgroundExtractionQueueFullBehavior",
@@ -77,6 +83,7 @@ __all__ = [
     "CheckpointService",
     "CheckpointState",
     "ContextCard",
+    "CreatedApiKey",
     "Embedder",
     "EmbedderCompletedEvent",
     "EmbedderStartedEvent",
@@ -99,15 +106,18 @@ __all__ = [
     "MemoryExtractionConfig",
     "MemoryExtractionImageContext",
     "MemoryExtractionMode",
+    "MemoryHistory",
     "MemoryLinkExtractionMode",
     "MemoryRetentionConfig",
     "MemorySearchConfig",
     "MemoryThread",
     "OperationKind",
     "OracleSearchResultFormatConfig",
+    "Principal",
     "RerankCandidate",
     "Reranker",
     "RetrievalConfig",
+    "ScopedMemory",
     "SearchResult",
     "SearchResultFormatConfig",
     "SearchScope",

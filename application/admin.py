@@ -24,6 +24,7 @@ from palimpsest.domain.ports import Clock, MemoryStore, SchemaState
 from palimpsest.domain.sentinel import NOTSET
 
 from . import diagnostics, inspection, transfer
+from .api_keys import ApiKeys
 from .diagnostics import JobOverview, StoreCounts, WaitingVectors
 from .inspection import Scope, ThreadOverview
 from .ports import Embedder
@@ -69,6 +70,11 @@ class StoreAdmin:
         with self._store.reading() as uow:
             value = uow.settings.get(EMBEDDING_MODEL_SETTING)
         return value if isinstance(value, str) else None
+
+    @property
+    def api_keys(self) -> ApiKeys:
+        """The store's API keys: create, list, revoke, verify (ARCHITECTURE.md D44)."""
+        return ApiKeys(self._store, self._clock)
 
     # -- listings and lookups -------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from palimpsest.domain.model import (
 from palimpsest.domain.ports import Clock, MemoryStore
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
+from .access import ScopedMemory
 from .arguments import list_limit, named_arguments, reject_unknown_kwargs
 from .asyncio_twins import with_async_twins
 from .caller_warnings import warn_caller
@@ -42,6 +43,7 @@ from .facade import MemoryFacade
 from .images import ImageRecord
 from .observability import observed_operations
 from .ports import Embedder, Extractor, ImageCaptioner, LinkResolver, Summariser
+from .principal import Principal
 from .requests import (
     AddProfile,
     CreateThread,
@@ -206,6 +208,12 @@ class AgentMemory(MemoryFacade):
         client's clock: what tools (the command line, the LangGraph store) use instead of the
         store itself (:class:`~palimpsest.application.admin.StoreAdmin`)."""
         return self._services.admin
+
+    def acting_for(self, principal: Principal) -> ScopedMemory:
+        """This client's memory bound to ``principal``: every request forced into its user
+        (and agent), anyone else's records, threads and links not found, its scope checked
+        (ARCHITECTURE.md D44). What a server calls with the caller its credential names."""
+        return ScopedMemory(self._services, principal)
 
     @property
     def checkpoints(self) -> CheckpointService:

@@ -42,8 +42,12 @@ from palimpsest.domain.ports import Clock, MemoryStore, UnitOfWork
 from palimpsest.domain.sentinel import NOTSET, NotSetType
 
 from .event_log import log_event
+from .principal import Principal
 
 __all__ = ["NewLinkRequest", "RecordService"]
+
+Owner = str | Principal | None
+"""Who a call is made for: ``None`` the client, a thread's id its handle, or a principal (D44)."""
 
 log = logging.getLogger("palimpsest")
 
@@ -111,7 +115,7 @@ class RecordService:
         expires_at: datetime | None,
         embedding: Sequence[float] | None,
         link: NewLinkRequest | None,
-        require_thread: str | None = None,
+        require_thread: Owner = None,
         status: RecordStatus | NotSetType = NOTSET,
     ) -> MemoryRecord:
         """Add a record, optionally linked to an existing one, in one unit of work.
@@ -134,7 +138,8 @@ class RecordService:
             if link is not None:
                 target = self._visible(uow, link.target_id, now)
                 if require_thread is not None and not self._in_thread(uow, [target], require_thread):
-                    raise RecordNotFoundError(f"No memory record with id {target.id!r} in this thread.")
+                    where = "" if isinstance(require_thread, Principal) else " in this thread"
+                    raise RecordNotFoundError(f"No memory record with id {target.id!r}{where}.")
             user = scope.get("user_id", NOTSET)
             thread_id = scope.get("thread_id", NOTSET)
             # A memory filed under a thread is its user's and agent's: omitted ones come from it.
@@ -236,7 +241,7 @@ class RecordService:
         self._publish(events)
         return list(added.values())
 
-    def get_record(self, record_id: str, *, owner_thread: str | None = None) -> MemoryRecord:
+    def get_record(self, record_id: str, *, owner_thread: Owner = None) -> MemoryRecord:
         """The record if it exists and has not expired (and, with ``owner_thread``, belongs to
         that thread); ``RecordNotFoundError`` otherwise."""
         with self._store.reading() as uow:
@@ -308,7 +313,7 @@ class RecordService:
             uow.commit()
         return refreshed
 
-    def delete_record(self, record_id: str, *, owner_thread: str | None = None) -> bool:
+    def delete_record(self, record_id: str, *, owner_thread: Owner = None) -> bool:
         """Delete a record and its links; records it had retired become valid again if no
         other lifecycle link still targets them. ``owner_thread`` deletes only that thread's."""
         now = self._clock.now()
@@ -378,7 +383,7 @@ class RecordService:
         metadata: Mapping[str, Any] | None = None,
         timestamp: datetime | None = None,
         expected_types: tuple[RecordType, RecordType] | None = None,
-        owner_thread: str | None = None,
+        owner_thread: Owner = None,
     ) -> RecordLink:
         """Create ``source -[relation_type]-> target``; a lifecycle type retires the target.
 
@@ -423,7 +428,7 @@ class RecordService:
         opposite_relation_type: str | NotSetType = NOTSET,
         metadata: Mapping[str, Any] | None | NotSetType = NOTSET,
         timestamp: datetime | None | NotSetType = NOTSET,
-        owner_thread: str | None = None,
+        owner_thread: Owner = None,
     ) -> RecordLink:
         """Change a link; omitted fields stay, ``None`` clears metadata/timestamp. Retyping
         re-derives the status of both endpoints."""
@@ -457,7 +462,7 @@ class RecordService:
         self._publish(events)
         return after
 
-    def delete_link(self, link_id: str, *, owner_thread: str | None = None) -> bool:
+    def delete_link(self, link_id: str, *, owner_thread: Owner = None) -> bool:
         """Delete a link by id; its target becomes valid again if nothing else retires it."""
         return self._delete_link(lambda uow: uow.links.get(link_id), owner_thread, None)
 
@@ -468,7 +473,7 @@ class RecordService:
         relation_type: str,
         *,
         expected_types: tuple[RecordType, RecordType] | None = None,
-        owner_thread: str | None = None,
+        owner_thread: Owner = None,
     ) -> bool:
         """Delete by the complete directed tuple (stored orientation and type), its ids and
         label checked as :meth:`link` checks them."""
@@ -482,7 +487,7 @@ class RecordService:
     def _delete_link(
         self,
         locate: Callable[[UnitOfWork], RecordLink | None],
-        owner_thread: str | None,
+        owner_thread: Owner,
         expected_types: tuple[RecordType, RecordType] | None,
     ) -> bool:
         now = self._clock.now()
@@ -502,15 +507,18 @@ class RecordService:
     # -- helpers ---------------------------------------------------------------------------
 
     @staticmethod
-    def _in_thread(uow: UnitOfWork, records: Iterable[MemoryRecord], thread_id: str) -> bool:
-        """Whether the thread owns every record: each is in it and of its user. A record the
-        client filed under another user's thread is not the thread's to change."""
+    def _in_thread(uow: UnitOfWork, records: Iterable[MemoryRecord], thread_id: str | Principal) -> bool:
+        """Whether the owner of a call owns every record. A thread (its id): each is in it and
+        of its user; a record the client filed under another user's thread is not the thread's
+        to change. A :class:`Principal`: each is its user's (and its agent's, when it has one)."""
+        if isinstance(thread_id, Principal):
+            return all(thread_id.owns(r.user_id, r.agent_id) for r in records)
         thread = uow.threads.get(thread_id)
         return thread is not None and all(r.thread_id == thread_id and r.user_id == thread.user_id for r in records)
 
     @classmethod
     def _visible(
-        cls, uow: UnitOfWork, record_id: str, now: datetime, owner_thread: str | None = None
+        cls, uow: UnitOfWork, record_id: str, now: datetime, owner_thread: Owner = None
     ) -> MemoryRecord:
         check_id(record_id, "record id")
         record = uow.records.get(record_id, now=now)
@@ -540,7 +548,7 @@ class RecordService:
             )
 
     @classmethod
-    def _owned(cls, uow: UnitOfWork, link: RecordLink, owner_thread: str | None) -> bool:
+    def _owned(cls, uow: UnitOfWork, link: RecordLink, owner_thread: Owner) -> bool:
         if owner_thread is None:
             return True
         ends = uow.records.get_many([link.source_id, link.target_id])

@@ -57,6 +57,7 @@ from .config import (
     check_llm,
     fold_deprecated_extraction,
 )
+from .principal import Principal
 
 __all__ = [
     "CARD_MAX_RELEVANT_DEFAULT",
@@ -188,11 +189,16 @@ class _ThreadOwned(_Request):
 
     JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset({"owner_thread"})
 
-    owner_thread: str | None = field(default=None, kw_only=True)
+    owner_thread: str | Principal | None = field(default=None, kw_only=True)
+    """The thread whose handle made the request (its id), or the principal it is made for (D44)."""
 
     def within_thread(self, thread: Thread) -> Self:
         """This request made through ``thread``'s handle."""
         return replace(self, owner_thread=thread.id)
+
+    def for_principal(self, principal: Principal) -> Self:
+        """This request made for ``principal``: only its records are found."""
+        return replace(self, owner_thread=principal)
 
 
 def _ttl(obj: object, ttl_days: object, ttl_anchor: object) -> None:
@@ -217,6 +223,13 @@ def _bind_scope(given: object, own: str | None, name: str) -> str | None:
         f"A thread handle writes into its own scope: leave {name} unset (or give the thread's); "
         "write elsewhere through AgentMemory."
     )
+
+
+def bind_principal(given: object, own: str, name: str) -> str:
+    """A principal's scope for one dimension: omitted means the principal's; anything else must be it."""
+    if isinstance(given, NotSetType) or given == own:
+        return own
+    raise InvalidScopeError(f"{name} must be the caller's own ({own!r}) or left out.")
 
 
 # -- records ---------------------------------------------------------------------------------
@@ -269,7 +282,7 @@ class AddMemory(_ThreadOwned, _Scoped):
         if _set(self.memory_id) and self.memory_id is not None:
             check_id(self.memory_id, "memory_id")
         _frozen_set(self, "status", _status(self.status))
-        if self.owner_thread is not None:
+        if isinstance(self.owner_thread, str):
             check_id(self.owner_thread, "owner_thread")
 
     def within_thread(self, thread: Thread) -> AddMemory:
@@ -281,6 +294,19 @@ class AddMemory(_ThreadOwned, _Scoped):
             agent_id=_bind_scope(self.agent_id, thread.agent_id, "agent_id"),
             thread_id=_bind_scope(self.thread_id, thread.id, "thread_id"),
             owner_thread=thread.id,
+        )
+
+    def for_principal(self, principal: Principal) -> AddMemory:
+        """This request made for ``principal``: its user (and agent, when it has one); another
+        one given is an ``InvalidScopeError``, and a link target must be the principal's."""
+        agent = self.agent_id
+        if principal.agent_id is not None:
+            agent = bind_principal(self.agent_id, principal.agent_id, "agent_id")
+        return replace(
+            self,
+            user_id=bind_principal(self.user_id, principal.user_id, "user_id"),
+            agent_id=agent,
+            owner_thread=principal,
         )
 
 

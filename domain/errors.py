@@ -29,6 +29,9 @@ who do not know our names::
     │   ├── MessageNotFoundError
     │   ├── RecordNotFoundError
     │   └── LinkNotFoundError
+    ├── AccessError                           refused for who calls (ARCHITECTURE.md D44)
+    │   ├── AuthenticationError               a malformed, unknown or revoked credential
+    │   └── PermissionDeniedError             the caller's scope does not allow the call
     ├── ConfigurationError (ValueError)       a store or client was configured inconsistently
     │   └── EmbeddingMismatchError            the embedder does not fit the store's vectors
     ├── WaitTimeoutError (TimeoutError)       background work outlasted the caller's timeout
@@ -53,8 +56,10 @@ misconfigurations of a model are not model errors: they are ``ConfigurationError
 from __future__ import annotations
 
 __all__ = [
+    "AccessError",
     "AgentMemoryError",
     "ArgumentTypeError",
+    "AuthenticationError",
     "CheckpointIntegrityError",
     "ConfigurationError",
     "ConflictError",
@@ -80,6 +85,7 @@ __all__ = [
     "ModelRequestsDisabledError",
     "ModelUnavailableError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ReadOnlyError",
     "RecordNotFoundError",
     "SchemaVersionError",
@@ -208,6 +214,18 @@ class RecordNotFoundError(NotFoundError):
 
 class LinkNotFoundError(NotFoundError):
     """No link with this id or endpoint tuple."""
+
+
+class AccessError(AgentMemoryError):
+    """A call refused for who makes it (ARCHITECTURE.md D44)."""
+
+
+class AuthenticationError(AccessError):
+    """A credential that is malformed, unknown or revoked: the caller is nobody."""
+
+
+class PermissionDeniedError(AccessError):
+    """The caller is known but its scope does not allow this call (a read-only key writing)."""
 
 
 class ConfigurationError(AgentMemoryError, ValueError):

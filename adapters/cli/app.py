@@ -26,7 +26,7 @@ from typing import Annotated, Any, Final
 import typer
 from palimpsest.application import StoreAdmin
 from palimpsest.application.codec import encode
-from palimpsest.domain.errors import AgentMemoryError, LinkNotFoundError
+from palimpsest.domain.errors import AgentMemoryError, ConfigurationError, LinkNotFoundError
 from palimpsest.domain.model import MemoryRecord, RecordStatus, RecordType
 from palimpsest.domain.sentinel import NOTSET
 from rich.console import Console
@@ -1148,6 +1148,115 @@ def oracle_upgrade(ctx: typer.Context) -> None:
 
 
 app.add_typer(oracle_app, name="oracle", rich_help_panel=PANEL_ADMIN)
+
+keys_app = typer.Typer(
+    cls=_Group,
+    rich_markup_mode=None,
+    help=(
+        "Create, list and revoke the API keys the servers accept as bearer tokens. A key is bound "
+        "to a user (and optionally an agent) with a scope; only its hash is stored."
+    ),
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class KeyScopeChoice(str, enum.Enum):
+    read = "read"
+    write = "write"
+    admin = "admin"
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    user: Annotated[str, typer.Option("--user", "-u", metavar="USER", help="The user the key acts for.")],
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="Bind the key to this agent of the user.")
+    ] = None,
+    scope: Annotated[
+        KeyScopeChoice, typer.Option("--scope", case_sensitive=False, help="read, write (default) or admin.")
+    ] = KeyScopeChoice.write,
+) -> None:
+    """Create a key and print it once: it cannot be shown again (only its hash is stored)."""
+    with open_session(_settings(ctx)) as session:
+        made = session.admin.api_keys.create(user, agent_id=agent, scope=scope.value)
+    typer.echo(made.key)
+    _note(f"key id {made.info.key_id}: store the key now, it is not shown again.")
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="USER", help="Only keys of this user.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per key.")] = False,
+) -> None:
+    """List the keys (never their secrets), oldest first, revoked ones included."""
+    with open_session(_settings(ctx)) as session:
+        infos = session.admin.api_keys.list(user_id=user)
+    for info in infos:
+        row = {
+            "key_id": info.key_id,
+            "user_id": info.user_id,
+            "agent_id": info.agent_id,
+            "scope": info.scope.value,
+            "created_at": info.created_at.isoformat(),
+            "revoked_at": None if info.revoked_at is None else info.revoked_at.isoformat(),
+        }
+        if as_json:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+        else:
+            state = "active" if info.active else f"revoked {row['revoked_at']}"
+            _say(f"{info.key_id}  user={info.user_id} agent={info.agent_id or '-'} scope={row['scope']}  {state}")
+    if not infos and not as_json:
+        _note("no API keys.")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(metavar="KEY_ID", help="The key's id (as 'keys list' shows it).")],
+) -> None:
+    """Revoke a key: refused at once by every server on this store."""
+    with open_session(_settings(ctx)) as session:
+        revoked = session.admin.api_keys.revoke(key_id)
+    _say(f"revoked {key_id}" if revoked else f"{key_id} was already revoked")
+
+
+app.add_typer(keys_app, name="keys", rich_help_panel=PANEL_ADMIN)
+
+serve_app = typer.Typer(
+    cls=_Group,
+    rich_markup_mode=None,
+    help="Serve the store: the HTTP API (bearer API keys from 'keys create').",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@serve_app.command("http")
+def serve_http(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes (1 for now).")] = 1,
+) -> None:
+    """Serve the HTTP API on HOST:PORT until interrupted (needs the 'server' extra)."""
+    if workers != 1:
+        raise typer.BadParameter("only one worker is supported for now.", param_hint="--workers")
+    try:
+        import uvicorn
+        from palimpsest.adapters.http import create_app
+    except ImportError:
+        raise ConfigurationError(
+            "the HTTP server needs the 'server' extra: pip install 'palimpsest-memory[server]'."
+        ) from None
+    with open_session(_settings(ctx)) as session:
+        _note(f"serving the HTTP API on http://{host}:{port} (Ctrl-C stops)")
+        uvicorn.run(create_app(session.memory), host=host, port=port, log_level="warning", ws="none")
+
+
+app.add_typer(serve_app, name="serve", rich_help_panel=PANEL_ADMIN)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

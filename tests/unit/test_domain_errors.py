@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from palimpsest.domain import errors
 from palimpsest.domain.errors import (
+    AccessError,
     AgentMemoryError,
     ArgumentTypeError,
+    AuthenticationError,
     CheckpointIntegrityError,
     ConfigurationError,
     ConflictError,
@@ -32,6 +34,7 @@ from palimpsest.domain.errors import (
     ModelRequestsDisabledError,
     ModelUnavailableError,
     NotFoundError,
+    PermissionDeniedError,
     ReadOnlyError,
     RecordNotFoundError,
     SchemaVersionError,
@@ -88,6 +91,9 @@ TREE = [
     (ModelUnavailableError, ModelError, RuntimeError),
     (ModelRequestsDisabledError, ModelError, RuntimeError),
     (StageEffectError, AgentMemoryError, RuntimeError),
+    (AccessError, AgentMemoryError, Exception),
+    (AuthenticationError, AccessError, Exception),
+    (PermissionDeniedError, AccessError, Exception),
 ]
 
 

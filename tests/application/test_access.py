@@ -1,0 +1,193 @@
+"""Memory bound to a principal (ARCHITECTURE.md D44): requests forced into the caller's user
+(and agent), anyone else's records, threads and links not found, scopes checked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from palimpsest.application import AccessScope, AgentMemory, Principal
+from palimpsest.application.requests import (
+    AddMemory,
+    AppendMessages,
+    CardRequest,
+    DeleteRecordLink,
+    LinkRecords,
+    ListRecords,
+    SearchRequest,
+    UpdateMemory,
+    UpdateRecordLink,
+)
+from palimpsest.domain.errors import (
+    InvalidScopeError,
+    PermissionDeniedError,
+    RecordNotFoundError,
+    ThreadNotFoundError,
+    ValidationError,
+)
+
+ALICE = Principal("alice", scope=AccessScope.WRITE)
+BOB = Principal("bob", scope=AccessScope.WRITE)
+
+
+@pytest.fixture
+def memory(root_client: Callable[..., AgentMemory]) -> AgentMemory:
+    return root_client()
+
+
+def test_principal_values_and_scope_order() -> None:
+    assert Principal("u", scope="admin").may(AccessScope.WRITE)
+    assert Principal("u", scope="write").may(AccessScope.READ)
+    assert not Principal("u", scope="read").may(AccessScope.WRITE)
+    assert Principal("u").scope is AccessScope.READ  # least privilege by default
+    with pytest.raises(ValidationError):
+        Principal("")
+    with pytest.raises(ValidationError):
+        Principal("u", scope="owner")
+    assert Principal("u", "a").owns("u", "a") and not Principal("u", "a").owns("u", "b")
+    assert Principal("u").owns("u", "b") and Principal("u").owns("u", None) and not Principal("u").owns("v", None)
+
+
+def test_a_memory_added_for_a_principal_is_its_users_whatever_the_request_omits(memory: AgentMemory) -> None:
+    alice = memory.acting_for(ALICE)
+    record_id = alice.add_memory(AddMemory.from_json({"content": "Alice likes tea"}))
+    assert memory.admin.get_record(record_id).user_id == "alice"
+    with pytest.raises(InvalidScopeError):
+        alice.add_memory(AddMemory.from_json({"content": "x", "user_id": "bob"}))
+    with pytest.raises(InvalidScopeError):
+        alice.add_memory(AddMemory.from_json({"content": "x", "user_id": None}))  # never widened to unscoped
+    assert [r.id for r in memory.admin.list_records()] == [record_id]
+
+
+def test_a_principal_with_an_agent_writes_and_reads_that_agents_records_only(memory: AgentMemory) -> None:
+    bot = memory.acting_for(Principal("alice", "bot", AccessScope.WRITE))
+    mine = bot.add_memory(AddMemory("from the bot"))
+    assert memory.admin.get_record(mine).agent_id == "bot"
+    other = memory.add_memory("from another agent", user_id="alice", agent_id="other")
+    with pytest.raises(InvalidScopeError):
+        bot.add_memory(AddMemory("x", agent_id="other"))
+    assert [r.id for r in bot.list_memories(ListRecords())] == [mine]
+    with pytest.raises(RecordNotFoundError):
+        bot.get_memory(other)
+    assert bot.delete_memory(other) == 0
+    # the user's principal without an agent sees both
+    assert {r.id for r in memory.acting_for(ALICE).list_memories(ListRecords())} == {mine, other}
+
+
+def test_another_users_records_are_not_found_exactly_as_absent_ones(memory: AgentMemory) -> None:
+    bobs = memory.acting_for(BOB).add_memory(AddMemory("Bob's secret"))
+    bobs2 = memory.acting_for(BOB).add_memory(AddMemory("Bob's other"))
+    link = memory.link_records(bobs, "memory", bobs2, "memory", "related_to")
+    alice = memory.acting_for(ALICE)
+    mine = alice.add_memory(AddMemory("Alice's"))
+    for record_id in (bobs, "absent-id"):
+        with pytest.raises(RecordNotFoundError) as caught:
+            alice.get_memory(record_id)
+        assert str(caught.value) == f"No memory record with id {record_id!r}."
+        with pytest.raises(RecordNotFoundError, match=f"No memory record with id {record_id!r}."):
+            alice.update_memory(UpdateMemory(record_id, content="pwned"))
+        with pytest.raises(RecordNotFoundError):
+            alice.link_records(LinkRecords(mine, "memory", record_id, "memory", "related_to"))
+        with pytest.raises(RecordNotFoundError):
+            alice.add_memory(AddMemory("x", memory_id_to_link=record_id, link_type="related_to"))
+        with pytest.raises(RecordNotFoundError):
+            alice.memory_history(record_id)
+        assert alice.delete_memory(record_id) == 0
+    assert alice.update_record_link(UpdateRecordLink(link, relation_type="supports")) == 0
+    assert alice.delete_record_link(DeleteRecordLink(relation_id=link)) == 0
+    assert alice.delete_record_link(DeleteRecordLink(bobs, "memory", bobs2, "memory", "related_to")) == 0
+    assert memory.admin.get_record(bobs).content == "Bob's secret"
+    assert len(memory.admin.links_among([bobs, bobs2])) == 1
+    with pytest.raises(InvalidScopeError):
+        alice.list_memories(ListRecords(user_id="bob"))
+
+
+def test_searches_keep_to_the_callers_user(memory: AgentMemory) -> None:
+    memory.acting_for(BOB).add_memory(AddMemory("the launch code is 1234"))
+    alice = memory.acting_for(ALICE)
+    alice.add_memory(AddMemory("the garden needs water"))
+    found = alice.search(alice.search_request({"query": "launch code"}))
+    assert found and all(r.record.user_id == "alice" for r in found)
+    for body in (
+        {"query": "launch code", "user_id": "bob"},
+        {"query": "launch code", "exact_user_match": False},
+        {"query": "launch code", "scope": {"user_id": "bob"}},
+    ):
+        with pytest.raises(InvalidScopeError):
+            alice.search(alice.search_request(body))
+    with pytest.raises(InvalidScopeError):
+        alice.search(SearchRequest("launch code", user_id=None))
+
+
+def test_threads_messages_and_cards_of_another_user_are_not_found(memory: AgentMemory) -> None:
+    memory.create_thread(thread_id="bob-thread", user_id="bob")
+    memory.create_thread(thread_id="alice-thread", user_id="alice")
+    alice = memory.acting_for(ALICE)
+    for thread_id in ("bob-thread", "no-such-thread"):
+        with pytest.raises(ThreadNotFoundError, match=f"No thread found with id {thread_id!r}."):
+            alice.add_messages(thread_id, AppendMessages([{"role": "user", "content": "hi"}]))
+        with pytest.raises(ThreadNotFoundError, match=f"No thread found with id {thread_id!r}."):
+            alice.context_card(thread_id, CardRequest())
+        with pytest.raises(ThreadNotFoundError):
+            alice.add_memory(AddMemory("x", thread_id=thread_id))
+    assert memory.admin.list_threads(user_id="bob")[0].message_count == 0
+    ids = alice.add_messages("alice-thread", AppendMessages.from_json({"messages": [{"role": "user", "content": "hello"}]}))
+    assert len(ids) == 1
+    assert alice.context_card("alice-thread", CardRequest()) is not None
+
+
+def test_a_read_only_principal_cannot_write(memory: AgentMemory) -> None:
+    record_id = memory.add_memory("kept", user_id="alice")
+    memory.create_thread(thread_id="t", user_id="alice")
+    reader = memory.acting_for(Principal("alice", scope=AccessScope.READ))
+    assert [r.id for r in reader.list_memories(ListRecords())] == [record_id]
+    writes: list[Callable[[], object]] = [
+        lambda: reader.add_memory(AddMemory("x")),
+        lambda: reader.update_memory(UpdateMemory(record_id, content="y")),
+        lambda: reader.delete_memory(record_id),
+        lambda: reader.link_records(LinkRecords(record_id, "memory", record_id, "memory", "related_to")),
+        lambda: reader.update_record_link(UpdateRecordLink("l1", relation_type="supports")),
+        lambda: reader.delete_record_link(DeleteRecordLink(relation_id="l1")),
+        lambda: reader.add_messages("t", AppendMessages([{"role": "user", "content": "hi"}])),
+    ]
+    for write in writes:
+        with pytest.raises(PermissionDeniedError):
+            write()
+    assert [r.content for r in memory.admin.list_records()] == ["kept"]
+
+
+def test_a_memorys_history_holds_its_links_to_the_callers_memories_only(memory: AgentMemory) -> None:
+    alice = memory.acting_for(ALICE)
+    old = alice.add_memory(AddMemory("Alice lives in Paris"))
+    new = alice.add_memory(AddMemory("Alice lives in Rome", memory_id_to_link=old, link_type="supersedes"))
+    history = alice.memory_history(old)
+    assert history.record.id == old and set(history.related) == {new}
+    assert [(lk.source_id, lk.target_id, lk.relation_type) for lk in history.links] == [(new, old, "supersedes")]
+
+
+def test_acting_for_needs_a_principal(memory: AgentMemory) -> None:
+    with pytest.raises(ValidationError):
+        memory.acting_for("alice")  # type: ignore[arg-type]
+
+
+def test_threads_listed_and_summarised_are_the_callers_own(memory: AgentMemory) -> None:
+    from palimpsest.application.requests import ListThreads
+
+    memory.create_thread(thread_id="bob-thread", user_id="bob")
+    memory.create_thread(thread_id="alice-bot", user_id="alice", agent_id="bot")
+    memory.create_thread(thread_id="alice-other", user_id="alice", agent_id="other")
+    alice = memory.acting_for(ALICE)
+    assert [t.id for t in alice.list_threads(ListThreads("alice"))] == ["alice-bot", "alice-other"]
+    bot = memory.acting_for(Principal("alice", "bot"))
+    assert [t.id for t in bot.list_threads(ListThreads("alice"))] == ["alice-bot"]
+    for body in ({"user_id": "bob"}, {"user_id": None}):
+        with pytest.raises(InvalidScopeError):
+            alice.list_threads(ListThreads.from_json(body))
+    with pytest.raises(InvalidScopeError):
+        bot.list_threads(ListThreads("alice", agent_id="other"))
+    assert alice.thread_summary("alice-bot").content == ""
+    for thread_id in ("bob-thread", "alice-other-absent"):
+        with pytest.raises(ThreadNotFoundError, match=f"No thread found with id {thread_id!r}."):
+            alice.thread_summary(thread_id)
+    with pytest.raises(ThreadNotFoundError):
+        bot.thread_summary("alice-other")  # another agent's thread of the same user
