@@ -17,14 +17,16 @@ from palimpsest.domain.errors import (
     ThreadNotFoundError,
     ValidationError,
 )
-from palimpsest.domain.model import MemoryRecord, RecordLink, Thread, check_id
-from palimpsest.domain.sentinel import ANY
+from palimpsest.domain.model import MemoryRecord, Message, RecordLink, Thread, check_id
+from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
+from .config import MemorySearchConfig
 from .principal import AccessScope, Principal
 from .requests import (
     AddMemory,
     AppendMessages,
     CardRequest,
+    CreateThread,
     DeleteRecordLink,
     GetThread,
     LinkRecords,
@@ -60,11 +62,18 @@ class ScopedMemory:
     ``InvalidScopeError``; a record, thread or link of anyone else is not found, exactly as an
     absent one; a read-only principal that writes gets a ``PermissionDeniedError``."""
 
-    def __init__(self, services: ApplicationServices, principal: Principal) -> None:
+    def __init__(
+        self,
+        services: ApplicationServices,
+        principal: Principal,
+        *,
+        search_config: MemorySearchConfig | None = None,
+    ) -> None:
         if not isinstance(principal, Principal):
             raise ValidationError("acting_for needs a Principal.")
         self._services = services
         self._principal = principal
+        self._search_config = search_config
 
     @property
     def principal(self) -> Principal:
@@ -162,6 +171,23 @@ class ScopedMemory:
         owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
         return self._services.threads.list(owned)
 
+    def get_thread(self, thread_id: str) -> Thread:
+        """One of the principal's threads (``ThreadNotFoundError`` for anyone else's, as absent)."""
+        self._need(AccessScope.READ)
+        return self._thread(thread_id)[0]
+
+    def get_messages(
+        self,
+        thread_id: str,
+        *,
+        start: int | NotSetType = NOTSET,
+        end: int | None | NotSetType = NOTSET,
+    ) -> list[Message]:
+        """Messages of one of the principal's threads, as ``MemoryThread.get_messages`` windows them."""
+        self._need(AccessScope.READ)
+        thread, settings = self._thread(thread_id)
+        return MemoryThread(self._services, thread, settings).get_messages(start=start, end=end)
+
     def thread_summary(self, thread_id: str) -> Summary:
         """The summary of one of the principal's threads (as ``MemoryThread.get_summary()``)."""
         self._need(AccessScope.READ)
@@ -183,6 +209,23 @@ class ScopedMemory:
         if isinstance(bound.thread_id, str):
             self._thread(bound.thread_id)
         return self._services.records.add_memory(bound)
+
+    def create_thread(self, request: CreateThread) -> Thread:
+        """A new thread of the principal's user (and agent). A thread id the caller chooses is a
+        global id: one already taken, by anyone, is a ``DuplicateIdError`` that names no owner."""
+        self._need(AccessScope.WRITE)
+        agent = request.agent_id
+        if self._principal.agent_id is not None:
+            agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
+        owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
+        return self._services.threads.create(owned, search_config=self._search_config)[0]
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete one of the principal's threads with its messages, summaries and the memories
+        scoped to it (``ThreadNotFoundError`` for anyone else's)."""
+        self._need(AccessScope.WRITE)
+        self._thread(thread_id)
+        return self._services.maintenance.delete_thread(thread_id)
 
     def update_memory(self, request: UpdateMemory) -> str:
         self._need(AccessScope.WRITE)

@@ -213,7 +213,7 @@ class AgentMemory(MemoryFacade):
         """This client's memory bound to ``principal``: every request forced into its user
         (and agent), anyone else's records, threads and links not found, its scope checked
         (ARCHITECTURE.md D44). What a server calls with the caller its credential names."""
-        return ScopedMemory(self._services, principal)
+        return ScopedMemory(self._services, principal, search_config=self._search_config)
 
     @property
     def checkpoints(self) -> CheckpointService:

@@ -137,7 +137,10 @@ class MessageService:
         stored: list[Message] = []
         with self._store.unit_of_work() as uow:
             seq = uow.messages.last_seq(thread.id)
-            if uow.threads.get(thread.id) is None:
+            current = uow.threads.get(thread.id)
+            # The thread as stored now must be the one the caller opened (and a server checked
+            # was the caller's): one deleted and re-created under another owner is not found.
+            if current is None or (current.user_id, current.agent_id) != (thread.user_id, thread.agent_id):
                 raise ThreadNotFoundError(f"No thread found with id {thread.id!r}.")
             for new, expires in zip(messages, expiries):
                 seq += 1

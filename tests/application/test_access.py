@@ -191,3 +191,54 @@ def test_threads_listed_and_summarised_are_the_callers_own(memory: AgentMemory) 
             alice.thread_summary(thread_id)
     with pytest.raises(ThreadNotFoundError):
         bot.thread_summary("alice-other")  # another agent's thread of the same user
+
+
+def test_threads_created_for_a_principal_are_its_users_and_only_its_own_are_read(memory: AgentMemory) -> None:
+    from palimpsest.application.requests import CreateThread
+    from palimpsest.domain.errors import DuplicateIdError
+
+    alice, bob = memory.acting_for(ALICE), memory.acting_for(BOB)
+    thread = alice.create_thread(CreateThread.from_json({"metadata": {"topic": "tea"}}))
+    assert (thread.user_id, thread.agent_id) == ("alice", None)
+    assert memory.get_thread(thread.id).user_id == "alice"
+    with pytest.raises(InvalidScopeError):
+        alice.create_thread(CreateThread.from_json({"user_id": "bob"}))
+    alice.add_messages(thread.id, AppendMessages([{"role": "user", "content": "I like green tea"}]))
+    assert [m.content for m in alice.get_messages(thread.id)] == ["I like green tea"]
+    assert alice.get_thread(thread.id).id == thread.id
+    for call in (
+        lambda: bob.get_thread(thread.id),
+        lambda: bob.get_messages(thread.id),
+        lambda: bob.delete_thread(thread.id),
+        lambda: bob.add_messages(thread.id, AppendMessages([{"role": "user", "content": "hi"}])),
+    ):
+        with pytest.raises(ThreadNotFoundError):
+            call()
+    # A caller-chosen id already taken is a conflict that names no owner.
+    with pytest.raises(DuplicateIdError) as taken:
+        bob.create_thread(CreateThread.from_json({"thread_id": thread.id}))
+    assert "alice" not in str(taken.value)
+    assert len(memory.get_thread(thread.id).get_messages()) == 1
+    with pytest.raises(PermissionDeniedError):
+        memory.acting_for(Principal("alice")).create_thread(CreateThread.from_json({}))
+    assert alice.delete_thread(thread.id) >= 1
+    with pytest.raises(ThreadNotFoundError):
+        memory.get_thread(thread.id)
+
+
+def test_an_append_to_a_thread_re_created_under_another_owner_is_refused_in_its_own_transaction(
+    memory: AgentMemory,
+) -> None:
+    """The ownership a server checked holds when the messages are written: a thread deleted and
+    created again with the same id by another user between the check and the append is not
+    written to (the append re-reads the owner inside its unit of work)."""
+    from palimpsest.application.requests import CreateThread
+
+    alice, bob = memory.acting_for(ALICE), memory.acting_for(BOB)
+    thread = alice.create_thread(CreateThread.from_json({"thread_id": "shared-id"}))
+    opened = memory.get_thread(thread.id)  # the handle alice's check produced
+    memory.delete_thread(thread.id)
+    bob.create_thread(CreateThread.from_json({"thread_id": "shared-id"}))
+    with pytest.raises(ThreadNotFoundError):
+        opened.add_messages([{"role": "user", "content": "meant for alice's thread"}])
+    assert bob.get_messages("shared-id") == []
