@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from palimpsest.domain.errors import (
+    ConfigurationError,
+    EmbeddingMismatchError,
     InvalidScopeError,
+    InvalidSettingsError,
     PermissionDeniedError,
     ThreadNotFoundError,
     ValidationError,
@@ -254,7 +257,12 @@ class ScopedMemory:
         if self._principal.agent_id is not None:
             agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
         owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
-        return self._services.threads.create(owned, search_config=self._search_config)[0]
+        try:
+            return self._services.threads.create(owned, search_config=self._search_config)[0]
+        except ConfigurationError as exc:  # settings the request asks for that this client cannot honour
+            if isinstance(exc, (ValidationError, EmbeddingMismatchError)):
+                raise
+            raise InvalidSettingsError(str(exc)) from exc
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete one of the principal's threads with its messages, summaries and the memories

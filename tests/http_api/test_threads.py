@@ -88,3 +88,19 @@ def test_another_users_thread_is_not_found_on_every_route(memory: AgentMemory, b
     assert [m["content"] for m in mine.body["items"]] == ["secret"]
     # Naming another user in the body is refused.
     assert call(base_url, "POST", "/v1/threads", alice, {"user_id": "bob"}).status == 422
+
+
+def test_thread_settings_the_server_cannot_take_are_422_not_500(memory: AgentMemory, base_url: str) -> None:
+    """What the schema fuzzing found: settings in the body were a ConfigurationError (500), and
+    the deprecated extraction keywords warned in the request handler."""
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    for body in (
+        {"memory_extraction_frequency": -1.1754943508222875e-38},
+        {"enable_context_summary": False},
+        {"search_config": {"type": "nope"}},
+        {"memory_extraction_config": {"extract_memories": True}},  # this server has no extractor
+        {"llm": "gpt"},
+    ):
+        answer = call(base_url, "POST", "/v1/threads", key, body)
+        assert answer.status == 422, (body, answer.body)
+    assert call(base_url, "GET", "/v1/threads", key).body["items"] == []
