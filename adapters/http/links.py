@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 from palimpsest.application.requests import DeleteRecordLink, LinkRecords, UpdateRecordLink
 from palimpsest.domain.errors import LinkNotFoundError
 
+from .answers import IdAnswer
 from .deps import Caller, JsonBody, body, with_path_id
 from .errors import responses
 
@@ -16,6 +17,7 @@ router = APIRouter()
 
 @router.post(
     "/v1/links",
+    response_model=IdAnswer,
     status_code=201,
     tags=["links"],
     responses=responses(403, 404, 409),
@@ -28,6 +30,7 @@ def link_records(scoped: Caller, data: JsonBody) -> dict[str, str]:
 
 @router.patch(
     "/v1/links/{link_id}",
+    response_model=IdAnswer,
     tags=["links"],
     responses=responses(403, 404, 409),
     openapi_extra=body(UpdateRecordLink, without=("relation_id",)),

@@ -10,6 +10,7 @@ from palimpsest.application.requests import AddMemory, ListRecords, SearchReques
 from palimpsest.domain.errors import RecordNotFoundError, ValidationError
 
 from . import shapes
+from .answers import HistoryAnswer, IdAnswer, Memory, MemoryPage, SearchAnswer
 from .deps import Caller, JsonBody, body, with_path_id
 from .errors import responses
 
@@ -42,6 +43,7 @@ def given(**values: Any) -> dict[str, Any]:
 @router.post(
     "/v1/memories",
     status_code=201,
+    response_model=IdAnswer,
     tags=["memories"],
     responses=responses(403, 404, 409),
     openapi_extra=body(AddMemory),
@@ -51,7 +53,7 @@ def add_memory(scoped: Caller, data: JsonBody) -> dict[str, str]:
     return {"id": scoped.add_memory(AddMemory.from_json(data))}
 
 
-@router.get("/v1/memories", tags=["memories"], responses=responses(403))
+@router.get("/v1/memories", response_model=MemoryPage, tags=["memories"], responses=responses(403))
 def list_memories(
     scoped: Caller,
     limit: Limit = None,
@@ -73,7 +75,9 @@ def list_memories(
     return shapes.page(scoped.memories_page(request, limit=limit, cursor=cursor))
 
 
-@router.get("/v1/memories/{memory_id}", tags=["memories"], responses=responses(403, 404))
+@router.get(
+    "/v1/memories/{memory_id}", response_model=Memory, tags=["memories"], responses=responses(403, 404)
+)
 def get_memory(scoped: Caller, memory_id: str) -> dict[str, Any]:
     """One of the caller's memories (404 for anyone else's, as for an absent one)."""
     return encode(scoped.get_memory(memory_id))
@@ -81,6 +85,7 @@ def get_memory(scoped: Caller, memory_id: str) -> dict[str, Any]:
 
 @router.patch(
     "/v1/memories/{memory_id}",
+    response_model=Memory,
     tags=["memories"],
     responses=responses(403, 404),
     openapi_extra=body(UpdateMemory, without=("memory_id",)),
@@ -99,13 +104,24 @@ def delete_memory(scoped: Caller, memory_id: str) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/v1/memories/{memory_id}/history", tags=["memories"], responses=responses(403, 404))
+@router.get(
+    "/v1/memories/{memory_id}/history",
+    response_model=HistoryAnswer,
+    tags=["memories"],
+    responses=responses(403, 404),
+)
 def memory_history(scoped: Caller, memory_id: str) -> dict[str, Any]:
     """A memory with its links to the caller's other memories: ``{"memory", "links", "related"}``."""
     return shapes.history(scoped.memory_history(memory_id))
 
 
-@router.post("/v1/search", tags=["search"], responses=responses(403), openapi_extra=body(SearchRequest))
+@router.post(
+    "/v1/search",
+    response_model=SearchAnswer,
+    tags=["search"],
+    responses=responses(403),
+    openapi_extra=body(SearchRequest),
+)
 def search(scoped: Caller, data: JsonBody) -> dict[str, Any]:
     """Search the caller's memory (``SearchRequest``'s fields; the user is the key's)."""
     results = scoped.search(scoped.search_request(data))

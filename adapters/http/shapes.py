@@ -1,6 +1,7 @@
 """The HTTP API's JSON answers: the codec's entity shapes (``application.codec.encode``) and
 the shapes of the results that are not entities (search results, cards, summaries, pages)."""
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,15 +15,23 @@ __all__ = ["card", "history", "page", "result", "summary"]
 T = TypeVar("T", bound=Entity)
 
 
+def _number(value: float) -> float | None:
+    """A score as JSON takes it: ``None`` for one that is not a finite number (a linked result's distance)."""
+    return value if math.isfinite(value) else None
+
+
 def result(found: SearchResult) -> dict[str, Any]:
-    """A search result: its record in the codec's shape, with its relevance and distance."""
+    """A search result: its record in the codec's shape, its relevance and distance (``null``
+    for a result reached through links, which is not scored), and the results linked to it
+    (``num_hops``), each with the stored link that reached it."""
     return {
         "id": found.id,
         "record_type": found.record_type.value,
         "content": found.content,
-        "relevance": found.relevance,
-        "distance": found.distance,
+        "relevance": _number(found.relevance),
+        "distance": _number(found.distance),
         "record": encode(found.record),
+        "linked": [{"link": encode(link), "result": result(nested)} for link, nested in found.linked_results],
     }
 
 

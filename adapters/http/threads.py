@@ -8,6 +8,7 @@ from palimpsest.application.codec import encode
 from palimpsest.application.requests import AppendMessages, CardRequest, CreateThread, ListThreads
 
 from . import shapes
+from .answers import CardAnswer, IdsAnswer, MessagePage, SummaryAnswer, Thread, ThreadPage
 from .deps import Caller, JsonBody, body
 from .errors import responses
 from .memories import Cursor, Limit, given, query_filter
@@ -36,6 +37,7 @@ MESSAGE_SCHEMA = {
 
 @router.post(
     "/v1/threads",
+    response_model=Thread,
     status_code=201,
     tags=["threads"],
     responses=responses(403, 409),
@@ -46,7 +48,7 @@ def create_thread(scoped: Caller, data: JsonBody) -> dict[str, Any]:
     return encode(scoped.create_thread(CreateThread.from_json({} if data is None else data)))
 
 
-@router.get("/v1/threads", tags=["threads"], responses=responses(403))
+@router.get("/v1/threads", response_model=ThreadPage, tags=["threads"], responses=responses(403))
 def list_threads(
     scoped: Caller,
     limit: Limit = None,
@@ -65,7 +67,7 @@ def list_threads(
     return shapes.page(scoped.threads_page(request, limit=limit, cursor=cursor))
 
 
-@router.get("/v1/threads/{thread_id}", tags=["threads"], responses=responses(403, 404))
+@router.get("/v1/threads/{thread_id}", response_model=Thread, tags=["threads"], responses=responses(403, 404))
 def get_thread(scoped: Caller, thread_id: str) -> dict[str, Any]:
     """One of the caller's threads (404 for anyone else's, as for an absent one)."""
     return encode(scoped.get_thread(thread_id))
@@ -80,6 +82,7 @@ def delete_thread(scoped: Caller, thread_id: str) -> Response:
 
 @router.post(
     "/v1/threads/{thread_id}/messages",
+    response_model=IdsAnswer,
     status_code=201,
     tags=["threads"],
     responses=responses(403, 404, 409),
@@ -90,7 +93,12 @@ def add_messages(scoped: Caller, thread_id: str, data: JsonBody) -> dict[str, li
     return {"ids": scoped.add_messages(thread_id, AppendMessages.from_json(data))}
 
 
-@router.get("/v1/threads/{thread_id}/messages", tags=["threads"], responses=responses(403, 404))
+@router.get(
+    "/v1/threads/{thread_id}/messages",
+    response_model=MessagePage,
+    tags=["threads"],
+    responses=responses(403, 404),
+)
 def get_messages(
     scoped: Caller, thread_id: str, limit: Limit = None, cursor: Cursor = None
 ) -> dict[str, Any]:
@@ -100,6 +108,7 @@ def get_messages(
 
 @router.post(
     "/v1/threads/{thread_id}/card",
+    response_model=CardAnswer,
     tags=["threads"],
     responses=responses(403, 404),
     openapi_extra=body(CardRequest, required=False),
@@ -109,7 +118,12 @@ def context_card(scoped: Caller, thread_id: str, data: JsonBody) -> dict[str, An
     return shapes.card(scoped.context_card(thread_id, CardRequest.from_json({} if data is None else data)))
 
 
-@router.get("/v1/threads/{thread_id}/summary", tags=["threads"], responses=responses(403, 404))
+@router.get(
+    "/v1/threads/{thread_id}/summary",
+    response_model=SummaryAnswer,
+    tags=["threads"],
+    responses=responses(403, 404),
+)
 def thread_summary(scoped: Caller, thread_id: str) -> dict[str, Any]:
     """The summary of one of the caller's threads: ``{"content", "topics"}``."""
     return shapes.summary(scoped.thread_summary(thread_id))

@@ -277,3 +277,38 @@ def test_an_unexpected_failure_is_500_in_the_error_shape_without_its_details(
     answer = call(base_url, "POST", "/v1/search", key, {"query": "x"})
     assert answer.status == 500
     assert answer.body == {"error": {"type": "InternalError", "message": "internal error"}}
+
+
+def test_a_search_through_links_answers_the_linked_results_with_a_null_distance(
+    memory: AgentMemory, base_url: str
+) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    bees = call(base_url, "POST", "/v1/memories", key, {"content": "Alice keeps bees on the roof."}).body[
+        "id"
+    ]
+    honey = call(base_url, "POST", "/v1/memories", key, {"content": "Unrelated words entirely here."}).body[
+        "id"
+    ]
+    linked = call(
+        base_url,
+        "POST",
+        "/v1/links",
+        key,
+        {
+            "source_record_id": bees,
+            "source_record_type": "memory",
+            "target_record_id": honey,
+            "target_record_type": "memory",
+            "relation_type": "supports",
+        },
+    )
+    assert linked.status == 201
+    found = call(
+        base_url, "POST", "/v1/search", key, {"query": "bees on the roof", "max_results": 1, "num_hops": 1}
+    )
+    assert found.status == 200, found.body
+    [top] = found.body["results"]
+    assert top["id"] == bees and isinstance(top["distance"], float)
+    [hop] = top["linked"]
+    assert hop["link"]["id"] == linked.body["id"] and hop["result"]["id"] == honey
+    assert hop["result"]["distance"] is None  # reached through the link, not scored

@@ -63,7 +63,9 @@ def test_each_body_schema_names_exactly_the_keys_its_request_accepts(
     schema = _body_schema(document, path, method)
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     properties = set(schema["properties"])
-    assert all(_accepts(request, key) for key in properties), [k for k in properties if not _accepts(request, k)]
+    assert all(_accepts(request, key) for key in properties), [
+        k for k in properties if not _accepts(request, k)
+    ]
     assert not _accepts(request, "no_such_key")
     candidates = set(getattr(request, "__dataclass_fields__", {})) | {"owner_thread", "scope_filter", "llm"}
     accepted = {key for key in candidates if _accepts(request, key)}

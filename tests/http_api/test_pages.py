@@ -4,6 +4,7 @@ between two pages; a bad limit or a cursor the listing did not give is 422."""
 from __future__ import annotations
 
 import base64
+import threading
 from typing import Any
 
 import pytest
@@ -129,3 +130,30 @@ def test_a_bad_limit_or_cursor_is_422(memory: AgentMemory, base_url: str, path: 
         answer = call(base_url, "GET", path, key, query=query)
         assert answer.status == 422, (path, query, answer.body)
         assert set(answer.body["error"]) == {"type", "message"}
+
+
+def test_a_walk_under_a_concurrent_writer_sees_each_memory_once_and_every_earlier_one(
+    memory: AgentMemory, base_url: str
+) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    before = [
+        call(base_url, "POST", "/v1/memories", key, {"content": f"before {i}"}).body["id"] for i in range(20)
+    ]
+    written: list[str] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set() and len(written) < 200:
+            written.append(call(base_url, "POST", "/v1/memories", key, {"content": "during"}).body["id"])
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        seen = [m["id"] for m in _pages(base_url, key, "/v1/memories", 3)]
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert len(seen) == len(set(seen))  # nothing repeated
+    assert seen[: len(before)] == before  # nothing there at the start skipped, in order
+    assert set(seen[len(before) :]) <= set(written)
+    assert seen[len(before) :] == [i for i in written if i in set(seen)]  # the new ones in their order
