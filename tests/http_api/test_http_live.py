@@ -312,3 +312,21 @@ def test_a_search_through_links_answers_the_linked_results_with_a_null_distance(
     [hop] = top["linked"]
     assert hop["link"]["id"] == linked.body["id"] and hop["result"]["id"] == honey
     assert hop["result"]["distance"] is None  # reached through the link, not scored
+
+
+@pytest.mark.parametrize("raw", [b"dl|\xff(", b"\xc3\x28", b"{\"content\": \"x\"", b"\"just a string\""])
+def test_a_body_that_is_not_a_json_object_is_422_in_the_error_shape(
+    memory: AgentMemory, base_url: str, raw: bytes
+) -> None:
+    """What the schema fuzzing found: bytes that are not UTF-8 JSON answered 400 ``{"detail"}``,
+    a status no route documented, in a shape no other error has."""
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    for path in ("/v1/memories", "/v1/search"):
+        request = urllib.request.Request(base_url + path, data=raw, method="POST")
+        request.add_header("Authorization", f"Bearer {key}")
+        request.add_header("Content-Type", "application/json")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        with caught.value as answer:
+            assert answer.code == 422, (path, raw)
+            assert set(json.loads(answer.read())["error"]) == {"type", "message"}
