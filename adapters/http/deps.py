@@ -5,13 +5,25 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from palimpsest.application import AgentMemory, ScopedMemory
+from palimpsest.application.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from palimpsest.application.request_schemas import request_schema
 from palimpsest.domain.errors import AuthenticationError, ValidationError
 
-__all__ = ["BODY_SCHEMAS", "Caller", "JsonBody", "body", "caller", "with_path_id"]
+__all__ = [
+    "BODY_SCHEMAS",
+    "Caller",
+    "Cursor",
+    "JsonBody",
+    "Limit",
+    "body",
+    "caller",
+    "given",
+    "query_filter",
+    "with_path_id",
+]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key (`palimpsest keys create`).")
 
@@ -67,10 +79,32 @@ def body(
     }
 
 
-def with_path_id(given: Any, name: str, value: str) -> Any:
+def with_path_id(data: Any, name: str, value: str) -> Any:
     """A body with the id its path names added (naming it in the body too is a ``ValidationError``)."""
-    if not isinstance(given, Mapping):
-        return given  # the request's from_json refuses it
-    if name in given:
+    if not isinstance(data, Mapping):
+        return data  # the request's from_json refuses it
+    if name in data:
         raise ValidationError(f"{name} is the path's; leave it out of the body.")
-    return {**given, name: value}
+    return {**data, name: value}
+
+
+_LIMIT_DOC = f"Items per page (default {DEFAULT_PAGE_SIZE}, at most {MAX_PAGE_SIZE})."
+_CURSOR_DOC = "The previous page's next_cursor (omitted: the first page)."
+
+Limit = Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE, description=_LIMIT_DOC)]
+Cursor = Annotated[str | None, Query(description=_CURSOR_DOC)]
+
+
+def query_filter(metadata_filter: str | None) -> Any:
+    """A listing's ``metadata_filter`` query parameter (a JSON object) decoded."""
+    if metadata_filter is None:
+        return None
+    try:
+        return json.loads(metadata_filter)
+    except ValueError:
+        raise ValidationError("metadata_filter must be a JSON object.") from None
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """The query parameters the caller gave (an omitted one stays omitted for the request)."""
+    return {name: value for name, value in values.items() if value is not None}

@@ -1,43 +1,20 @@
 """The HTTP API's memory routes: add, list (cursor pages), get, update, delete, history, search."""
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 from palimpsest.application.codec import encode
-from palimpsest.application.paging import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from palimpsest.application.requests import AddMemory, ListRecords, SearchRequest, UpdateMemory
-from palimpsest.domain.errors import RecordNotFoundError, ValidationError
+from palimpsest.domain.errors import RecordNotFoundError
 
 from . import shapes
 from .answers import HistoryAnswer, IdAnswer, Memory, MemoryPage, SearchAnswer
-from .deps import Caller, JsonBody, body, with_path_id
+from .deps import Caller, Cursor, JsonBody, Limit, body, given, query_filter, with_path_id
 from .errors import responses
 
-__all__ = ["LIMIT_DOC", "router"]
+__all__ = ["router"]
 
 router = APIRouter()
-
-LIMIT_DOC = f"Items per page (default {DEFAULT_PAGE_SIZE}, at most {MAX_PAGE_SIZE})."
-CURSOR_DOC = "The previous page's next_cursor (omitted: the first page)."
-
-Limit = Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE, description=LIMIT_DOC)]
-Cursor = Annotated[str | None, Query(description=CURSOR_DOC)]
-
-
-def query_filter(metadata_filter: str | None) -> Any:
-    """A listing's ``metadata_filter`` query parameter (a JSON object) decoded."""
-    if metadata_filter is None:
-        return None
-    try:
-        return json.loads(metadata_filter)
-    except ValueError:
-        raise ValidationError("metadata_filter must be a JSON object.") from None
-
-
-def given(**values: Any) -> dict[str, Any]:
-    """The query parameters the caller gave (an omitted one stays omitted for the request)."""
-    return {name: value for name, value in values.items() if value is not None}
 
 
 @router.post(

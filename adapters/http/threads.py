@@ -9,9 +9,8 @@ from palimpsest.application.requests import AppendMessages, CardRequest, CreateT
 
 from . import shapes
 from .answers import CardAnswer, IdsAnswer, MessagePage, SummaryAnswer, Thread, ThreadPage
-from .deps import Caller, JsonBody, body
+from .deps import Caller, Cursor, JsonBody, Limit, body, given, query_filter
 from .errors import responses
-from .memories import Cursor, Limit, given, query_filter
 
 __all__ = ["MESSAGE_SCHEMA", "router"]
 

@@ -314,7 +314,7 @@ def test_a_search_through_links_answers_the_linked_results_with_a_null_distance(
     assert hop["result"]["distance"] is None  # reached through the link, not scored
 
 
-@pytest.mark.parametrize("raw", [b"dl|\xff(", b"\xc3\x28", b"{\"content\": \"x\"", b"\"just a string\""])
+@pytest.mark.parametrize("raw", [b"dl|\xff(", b"\xc3\x28", b'{"content": "x"', b'"just a string"'])
 def test_a_body_that_is_not_a_json_object_is_422_in_the_error_shape(
     memory: AgentMemory, base_url: str, raw: bytes
 ) -> None:
