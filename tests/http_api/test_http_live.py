@@ -19,8 +19,10 @@ from palimpsest.application import AgentMemory  # noqa: E402
 from palimpsest.application.requests import ListRecords  # noqa: E402
 from palimpsest.domain.errors import (  # noqa: E402
     AuthenticationError,
+    ConfigurationError,
     DuplicateIdError,
     InvalidScopeError,
+    InvalidSettingsError,
     PermissionDeniedError,
     RecordNotFoundError,
     StorageError,
@@ -161,6 +163,8 @@ def test_status_for_each_error_family() -> None:
     assert status_for(AuthenticationError("x")) == 401
     assert status_for(PermissionDeniedError("x")) == 403
     assert status_for(StorageError("x")) == 500
+    assert status_for(InvalidSettingsError("x")) == 422  # a request's settings: the caller's to fix
+    assert status_for(ConfigurationError("x")) == 500  # the server's
 
 
 def test_a_body_over_the_limit_is_413_and_writes_nothing(memory: AgentMemory, base_url: str) -> None:
