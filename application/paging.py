@@ -33,6 +33,9 @@ DEFAULT_PAGE_SIZE: Final = 50
 MAX_PAGE_SIZE: Final = 500
 """The largest ``limit`` a page takes."""
 
+_MAX_POSITION: Final = 2**63 - 1
+"""Beyond every integer position a store holds (a signed 64-bit column)."""
+
 T = TypeVar("T")
 
 PageKey = tuple[str | int, ...]
@@ -83,6 +86,8 @@ def after_cursor(cursor: str | None, listing: str, shape: tuple[type, ...]) -> P
     parts = decoded[1:]
     if any(isinstance(part, bool) or not isinstance(part, kind) for part, kind in zip(parts, shape)):
         raise malformed
+    if any(isinstance(part, int) and not 0 <= part < _MAX_POSITION for part in parts):
+        raise malformed  # no stored position is negative or beyond a 64-bit integer
     return tuple(parts)
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -319,6 +321,10 @@ def test_a_page_refuses_a_bad_limit_and_a_cursor_it_did_not_give(memory: AgentMe
         alice.threads_page(ListThreads(user_id="alice"), cursor=memory_cursor)  # another listing's
     with pytest.raises(ValidationError, match="cursor"):
         alice.messages_page(thread.id, cursor=memory_cursor)
+    for seq in (2**63, 10**30, -1):  # no position a store holds (a huge one overflowed the driver)
+        forged = base64.urlsafe_b64encode(json.dumps(["messages", seq]).encode()).decode().rstrip("=")
+        with pytest.raises(ValidationError, match="cursor"):
+            alice.messages_page(thread.id, cursor=forged)
     assert len(alice.memories_page(ListRecords()).items) == 3  # the default page holds them all
     assert alice.memories_page(ListRecords()).next_cursor is None
 

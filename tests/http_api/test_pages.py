@@ -119,12 +119,14 @@ def test_a_bad_limit_or_cursor_is_422(memory: AgentMemory, base_url: str, path: 
     key = memory.admin.api_keys.create(user_id="alice", scope="write").key
     call(base_url, "POST", "/v1/threads", key, {"thread_id": "t-1"})
     forged = base64.urlsafe_b64encode(b'["memories", 1]').decode().rstrip("=")
+    huge = base64.urlsafe_b64encode(b'["messages", 1000000000000000000000000000000]').decode().rstrip("=")
     for query in (
         {"limit": 0},
         {"limit": MAX_PAGE_SIZE + 1},
         {"limit": "ten"},
         {"cursor": "not-a-cursor"},
         {"cursor": forged},
+        {"cursor": huge},  # a position no store holds: it overflowed the database driver (500)
         {"cursor": ""},
     ):
         answer = call(base_url, "GET", path, key, query=query)
