@@ -1,0 +1,181 @@
+"""The MCP server over streamable HTTP, live on 127.0.0.1 (uvicorn in a thread, a free port),
+driven by the SDK's client with two users' API keys as bearer tokens: each sees only its own
+records whatever the model passes; no, a bad or a revoked key is 401; a read key cannot write."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+pytest.importorskip("mcp")
+uvicorn = pytest.importorskip("uvicorn")
+
+from mcp import ClientSession, MCPError  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+from palimpsest.adapters.mcp import MCP_PATH, create_http_app  # noqa: E402
+from palimpsest.application import AgentMemory  # noqa: E402
+
+from .matrix import call, drive_tool_matrix, read_text, refused  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def memory(root_client: Callable[..., AgentMemory], tmp_path: Path) -> AgentMemory:
+    return root_client(path=str(tmp_path / "memory.db"))
+
+
+@pytest.fixture
+def url(memory: AgentMemory) -> Iterator[str]:
+    port = _free_port()
+    app = create_http_app(memory, host="127.0.0.1", port=port)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}{MCP_PATH}"
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@asynccontextmanager
+async def connect(url: str, key: str, statuses: list[int] | None = None) -> AsyncIterator[ClientSession]:
+    """An initialised client session with ``key`` as its bearer token; ``statuses`` collects the
+    HTTP statuses of its requests."""
+
+    async def record(response: httpx2.Response) -> None:
+        if statuses is not None:
+            statuses.append(response.status_code)
+
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    client.event_hooks["response"].append(record)
+    async with (
+        client as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def _status(url: str, key: str | None) -> int:
+    """The HTTP status of an MCP initialize request with ``key`` (or none)."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    with httpx2.Client(timeout=30) as client:
+        response = client.post(url, json=body, headers=headers)
+        if response.status_code == 401:
+            assert response.headers["www-authenticate"].startswith("Bearer")
+        return response.status_code
+
+
+def test_the_whole_tool_matrix_over_http_with_two_users_kept_apart(memory: AgentMemory, url: str) -> None:
+    alice = memory.admin.api_keys.create("alice", scope="write").key
+    bob = memory.admin.api_keys.create("bob", scope="write").key
+
+    async def scenario() -> None:
+        async with connect(url, alice) as session:
+            mine = await drive_tool_matrix(session, "alice")
+        async with connect(url, bob) as session:
+            theirs = await drive_tool_matrix(session, "bob")
+            # Bob's client passes Alice's ids: not found, exactly as absent ones.
+            assert "No memory record" in await refused(session, "get_memory", {"memory_id": mine["memory"]})
+            assert "No memory record" in await refused(session, "memory_history", {"memory_id": mine["memory"]})
+            assert "No memory record" in await refused(session, "forget_memory", {"memory_id": mine["memory"]})
+            await refused(session, "update_memory", {"memory_id": mine["memory"], "content": "hijacked"})
+            await refused(
+                session,
+                "link_memories",
+                {
+                    "source_record_id": theirs["memory"],
+                    "source_record_type": "fact",
+                    "target_record_id": mine["memory"],
+                    "target_record_type": "fact",
+                    "relation_type": "steals",
+                },
+            )
+            for tool, arguments in (
+                ("add_messages", {"thread_id": mine["thread"], "messages": [{"role": "user", "content": "hi"}]}),
+                ("context_card", {"thread_id": mine["thread"]}),
+            ):
+                assert "No thread found" in await refused(session, tool, arguments)
+            assert (await call(session, "list_memories", {"thread_id": mine["thread"]}))["memories"] == []
+            found = (await call(session, "search_memory", {"query": "alice bees hives", "max_results": 20}))["results"]
+            assert {r["record"]["user_id"] for r in found} == {"bob"}
+            assert [t["id"] for t in (await call(session, "list_threads"))["threads"]] == [theirs["thread"]]
+            with pytest.raises(Exception, match="No thread found"):
+                await read_text(session, f"palimpsest://threads/{mine['thread']}/card")
+        async with connect(url, alice) as session:
+            # Alice's memory is as she left it.
+            kept = (await call(session, "get_memory", {"memory_id": mine["memory"]}))["memory"]
+            assert kept["content"] == "alice keeps two hives of bees."
+
+    anyio.run(scenario)
+
+
+def test_no_bad_or_revoked_key_is_401_and_a_read_key_cannot_write(memory: AgentMemory, url: str) -> None:
+    writer = memory.admin.api_keys.create("carol", scope="write")
+    reader = memory.admin.api_keys.create("carol", scope="read").key
+    assert _status(url, None) == 401
+    assert _status(url, "pal_0000000000000000_" + "x" * 43) == 401
+    assert _status(url, "not-a-key") == 401
+    assert _status(url, writer.key) == 200
+
+    async def scenario() -> str:
+        async with connect(url, writer.key) as session:
+            saved = (await call(session, "save_memory", {"content": "Carol reads on the train."}))["id"]
+        async with connect(url, reader) as session:
+            assert (await call(session, "get_memory", {"memory_id": saved}))["memory"]["user_id"] == "carol"
+            message = await refused(session, "save_memory", {"content": "a reader writes"})
+            assert "needs the 'write' scope" in message
+            assert "needs the 'write' scope" in await refused(session, "forget_memory", {"memory_id": saved})
+            assert "needs the 'write' scope" in await refused(session, "create_thread")
+        return saved
+
+    saved = anyio.run(scenario)
+    assert [m.content for m in memory.list_memories(user_id="carol")] == ["Carol reads on the train."]
+    assert saved
+    memory.admin.api_keys.revoke(writer.info.key_id)
+    assert _status(url, writer.key) == 401
+    assert _status(url, reader) == 200
+
+
+def test_a_revoked_key_is_refused_at_once_in_an_open_session(memory: AgentMemory, url: str) -> None:
+    made = memory.admin.api_keys.create("dave", scope="write")
+
+    statuses: list[int] = []
+
+    async def scenario() -> None:
+        async with connect(url, made.key, statuses) as session:
+            await call(session, "save_memory", {"content": "Dave likes rain."})
+            assert 401 not in statuses
+            memory.admin.api_keys.revoke(made.info.key_id)
+            with pytest.raises(MCPError), anyio.fail_after(20):
+                await session.call_tool("list_memories", {})
+            assert statuses[-1] == 401
+
+    anyio.run(scenario)
