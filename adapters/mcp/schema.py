@@ -84,7 +84,7 @@ def _field_schema(annotation: Any) -> dict[str, Any]:
     # the widest (a string rather than an enum of strings); the request refuses what it must.
     widest: dict[str, dict[str, Any]] = {}
     for schema in schemas:
-        kind = schema.get("type")
+        kind = str(schema.get("type"))
         if kind not in widest or len(json.dumps(schema)) < len(json.dumps(widest[kind])):
             widest[kind] = schema
     schemas = list(widest.values())

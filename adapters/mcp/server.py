@@ -479,10 +479,12 @@ class _Memory:
         return Tool(
             fn=call,
             name=spec.name,
+            title=None,
             description=spec.description,
             parameters=spec.schema,
             fn_metadata=FuncMetadata(arg_model=_Arguments),
             is_async=True,
+            context_kwarg=None,
             annotations=ToolAnnotations(
                 read_only_hint=not spec.writes,
                 destructive_hint=spec.destructive,

@@ -1,13 +1,32 @@
-"""What the MCP tests share: calling a tool through an SDK ``ClientSession`` and the whole tool
-matrix, driven as one user would (over stdio or streamable HTTP alike)."""
+"""What the MCP tests share: the console script, calling a tool through an SDK ``ClientSession``
+and the whole tool matrix, driven as one user would (over stdio or streamable HTTP alike)."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession
 from mcp.types import CallToolResult, TextResourceContents
+
+
+def console_script() -> str:
+    """The installed ``palimpsest`` console script."""
+    beside_python = Path(sys.executable).with_name("palimpsest")
+    found = str(beside_python) if beside_python.exists() else shutil.which("palimpsest")
+    if found is None:
+        pytest.fail("the palimpsest console script is not installed; install the project with pip install -e .")
+    return found
+
+
+def environment() -> dict[str, str]:
+    """This process's environment without any store, database or model settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PALIMPSEST_", "ORACLE_", "OPENAI_"))}
 
 
 async def call(session: ClientSession, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:

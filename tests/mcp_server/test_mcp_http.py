@@ -4,7 +4,9 @@ records whatever the model passes; no, a bad or a revoked key is 401; a read key
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -21,10 +23,11 @@ uvicorn = pytest.importorskip("uvicorn")
 from mcp import ClientSession, MCPError  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+from palimpsest.adapters import HashingEmbedder, open_memory  # noqa: E402
 from palimpsest.adapters.mcp import MCP_PATH, create_http_app  # noqa: E402
 from palimpsest.application import AgentMemory  # noqa: E402
 
-from .matrix import call, drive_tool_matrix, read_text, refused  # noqa: E402
+from .matrix import call, console_script, drive_tool_matrix, environment, read_text, refused  # noqa: E402
 
 
 def _free_port() -> int:
@@ -179,3 +182,48 @@ def test_a_revoked_key_is_refused_at_once_in_an_open_session(memory: AgentMemory
             assert statuses[-1] == 401
 
     anyio.run(scenario)
+
+
+def test_the_console_script_serves_mcp_over_http(tmp_path: Path) -> None:
+    """``palimpsest --store FILE serve mcp --transport http --port N`` in a process of its own:
+    a key from the store is the caller; no key is 401."""
+    path = tmp_path / "memory.db"
+    with open_memory(path, embedder=HashingEmbedder()) as memory:
+        erin = memory.admin.api_keys.create("erin", scope="write").key
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}{MCP_PATH}"
+    process = subprocess.Popen(
+        [console_script(), "--store", str(path), "serve", "mcp", "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=environment(),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                if _status(url, None) == 401:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+
+        async def scenario() -> None:
+            async with connect(url, erin) as session:
+                saved = (await call(session, "save_memory", {"content": "Erin swims at dawn."}))["id"]
+                listed = (await call(session, "list_memories"))["memories"]
+                assert [(m["id"], m["user_id"]) for m in listed] == [(saved, "erin")]
+
+        anyio.run(scenario)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            if process.stderr is not None:
+                process.stderr.close()
