@@ -25,7 +25,8 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from palimpsest.adapters import HashingEmbedder, open_memory  # noqa: E402
 from palimpsest.adapters.mcp import MCP_PATH, create_http_app  # noqa: E402
-from palimpsest.application import AgentMemory  # noqa: E402
+from palimpsest.application import AgentMemory, ScopedMemory  # noqa: E402
+from palimpsest.domain.errors import StorageError  # noqa: E402
 
 from .matrix import call, console_script, drive_tool_matrix, environment, read_text, refused  # noqa: E402
 
@@ -130,7 +131,7 @@ def test_the_whole_tool_matrix_over_http_with_two_users_kept_apart(memory: Agent
             found = (await call(session, "search_memory", {"query": "alice bees hives", "max_results": 20}))["results"]
             assert {r["record"]["user_id"] for r in found} == {"bob"}
             assert [t["id"] for t in (await call(session, "list_threads"))["threads"]] == [theirs["thread"]]
-            with pytest.raises(Exception, match="No thread found"):
+            with pytest.raises(MCPError, match="No thread found"):
                 await read_text(session, f"palimpsest://threads/{mine['thread']}/card")
         async with connect(url, alice) as session:
             # Alice's memory is as she left it.
@@ -227,3 +228,30 @@ def test_the_console_script_serves_mcp_over_http(tmp_path: Path) -> None:
                 process.wait()
             if process.stderr is not None:
                 process.stderr.close()
+
+
+def test_a_failure_the_caller_cannot_fix_is_a_generic_tool_error(
+    memory: AgentMemory, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A storage failure's message (it may name the store's internals) and an unexpected
+    exception's stay on the server: the tool error is generic, and the session goes on."""
+    key = memory.admin.api_keys.create("frank", scope="write").key
+
+    def storage_failure(self: ScopedMemory, request: object) -> object:
+        raise StorageError("disk I/O error at /srv/secret/memory.db")
+
+    def crash(self: ScopedMemory, request: object) -> object:
+        raise RuntimeError("a bug with a secret in it")
+
+    async def scenario() -> None:
+        async with connect(url, key) as session:
+            monkeypatch.setattr(ScopedMemory, "search", storage_failure)
+            message = await refused(session, "search_memory", {"query": "anything"})
+            assert "internal error" in message and "secret" not in message
+            monkeypatch.setattr(ScopedMemory, "list_memories", crash)
+            message = await refused(session, "list_memories")
+            assert "secret" not in message and "RuntimeError" not in message
+            # The session still serves.
+            assert (await call(session, "save_memory", {"content": "Frank fixes bikes."}))["id"]
+
+    anyio.run(scenario)

@@ -4,6 +4,7 @@ the user is the server's configuration, never the model's; the command's options
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -94,3 +95,17 @@ def test_serve_mcp_refuses_a_user_over_http_and_needs_one_over_stdio(
     result = CliRunner().invoke(app, ["--store", store[0], "serve", "mcp", *options])
     assert result.exit_code == 2, result.output
     assert ("--user" in result.output) or ("--transport" in result.output)
+
+
+def test_serve_mcp_without_the_server_extra_is_a_one_line_error(
+    store: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m.startswith("palimpsest.adapters.mcp")]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in ["mcp", *(m for m in sys.modules if m.startswith("mcp."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # importing it fails, as when it is not installed
+    result = CliRunner().invoke(app, ["--store", store[0], "serve", "mcp", "--user", "alice"])
+    assert result.exit_code == 1
+    assert result.output == (
+        "error: the MCP server needs the 'server' extra: pip install 'palimpsest-memory[server]'.\n"
+    )
