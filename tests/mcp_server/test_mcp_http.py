@@ -255,3 +255,21 @@ def test_a_failure_the_caller_cannot_fix_is_a_generic_tool_error(
             assert (await call(session, "save_memory", {"content": "Frank fixes bikes."}))["id"]
 
     anyio.run(scenario)
+
+
+def test_a_key_bound_to_an_agent_keeps_to_that_agents_records(memory: AgentMemory, url: str) -> None:
+    helper = memory.admin.api_keys.create("gina", agent_id="helper", scope="write").key
+    other = memory.admin.api_keys.create("gina", agent_id="other", scope="write").key
+    whole_user = memory.admin.api_keys.create("gina", scope="read").key
+
+    async def scenario() -> None:
+        async with connect(url, helper) as session:
+            saved = (await call(session, "save_memory", {"content": "Gina's helper books the trains."}))["id"]
+            assert (await call(session, "get_memory", {"memory_id": saved}))["memory"]["agent_id"] == "helper"
+        async with connect(url, other) as session:
+            assert "No memory record" in await refused(session, "get_memory", {"memory_id": saved})
+            assert (await call(session, "list_memories"))["memories"] == []
+        async with connect(url, whole_user) as session:
+            assert [m["id"] for m in (await call(session, "list_memories"))["memories"]] == [saved]
+
+    anyio.run(scenario)
