@@ -104,13 +104,31 @@ def test_the_whole_tool_matrix_over_http_with_two_users_kept_apart(memory: Agent
     async def scenario() -> None:
         async with connect(url, alice) as session:
             mine = await drive_tool_matrix(session, "alice")
+            other = (await call(session, "save_memory", {"content": "alice sells the honey."}))["id"]
+            link = {
+                "source_record_id": other,
+                "source_record_type": "memory",
+                "target_record_id": mine["memory"],
+                "target_record_type": "fact",
+                "relation_type": "about",
+            }
+            mine["link"] = (await call(session, "link_memories", link))["id"]
         async with connect(url, bob) as session:
             theirs = await drive_tool_matrix(session, "bob")
             # Bob's client passes Alice's ids: not found, exactly as absent ones.
             assert "No memory record" in await refused(session, "get_memory", {"memory_id": mine["memory"]})
             assert "No memory record" in await refused(session, "memory_history", {"memory_id": mine["memory"]})
             assert "No memory record" in await refused(session, "forget_memory", {"memory_id": mine["memory"]})
-            await refused(session, "update_memory", {"memory_id": mine["memory"], "content": "hijacked"})
+            hijack = await refused(session, "update_memory", {"memory_id": mine["memory"], "content": "hijacked"})
+            assert "No memory record" in hijack
+            for tool, arguments in (
+                ("update_link", {"relation_id": mine["link"], "relation_type": "hijacked"}),
+                ("unlink_memories", {"relation_id": mine["link"]}),
+                ("unlink_memories", link),
+            ):
+                result = await session.call_tool(tool, arguments)
+                # Anyone else's link is as an absent one: nothing changed, nothing said about it.
+                assert not result.is_error and result.structured_content in ({"updated": 0}, {"deleted": 0}), tool
             await refused(
                 session,
                 "link_memories",
@@ -137,6 +155,8 @@ def test_the_whole_tool_matrix_over_http_with_two_users_kept_apart(memory: Agent
             # Alice's memory is as she left it.
             kept = (await call(session, "get_memory", {"memory_id": mine["memory"]}))["memory"]
             assert kept["content"] == "alice keeps two hives of bees."
+            history = await call(session, "memory_history", {"memory_id": mine["memory"]})
+            assert [(lk["id"], lk["relation_type"]) for lk in history["links"]] == [(mine["link"], "about")]
 
     anyio.run(scenario)
 
