@@ -58,6 +58,8 @@ from palimpsest.domain.errors import (
 from palimpsest.domain.model import check_id
 from pydantic import ConfigDict
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .schema import IDENTITY_FIELDS, request_schema
 
@@ -92,6 +94,9 @@ _CALLER_ERRORS: Final = (AccessError, NotFoundError, ConflictError, ValidationEr
 storage failure, a model failure) is logged and answered with a generic message."""
 
 _INTERNAL: Final = "internal error (see the server's log)."
+
+RETRY_AFTER_SECONDS: Final = "1"
+"""What a 503 (the store stayed busy past its retries) asks the HTTP client to wait, in seconds."""
 
 
 def _message(error: AgentMemoryError) -> str:
@@ -553,14 +558,45 @@ def create_server(
     return server
 
 
+class _BusyIs503:
+    """Answers 503 with ``Retry-After`` when verifying a key finds the store busy (past its own
+    retries), instead of the 500 an exception in the SDK's authentication middleware would be.
+    It sits inside the application's error middleware, outside the authentication."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self._app(scope, receive, watched)
+        except StoreBusyError as exc:
+            if started or scope["type"] != "http":
+                raise
+            busy = JSONResponse(
+                {"error": {"type": type(exc).__name__, "message": str(exc)}},
+                status_code=503,
+                headers={"Retry-After": RETRY_AFTER_SECONDS},
+            )
+            await busy(scope, receive, send)
+
+
 def create_http_app(memory: AgentMemory, *, host: str = "127.0.0.1", port: int = 8000) -> Starlette:
     """The MCP server over streamable HTTP at ``/mcp``: a bearer API key (``palimpsest keys
-    create``) names the caller of each request; no, an unknown or a revoked key is 401. ``host``
-    and ``port`` are where it is served (on a loopback host the SDK also checks the Host and
-    Origin headers against DNS rebinding)."""
+    create``) names the caller of each request; no, an unknown or a revoked key is 401, a store
+    too busy to verify it 503. ``host`` and ``port`` are where it is served (on a loopback host
+    the SDK also checks the Host and Origin headers against DNS rebinding)."""
     auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)  # type: ignore[arg-type]
     server = create_server(memory, token_verifier=ApiKeyVerifier(memory), auth=auth)
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app.add_middleware(_BusyIs503)
+    return app
 
 
 async def serve_stdio(memory: AgentMemory, principal: Principal) -> None:

@@ -26,7 +26,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from palimpsest.adapters import HashingEmbedder, open_memory  # noqa: E402
 from palimpsest.adapters.mcp import MCP_PATH, create_http_app  # noqa: E402
 from palimpsest.application import AgentMemory, ScopedMemory  # noqa: E402
-from palimpsest.domain.errors import StorageError  # noqa: E402
+from palimpsest.application.api_keys import ApiKeys  # noqa: E402
+from palimpsest.domain.errors import StorageError, StoreBusyError  # noqa: E402
 
 from .matrix import call, console_script, drive_tool_matrix, environment, read_text, refused  # noqa: E402
 
@@ -293,3 +294,22 @@ def test_a_key_bound_to_an_agent_keeps_to_that_agents_records(memory: AgentMemor
             assert [m["id"] for m in (await call(session, "list_memories"))["memories"]] == [saved]
 
     anyio.run(scenario)
+
+
+def test_a_store_too_busy_to_verify_a_key_is_503_with_retry_after(
+    memory: AgentMemory, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = memory.admin.api_keys.create("hana", scope="write").key
+
+    def busy(self: object, key: object) -> object:
+        raise StoreBusyError("the store stayed busy.")
+
+    monkeypatch.setattr(ApiKeys, "verify", busy)
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {key}"}
+    with httpx2.Client(timeout=30) as client:
+        response = client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    assert response.json() == {"error": {"type": "StoreBusyError", "message": "the store stayed busy."}}
+    monkeypatch.undo()
+    assert _status(url, key) == 200
