@@ -438,7 +438,7 @@ def _parsed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, A
             continue
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(parsed, (dict, list)):
             out[key] = parsed

@@ -144,6 +144,11 @@ async def drive_tool_matrix(session: ClientSession, user: str) -> dict[str, str]
     assert "No memory record" in gone, gone
     assert {m["id"] for m in (await call(session, "list_memories"))["memories"]} == {bees}
 
+    # JSON text is parsed only where the schema takes no string: a memory's content stays text.
+    listed = (await call(session, "save_memory", {"content": '["a list", "as text"]'}))["id"]
+    assert (await call(session, "get_memory", {"memory_id": listed}))["memory"]["content"] == '["a list", "as text"]'
+    await call(session, "forget_memory", {"memory_id": listed})
+
     # Errors are tool errors with the library's message, never a crash of the session.
     assert "memory content must be a non-empty string" in await refused(session, "save_memory", {"content": "  "})
     assert "does not take: colour" in await refused(session, "save_memory", {"content": "x", "colour": "red"})
