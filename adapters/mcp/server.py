@@ -592,7 +592,10 @@ def create_http_app(memory: AgentMemory, *, host: str = "127.0.0.1", port: int =
     create``) names the caller of each request; no, an unknown or a revoked key is 401, a store
     too busy to verify it 503. ``host`` and ``port`` are where it is served (on a loopback host
     the SDK also checks the Host and Origin headers against DNS rebinding)."""
-    auth = AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None)  # type: ignore[arg-type]
+    # The SDK's auth settings need an issuer's URL; no OAuth server runs here, the keys are the
+    # store's own, so it names this server.
+    where = f"[{host}]" if ":" in host else host
+    auth = AuthSettings(issuer_url=f"http://{where}:{port}", resource_server_url=None)  # type: ignore[arg-type]
     server = create_server(memory, token_verifier=ApiKeyVerifier(memory), auth=auth)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     app.add_middleware(_BusyIs503)
