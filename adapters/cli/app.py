@@ -1297,9 +1297,7 @@ def serve_mcp(
     from palimpsest.application import AccessScope, Principal
 
     try:
-        import anyio
-        import uvicorn
-        from palimpsest.adapters.mcp import create_http_app, serve_stdio
+        from palimpsest.adapters.mcp import serve_http, serve_stdio
     except ImportError:
         raise ConfigurationError(
             "the MCP server needs the 'server' extra: pip install 'palimpsest-memory[server]'."
@@ -1311,11 +1309,10 @@ def serve_mcp(
             assert user is not None
             principal = Principal(user, agent, AccessScope((scope or KeyScopeChoice.write).value))
             _note(f"serving the MCP server over stdio for user {user!r}" + (f", agent {agent!r}" if agent else ""))
-            anyio.run(serve_stdio, session.memory, principal)
+            serve_stdio(session.memory, principal)
         else:
             _note(f"serving the MCP server on http://{host}:{port}/mcp (Ctrl-C stops)")
-            app = create_http_app(session.memory, host=host, port=port)
-            uvicorn.run(app, host=host, port=port, log_level="warning", ws="none")
+            serve_http(session.memory, host=host, port=port)
 
 
 app.add_typer(serve_app, name="serve", rich_help_panel=PANEL_ADMIN)

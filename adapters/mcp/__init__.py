@@ -11,6 +11,7 @@ from .server import (
     KeyAccessToken,
     create_http_app,
     create_server,
+    serve_http,
     serve_stdio,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "create_server",
     "json_keys",
     "request_schema",
+    "serve_http",
     "serve_stdio",
 ]

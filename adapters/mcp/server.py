@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
+import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -72,6 +73,7 @@ __all__ = [
     "KeyAccessToken",
     "create_http_app",
     "create_server",
+    "serve_http",
     "serve_stdio",
 ]
 
@@ -602,6 +604,11 @@ def create_http_app(memory: AgentMemory, *, host: str = "127.0.0.1", port: int =
     return app
 
 
-async def serve_stdio(memory: AgentMemory, principal: Principal) -> None:
+def serve_stdio(memory: AgentMemory, principal: Principal) -> None:
     """Serve ``principal``'s memory over standard input and output until the client closes it."""
-    await create_server(memory, principal).run_stdio_async()
+    anyio.run(create_server(memory, principal).run_stdio_async)
+
+
+def serve_http(memory: AgentMemory, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve :func:`create_http_app` on ``host``:``port`` (one process) until interrupted."""
+    uvicorn.run(create_http_app(memory, host=host, port=port), host=host, port=port, log_level="warning", ws="none")
