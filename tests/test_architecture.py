@@ -205,3 +205,4 @@ def test_the_driving_adapters_are_held_to_the_store_packages_entry_points() -> N
     assert stores <= internals
     assert {"palimpsest.application.client", "palimpsest.application.thread"} <= internals
     assert all("palimpsest.adapters.langgraph" in c["source_modules"] for c in forbidden)
+    assert all("palimpsest.adapters.mcp" in c["source_modules"] for c in forbidden)

@@ -1,6 +1,6 @@
 """The driving adapters reach a store only through the application (ARCHITECTURE.md D36).
 
-The command line, the LangGraph adapter and the servers' package (``adapters/server*``) use the
+The command line, the LangGraph adapter, the MCP server and the servers' package (``adapters/server*``) use the
 client's methods and its ``admin`` (:class:`~palimpsest.application.StoreAdmin`), on the
 client's clock: they never read ``.store`` off anything but their own object, never build a
 ``RecordService`` or a clock of their own. import-linter forbids the modules behind ``admin``
@@ -21,7 +21,7 @@ FORBIDDEN_NAMES = frozenset({"RecordService", "SystemClock", "ManualClock"})
 
 
 def _driver_files() -> list[Path]:
-    folders = [ADAPTERS / "cli", ADAPTERS / "langgraph", *sorted(ADAPTERS.glob("server*"))]
+    folders = [ADAPTERS / "cli", ADAPTERS / "langgraph", ADAPTERS / "mcp", *sorted(ADAPTERS.glob("server*"))]
     return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py"))
 
 
@@ -51,7 +51,7 @@ def side_doors(source: str) -> Iterator[tuple[int, str]]:
 
 def test_the_drivers_exist_where_this_test_looks() -> None:
     names = {path.relative_to(ADAPTERS).as_posix() for path in _driver_files()}
-    assert {"cli/app.py", "cli/doctor.py", "langgraph/store.py"} <= names
+    assert {"cli/app.py", "cli/doctor.py", "langgraph/store.py", "mcp/server.py"} <= names
 
 
 @pytest.mark.parametrize("path", _driver_files(), ids=lambda p: p.relative_to(ADAPTERS).as_posix())

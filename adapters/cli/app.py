@@ -1228,7 +1228,7 @@ app.add_typer(keys_app, name="keys", rich_help_panel=PANEL_ADMIN)
 serve_app = typer.Typer(
     cls=_Group,
     rich_markup_mode=None,
-    help="Serve the store: the HTTP API (bearer API keys from 'keys create').",
+    help="Serve the store: the HTTP API and the MCP server (bearer API keys from 'keys create').",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -1254,6 +1254,65 @@ def serve_http(
     with open_session(_settings(ctx)) as session:
         _note(f"serving the HTTP API on http://{host}:{port} (Ctrl-C stops)")
         uvicorn.run(create_app(session.memory), host=host, port=port, log_level="warning", ws="none")
+
+
+class McpTransport(str, enum.Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+@serve_app.command("mcp")
+def serve_mcp(
+    ctx: typer.Context,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", metavar="USER", help="stdio: the user the server acts for.")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", metavar="AGENT", help="stdio: only this agent of the user.")
+    ] = None,
+    scope: Annotated[
+        KeyScopeChoice | None,
+        typer.Option("--scope", case_sensitive=False, help="stdio: read, write (default) or admin."),
+    ] = None,
+    transport: Annotated[
+        McpTransport,
+        typer.Option(
+            "--transport", case_sensitive=False,
+            help="stdio (default): one client, the user of --user; http: streamable HTTP at /mcp, the user of each request's bearer key.",
+        ),
+    ] = McpTransport.stdio,
+    host: Annotated[str, typer.Option("--host", help="http: the address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="http: the port to listen on.")] = 8000,
+) -> None:
+    """Serve the store to MCP clients (needs the 'server' extra). Over stdio every call is
+    --user's (and --agent's); over HTTP a bearer API key ('keys create') names the caller of each
+    request, and --user, --agent and --scope are refused: a token decides."""
+    if transport is McpTransport.http and (user is not None or agent is not None or scope is not None):
+        raise typer.BadParameter(
+            "over HTTP each request's bearer key names the user; --user, --agent and --scope are for stdio.",
+            param_hint="--transport http",
+        )
+    if transport is McpTransport.stdio and user is None:
+        raise typer.BadParameter("the stdio server acts for one user: give --user.", param_hint="--user")
+    from palimpsest.application import AccessScope, Principal
+
+    try:
+        from palimpsest.adapters.mcp import serve_http, serve_stdio
+    except ImportError:
+        raise ConfigurationError(
+            "the MCP server needs the 'server' extra: pip install 'palimpsest-memory[server]'."
+        ) from None
+    # A desktop agent's memory may start empty (stdio creates a missing store file); over HTTP the
+    # keys live in the store, which must exist.
+    with open_session(_settings(ctx), create=transport is McpTransport.stdio) as session:
+        if transport is McpTransport.stdio:
+            assert user is not None
+            principal = Principal(user, agent, AccessScope((scope or KeyScopeChoice.write).value))
+            _note(f"serving the MCP server over stdio for user {user!r}" + (f", agent {agent!r}" if agent else ""))
+            serve_stdio(session.memory, principal)
+        else:
+            _note(f"serving the MCP server on http://{host}:{port}/mcp (Ctrl-C stops)")
+            serve_http(session.memory, host=host, port=port)
 
 
 app.add_typer(serve_app, name="serve", rich_help_panel=PANEL_ADMIN)
