@@ -28,7 +28,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from palimpsest.application import AgentMemory, ScopedMemory
+from palimpsest.application import AgentMemory, ScopedMemory, result_codec
 from palimpsest.application.codec import encode
 from palimpsest.application.config import DEPRECATED_EXTRACTION_KEYWORDS
 from palimpsest.application.principal import Principal
@@ -45,7 +45,6 @@ from palimpsest.application.requests import (
     UpdateMemory,
     UpdateRecordLink,
 )
-from palimpsest.application.results import SearchResult
 from palimpsest.domain.errors import (
     AccessError,
     AgentMemoryError,
@@ -176,17 +175,6 @@ class _Spec:
     destructive: bool = False
 
 
-def _search_result(result: SearchResult) -> dict[str, Any]:
-    return {
-        "id": result.id,
-        "record_type": result.record_type.value,
-        "content": result.content,
-        "relevance": result.relevance,
-        "distance": result.distance,
-        "record": encode(result.record),
-    }
-
-
 def _take_id(arguments: dict[str, Any], name: str) -> str:
     """Remove the id ``name`` from ``arguments`` (a tool's own key beside its request's)."""
     if name not in arguments:
@@ -206,7 +194,7 @@ def _only_id(arguments: dict[str, Any], name: str) -> str:
 
 def _search(scoped: ScopedMemory, arguments: dict[str, Any]) -> Answer:
     results = scoped.search(scoped.search_request(arguments))
-    return Answer({"results": [_search_result(r) for r in results]})
+    return Answer({"results": [result_codec.result(r) for r in results]})
 
 
 def _save(scoped: ScopedMemory, arguments: dict[str, Any]) -> Answer:
@@ -233,14 +221,7 @@ def _list(scoped: ScopedMemory, arguments: dict[str, Any]) -> Answer:
 
 
 def _history(scoped: ScopedMemory, arguments: dict[str, Any]) -> Answer:
-    history = scoped.memory_history(_only_id(arguments, "memory_id"))
-    return Answer(
-        {
-            "memory": encode(history.record),
-            "links": [encode(link) for link in history.links],
-            "related": [encode(history.related[rid]) for rid in sorted(history.related)],
-        }
-    )
+    return Answer(result_codec.history(scoped.memory_history(_only_id(arguments, "memory_id"))))
 
 
 def _create_thread(scoped: ScopedMemory, arguments: dict[str, Any]) -> Answer:
@@ -435,7 +416,10 @@ def _parsed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, A
         prop = properties.get(key)
         if not isinstance(value, str) or not isinstance(prop, Mapping):
             continue
-        kinds = {s.get("type") for s in prop.get("anyOf", [prop])}
+        kinds: set[object] = set()
+        for member in prop.get("anyOf", [prop]):
+            kind = member.get("type")
+            kinds.update(kind if isinstance(kind, list) else [kind])
         if "string" in kinds or not kinds & {"object", "array"}:
             continue
         try:
