@@ -312,6 +312,8 @@ class ExtractionService:
             for proposal in memory.links
             if proposal.target_id in allowed and proposal.target_id != record.id
         ]
+        if config.memory_link_extraction_mode is not MemoryLinkExtractionMode.DISABLED:
+            links.extend(_corrections(records, memory_ids(pass_id, 0, len(extracted))))
         return self._memory.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links), vectors
 
     def _records(
@@ -374,6 +376,22 @@ class ExtractionService:
                 continue
             out.append((record, memory))
         return out
+
+
+def _corrections(
+    records: Sequence[tuple[MemoryRecord, ExtractedMemory]], ids: Sequence[str]
+) -> list[tuple[str, str, str]]:
+    """The ``supersedes`` links from each memory of a pass to the earlier memories of the same
+    pass it corrects (``ExtractedMemory.replaces``: their places in the extractor's answer, whose
+    ids are ``ids``); a place that is not earlier, or whose memory was skipped, is ignored."""
+    stored = {record.id for record, _ in records}
+    place = {record_id: i for i, record_id in enumerate(ids)}
+    return [
+        (record.id, ids[j], "supersedes")
+        for record, memory in records
+        for j in dict.fromkeys(memory.replaces)
+        if 0 <= j < place[record.id] and ids[j] in stored
+    ]
 
 
 def inherited_metadata(settings: ThreadSettings, sources: Sequence[Message]) -> dict[str, Any]:
