@@ -12,7 +12,11 @@ pytest.importorskip("openai", reason="the OpenAI-compatible adapters need the 'o
 
 from palimpsest.adapters import HashingEmbedder, open_memory
 from palimpsest.adapters.openai import LlmExtractor, LlmLinkResolver
-from palimpsest.adapters.openai.prompts import EXTRACTION_SYSTEM_PROMPT, SPEAKER_SECTION, UNTRUSTED_CONTENT_RULE
+from palimpsest.adapters.openai.prompts import (
+    EXTRACTION_SYSTEM_PROMPT,
+    SPEAKER_SECTION,
+    UNTRUSTED_CONTENT_RULE,
+)
 from palimpsest.adapters.openai.testing import ScriptedChatModel
 from palimpsest.application import (
     AgentMemory,
