@@ -240,3 +240,28 @@ def test_we_and_they_are_resolved_by_the_model_and_any_answer_about_them_is_stor
     assert public(camping) == {} and public(lisbon) == {"speaker": "Caroline"}
     [request] = model.requests_named("extract_memories")
     assert '"We", "they", "us": name the people meant' in request.system and "never guess names" in request.system
+
+
+def test_without_a_model_resolver_the_offline_rules_supersede_a_named_fact_only_for_its_own_person() -> None:
+    model = ScriptedChatModel(by_operation={"extract_memories": [
+        {"memories": [{"text": "Caroline lives in Oslo.", "record_type": "fact"}]},
+        {"memories": [{"text": "Melanie lives in Bergen.", "record_type": "fact"}]},
+        {"memories": [{"text": "Caroline moved to Bergen in March.", "record_type": "fact"}]},
+    ]})
+    config = MemoryExtractionConfig(
+        extraction_mode=MemoryExtractionMode.INLINE,
+        memory_link_extraction_mode=MemoryLinkExtractionMode.POST_EXTRACTION,
+        enable_context_summary=False,
+    )
+    with open_memory(embedder=HashingEmbedder(), extractor=LlmExtractor(model), memory_extraction_config=config,
+                     extraction_retry_policy=ONE_ATTEMPT) as memory:  # the default (rule-based) link resolver
+        thread = memory.create_thread(user_id="u1")
+        thread.add_messages([turn("Caroline", "I live in Oslo.")])
+        thread.add_messages([turn("Melanie", "I live in Bergen.")])
+        thread.add_messages([turn("Caroline", "Sorry, no: I moved to Bergen in March.")])
+        stored = memories(memory)
+        made = links(memory)
+    oslo, melanie, bergen = (stored[t] for t in
+                             ("Caroline lives in Oslo.", "Melanie lives in Bergen.", "Caroline moved to Bergen in March."))
+    assert made == [(bergen.id, oslo.id, "supersedes")]
+    assert [oslo.is_valid, melanie.is_valid, bergen.is_valid] == [False, True, True]
