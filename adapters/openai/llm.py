@@ -90,11 +90,8 @@ def _replaced(value: Any, number: int, positions: Mapping[int, int]) -> tuple[in
     (``"replaces"``: their numbers in the answer, from 1); later, unknown and dropped ones are
     ignored."""
     numbers = value if isinstance(value, list) else []
-    return tuple(
-        dict.fromkeys(
-            positions[n] for n in numbers if isinstance(n, int) and not isinstance(n, bool) and n < number and n in positions
-        )
-    )
+    valid = [n for n in numbers if isinstance(n, int) and not isinstance(n, bool) and n < number]
+    return tuple(dict.fromkeys(positions[n] for n in valid if n in positions))
 
 
 class LlmExtractor(_UsesModel, Extractor):
@@ -102,8 +99,8 @@ class LlmExtractor(_UsesModel, Extractor):
 
     Link candidates are shown numbered from 1; proposals naming any other index, or an unknown
     link type, are dropped. A memory's ``"replaces"`` names earlier memories of the same answer
-    it corrects (``ExtractedMemory.replaces``). At most 100 memories are read from one answer. A malformed answer
-    raises ``ModelOutputError`` and transport failures ``ModelError``/``ConfigurationError``: the
+    it corrects (``ExtractedMemory.replaces``). At most 100 memories are read from one answer.
+    A malformed answer raises ``ModelOutputError`` and transport failures ``ModelError``/``ConfigurationError``: the
     extraction attempt fails, the stored messages stay, and the job is retried.
     """
 

@@ -113,8 +113,8 @@ A JSON object {{"thoughts": string|null, "memories": [...]}}. Each memory has "t
 multi_agent or null), "entities" (2 to 8 short canonical names or keywords), "importance"
 (1 = trivia to 5 = essential), "timestamp" and "valid_to" (ISO-8601 or null), and, when the
 newest messages are numbered (<message index="N">), "sources": the indexes of the newest messages
-it was drawn from, and "replaces" (see Corrections) or null. Return an empty "memories" list when nothing durable was said. At most 5
-memories per message and 30 in all.
+it was drawn from, and "replaces" (see Corrections) or null. Return an empty "memories" list
+when nothing durable was said. At most 5 memories per message and 30 in all.
 
 {UNTRUSTED_CONTENT_RULE}"""
 
