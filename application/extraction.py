@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
 
-from palimpsest.domain.errors import AgentMemoryError, ValidationError
+from palimpsest.domain.errors import AgentMemoryError
 from palimpsest.domain.model import (
     MEMORY_RECORD_TYPES,
     ExtractionJob,
@@ -57,7 +57,6 @@ from .searching import Searcher
 
 __all__ = [
     "HEARTBEAT_SECONDS",
-    "INHERITED_METADATA_DIFFERS",
     "JOB_LEASE",
     "MAX_ATTEMPTS",
     "PAST_MEMORY_LIMIT",
@@ -313,6 +312,8 @@ class ExtractionService:
             for proposal in memory.links
             if proposal.target_id in allowed and proposal.target_id != record.id
         ]
+        if config.memory_link_extraction_mode is not MemoryLinkExtractionMode.DISABLED:
+            links.extend(_corrections(records, memory_ids(pass_id, 0, len(extracted))))
         return self._memory.add_extracted([(r, v) for (r, _), v in zip(records, vectors)], links), vectors
 
     def _records(
@@ -327,9 +328,9 @@ class ExtractionService:
         """The pass's memories as records; one the model got wrong is skipped with a warning.
 
         Each memory is drawn from its sources, the target messages the extractor attributes it
-        to (all of them when it names none): it inherits their metadata (as the thread's
-        settings say; sources that disagree refuse the pass, as the reference does) and
-        expires with the first of them to expire (else as the store's retention policy says)."""
+        to (all of them when it names none): it inherits the metadata they agree on (as the
+        thread's settings say; :func:`inherited_metadata`) and expires with the first of them
+        to expire (else as the store's retention policy says)."""
         by_id = {m.id: m for m in targets}
         out: list[tuple[MemoryRecord, ExtractedMemory]] = []
         ids = memory_ids(pass_id, 0, len(extracted))
@@ -377,19 +378,31 @@ class ExtractionService:
         return out
 
 
-INHERITED_METADATA_DIFFERS: Final = (
-    "Inherited message metadata must be identical across source messages for one extraction pass."
-)
-"""The reference's refusal of a memory whose source messages carry different metadata."""
+def _corrections(
+    records: Sequence[tuple[MemoryRecord, ExtractedMemory]], ids: Sequence[str]
+) -> list[tuple[str, str, str]]:
+    """The ``supersedes`` links from each memory of a pass to the earlier memories of the same
+    pass it corrects (``ExtractedMemory.replaces``: their places in the extractor's answer, whose
+    ids are ``ids``); a place that is not earlier, or whose memory was skipped, is ignored."""
+    stored = {record.id for record, _ in records}
+    place = {record_id: i for i, record_id in enumerate(ids)}
+    return [
+        (record.id, ids[j], "supersedes")
+        for record, memory in records
+        for j in dict.fromkeys(memory.replaces)
+        if 0 <= j < place[record.id] and ids[j] in stored
+    ]
 
 
 def inherited_metadata(settings: ThreadSettings, sources: Sequence[Message]) -> dict[str, Any]:
     """The message metadata an extracted memory inherits from its source messages, as the
-    thread's settings say (all of it, none, or some keys; the library's own ``$`` keys never).
-    Sources whose inherited metadata differ raise :class:`ValidationError` with the
-    reference's message: a fact said in an email must not be tagged as said in a chat."""
+    thread's settings say (all of it, none, or some keys; the library's own ``$`` keys never):
+    the keys every source carries with the same value. A key whose value differs across the
+    sources, or that one of them lacks, is left out (ARCHITECTURE.md D48): a memory never
+    claims what one of its sources does not say (a fact said in an email and confirmed in a
+    chat is tagged as neither), and a fact drawn from two speakers' turns names no speaker."""
     rule = settings.extraction.memory_extraction_inherit_message_metadata
-    if rule is False or isinstance(rule, NotSetType):
+    if rule is False or isinstance(rule, NotSetType) or not sources:
         return {}
     inherited: list[dict[str, Any]] = [
         {
@@ -399,6 +412,5 @@ def inherited_metadata(settings: ThreadSettings, sources: Sequence[Message]) -> 
         }
         for message in sources
     ]
-    if any(other != inherited[0] for other in inherited[1:]):
-        raise ValidationError(INHERITED_METADATA_DIFFERS)
-    return inherited[0] if inherited else {}
+    first, others = inherited[0], inherited[1:]
+    return {key: value for key, value in first.items() if all(key in o and o[key] == value for o in others)}

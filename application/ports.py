@@ -114,6 +114,10 @@ class ExtractedMemory:
     source_message_ids: tuple[str, ...] = ()
     """The ids of the ``target_messages`` the memory was drawn from (empty: not attributed, so
     all of them); the memory inherits their metadata and expiry, and keeps them as provenance."""
+    replaces: tuple[int, ...] = ()
+    """The positions (from 0) of earlier memories of the same answer that this one corrects (a
+    fact corrected later in the same messages): with automatic linking on, this memory gets a
+    ``supersedes`` link to each, which retires them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,22 +67,23 @@ def write_file(folder: Path) -> Path:
         [["I moved to Porto in March.", "Do you like it?"], ["Dev runs a bakery downtown.", "Cleo paints murals."]],
         {"session_1_observation": {"Cleo": [["Cleo moved to Porto in March.", "D1:1"]]}},
     )
-    monologue = _conversation(  # one speaker: see the LLM extractor's test
+    dialogue = _conversation(  # two speakers, whose turns alternate
         "conv-41",
         "Eve",
-        "Eve",
+        "Finn",
         [["I adopted a greyhound named Pixel.", "I found him at the shelter near the harbour."],
          ["My pottery kiln broke last week.", "I started sailing lessons on Tuesdays."]],
         {
             "session_1_observation": {
-                "Eve": [["Eve adopted a greyhound named Pixel.", "D1:1"], ["Eve collects antique violins.", "D1:2"]]
+                "Eve": [["Eve adopted a greyhound named Pixel.", "D1:1"]],
+                "Finn": [["Finn collects antique violins.", "D1:2"]],
             },
             "session_2_observation": {"Eve": [["Eve's pottery kiln broke last week.", "D2:1"]]},
         },
     )
     held_out = {"sample_id": HELD_OUT, "conversation": "not a conversation", "observation": "not a dict"}
     path = folder / "locomo10.json"
-    path.write_text(json.dumps([first, held_out, second, monologue]), encoding="utf-8")
+    path.write_text(json.dumps([first, held_out, second, dialogue]), encoding="utf-8")
     return path
 
 
@@ -163,9 +164,9 @@ def test_the_default_run_scores_every_session_per_conversation(
 
 
 def test_the_llm_extractor_runs_against_an_openai_compatible_server(data: Path, tmp_path: Path) -> None:
-    """One speaker: the fake server cites no source messages, so each memory's sources are the
-    whole session, and messages of two speakers (``metadata["speaker"]`` differs) make the
-    extraction pass fail (counted as ``failed_extractions``)."""
+    """Two speakers: the fake server cites no source messages, so each memory's sources are the
+    whole session, whose turns carry two ``metadata["speaker"]`` values; the memories are stored
+    without a speaker (before, the pass failed, counted as ``failed_extractions``)."""
     out = tmp_path / "out.json"
     with LoopbackExtractionServer() as server:
         argv = ["--data", str(data), "--conversation", "conv-41", "--embedder", "hashing", "--backend", "memory",
@@ -184,7 +185,7 @@ def test_the_llm_extractor_runs_against_an_openai_compatible_server(data: Path, 
     covered = {f["text"]: f["covered"] for s in sessions for f in s["facts"]}
     assert covered == {
         "Eve adopted a greyhound named Pixel.": True,
-        "Eve collects antique violins.": False,
+        "Finn collects antique violins.": False,
         "Eve's pottery kiln broke last week.": True,
     }
     contained = {m["text"]: m["contained"] for s in sessions for m in s["memories"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
@@ -84,12 +85,22 @@ def _sources(value: Any, targets: Sequence[Message]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(targets[i - 1].id for i in chosen))
 
 
+def _replaced(value: Any, number: int, positions: Mapping[int, int]) -> tuple[int, ...]:
+    """The places of the earlier memories that memory ``number`` of an answer says it corrects
+    (``"replaces"``: their numbers in the answer, from 1); later, unknown and dropped ones are
+    ignored."""
+    numbers = value if isinstance(value, list) else []
+    valid = [n for n in numbers if isinstance(n, int) and not isinstance(n, bool) and n < number]
+    return tuple(dict.fromkeys(positions[n] for n in valid if n in positions))
+
+
 class LlmExtractor(_UsesModel, Extractor):
     """Implements the ``Extractor`` port with one JSON-schema chat request per extraction pass.
 
     Link candidates are shown numbered from 1; proposals naming any other index, or an unknown
-    link type, are dropped. At most 100 memories are read from one answer. A malformed answer
-    raises ``ModelOutputError`` and transport failures ``ModelError``/``ConfigurationError``: the
+    link type, are dropped. A memory's ``"replaces"`` names earlier memories of the same answer
+    it corrects (``ExtractedMemory.replaces``). At most 100 memories are read from one answer.
+    A malformed answer raises ``ModelOutputError`` and transport failures ``ModelError``/``ConfigurationError``: the
     extraction attempt fails, the stored messages stay, and the job is retried.
     """
 
@@ -118,12 +129,15 @@ class LlmExtractor(_UsesModel, Extractor):
             log.warning("memory extraction: %d memories returned, keeping the first %d", len(items),
                         MAX_PARSED_MEMORIES)
             items = items[:MAX_PARSED_MEMORIES]
-        memories = []
+        memories: list[ExtractedMemory] = []
         targets = list(request.target_messages)
-        for item in items:
+        positions: dict[int, int] = {}  # an answer's memory number (from 1) -> its place in ``memories``
+        for number, item in enumerate(items, start=1):
             memory = self._memory(item, candidates, targets)
             if memory is not None:
-                memories.append(memory)
+                replaced = _replaced(item.get("replaces"), number, positions)
+                positions[number] = len(memories)
+                memories.append(replace(memory, replaces=replaced) if replaced else memory)
         return memories
 
     @staticmethod

@@ -25,6 +25,7 @@ __all__ = [
     "LINK_SYSTEM_PROMPT",
     "LINK_TYPE_MEANINGS",
     "RERANK_SYSTEM_PROMPT",
+    "SPEAKER_SECTION",
     "SUMMARY_SYSTEM_PROMPT",
     "UNTRUSTED_CONTENT_RULE",
     "extraction_prompt",
@@ -84,6 +85,15 @@ semantic search, so each must make sense on its own.
   that need the conversation to be understood.
 - Whose fact: write the user's own facts about "The user" and anyone else's about that person
   ("The user's sister lives in Oslo."), never one person's fact as another's.
+- "We", "they", "us": name the people meant when the conversation says who they are ("Caroline
+  and Melanie went camping."); when it does not, keep the group as said, tied to whoever said it
+  ("The user and their friends went camping."), and never guess names.
+- Split facts: a fact spread over several newest messages (a question and its answer, a
+  statement finished later) is one record, written whole, citing all of them in "sources".
+- Corrections: when a later newest message corrects or updates an earlier one ("Sorry, I meant
+  Bergen."), record the current state, citing both. Record the earlier state as well only if
+  it was true for a while, and then give the newer record "replaces": the numbers (from 1, in
+  your "memories" list) of the earlier records it corrects.
 - Paraphrase for retrieval; at most about 240 characters; plain text, no markdown.
 - Grounded: only the newest messages may justify a record; the summary, earlier messages and
   past memories are context for understanding them, not evidence.
@@ -103,10 +113,17 @@ A JSON object {{"thoughts": string|null, "memories": [...]}}. Each memory has "t
 multi_agent or null), "entities" (2 to 8 short canonical names or keywords), "importance"
 (1 = trivia to 5 = essential), "timestamp" and "valid_to" (ISO-8601 or null), and, when the
 newest messages are numbered (<message index="N">), "sources": the indexes of the newest messages
-it was drawn from. Return an empty "memories" list when nothing durable was said. At most 5
-memories per message and 30 in all.
+it was drawn from, and "replaces" (see Corrections) or null. Return an empty "memories" list
+when nothing durable was said. At most 5 memories per message and 30 in all.
 
 {UNTRUSTED_CONTENT_RULE}"""
+
+SPEAKER_SECTION: Final = """# Speakers
+The messages name who wrote them (<message speaker="NAME">); several people may share one role.
+Write each fact about the person it concerns, by name, never as "the user": "I adopted a dog",
+written by Caroline, is "Caroline adopted a dog.". A speaker's "I", "me" and "my" are that
+speaker; "you" is the person they address, usually the other speaker. A record about one
+person never carries another speaker's fact."""
 
 LINK_SECTION: Final = f"""# Links
 Past memories shown as <candidate index="N"> may be linked from a new memory: add to that
@@ -192,9 +209,13 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def render_message(message: Message, *, index: int | None = None) -> str:
+    """``<message index="N" role="..." speaker="..." time="...">escaped text</message>``: the
+    index when given, the speaker when the message names one (``Message.speaker``)."""
     time = _iso(message.timestamp or message.created_at)
+    speaker = message.speaker
     attrs = "" if index is None else f' index="{index}"'
-    attrs += f" role={quoteattr(message.role)}" + (f" time={quoteattr(time)}" if time else "")
+    attrs += f" role={quoteattr(message.role)}"
+    attrs += (f" speaker={quoteattr(speaker)}" if speaker else "") + (f" time={quoteattr(time)}" if time else "")
     return f"<message{attrs}>{xml_text(message.content)}</message>"
 
 
@@ -264,12 +285,15 @@ def extraction_prompt(
     custom_instructions: str | None = None,
     token_limit: int | None = None,
 ) -> tuple[str, str]:
-    """(system, user) for one extraction pass. Candidates are numbered from 1 in the order given.
+    """(system, user) for one extraction pass. Candidates are numbered from 1 in the order given;
+    messages that name their speakers add :data:`SPEAKER_SECTION` (facts about named people).
 
     With ``token_limit``, the newest messages come first in the budget, then the history
     (oldest dropped first); the summary and memories are always shown.
     """
     system = EXTRACTION_SYSTEM_PROMPT
+    if any(m.speaker for m in (*targets, *history)):
+        system += "\n\n" + SPEAKER_SECTION
     if candidates:
         system += "\n\n" + LINK_SECTION
     system += _custom(_CUSTOM_EXTRACTION_HEADING, custom_instructions)

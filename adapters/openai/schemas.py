@@ -36,6 +36,9 @@ class ExtractedItem(_Answer):
     valid_to: str | None = None
     links: list[LinkItem] | None = None
     sources: list[int] | None = Field(default=None, description="Indexes of the newest messages it comes from, from 1.")
+    replaces: list[int] | None = Field(
+        default=None, description="Numbers, from 1, of earlier memories of this list that this one corrects."
+    )
 
 
 class ExtractionPayload(_Answer):

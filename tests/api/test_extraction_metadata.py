@@ -3,8 +3,8 @@
 Before, one pass merged its messages' metadata, the first message winning, and gave the result
 to every memory: "The user lives in Rome.", said in an email, was tagged as said in a chat. Now
 each memory takes its sources' metadata (the extractor's attribution: the heuristic extractor
-draws each memory from one message), and a memory that cannot be attributed to messages that
-agree is refused with the reference's error, the pass storing nothing.
+draws each memory from one message). A memory drawn from messages that disagree keeps the
+keys they agree on (the reference refuses the pass, and a job failed for good on one memory).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from palimpsest.application import (
     ExtractionRetryPolicy,
     MemoryExtractionConfig,
 )
-from palimpsest.application.extraction import INHERITED_METADATA_DIFFERS
 from palimpsest.application.testing import ScriptedExtractor
 from palimpsest.domain import RecordType
 
@@ -61,7 +60,7 @@ def test_a_subset_of_keys_is_inherited_per_source(make_client: ClientFactory) ->
     assert all("source" not in r.metadata for r in client.list_memories(user_id="u"))
 
 
-def test_an_unattributed_memory_of_messages_that_disagree_refuses_the_pass(make_client: ClientFactory) -> None:
+def test_an_unattributed_memory_of_messages_that_disagree_keeps_what_they_agree_on(make_client: ClientFactory) -> None:
     def unattributed(request: ExtractionRequest) -> list[ExtractedMemory]:
         return [ExtractedMemory(RecordType.FACT, "The user is Carla, from Rome.")]
 
@@ -69,12 +68,12 @@ def test_an_unattributed_memory_of_messages_that_disagree_refuses_the_pass(make_
         extractor=ScriptedExtractor(unattributed), memory_extraction_config=INLINE, extraction_retry_policy=ONE_ATTEMPT
     )
     thread = client.create_thread(user_id="u")
-    thread.add_messages(CARLA)
+    ids = thread.add_messages(CARLA)
     client.wait_for_memory_extraction(timeout=60)
-    assert client.list_memories(user_id="u") == []
-    [failed] = client.failed_extractions()
-    assert failed.failure_reason == f"ValidationError: {INHERITED_METADATA_DIFFERS}"
-    assert len(thread.get_messages()) == 2  # the messages are stored
+    assert client.failed_extractions() == []
+    [memory] = client.list_memories(user_id="u")
+    assert memory.metadata["$agent_memory"]["source_message_ids"] == ids
+    assert {k: v for k, v in memory.metadata.items() if not k.startswith("$")} == {"topic": "intro"}
 
 
 def test_an_unattributed_memory_of_messages_that_agree_inherits_their_metadata(make_client: ClientFactory) -> None:
