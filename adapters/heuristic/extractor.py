@@ -398,7 +398,7 @@ def extract_from_text(text: str, name: str | None = None, *, statements: bool = 
     if not statements:
         return found
     skip = {index for index, _ in hits} | unasserted_sentences(text)
-    for sentence_text in statement_sentences(text, name, skip=skip):
+    for sentence_text in statement_sentences(text, name, skip=skip, english=True):
         if len(found) >= MAX_PER_MESSAGE:
             break
         entities = _entities(sentence_text)

@@ -186,11 +186,9 @@ def _content_words(text: str) -> int:
 def candidates(text: str, name: str | None, *, skip: Collection[int] = ()) -> list[tuple[str, str]]:
     """Every first-person statement of one message that passes the rules, as (the sentence as
     said, cleaned of openers; its rewrite about ``name``), in order; the sentences whose indices
-    (in :func:`~._text.sentences`' order) are in ``skip`` are left out; nothing when the text
-    does not look English."""
+    (in :func:`~._text.sentences`' order) are in ``skip`` are left out. The rules are English:
+    callers check :func:`looks_english` first."""
     text = normalise_apostrophes(text)
-    if not looks_english(text):
-        return []
     found: list[tuple[str, str]] = []
     for index, raw in enumerate(sentences(text)):
         if index in skip or raw.rstrip().endswith("?"):
@@ -276,13 +274,17 @@ def statements(
     skip: Collection[int] = (),
     threshold: float | None = None,
     weights: Sequence[float] | None = None,
+    english: bool | None = None,
 ) -> list[str]:
     """The informative first-person statements of one message, rewritten about ``name`` (the
     speaker; ``"The user"`` when ``None``), in order, at most :data:`MAX_STATEMENTS_PER_MESSAGE`:
     the :func:`candidates` whose selector score (:func:`selector_score` with ``weights``,
     default :data:`SELECTOR_WEIGHTS`) is at least ``threshold`` (default
     :data:`SELECTOR_THRESHOLD`). The sentences whose indices are in ``skip`` are left out;
-    nothing when the text does not look English."""
+    nothing when the text does not look English (``english``: the caller's :func:`looks_english`
+    of ``text``, when it has it already)."""
+    if not (looks_english(text) if english is None else english):
+        return []
     found = candidates(text, name, skip=skip)
     if not found:
         return []

@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.extraction``
 import numpy as np
 from palimpsest.adapters.heuristic._text import sentences
 from palimpsest.adapters.heuristic.extractor import pattern_hits, unasserted_sentences
-from palimpsest.adapters.heuristic.statements import FEATURES, candidates, features
+from palimpsest.adapters.heuristic.statements import FEATURES, candidates, features, looks_english
 from palimpsest.domain.text import normalise_apostrophes
 
 from benchmarks.locomo.loader import DEV_CONVERSATIONS, DOWNLOAD_HINT, load
@@ -70,6 +70,8 @@ def sessions_of(conversation: Any, embedder: Any) -> list[Session]:
         rewritten: list[str] = []
         rows: list[list[float]] = []
         for turn in by_session[number]:
+            if not looks_english(turn.text):
+                continue
             hits = pattern_hits(turn.text, turn.speaker)
             patterns += [hit[1] for _, hit in hits]
             count = len(sentences(normalise_apostrophes(turn.text)))
