@@ -46,8 +46,8 @@ MIN_CONTENT_WORDS: Final = 3
 SELECTOR_THRESHOLD: Final = 0.375
 """The selector score from which a candidate statement is kept (chosen on the benchmark, D47)."""
 SELECTOR_WEIGHTS: Final = (
-    -3.7793, 1.7761, -0.0235, 0.1524, 0.3137, 0.9750, -1.6217, -0.5589, -0.2256,
-    1.0352, 0.0553, 1.1835, 0.3206, -0.0722, -0.0351, 1.9918, -0.3817,
+    -3.8056, 1.4194, 0.2782, 0.0789, 0.3097, 1.0023, -1.6133, -0.6599, -0.1994,
+    1.1031, 0.1454, 1.2605, 0.2519, -0.0712, 0.0664, 2.1914, -0.4753,
 )
 """The logistic selector's weights, one per :data:`FEATURES` (learnt on the benchmark, D47)."""
 MAX_STATEMENTS_PER_MESSAGE: Final = 4
@@ -120,7 +120,8 @@ _PAST: Final = frozenset(
 def rewrite_first_person(text: str, name: str | None) -> str:
     """``text`` with its first person about ``name`` (``"the user"`` when ``None``): "I" and the
     verb after it agree ("I am" → "Caroline is", "I love" → "Caroline loves"), "my" → the
-    possessive, "me"/"myself" → the name/"themselves"."""
+    possessive, "me"/"myself" → the name/"themselves"; "we"/"our"/"us" →
+    "<name> and others"/"their"/"them" (the plural verb stays)."""
     subject = name or "the user"
     owner = possessive(name) if name else "the user's"
     for pattern, replacement in _CONTRACTIONS:
@@ -145,6 +146,13 @@ def rewrite_first_person(text: str, name: str | None) -> str:
     text = re.sub(r"\b(?:my|mine)\b", owner, text, flags=re.IGNORECASE)
     text = re.sub(r"\bmyself\b", "themselves", text, flags=re.IGNORECASE)
     text = re.sub(r"\bme\b", subject, text, flags=re.IGNORECASE)
+    # "we" keeps its plural verb: "we went" -> "Caroline and others went"
+    text = re.sub(r"\bwe're\b", f"{subject} and others are", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bwe've\b", f"{subject} and others have", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bwe'd\b", f"{subject} and others would", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bwe\b", f"{subject} and others", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bour\b", "their", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bus\b", "them", text)  # not "US"
     if text.startswith("the user"):
         text = "T" + text[1:]
     return text
@@ -156,7 +164,7 @@ _OPENERS: Final = re.compile(
     r"awesome|absolutely|definitely|true|exactly|indeed|congrats|congratulations)\b[\s,!.:;-]*)+",
     re.IGNORECASE,
 )
-_FIRST_PERSON: Final = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b")
+_FIRST_PERSON: Final = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur)\b")
 _WE: Final = re.compile(r"\b(?:we|we're|we've|we'd|our|us)\b", re.IGNORECASE)
 _SECOND_PERSON_START: Final = re.compile(r"^(?:you|your|you're|you've|you'd|you'll)\b", re.IGNORECASE)
 _NON_STATEMENT_START: Final = re.compile(

@@ -38,6 +38,8 @@ def _texts(text: str, name: str | None) -> list[str]:
         ("I wanna start a dance studio", "Jon", "Jon wants to start a dance studio"),
         ("I chose a new couch", "Gina", "Gina chose a new couch"),
         ("I need vegetarian dinners", None, "The user needs vegetarian dinners"),
+        ("We went camping with our kids", "Melanie", "Melanie and others went camping with their kids"),
+        ("We're moving to the US", "Jon", "Jon and others are moving to the US"),
         ("I am proud of myself", None, "The user is proud of themselves"),
     ],
 )
