@@ -412,7 +412,7 @@ class HeuristicExtractor(Extractor):
 
     It reads the *user* turns of ``request.target_messages`` (roles ``user``/``human``; other
     turns are context, never a source of memories), splits them into sentences and clauses, and
-    keeps a clause only when one of these pattern families matches it:
+    keeps a clause when one of these pattern families matches it:
 
     * **guideline** — "please always/never …", "next time …", "from now on …", "don't …",
       "I want you to …", "make sure to …";
@@ -422,22 +422,33 @@ class HeuristicExtractor(Extractor):
       "I have a …", "my X is Y", "the failing step … is …" (a status noun such as *failing*,
       *deadline* or *goal* must appear before the verb).
 
+    Then, from the sentences no pattern matched, **statements** (record type ``memory``,
+    :mod:`~palimpsest.adapters.heuristic.statements`): informative first-person sentences ("I
+    went to a support group yesterday", "We went camping with the kids") that are no question,
+    greeting, thanks or short reaction, have three content words or more, and pass a small
+    learnt selector (ARCHITECTURE.md D47).
+
     Questions, hedged or hypothetical clauses ("if …", "maybe …", "I might …", "used to …"),
     transient states ("I'm tired today") and deictic objects ("I love it") are skipped; third
     parties ("my sister loves jazz") match no first-person pattern. First person is rewritten
-    into a self-contained sentence about "The user" with verb agreement ("I now prefer
-    sourdough pizza." → "The user now prefers sourdough pizza."). Entities are capitalised
-    spans and content words of the matched object (at most 8); importance is 1–5 from simple
-    cues (strong words raise it, hedges lower it). At most 5 memories per message and 30 per
-    call. With ``link_candidates``, links are proposed by the same rules as
+    into a self-contained sentence about the message's speaker (its ``name``, stored as
+    ``metadata["speaker"]``) with verb agreement ("I went to a support group." by Caroline →
+    "Caroline went to a support group."; "my" → "Caroline's"), or about "The user" when the
+    message has no speaker ("I now prefer sourdough pizza." → "The user now prefers sourdough
+    pizza."). Entities are capitalised spans and content words of the matched object or
+    statement (at most 8); importance is 1–5 from simple cues (strong words raise it, hedges
+    lower it). At most 6 memories per message (5 from the patterns) and 60 per call. With
+    ``link_candidates``, links are proposed by the same rules as
     :class:`~palimpsest.adapters.heuristic.RuleLinkResolver`, to those candidates only.
 
-    The patterns are English only: other languages yield nothing. Because it only matches
-    patterns, it cannot follow instructions found in the text — an instruction such as "ignore
-    previous rules" is at most stored as a guideline-shaped string, never executed. It ignores
-    ``custom_instructions`` for the same reason, and ``history_messages``, ``summary``,
-    ``past_memories`` and ``token_limit`` too (each clause must stand on its own). Recall is modest by design; see the labelled
-    benchmark for measured precision and recall.
+    The rules are English only: a message that does not look English (a cheap script and
+    function-word test, :func:`~palimpsest.adapters.heuristic.statements.looks_english`) yields
+    nothing rather than a garbled rewrite. Because it only matches patterns, it cannot follow
+    instructions found in the text — an instruction such as "ignore previous rules" is at most
+    stored as a guideline-shaped string, never executed. It ignores ``custom_instructions`` for
+    the same reason, and ``history_messages``, ``summary``, ``past_memories`` and
+    ``token_limit`` too (each sentence must stand on its own). Measured against LoCoMo's gold
+    observations by ``python -m benchmarks.extraction`` (BENCHMARKS.md).
     """
 
     def __init__(self, *, roles: frozenset[str] = USER_ROLES) -> None:
