@@ -34,13 +34,14 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.extraction``
     __package__ = "benchmarks.extraction"
 
 import numpy as np
+from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.heuristic._text import sentences
 from palimpsest.adapters.heuristic.extractor import pattern_hits, unasserted_sentences
 from palimpsest.adapters.heuristic.statements import FEATURES, candidates, features, looks_english
 from palimpsest.domain.text import normalise_apostrophes
 
 from benchmarks.locomo.loader import DEV_CONVERSATIONS, DOWNLOAD_HINT, load
-from benchmarks.quality.common import load_embedder
+from benchmarks.quality.common import CachingEmbedder, load_embedder
 
 from .run import COSINE_THRESHOLD, DEFAULT_CACHE, DEFAULT_DATA, cosine_matrix
 
@@ -94,6 +95,8 @@ def fit(sessions: Sequence[Session]) -> np.ndarray:
         [(s.cosines[:, s.patterns :].max(axis=0) >= COSINE_THRESHOLD) if s.gold else np.zeros(len(s.features))
          for s in sessions]
     ).astype(np.float64)
+    if not len(y):
+        return np.zeros(len(FEATURES))
     mean, spread = x.mean(axis=0), x.std(axis=0) + 1e-6
     mean[0], spread[0] = 0.0, 1.0
     z = (x - mean) / spread
@@ -139,15 +142,26 @@ def choose(sessions: Sequence[Session]) -> tuple[np.ndarray, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.extraction.selector", description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--conversation", action="append", choices=DEV_CONVERSATIONS,
+                        help="a development conversation (repeatable, two at least; default all five)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache folder (shared with benchmarks.locomo)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm",
+                        help="hashing: fast smoke runs, no quality figures")
     parser.add_argument("--json", metavar="PATH", help="write the folds' figures and the weights as JSON")
     args = parser.parse_args(argv)
+    chosen = tuple(dict.fromkeys(args.conversation or DEV_CONVERSATIONS))
+    if len(chosen) < 2:
+        parser.error("leave-one-conversation-out needs two conversations at least")
     try:
-        conversations = load(args.data, DEV_CONVERSATIONS)
+        conversations = load(args.data, chosen)
     except FileNotFoundError:
         print(f"LoCoMo data not found at {args.data}: {DOWNLOAD_HINT}", file=sys.stderr)
         return 2
-    embedder = load_embedder(args.cache)
+    if args.embedder == "hashing":
+        embedder: CachingEmbedder = CachingEmbedder(HashingEmbedder(dimension=256))
+    else:
+        embedder = load_embedder(None if args.no_cache else args.cache)
     data = {c.sample_id: sessions_of(c, embedder) for c in conversations}
     embedder.save()
     folds: dict[str, Any] = {}
@@ -159,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         folds[held_out] = {"threshold": threshold, "train": figures(training, weights, threshold), "test": scored}
         for key in pooled:
             pooled[key] += scored[key]
-    recall = pooled["recalled"] / pooled["gold"]
-    precision = pooled["precise"] / pooled["memories"]
+    recall = pooled["recalled"] / pooled["gold"] if pooled["gold"] else 0.0
+    precision = pooled["precise"] / pooled["memories"] if pooled["memories"] else 0.0
     everything = [s for rows in data.values() for s in rows]
     weights, threshold = choose(everything)
     print("| held out | threshold (chosen on the other four) | train recall | train precision "
