@@ -10,9 +10,10 @@ in the third person with the speaker's name (``"The user"`` when the message has
 rule here is English: :func:`looks_english` gates them, so text that is clearly in another
 language is left alone rather than rewritten into garbage.
 
-The selector (a logistic regression over a few cheap features of the sentence,
-:data:`SELECTOR_WEIGHTS`) and its threshold were learnt and chosen with the extraction
-benchmark (``python -m benchmarks.extraction``) by leave-one-conversation-out on LoCoMo's
+A candidate is kept when a small selector scores it at or above :data:`SELECTOR_THRESHOLD`: a
+logistic regression over cheap features of the sentence (:data:`FEATURES`,
+:data:`SELECTOR_WEIGHTS`), fitted against LoCoMo's gold observations by ``python -m
+benchmarks.extraction.selector``, which reports it leave-one-conversation-out on the
 development half; ARCHITECTURE.md D47 and BENCHMARKS.md give the figures.
 """
 
@@ -51,6 +52,7 @@ SELECTOR_WEIGHTS: Final = (
 )
 """The logistic selector's weights, one per :data:`FEATURES` (learnt on the benchmark, D47)."""
 MAX_STATEMENTS_PER_MESSAGE: Final = 4
+"""Statements of one message at most."""
 _LATIN: Final = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTER: Final = re.compile(r"[^\W\d_]")
 _CAPITAL_I: Final = re.compile(r"\bI\b")
