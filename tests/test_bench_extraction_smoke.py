@@ -205,3 +205,23 @@ def test_the_model_options_go_together_and_a_missing_file_says_where_to_get_it(t
     with pytest.raises(SystemExit):
         run.parse_args(["--model-url", "http://127.0.0.1:1/v1"])
     assert run.main(["--data", str(tmp_path / "absent.json")]) == 2
+
+
+def test_the_selector_runs_leave_one_conversation_out_and_prints_shippable_weights(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from palimpsest.adapters.heuristic.statements import FEATURES
+
+    from benchmarks.extraction import selector
+
+    out = tmp_path / "selector.json"
+    argv = ["--data", str(data), "--embedder", "hashing", "--json", str(out)]
+    assert selector.main([*argv, "--conversation", "conv-26", "--conversation", "conv-30", "--conversation", "conv-41"]) == 0
+    printed = capsys.readouterr().out
+    figures = _figures(out)
+    assert list(figures["folds"]) == ["conv-26", "conv-30", "conv-41"]
+    assert figures["pooled"]["gold"] == 5 + 1 + 3
+    assert list(figures["weights"]) == list(FEATURES)
+    assert "SELECTOR_WEIGHTS: Final = (" in printed and "SELECTOR_THRESHOLD: Final = " in printed
+    with pytest.raises(SystemExit):
+        selector.main([*argv, "--conversation", "conv-26"])

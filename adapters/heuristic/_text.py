@@ -59,6 +59,10 @@ _MODALS: Final = frozenset(
 _IRREGULAR_PAST: Final = frozenset(
     ["grew", "went", "came", "got", "made", "took", "saw", "knew", "began", "became", "left", "felt", "kept", "met", "ran", "spoke", "taught", "wrote", "bought", "brought", "built", "thought", "found", "told", "said", "gave", "sold", "drove", "flew", "lost", "paid", "sent", "spent", "stood", "understood", "won", "were"]
 )
+_PRESENT_IN_ED: Final = frozenset(
+    ["need", "feed", "bleed", "breed", "speed", "proceed", "succeed", "exceed", "heed", "seed", "weed", "embed", "shed", "wed"]
+)
+"""Present-tense verbs that end in "ed" (not past forms: "I need" → "needs")."""
 _THIRD_PERSON_IRREGULAR: Final = {
     "am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "go": "goes",
     "haven't": "hasn't", "'d": "would", "'ll": "will", "aren't": "isn't", "am not": "is not",
@@ -70,7 +74,7 @@ def third_person(verb: str) -> str:
     low = verb.lower()
     if low in _THIRD_PERSON_IRREGULAR:
         return _THIRD_PERSON_IRREGULAR[low]
-    if low in _MODALS or low in _IRREGULAR_PAST or not low.isalpha() or low.endswith("ed"):
+    if low in _MODALS or low in _IRREGULAR_PAST or not low.isalpha() or (low.endswith("ed") and low not in _PRESENT_IN_ED):
         return verb
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"

@@ -12,8 +12,11 @@ from palimpsest.domain.text import NEGATIONS, contraction_tokens, normalise_apos
 
 from ._text import FUNCTION_WORDS, sentences, third_person
 from .linker import classify_link
+from .statements import looks_english, possessive
+from .statements import statements as statement_sentences
 
-__all__ = ["USER_ROLES", "HeuristicExtractor"]
+__all__ = ["MAX_PER_MESSAGE", "MAX_PER_PASS", "USER_ROLES", "HeuristicExtractor", "extract_from_text", "pattern_hits",
+           "unasserted_sentences"]
 
 USER_ROLES: Final = frozenset({"user", "human"})
 
@@ -163,7 +166,10 @@ _WEAK: Final = re.compile(
 )
 
 _MAX_PER_MESSAGE: Final = 5
-_MAX_PER_PASS: Final = 30
+MAX_PER_MESSAGE: Final = 6
+"""Memories of one message at most: the patterns' (at most five) and the statements'."""
+MAX_PER_PASS: Final = 60
+"""Memories of one extraction pass at most (a LoCoMo session of about twenty turns yields about eleven)."""
 _MAX_ENTITIES: Final = 8
 _CAPITALISED_SPAN: Final = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 _ENTITY_SKIP: Final = FUNCTION_WORDS | NEGATIONS | frozenset(
@@ -328,12 +334,24 @@ def _clauses(sentence: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
 
 
-def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...], int]]:
-    """Every (type, text, entities, importance) the patterns find in one user message, in order,
-    at most five. Exposed for benchmarks and tests; :class:`HeuristicExtractor` wraps it."""
-    found: list[tuple[RecordType, str, tuple[str, ...], int]] = []
+_Found = tuple[RecordType, str, tuple[str, ...], int]
+
+
+def _named(text: str, name: str | None) -> str:
+    """A pattern's "The user ..." wording about ``name`` instead, when the message has one."""
+    if not name:
+        return text
+    owner = possessive(name)
+    text = re.sub(r"\b[Tt]he user's\b", owner, text)
+    return re.sub(r"\b[Tt]he user\b", name, text)
+
+
+def pattern_hits(text: str, name: str | None) -> list[tuple[int, _Found]]:
+    """The pattern families' memories of one message with the index of the sentence each came
+    from (:func:`~._text.sentences`' order), at most five."""
+    found: list[tuple[int, _Found]] = []
     seen: set[str] = set()
-    for raw_sentence in sentences(normalise_apostrophes(text)):
+    for index, raw_sentence in enumerate(sentences(normalise_apostrophes(text))):
         if raw_sentence.rstrip().endswith("?") or _HYPOTHETICAL.search(_expand(_strip_fillers(raw_sentence))):
             continue  # a question, or a conditional/hedged sentence: none of its clauses is asserted
         for raw in _clauses(raw_sentence):
@@ -349,9 +367,43 @@ def extract_from_text(text: str) -> list[tuple[RecordType, str, tuple[str, ...],
             if key in seen:
                 continue
             seen.add(key)
-            found.append((hit.record_type, hit.text, _entities(hit.obj), _importance(hit, sentence)))
+            text_about = _named(hit.text, name)
+            found.append((index, (hit.record_type, text_about, _entities(hit.obj), _importance(hit, sentence))))
             if len(found) >= _MAX_PER_MESSAGE:
                 return found
+    return found
+
+
+def unasserted_sentences(text: str) -> set[int]:
+    """The indices (:func:`~._text.sentences`' order) of the sentences of ``text`` that assert
+    nothing: conditional or hedged ("if …", "maybe …", "I might …", "used to …")."""
+    return {
+        index
+        for index, sentence in enumerate(sentences(normalise_apostrophes(text)))
+        if _HYPOTHETICAL.search(_expand(_strip_fillers(sentence)))
+    }
+
+
+def extract_from_text(text: str, name: str | None = None, *, statements: bool = True) -> list[_Found]:
+    """Every (type, text, entities, importance) found in one user message, in order: the pattern
+    families' first (at most five), then, with ``statements``, the informative first-person
+    statements of the other sentences (:func:`~.statements.statements`, record type
+    ``memory``), at most :data:`MAX_PER_MESSAGE` in all. About ``name`` (the message's
+    speaker) when given, else "The user". Nothing when the text does not look English (the rules
+    are English only). Exposed for benchmarks and tests; :class:`HeuristicExtractor` wraps it."""
+    if not looks_english(text):
+        return []
+    hits = pattern_hits(text, name)
+    found = [hit for _, hit in hits]
+    if not statements:
+        return found
+    skip = {index for index, _ in hits} | unasserted_sentences(text)
+    for sentence_text in statement_sentences(text, name, skip=skip, english=True):
+        if len(found) >= MAX_PER_MESSAGE:
+            break
+        entities = _entities(sentence_text)
+        importance = 3 - (1 if _WEAK.search(sentence_text) else 0) + (1 if _STRONG.search(sentence_text) else 0)
+        found.append((RecordType.MEMORY, sentence_text, entities, max(1, min(5, importance))))
     return found
 
 
@@ -360,7 +412,7 @@ class HeuristicExtractor(Extractor):
 
     It reads the *user* turns of ``request.target_messages`` (roles ``user``/``human``; other
     turns are context, never a source of memories), splits them into sentences and clauses, and
-    keeps a clause only when one of these pattern families matches it:
+    keeps a clause when one of these pattern families matches it:
 
     * **guideline** — "please always/never …", "next time …", "from now on …", "don't …",
       "I want you to …", "make sure to …";
@@ -370,22 +422,33 @@ class HeuristicExtractor(Extractor):
       "I have a …", "my X is Y", "the failing step … is …" (a status noun such as *failing*,
       *deadline* or *goal* must appear before the verb).
 
+    Then, from the sentences no pattern matched, **statements** (record type ``memory``,
+    :mod:`~palimpsest.adapters.heuristic.statements`): informative first-person sentences ("I
+    went to a support group yesterday", "We went camping with the kids") that are no question,
+    greeting, thanks or short reaction, have three content words or more, and pass a small
+    learnt selector (ARCHITECTURE.md D47).
+
     Questions, hedged or hypothetical clauses ("if …", "maybe …", "I might …", "used to …"),
     transient states ("I'm tired today") and deictic objects ("I love it") are skipped; third
     parties ("my sister loves jazz") match no first-person pattern. First person is rewritten
-    into a self-contained sentence about "The user" with verb agreement ("I now prefer
-    sourdough pizza." → "The user now prefers sourdough pizza."). Entities are capitalised
-    spans and content words of the matched object (at most 8); importance is 1–5 from simple
-    cues (strong words raise it, hedges lower it). At most 5 memories per message and 30 per
-    call. With ``link_candidates``, links are proposed by the same rules as
+    into a self-contained sentence about the message's speaker (its ``name``, stored as
+    ``metadata["speaker"]``) with verb agreement ("I went to a support group." by Caroline →
+    "Caroline went to a support group."; "my" → "Caroline's"), or about "The user" when the
+    message has no speaker ("I now prefer sourdough pizza." → "The user now prefers sourdough
+    pizza."). Entities are capitalised spans and content words of the matched object or
+    statement (at most 8); importance is 1–5 from simple cues (strong words raise it, hedges
+    lower it). At most 6 memories per message (5 from the patterns) and 60 per call. With
+    ``link_candidates``, links are proposed by the same rules as
     :class:`~palimpsest.adapters.heuristic.RuleLinkResolver`, to those candidates only.
 
-    The patterns are English only: other languages yield nothing. Because it only matches
-    patterns, it cannot follow instructions found in the text — an instruction such as "ignore
-    previous rules" is at most stored as a guideline-shaped string, never executed. It ignores
-    ``custom_instructions`` for the same reason, and ``history_messages``, ``summary``,
-    ``past_memories`` and ``token_limit`` too (each clause must stand on its own). Recall is modest by design; see the labelled
-    benchmark for measured precision and recall.
+    The rules are English only: a message that does not look English (a cheap script and
+    function-word test, :func:`~palimpsest.adapters.heuristic.statements.looks_english`) yields
+    nothing rather than a garbled rewrite. Because it only matches patterns, it cannot follow
+    instructions found in the text — an instruction such as "ignore previous rules" is at most
+    stored as a guideline-shaped string, never executed. It ignores ``custom_instructions`` for
+    the same reason, and ``history_messages``, ``summary``, ``past_memories`` and
+    ``token_limit`` too (each sentence must stand on its own). Measured against LoCoMo's gold
+    observations by ``python -m benchmarks.extraction`` (BENCHMARKS.md).
     """
 
     def __init__(self, *, roles: frozenset[str] = USER_ROLES) -> None:
@@ -397,7 +460,7 @@ class HeuristicExtractor(Extractor):
         for message in request.target_messages:
             if not self._is_source(message):
                 continue
-            for record_type, text, entities, importance in extract_from_text(message.content):
+            for record_type, text, entities, importance in extract_from_text(message.content, message.speaker):
                 key = " ".join(contraction_tokens(text))
                 if key in seen:
                     continue
@@ -414,7 +477,7 @@ class HeuristicExtractor(Extractor):
                         source_message_ids=(message.id,),
                     )
                 )
-                if len(memories) >= _MAX_PER_PASS:
+                if len(memories) >= MAX_PER_PASS:
                     return memories
         return memories
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 from palimpsest.adapters.heuristic import HeuristicExtractor
+from palimpsest.adapters.heuristic.extractor import MAX_PER_MESSAGE, MAX_PER_PASS
 from palimpsest.application.ports import ExtractedMemory, ExtractionRequest, Extractor
 from palimpsest.domain.model import MemoryRecord, Message, RecordType
 
@@ -136,10 +137,19 @@ def test_assistant_turns_are_not_a_source_of_memories() -> None:
     assert _extract("I prefer tea.", role="assistant") == []
 
 
-def test_one_message_yields_at_most_five_memories_and_a_pass_at_most_thirty() -> None:
+def test_one_message_yields_at_most_five_pattern_memories_and_a_pass_at_most_its_bound() -> None:
     many = " ".join(f"I like topic{i}." for i in range(9))
     assert len(_extract(many)) == 5
-    assert len(_extract(*[many.replace("topic", f"m{j}x") for j in range(8)])) == 30
+    assert len(_extract(*[many.replace("topic", f"m{j}x") for j in range(13)])) == MAX_PER_PASS == 60
+
+
+def test_statements_fill_a_message_up_to_its_bound_after_the_patterns() -> None:
+    many = " ".join(f"I like topic{i}." for i in range(9))
+    events = " ".join(f"I visited Lisbon{i} with my sister last year." for i in range(4))
+    memories = _extract(many + " " + events)
+    assert len(memories) == MAX_PER_MESSAGE == 6
+    assert [m.record_type for m in memories] == [RecordType.PREFERENCE] * 5 + [RecordType.MEMORY]
+    assert memories[-1].text == "The user visited Lisbon0 with the user's sister last year."
 
 
 def test_entities_come_from_the_object_and_are_at_most_eight() -> None:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from palimpsest.adapters.heuristic import HeuristicExtractor, RuleLinkResolver, TextRankSummariser
+from palimpsest.adapters.heuristic.extractor import MAX_PER_PASS
 from palimpsest.application.ports import ExtractionRequest, SummaryText
 from palimpsest.domain.model import MemoryRecord, Message, RecordType
 
@@ -26,9 +27,9 @@ def _message(content: str, seq: int) -> Message:
 def test_the_extractor_accepts_any_text_and_keeps_its_bounds(contents: list[str]) -> None:
     messages = [_message(c, i + 1) for i, c in enumerate(contents)]
     memories = HeuristicExtractor().extract(ExtractionRequest(target_messages=messages))
-    assert len(memories) <= 30
+    assert len(memories) <= MAX_PER_PASS
     for memory in memories:
-        assert memory.record_type in {RecordType.FACT, RecordType.PREFERENCE, RecordType.GUIDELINE}
+        assert memory.record_type in {RecordType.FACT, RecordType.PREFERENCE, RecordType.GUIDELINE, RecordType.MEMORY}
         assert memory.text.strip() and len(memory.entities) <= 8
         assert memory.importance is not None and 1 <= memory.importance <= 5
 
