@@ -234,7 +234,7 @@ def _close(a: Any, b: Any, where: str) -> None:
         for key in a:
             _close(a[key], b[key], f"{where}.{key}")
     elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        assert [x["id"] for x in a] == [y["id"] for y in b], where
+        assert [x.get("id") for x in a] == [y.get("id") for y in b], where
         for number, (x, y) in enumerate(zip(a, b, strict=True)):
             _close(x, y, f"{where}[{number}]")
     else:
@@ -258,7 +258,12 @@ def answers(location: str) -> dict[str, list[dict[str, Any]]]:
                     for query in QUERIES:
                         key = f"{strategy} {scope} {options} {query!r}"
                         results = memory.search(query, search_strategy=strategy, max_results=6, **scope, **options)
-                        found[key] = [_tree(result) for result in results]
+                        trees = [_tree(result) for result in results]
+                        # Results scored 0 (a hashed vector orthogonal to the query's) tie: which
+                        # of them fill the page, and in what order, follows each store's float
+                        # noise (0.0 against 7e-9), not the data. They are counted, not compared.
+                        scored = [t for t in trees if math.isnan(t["relevance"]) or t["relevance"] > TOLERANCE]
+                        found[key] = [*scored, {"unscored": len(trees) - len(scored)}]
     return found
 
 
@@ -266,7 +271,7 @@ def assert_same_answers(expected: dict[str, list[dict[str, Any]]], got: dict[str
     assert expected.keys() == got.keys()
     for key in expected:
         _close(expected[key], got[key], key)
-    assert sum(bool(results) for results in expected.values()) > len(expected) * 0.6, "most searches find something"
+    assert sum(len(results) > 1 for results in expected.values()) > len(expected) * 0.4, "many searches find something scored"
 
 
 # --- the tests ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from palimpsest.application import (
     TopKMemorySearchConfig,
 )
 from palimpsest.application.config import DEPRECATED_EXTRACTION_KEYWORDS
+from palimpsest.application.principal import Principal
 from palimpsest.domain import NOTSET
 
 START: Final = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -425,6 +426,9 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "include_image_bytes": booleans,
     "included_image_ids": image_id_lists,
     "image_input_limit_config": image_limits,
+    "principal": anything(
+        st.builds(Principal, st.sampled_from(["u1", "u2"]), st.sampled_from([None, "a1"]), st.sampled_from(["read", "write", "admin"]))
+    ),
     "min_relevant_results_by_type": anything(
         st.dictionaries(
             st.one_of(record_type_names, weird_strings, integers, st.sampled_from([None, 1.5, b"x", frozenset(), _Weird()])),
@@ -448,7 +452,7 @@ PUBLIC_METHODS: Final[dict[str, frozenset[str]]] = {
             "create_thread", "get_thread", "update_thread", "delete_thread", "list_threads", "add_memory",
             "update_memory", "delete_memory", "list_memories", "link_records", "update_record_link",
             "delete_record_link", "search", "purge_expired", "reembed", "embed_waiting", "wait_for_memory_extraction",
-            "close",
+            "close", "acting_for",
             "failed_extractions", "pending_extractions", "retry_failed_extractions", "extraction_worker",
             "add_user", "add_agent", "delete_user", "delete_agent", "list_users", "list_agents", "list_messages",
             "add_image", "update_image", "delete_image", "list_images",
