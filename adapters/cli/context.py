@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from palimpsest.adapters.backends import OracleSettings, StoreLocation, parse_store_location
 from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client, open_worker
@@ -39,6 +39,9 @@ from palimpsest.adapters.embedder_choice import (
 from palimpsest.application import AgentMemory, Embedder, StoreAdmin
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import AgentMemoryError, EmbeddingMismatchError, SchemaVersionError
+
+if TYPE_CHECKING:
+    from palimpsest.adapters.http.serve import ServeSettings
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
@@ -55,6 +58,7 @@ __all__ = [
     "open_store",
     "open_worker_session",
     "resolve_embedder",
+    "server_settings",
     "stored_model_id",
 ]
 
@@ -258,6 +262,7 @@ def open_worker_session(
     poll_seconds: float,
     lease_seconds: float | None,
     on_outcome: Callable[[JobOutcome], None],
+    backfill_seconds: float = 60.0,
 ) -> Iterator[ExtractionWorker]:
     """An extraction worker on the configured store (which must exist), from the composition
     root's "worker" profile: the embedder that follows the store (``--embedder``) and the
@@ -266,9 +271,39 @@ def open_worker_session(
     root = _root(settings, create=False, role=role)
     with _schema_hint():
         client, worker = open_worker(
-            root, threads=threads, poll_seconds=poll_seconds, lease_seconds=lease_seconds, on_outcome=on_outcome
+            root,
+            threads=threads,
+            poll_seconds=poll_seconds,
+            lease_seconds=lease_seconds,
+            on_outcome=on_outcome,
+            backfill_seconds=backfill_seconds,
         )
     try:
         yield worker
     finally:
         client.close()
+
+
+def server_settings(settings: CliSettings, *, extraction: str, extractor: str, max_body_bytes: int) -> ServeSettings:
+    """What each process of ``serve http`` opens (it needs the ``server`` extra): the configured
+    store (which must exist), as a path made absolute or the URL given, and the embedder choice."""
+    from palimpsest.adapters.http.serve import ServeSettings
+
+    if settings.oracle_dsn is not None:
+        raise CliError("serve takes its store as --store oracle://USER@HOST:PORT/SERVICE, not --oracle-dsn.")
+    location = settings.location()
+    if location.path is not None:
+        path = Path(location.path)
+        if not path.is_file():
+            raise CliError(f"no store file at {path} (a server creates no store: open one with open_memory first).")
+        store, memory_store_id = str(path.resolve()), None
+    else:
+        store, memory_store_id = str(settings.store), settings.memory_store_id
+    return ServeSettings(
+        store=store,
+        memory_store_id=memory_store_id,
+        embedder=settings.embedder.value,
+        extraction=extraction,
+        extractor=extractor,
+        max_body_bytes=max_body_bytes,
+    )
