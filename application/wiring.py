@@ -28,7 +28,14 @@ from .context_cards import ContextCardService
 from .embedding import EmbedderHealth, EmbeddingHelper
 from .extraction import ExtractionService
 from .images import ImageService
-from .jobs import WORKER_BACKFILL_SECONDS, WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
+from .jobs import (
+    WORKER_BACKFILL_SECONDS,
+    WORKER_POLL_SECONDS,
+    WORKERS,
+    ExtractionRunner,
+    ExtractionWorker,
+    JobOutcome,
+)
 from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService

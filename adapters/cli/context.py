@@ -292,11 +292,8 @@ def server_settings(settings: CliSettings, *, extraction: str, extractor: str, m
     if settings.oracle_dsn is not None:
         raise CliError("serve takes its store as --store oracle://USER@HOST:PORT/SERVICE, not --oracle-dsn.")
     location = settings.location()
-    if location.path is not None:
-        path = Path(location.path)
-        if not path.is_file():
-            raise CliError(f"no store file at {path} (a server creates no store: open one with open_memory first).")
-        store, memory_store_id = str(path.resolve()), None
+    if location.path is not None:  # the processes may start elsewhere
+        store, memory_store_id = str(Path(location.path).resolve()), None
     else:
         store, memory_store_id = str(settings.store), settings.memory_store_id
     return ServeSettings(

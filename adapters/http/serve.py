@@ -21,6 +21,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Final
 
 from fastapi import FastAPI
@@ -90,6 +91,10 @@ class ServeSettings:
     def location(self) -> StoreLocation:
         """The store's location (which must exist: a server creates no store)."""
         location = parse_store_location(self.store)
+        if location.path is None and location.connection is None:
+            raise ConfigurationError("a server needs a store file or a database: in memory, each process would have its own.")
+        if location.path is not None and not Path(location.path).is_file():
+            raise ConfigurationError(f"no store file at {location.path} (a server creates no store).")
         if self.memory_store_id is not None:
             if location.connection is None:
                 raise ConfigurationError("memory_store_id applies to stores in a database (a URL).")

@@ -23,8 +23,8 @@ from palimpsest.application import (
     MemoryExtractionMode,
 )
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
-from palimpsest.application.vector_backfill import BACKFILL_BATCH
 from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.application.vector_backfill import BACKFILL_BATCH
 from palimpsest.domain import RecordType
 from palimpsest.domain.errors import ConfigurationError, ModelUnavailableError, WaitTimeoutError
 

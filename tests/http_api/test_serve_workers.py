@@ -1,0 +1,90 @@
+"""``palimpsest serve http --workers 2``: two server processes, each with its own client, on one
+embedded file and on one PostgreSQL store. Every request is answered, each user sees only its
+own records whichever process answers, SIGTERM stops the server with exit code 0, and every
+write it acknowledged is in the store when it is opened again."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .serving import Server, fresh_connections, make_store, open_store
+
+pytest.importorskip("uvicorn")
+
+USERS = ("u1", "u2")
+WRITES = 12  # per user and client thread
+THREADS = 4  # client threads per user
+
+
+@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from make_store(request, tmp_path)
+
+
+def _keys(location: str) -> dict[str, str]:
+    with open_store(location) as memory:
+        return {user: memory.admin.api_keys.create(user, scope="write").key for user in USERS}
+
+
+def _add(client: httpx.Client, key: str, content: str) -> str:
+    answer = client.post("/v1/memories", json={"content": content}, headers={"Authorization": f"Bearer {key}"})
+    assert answer.status_code == 201, answer.text
+    memory_id: str = answer.json()["id"]
+    return memory_id
+
+
+def _opened_by(pid: int, path: str) -> bool:
+    """Whether process ``pid`` has the file at ``path`` open."""
+    fds = Path(f"/proc/{pid}/fd")
+    try:
+        return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
+    except OSError:
+        return False
+
+
+def test_two_server_processes_answer_every_request_and_lose_no_acknowledged_write(store: str) -> None:
+    keys = _keys(store)
+    server = Server(store, "--workers", "2")
+    try:
+        if "://" not in store:  # each worker process opened the store file itself
+            assert sum(_opened_by(pid, store) for pid in server.children()) == 2
+        jobs = [
+            (user, f"{user} note {t}-{i} {uuid.uuid4().hex[:6]}")
+            for user in USERS
+            for t in range(THREADS)
+            for i in range(WRITES)
+        ]
+        with ThreadPoolExecutor(max_workers=2 * THREADS) as pool, fresh_connections(server.base) as client:
+            ids = list(pool.map(lambda job: _add(client, keys[job[0]], job[1]), jobs))
+        written = dict(zip(ids, jobs, strict=True))
+        assert len(written) == len(jobs)
+
+        with fresh_connections(server.base) as client:
+            for memory_id, (user, content) in written.items():  # each read may be answered by either process
+                other = keys["u2" if user == "u1" else "u1"]
+                mine = client.get(f"/v1/memories/{memory_id}", headers={"Authorization": f"Bearer {keys[user]}"})
+                assert mine.status_code == 200 and mine.json()["content"] == content
+                theirs = client.get(f"/v1/memories/{memory_id}", headers={"Authorization": f"Bearer {other}"})
+                assert theirs.status_code == 404
+            for user in USERS:
+                found = client.post(
+                    "/v1/search", json={"query": "note", "max_results": 100}, headers={"Authorization": f"Bearer {keys[user]}"}
+                )
+                assert found.status_code == 200, found.text
+                results = found.json()["results"]
+                assert results and {r["record"]["user_id"] for r in results} == {user}
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
+
+    with open_store(store) as memory:
+        for memory_id, (user, content) in written.items():
+            record = memory.admin.get_record(memory_id)
+            assert (record.content, record.user_id) == (content, user)
