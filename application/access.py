@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from palimpsest.domain.errors import (
+    ConfigurationError,
+    EmbeddingMismatchError,
     InvalidScopeError,
+    InvalidSettingsError,
     PermissionDeniedError,
     ThreadNotFoundError,
     ValidationError,
@@ -21,6 +24,7 @@ from palimpsest.domain.model import MemoryRecord, Message, RecordLink, Thread, c
 from palimpsest.domain.sentinel import ANY, NOTSET, NotSetType
 
 from .config import MemorySearchConfig
+from .paging import Page, after_cursor, page_of, page_size, time_key
 from .principal import AccessScope, Principal
 from .requests import (
     AddMemory,
@@ -135,6 +139,17 @@ class ScopedMemory:
             limit=request.limit,  # type: ignore[arg-type]
         )
 
+    def memories_page(
+        self, request: ListRecords, *, limit: int | None | NotSetType = NOTSET, cursor: str | None = None
+    ) -> Page[MemoryRecord]:
+        """A page of :meth:`list_memories` (its ``limit`` ignored) by creation time, then id,
+        after ``cursor`` (D45). Paged here, over the caller's whole listing: a page costs a
+        read of every memory the filters match (keyset reads in the stores would bound it)."""
+        size = page_size(limit)
+        after = after_cursor(cursor, "memories", (str, str))
+        records = self.list_memories(replace(request, limit=None))
+        return page_of(records, lambda r: time_key(r.created_at, r.id), listing="memories", limit=size, after=after)
+
     def get_memory(self, memory_id: str) -> MemoryRecord:
         """One of the principal's memories (``RecordNotFoundError`` for any other)."""
         self._need(AccessScope.READ)
@@ -170,6 +185,30 @@ class ScopedMemory:
             agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
         owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
         return self._services.threads.list(owned)
+
+    def threads_page(
+        self, request: ListThreads, *, limit: int | None | NotSetType = NOTSET, cursor: str | None = None
+    ) -> Page[Thread]:
+        """A page of :meth:`list_threads` (its ``limit`` ignored) by creation time, then id,
+        after ``cursor``; paged here as :meth:`memories_page` is."""
+        size = page_size(limit)
+        after = after_cursor(cursor, "threads", (str, str))
+        threads = self.list_threads(replace(request, limit=None))
+        return page_of(threads, lambda t: time_key(t.created_at, t.id), listing="threads", limit=size, after=after)
+
+    def messages_page(
+        self, thread_id: str, *, limit: int | None | NotSetType = NOTSET, cursor: str | None = None
+    ) -> Page[Message]:
+        """A page of the visible messages of one of the principal's threads by ``seq``, after
+        ``cursor``: the store reads from the cursor's ``seq`` on, not the thread's start."""
+        self._need(AccessScope.READ)
+        size = page_size(limit)
+        after = after_cursor(cursor, "messages", (int,))
+        self._thread(thread_id)
+        start = None if after is None else int(after[0]) + 1
+        with self._services.store.reading() as uow:
+            messages = uow.messages.list_for_thread(thread_id, now=self._services.clock.now(), start_seq=start)
+        return page_of(messages, lambda m: (m.seq,), listing="messages", limit=size, after=after)
 
     def get_thread(self, thread_id: str) -> Thread:
         """One of the principal's threads (``ThreadNotFoundError`` for anyone else's, as absent)."""
@@ -218,7 +257,12 @@ class ScopedMemory:
         if self._principal.agent_id is not None:
             agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
         owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
-        return self._services.threads.create(owned, search_config=self._search_config)[0]
+        try:
+            return self._services.threads.create(owned, search_config=self._search_config)[0]
+        except ConfigurationError as exc:  # settings the request asks for that this client cannot honour
+            if isinstance(exc, (ValidationError, EmbeddingMismatchError)):
+                raise
+            raise InvalidSettingsError(str(exc)) from exc
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete one of the principal's threads with its messages, summaries and the memories

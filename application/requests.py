@@ -27,6 +27,7 @@ from palimpsest.domain.errors import (
     ConfigurationError,
     InvalidScopeError,
     InvalidSearchError,
+    InvalidSettingsError,
     ValidationError,
 )
 from palimpsest.domain.images import ImageMimeType, parse_mime_type
@@ -142,9 +143,13 @@ class _Request:
     JSON_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset()
     """Fields that a JSON object may not set (a thread's binding, say)."""
 
+    KEYWORD_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    """Fields the facades' keywords set but a JSON object may not (deprecated keywords)."""
+
     @classmethod
     def _json_fields(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls) if f.name not in cls.JSON_ONLY_FIELDS]  # type: ignore[arg-type]
+        refused = cls.JSON_ONLY_FIELDS | cls.KEYWORD_ONLY_FIELDS
+        return [f.name for f in dataclasses.fields(cls) if f.name not in refused]  # type: ignore[arg-type]
 
     @classmethod
     def _from_json_values(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -161,11 +166,15 @@ class _Request:
         unknown = sorted(str(k) for k in mapping if k not in allowed)
         if unknown:
             raise ValidationError(f"{cls.__name__} does not take: {', '.join(unknown)}.")
-        values = cls._from_json_values(dict(mapping))
         try:
+            values = cls._from_json_values(dict(mapping))
             return cls(**values)
         except TypeError as exc:  # a required key is missing
             raise ValidationError(f"{cls.__name__}: {exc}") from None
+        except ConfigurationError as exc:  # settings in the object: the caller's to fix
+            if isinstance(exc, ValidationError):
+                raise
+            raise InvalidSettingsError(f"{cls.__name__}: {exc}") from exc
 
 
 class _Scoped:
@@ -1309,7 +1318,10 @@ class ThreadOptions(_Request):
     """The settings keywords ``create_thread``, ``get_thread`` and ``update_thread`` share,
     parsed once: ``llm`` only as ``None``; the deprecated inline extraction keywords folded
     into ``memory_extraction_config`` (with a ``DeprecationWarning``; with it, a
-    ``ConfigurationError``) and left omitted. What they resolve to is the thread service's."""
+    ``ConfigurationError``) and left omitted. What they resolve to is the thread service's.
+    A JSON object does not take those deprecated keywords (it gives ``memory_extraction_config``)."""
+
+    KEYWORD_ONLY_FIELDS: ClassVar[frozenset[str]] = frozenset(DEPRECATED_EXTRACTION_KEYWORDS)
 
     llm: None | NotSetType = NOTSET
     max_message_token_length: int | NotSetType = NOTSET

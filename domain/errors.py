@@ -19,7 +19,8 @@ who do not know our names::
     │   │   └── CrossScopeLinkError     the link would cross users or agents
     │   ├── InvalidImportError                a line of an import file; nothing was imported
     │   ├── InvalidImageError                 image bytes that are not a supported, valid image
-    │   └── ImageLimitError                   an image (or a request's images) over a configured limit
+    │   ├── ImageLimitError                   an image (or a request's images) over a configured limit
+    │   └── InvalidSettingsError              a request's settings this client cannot take (a ConfigurationError too)
     ├── ConflictError (ValueError)            the write contradicts stored state
     │   ├── DuplicateIdError
     │   ├── LinkExistsError
@@ -75,6 +76,7 @@ __all__ = [
     "InvalidRecordTypeError",
     "InvalidScopeError",
     "InvalidSearchError",
+    "InvalidSettingsError",
     "LinkEndpointTypeError",
     "LinkExistsError",
     "LinkNotFoundError",
@@ -230,6 +232,12 @@ class PermissionDeniedError(AccessError):
 
 class ConfigurationError(AgentMemoryError, ValueError):
     """Inconsistent configuration, e.g. opening a 384-d store with a 768-d embedder."""
+
+
+class InvalidSettingsError(ValidationError, ConfigurationError):
+    """Settings a request carries (a thread's, in a JSON object or a server's call) that are
+    invalid or that this client cannot honour: the caller's to fix, so a ``ValidationError``;
+    still a ``ConfigurationError`` for code that caught the settings' errors as such."""
 
 
 class EmbeddingMismatchError(ConfigurationError):

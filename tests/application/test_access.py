@@ -4,22 +4,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from palimpsest.application import AccessScope, AgentMemory, Principal
+from palimpsest.application.paging import MAX_PAGE_SIZE, Page
 from palimpsest.application.requests import (
     AddMemory,
     AppendMessages,
     CardRequest,
+    CreateThread,
     DeleteRecordLink,
     LinkRecords,
     ListRecords,
+    ListThreads,
     SearchRequest,
     UpdateMemory,
     UpdateRecordLink,
 )
 from palimpsest.domain.errors import (
     InvalidScopeError,
+    InvalidSettingsError,
     PermissionDeniedError,
     RecordNotFoundError,
     ThreadNotFoundError,
@@ -242,3 +247,84 @@ def test_an_append_to_a_thread_re_created_under_another_owner_is_refused_in_its_
     with pytest.raises(ThreadNotFoundError):
         opened.add_messages([{"role": "user", "content": "meant for alice's thread"}])
     assert bob.get_messages("shared-id") == []
+
+
+# -- cursor pages (ARCHITECTURE.md D45) ---------------------------------------------------------
+
+
+def _all_pages(read: Callable[[str | None], Page[Any]], between: Callable[[], None] = lambda: None) -> list[Any]:
+    """Every page's items, calling ``between`` after the first page."""
+    page = read(None)
+    items = list(page.items)
+    between()
+    while page.next_cursor is not None:
+        page = read(page.next_cursor)
+        items.extend(page.items)
+    return items
+
+
+def test_memory_pages_hold_each_of_the_callers_memories_once_while_more_are_added(memory: AgentMemory) -> None:
+    alice, bob = memory.acting_for(ALICE), memory.acting_for(BOB)
+    first = [alice.add_memory(AddMemory(content=f"alice {i}")) for i in range(5)]
+    bob.add_memory(AddMemory(content="bob 0"))
+    later: list[str] = []
+
+    def add_more() -> None:
+        later.extend(alice.add_memory(AddMemory(content=f"alice late {i}")) for i in range(2))
+        bob.add_memory(AddMemory(content="bob late"))
+
+    seen = _all_pages(lambda cursor: alice.memories_page(ListRecords(), limit=2, cursor=cursor), add_more)
+    assert [r.id for r in seen] == first + later
+    assert {r.user_id for r in seen} == {"alice"}
+
+
+def test_thread_and_message_pages_hold_each_item_once_while_more_are_added(memory: AgentMemory) -> None:
+    alice, bob = memory.acting_for(ALICE), memory.acting_for(BOB)
+    threads = [alice.create_thread(CreateThread()).id for _ in range(3)]
+    bob.create_thread(CreateThread())
+    added: list[str] = []
+    seen = _all_pages(
+        lambda cursor: alice.threads_page(ListThreads(user_id="alice"), limit=2, cursor=cursor),
+        lambda: added.append(alice.create_thread(CreateThread()).id),
+    )
+    assert [t.id for t in seen] == threads + added
+
+    ids = alice.add_messages(threads[0], AppendMessages(messages=[{"role": "user", "content": f"m{i}"} for i in range(5)]))
+
+    def append_more() -> None:
+        ids.extend(alice.add_messages(threads[0], AppendMessages(messages=[{"role": "user", "content": "late"}])))
+
+    seen = _all_pages(lambda cursor: alice.messages_page(threads[0], limit=2, cursor=cursor), append_more)
+    assert [m.id for m in seen] == ids and len(ids) == 6
+    with pytest.raises(ThreadNotFoundError):
+        bob.messages_page(threads[0])
+
+
+def test_a_page_refuses_a_bad_limit_and_a_cursor_it_did_not_give(memory: AgentMemory) -> None:
+    alice = memory.acting_for(ALICE)
+    thread = alice.create_thread(CreateThread())
+    for i in range(3):
+        alice.add_memory(AddMemory(content=f"m{i}"))
+    alice.add_messages(thread.id, AppendMessages(messages=[{"role": "user", "content": f"m{i}"} for i in range(3)]))
+    memory_cursor = alice.memories_page(ListRecords(), limit=1).next_cursor
+    message_cursor = alice.messages_page(thread.id, limit=1).next_cursor
+    assert memory_cursor is not None and message_cursor is not None
+    for limit in (0, -1, MAX_PAGE_SIZE + 1, True, "2"):
+        with pytest.raises(ValidationError, match="limit"):
+            alice.memories_page(ListRecords(), limit=limit)  # type: ignore[arg-type]
+    for cursor in ("", "not a cursor", "%%%", "W10", message_cursor, memory_cursor[:-2]):
+        with pytest.raises(ValidationError, match="cursor"):
+            alice.memories_page(ListRecords(), cursor=cursor)
+    with pytest.raises(ValidationError, match="cursor"):
+        alice.threads_page(ListThreads(user_id="alice"), cursor=memory_cursor)  # another listing's
+    with pytest.raises(ValidationError, match="cursor"):
+        alice.messages_page(thread.id, cursor=memory_cursor)
+    assert len(alice.memories_page(ListRecords()).items) == 3  # the default page holds them all
+    assert alice.memories_page(ListRecords()).next_cursor is None
+
+
+def test_thread_settings_a_client_cannot_honour_are_invalid_settings(memory: AgentMemory) -> None:
+    alice = memory.acting_for(ALICE)
+    with pytest.raises(InvalidSettingsError, match="no extractor"):  # this client has none
+        alice.create_thread(CreateThread.from_json({"memory_extraction_config": {"extract_memories": True}}))
+    assert alice.list_threads(ListThreads(user_id="alice")) == []

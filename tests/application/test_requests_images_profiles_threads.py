@@ -34,7 +34,7 @@ from palimpsest.application.requests import (
     parse_image_part,
 )
 from palimpsest.domain import NOTSET
-from palimpsest.domain.errors import ConfigurationError, ValidationError
+from palimpsest.domain.errors import ConfigurationError, InvalidSettingsError, ValidationError
 from palimpsest.domain.images import ImageMimeType
 from palimpsest.domain.model import RecordType
 
@@ -242,6 +242,11 @@ def test_thread_requests_from_json_take_their_configurations_as_objects() -> Non
         (CreateThread, {"user_id": 4}, ValidationError, "user_id"),
         (CreateThread, {"metadata": "x"}, ValidationError, "metadata"),
         (CreateThread, {"llm": "gpt"}, ConfigurationError, "llm= on a thread"),
+        # Settings in a JSON object are the caller's to fix: a ValidationError (still a ConfigurationError).
+        (CreateThread, {"llm": "gpt"}, InvalidSettingsError, "llm= on a thread"),
+        (CreateThread, {"search_config": {"type": "nope"}}, InvalidSettingsError, "search_config type"),
+        (CreateThread, {"memory_extraction_frequency": 1.5}, ValidationError, "does not take: memory_extraction_frequency"),
+        (UpdateThread, {"thread_id": "t1", "enable_context_summary": False}, ValidationError, "does not take"),
         (
             CreateThread,
             {"memory_extraction_config": {"memory_extraction_frequency": 3, "speed": 1}},
@@ -302,4 +307,4 @@ def test_each_command_built_from_its_named_arguments_takes_its_requests_fields(
     """The facade builds these requests from its own named arguments, so the two lists are one."""
     parameters = inspect.signature(getattr(AgentMemory, method)).parameters
     named = {name for name, p in parameters.items() if name != "self" and p.kind is not inspect.Parameter.VAR_KEYWORD}
-    assert named == set(request_class._json_fields())
+    assert named == set(request_class._json_fields()) | request_class.KEYWORD_ONLY_FIELDS

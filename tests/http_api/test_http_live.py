@@ -6,20 +6,15 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
-from palimpsest.adapters.http import MAX_BODY_BYTES, create_app, status_for  # noqa: E402
+from palimpsest.adapters.http import MAX_BODY_BYTES, status_for  # noqa: E402
 from palimpsest.application import AgentMemory  # noqa: E402
 from palimpsest.application.requests import ListRecords  # noqa: E402
 from palimpsest.domain.errors import (  # noqa: E402
@@ -32,59 +27,7 @@ from palimpsest.domain.errors import (  # noqa: E402
     StoreBusyError,
 )
 
-
-@dataclass
-class Answer:
-    status: int
-    headers: dict[str, str]
-    body: Any
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture
-def memory(root_client: Callable[..., AgentMemory], tmp_path: Path) -> AgentMemory:
-    return root_client(path=str(tmp_path / "memory.db"))
-
-
-@pytest.fixture
-def base_url(memory: AgentMemory) -> Iterator[str]:
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(memory), host="127.0.0.1", port=port, log_level="warning", ws="none", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
-
-
-def call(base: str, method: str, path: str, key: str | None = None, body: object = None) -> Answer:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    if key is not None:
-        request.add_header("Authorization", f"Bearer {key}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            raw = response.read()
-            return Answer(response.status, dict(response.headers), json.loads(raw) if raw else None)
-    except urllib.error.HTTPError as exc:
-        with exc:
-            raw = exc.read()
-        return Answer(exc.code, dict(exc.headers), json.loads(raw) if raw else None)
+from .live import Answer, call  # noqa: E402
 
 
 def test_health_needs_no_key(base_url: str) -> None:
@@ -334,3 +277,56 @@ def test_an_unexpected_failure_is_500_in_the_error_shape_without_its_details(
     answer = call(base_url, "POST", "/v1/search", key, {"query": "x"})
     assert answer.status == 500
     assert answer.body == {"error": {"type": "InternalError", "message": "internal error"}}
+
+
+def test_a_search_through_links_answers_the_linked_results_with_a_null_distance(
+    memory: AgentMemory, base_url: str
+) -> None:
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    bees = call(base_url, "POST", "/v1/memories", key, {"content": "Alice keeps bees on the roof."}).body[
+        "id"
+    ]
+    honey = call(base_url, "POST", "/v1/memories", key, {"content": "Unrelated words entirely here."}).body[
+        "id"
+    ]
+    linked = call(
+        base_url,
+        "POST",
+        "/v1/links",
+        key,
+        {
+            "source_record_id": bees,
+            "source_record_type": "memory",
+            "target_record_id": honey,
+            "target_record_type": "memory",
+            "relation_type": "supports",
+        },
+    )
+    assert linked.status == 201
+    found = call(
+        base_url, "POST", "/v1/search", key, {"query": "bees on the roof", "max_results": 1, "num_hops": 1}
+    )
+    assert found.status == 200, found.body
+    [top] = found.body["results"]
+    assert top["id"] == bees and isinstance(top["distance"], float)
+    [hop] = top["linked"]
+    assert hop["link"]["id"] == linked.body["id"] and hop["result"]["id"] == honey
+    assert hop["result"]["distance"] is None  # reached through the link, not scored
+
+
+@pytest.mark.parametrize("raw", [b"dl|\xff(", b"\xc3\x28", b"{\"content\": \"x\"", b"\"just a string\""])
+def test_a_body_that_is_not_a_json_object_is_422_in_the_error_shape(
+    memory: AgentMemory, base_url: str, raw: bytes
+) -> None:
+    """What the schema fuzzing found: bytes that are not UTF-8 JSON answered 400 ``{"detail"}``,
+    a status no route documented, in a shape no other error has."""
+    key = memory.admin.api_keys.create(user_id="alice", scope="write").key
+    for path in ("/v1/memories", "/v1/search"):
+        request = urllib.request.Request(base_url + path, data=raw, method="POST")
+        request.add_header("Authorization", f"Bearer {key}")
+        request.add_header("Content-Type", "application/json")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        with caught.value as answer:
+            assert answer.code == 422, (path, raw)
+            assert set(json.loads(answer.read())["error"]) == {"type", "message"}

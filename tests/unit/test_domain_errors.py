@@ -24,6 +24,7 @@ from palimpsest.domain.errors import (
     InvalidRecordTypeError,
     InvalidScopeError,
     InvalidSearchError,
+    InvalidSettingsError,
     LinkEndpointTypeError,
     LinkExistsError,
     LinkNotFoundError,
@@ -94,6 +95,8 @@ TREE = [
     (AccessError, AgentMemoryError, Exception),
     (AuthenticationError, AccessError, Exception),
     (PermissionDeniedError, AccessError, Exception),
+    (InvalidSettingsError, ValidationError, ValueError),
+    (InvalidSettingsError, ConfigurationError, ValueError),
 ]
 
 
