@@ -6,6 +6,8 @@ write it acknowledged is in the store when it is opened again."""
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .serving import Server, fresh_connections, make_store, open_store
+from .serving import BOUND, Server, environment, fresh_connections, make_store, open_store, script
 
 pytest.importorskip("uvicorn")
 
@@ -53,8 +55,11 @@ def test_two_server_processes_answer_every_request_and_lose_no_acknowledged_writ
     keys = _keys(store)
     server = Server(store, "--workers", "2")
     try:
-        if "://" not in store:  # each worker process opened the store file itself
-            assert sum(_opened_by(pid, store) for pid in server.children()) == 2
+        if "://" not in store:  # each worker process opens the store file itself (one may still be starting)
+            deadline = time.monotonic() + BOUND
+            while sum(_opened_by(pid, store) for pid in server.children()) != 2:
+                assert time.monotonic() < deadline, "two server processes did not open the store"
+                time.sleep(0.1)
         jobs = [
             (user, f"{user} note {t}-{i} {uuid.uuid4().hex[:6]}")
             for user in USERS
@@ -88,3 +93,38 @@ def test_two_server_processes_answer_every_request_and_lose_no_acknowledged_writ
         for memory_id, (user, content) in written.items():
             record = memory.admin.get_record(memory_id)
             assert (record.content, record.user_id) == (content, user)
+
+
+def test_messages_appended_over_http_are_extracted_by_a_worker_beside_the_server(tmp_path: Path) -> None:
+    location = str(tmp_path / "memory.db")
+    open_store(location).close()
+    keys = _keys(location)
+    server = Server(location, "--workers", "2")  # extraction left to workers: the default
+    try:
+        with fresh_connections(server.base) as client:
+            def call(user: str, method: str, path: str, body: object = None) -> httpx.Response:
+                return client.request(method, path, json=body, headers={"Authorization": f"Bearer {keys[user]}"})
+
+            assert call("u1", "POST", "/v1/threads", {"thread_id": "t-u1"}).status_code == 201
+            assert call("u2", "POST", "/v1/threads", {"thread_id": "t-u2"}).status_code == 201
+            appended = call(
+                "u1", "POST", "/v1/threads/t-u1/messages",
+                {"messages": [{"role": "user", "content": "I live in Oslo and I love sourdough bread."}]},
+            )
+            assert appended.status_code == 201, appended.text
+            assert call("u1", "GET", "/v1/memories").json()["items"] == []  # the server extracts nothing itself
+
+            worker = subprocess.run(
+                [script(), "--store", location, "worker", "--drain", "--poll", "0.05"],
+                capture_output=True, text=True, timeout=BOUND, env=environment(),
+            )
+            assert worker.returncode == 0, worker.stderr
+            assert "1 job(s) done, 0 failed" in worker.stderr
+
+            extracted = call("u1", "GET", "/v1/memories").json()["items"]
+            assert extracted and {m["user_id"] for m in extracted} == {"u1"}
+            assert any("Oslo" in m["content"] for m in extracted)
+            assert call("u2", "GET", "/v1/memories").json()["items"] == []
+    finally:
+        code, err = server.stop()
+    assert code == 0, err
