@@ -137,6 +137,17 @@ class CliSettings:
             raise CliError(f"--memory-store-id {self.memory_store_id!r} and the URL's memory_store_id {named!r} differ.")
         return replace(location, connection=replace(location.connection, memory_store_id=self.memory_store_id))
 
+    def for_other_processes(self) -> tuple[str, str | None]:
+        """The store as other processes are told of it (``serve http``'s): a file's path made
+        absolute, or the URL given, with ``--memory-store-id``; ``CliError`` for the deprecated
+        ``--oracle-dsn`` spelling."""
+        if self.oracle_dsn is not None:
+            raise CliError("serve takes its store as --store oracle://USER@HOST:PORT/SERVICE, not --oracle-dsn.")
+        location = self.location()
+        if location.path is not None:  # the processes may start elsewhere
+            return str(Path(location.path).resolve()), None
+        return str(self.store), self.memory_store_id
+
     def _deprecated_oracle_settings(self) -> OracleSettings:
         """``--oracle-dsn/--oracle-user/--oracle-password``: the old spelling of ``--store oracle://...``."""
         assert self.oracle_dsn is not None
@@ -289,13 +300,7 @@ def server_settings(settings: CliSettings, *, extraction: str, extractor: str, m
     store (which must exist), as a path made absolute or the URL given, and the embedder choice."""
     from palimpsest.adapters.http.serve import ServeSettings
 
-    if settings.oracle_dsn is not None:
-        raise CliError("serve takes its store as --store oracle://USER@HOST:PORT/SERVICE, not --oracle-dsn.")
-    location = settings.location()
-    if location.path is not None:  # the processes may start elsewhere
-        store, memory_store_id = str(Path(location.path).resolve()), None
-    else:
-        store, memory_store_id = str(settings.store), settings.memory_store_id
+    store, memory_store_id = settings.for_other_processes()
     return ServeSettings(
         store=store,
         memory_store_id=memory_store_id,
