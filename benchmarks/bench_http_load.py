@@ -219,7 +219,8 @@ def _lost(location: str, tally: Tally) -> int:
         by_thread: dict[str, dict[str, str]] = {}
         for thread in {t for _, t, _ in tally.messages.values()}:
             try:
-                by_thread[thread] = {m.id: m.content for m in memory.get_thread(thread).get_messages()}
+                every = memory.get_thread(thread).get_messages(start=0, end=None)  # all, not the newest 100
+                by_thread[thread] = {m.id: m.content for m in every}
             except RecordNotFoundError:
                 by_thread[thread] = {}
         for message_id, (_, thread, content) in tally.messages.items():
