@@ -251,7 +251,7 @@ def run(store: str, location: str, args: argparse.Namespace) -> dict[str, Any]:
             _, err = process.communicate()
     load_after = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     every = [v for values in tally.latencies.values() for v in values]
-    result = {
+    return {
         "store": store,
         "workers": args.workers,
         "clients": args.clients,
@@ -270,7 +270,6 @@ def run(store: str, location: str, args: argparse.Namespace) -> dict[str, Any]:
         "loadavg_before": load_before,
         "loadavg_after": load_after,
     }
-    return result
 
 
 def _print(result: dict[str, Any]) -> None:
