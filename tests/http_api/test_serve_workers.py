@@ -128,3 +128,31 @@ def test_messages_appended_over_http_are_extracted_by_a_worker_beside_the_server
     finally:
         code, err = server.stop()
     assert code == 0, err
+
+
+@pytest.mark.slow  # the embedded store waits out its 30 s busy budget before it gives up
+def test_a_write_that_finds_the_file_locked_by_another_process_is_a_503_and_writes_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    location = str(tmp_path / "memory.db")
+    open_store(location).close()
+    keys = _keys(location)
+    server = Server(location, "--workers", "2")
+    holder = sqlite3.connect(location, isolation_level=None, timeout=30)  # as a long import elsewhere would
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("UPDATE threads SET metadata = NULL")  # pending, never committed
+        with httpx.Client(base_url=server.base, timeout=BOUND) as client:
+            headers = {"Authorization": f"Bearer {keys['u1']}"}
+            busy = client.post("/v1/memories", json={"content": "Prefers tea."}, headers=headers)
+            assert busy.status_code == 503, busy.text
+            assert busy.json()["error"]["type"] == "StoreBusyError" and int(busy.headers["Retry-After"]) >= 1
+            holder.execute("ROLLBACK")
+            again = client.post("/v1/memories", json={"content": "Prefers tea."}, headers=headers)
+            assert again.status_code == 201, again.text
+            listed = client.get("/v1/memories", headers=headers).json()["items"]
+            assert [m["id"] for m in listed] == [again.json()["id"]]  # the refused write left nothing
+    finally:
+        holder.close()
+        code, err = server.stop()
+    assert code == 0, err
