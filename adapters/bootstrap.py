@@ -19,7 +19,11 @@ link resolver) and the clock are providers too, chosen by ``config.profile``:
   the embedder that follows the store (as ``"inspect"``), the extractor named by
   ``config.extractor_choice`` (``"heuristic"``, the library's default, or ``"openai"``: the
   OpenAI-compatible extractor on the ``OPENAI_*`` settings), the rule link resolver, and
-  extraction left to workers, so the client itself resumes nothing.
+  extraction left to workers, so the client itself resumes nothing;
+- ``"serve"``: the client of a server process (``palimpsest serve http``,
+  :mod:`palimpsest.adapters.http.serve`): as ``"worker"`` (the embedder that follows the store,
+  the extractor named, the rule link resolver, extraction on), so that appends record their
+  extraction jobs; a server that leaves them to workers overrides ``extractor`` with ``None``.
 
 ``client`` builds ``AgentMemory`` from those providers, and :func:`open_client` hands it the
 container's ``shutdown_resources`` as ``on_close``: closing the client closes what the root
@@ -80,8 +84,8 @@ __all__ = [
     "open_worker",
 ]
 
-Profile = Literal["app", "inspect", "worker"]
-PROFILES: Final = ("app", "inspect", "worker")
+Profile = Literal["app", "inspect", "worker", "serve"]
+PROFILES: Final = ("app", "inspect", "worker", "serve")
 EXTRACTORS: Final = ("heuristic", "openai")
 """The extractors a worker can be given by name (``config.extractor_choice``)."""
 
@@ -246,6 +250,7 @@ class Container(containers.DeclarativeContainer):
         app=providers.Singleton(_offline_embedder),
         inspect=store_embedder.provided.embedder,
         worker=store_embedder.provided.embedder,
+        serve=store_embedder.provided.embedder,
     )
     summariser = providers.Singleton(_heuristic, "TextRankSummariser")
     extractor = providers.Selector(
@@ -253,18 +258,21 @@ class Container(containers.DeclarativeContainer):
         app=providers.Singleton(_heuristic, "HeuristicExtractor"),
         inspect=providers.Object(None),
         worker=providers.Singleton(_named_extractor, config.extractor_choice),
+        serve=providers.Singleton(_named_extractor, config.extractor_choice),
     )
     link_resolver = providers.Selector(
         config.profile,
         app=providers.Singleton(_heuristic, "RuleLinkResolver"),
         inspect=providers.Object(None),
         worker=providers.Singleton(_heuristic, "RuleLinkResolver"),
+        serve=providers.Singleton(_heuristic, "RuleLinkResolver"),
     )
     memory_extraction_config = providers.Selector(
         config.profile,
         app=providers.Callable(_extraction_defaults, extractor),
         inspect=providers.Object(NO_EXTRACTION),
         worker=providers.Object(None),
+        serve=providers.Object(None),
     )
 
     client = providers.Factory(
@@ -364,15 +372,19 @@ def open_worker(
     poll_seconds: float = 0.5,
     lease_seconds: float | None = None,
     on_outcome: Callable[[JobOutcome], None] | None = None,
+    backfill_seconds: float = 60.0,
 ) -> tuple[AgentMemory, ExtractionWorker]:
     """An extraction worker over the container's store (build it with ``profile="worker"``) and
     the client it runs with. The client leaves extraction to workers (it resumes nothing by
     itself); closing it shuts down what the container opened, once the worker has run.
-    ``lease_seconds`` sets the claims' lease (``ExtractionRetryPolicy.lease_seconds``)."""
+    ``lease_seconds`` sets the claims' lease (``ExtractionRetryPolicy.lease_seconds``);
+    ``backfill_seconds`` how often the worker embeds the rows stored without vectors (D43)."""
     policy = ExtractionRetryPolicy() if lease_seconds is None else ExtractionRetryPolicy(lease_seconds=lease_seconds)
     client = open_client(container, extraction_runs_in="workers", extraction_retry_policy=policy)
     try:
-        worker = client.extraction_worker(threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome)
+        worker = client.extraction_worker(
+            threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome, backfill_seconds=backfill_seconds
+        )
     except BaseException:
         client.close()
         raise

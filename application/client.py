@@ -507,11 +507,14 @@ class AgentMemory(MemoryFacade):
         threads: int = 4,
         poll_seconds: float = 0.5,
         on_outcome: Callable[[JobOutcome], None] | None = None,
+        backfill_seconds: float = 60.0,
     ) -> ExtractionWorker:
         """A worker that serves the store's extraction backlog with this client's extractor,
         models and retry policy (lease included): what ``palimpsest worker`` runs. Call its
         ``run(stop, drain=...)`` (see :class:`~palimpsest.application.jobs.ExtractionWorker`);
-        ``threads`` attempts run at once; ``on_outcome`` hears of each job that ends. Build
+        ``threads`` attempts run at once; ``on_outcome`` hears of each job that ends; every
+        ``backfill_seconds`` it also embeds a batch of the rows stored without vectors while
+        the embedder was down (as :meth:`embed_waiting`, a batch at a time). Build
         the client with ``extraction_runs_in="workers"`` so it resumes nothing itself.
         ``ConfigurationError`` without an extractor."""
         if self._extractor is None:
@@ -522,7 +525,19 @@ class AgentMemory(MemoryFacade):
             raise ConfigurationError("poll_seconds must be a positive number of seconds (below an hour).")
         if on_outcome is not None and not callable(on_outcome):
             raise ConfigurationError("on_outcome must be a callable taking a JobOutcome, or None.")
-        return build_worker(self._services, threads=threads, poll_seconds=poll_seconds, on_outcome=on_outcome)
+        if (
+            isinstance(backfill_seconds, bool)
+            or not isinstance(backfill_seconds, (int, float))
+            or not 0 < backfill_seconds <= 86_400
+        ):
+            raise ConfigurationError("backfill_seconds must be a positive number of seconds (at most a day).")
+        return build_worker(
+            self._services,
+            threads=threads,
+            poll_seconds=poll_seconds,
+            on_outcome=on_outcome,
+            backfill_seconds=backfill_seconds,
+        )
 
     def pending_extractions(
         self, thread_id: str | None = None, *, limit: int | None | NotSetType = NOTSET

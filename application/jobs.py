@@ -83,6 +83,7 @@ QUEUE_LIMIT: Final = 128  # jobs queued in one client (the reference's scheduler
 THREAD_QUEUE_LIMIT: Final = 16  # ... and 16 of one thread
 WORKER_POLL_SECONDS: Final = 0.5  # how often a worker (or a client waiting for workers) looks for jobs
 WORKER_STOP_GRACE_SECONDS: Final = 10.0  # a stopping worker's wait for its attempts under way
+WORKER_BACKFILL_SECONDS: Final = 60.0  # how often a worker embeds the rows stored without vectors (D43)
 STOP_JOIN_SECONDS: Final = 2.0  # how long a stopped runner waits for its threads to end
 OFFER_WINDOW: Final = QUEUE_LIMIT * 2  # the oldest jobs a worker looks at for each thread's next one
 OFFER_AHEAD: Final = 2  # jobs a worker queues per attempt it runs at once
@@ -811,13 +812,30 @@ class ExtractionWorker:
     :meth:`run` serves until ``stop`` is set, or, with ``drain``, until no job is left to run
     in the store (failed jobs aside); then it stops its runner (:meth:`ExtractionRunner.stop`:
     the claims it still holds are handed back). The store and models are its client's.
+
+    With a ``backfill`` (one bounded pass embedding the rows stored without vectors, returning
+    how many got theirs: ``VectorBackfill.run_pass``, ARCHITECTURE.md D43) it also runs a pass
+    when it starts and every ``backfill_seconds``, at once again while a pass finds rows, so
+    rows stored while the embedder was down get their vectors even when no client writes;
+    ``drain`` then also waits until a pass finds none (or the embedder is still down).
     """
 
     def __init__(
-        self, store: MemoryStore, clock: Clock, runner: ExtractionRunner, *, poll_seconds: float = WORKER_POLL_SECONDS
+        self,
+        store: MemoryStore,
+        clock: Clock,
+        runner: ExtractionRunner,
+        *,
+        poll_seconds: float = WORKER_POLL_SECONDS,
+        backfill: Callable[[], int] | None = None,
+        backfill_seconds: float = WORKER_BACKFILL_SECONDS,
     ) -> None:
         if isinstance(poll_seconds, bool) or not isinstance(poll_seconds, (int, float)) or not 0 < poll_seconds < 3600:
             raise ValueError("poll_seconds must be a positive number of seconds (below an hour).")
+        if isinstance(backfill_seconds, bool) or not isinstance(backfill_seconds, (int, float)) or not 0 < backfill_seconds <= 86_400:
+            raise ValueError("backfill_seconds must be a positive number of seconds (at most a day).")
+        self._backfill = backfill
+        self._backfill_seconds = float(backfill_seconds)
         self._store = store
         self._clock = clock
         self._runner = runner
@@ -843,6 +861,8 @@ class ExtractionWorker:
         """Serve the backlog until ``stop`` is set (or, with ``drain``, until it is empty),
         then stop the runner, handing back what it holds (after ``grace`` seconds for the
         attempts under way)."""
+        backfill_due = time.monotonic()  # a first pass at once: rows may wait from before
+        backfilling = False
         try:
             while not stop.is_set():
                 self._wake.clear()  # a wake-up from here on is seen by the wait below
@@ -853,11 +873,27 @@ class ExtractionWorker:
                 except StorageError as exc:  # busy or unreachable: look again at the next poll
                     log.warning("could not read the extraction jobs (%s); trying again", exc)
                     left = True
-                if drain and not left and self._runner.idle():
+                if self._backfill is not None and time.monotonic() >= backfill_due:
+                    backfilling = self._backfill_pass()
+                    backfill_due = time.monotonic() + (0.0 if backfilling else self._backfill_seconds)
+                if drain and not left and not backfilling and self._runner.idle():
                     return
-                self._wake.wait(self._poll)
+                if not backfilling:
+                    self._wake.wait(self._poll)
         finally:
             self._runner.stop(grace)
+
+    def _backfill_pass(self) -> bool:
+        """One backfill pass; whether it found rows to embed (more may wait). A failure is
+        logged: the rows keep waiting for the next pass."""
+        assert self._backfill is not None
+        try:
+            return self._backfill() > 0
+        except StoreClosedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the rows stay without vectors; the next pass tries again
+            log.warning("could not embed the rows stored without vectors (%s); trying again later", exc)
+            return False
 
     def _offer(self) -> bool:
         """Offer the runner free jobs, each the oldest of its thread; ``True`` while jobs are

@@ -28,7 +28,14 @@ from .context_cards import ContextCardService
 from .embedding import EmbedderHealth, EmbeddingHelper
 from .extraction import ExtractionService
 from .images import ImageService
-from .jobs import WORKER_POLL_SECONDS, WORKERS, ExtractionRunner, ExtractionWorker, JobOutcome
+from .jobs import (
+    WORKER_BACKFILL_SECONDS,
+    WORKER_POLL_SECONDS,
+    WORKERS,
+    ExtractionRunner,
+    ExtractionWorker,
+    JobOutcome,
+)
 from .linking import Linker
 from .maintenance import MaintenanceService
 from .messages import MessageService
@@ -202,11 +209,14 @@ def build_worker(
     threads: int = WORKERS,
     poll_seconds: float = WORKER_POLL_SECONDS,
     on_outcome: Callable[[JobOutcome], None] | None = None,
+    backfill_seconds: float = WORKER_BACKFILL_SECONDS,
 ) -> ExtractionWorker:
     """A worker serving the store's extraction backlog with these services' extraction pass
     and retry policy: a runner of its own (``threads`` attempts at once) under the loop of
     :class:`~palimpsest.application.jobs.ExtractionWorker`; each job that ends is reported to
-    ``on_outcome``, and makes the worker look for more at once when its queue runs low."""
+    ``on_outcome``, and makes the worker look for more at once when its queue runs low. Every
+    ``backfill_seconds`` the worker also embeds a batch of the rows stored without vectors
+    (these services' :class:`~.vector_backfill.VectorBackfill`, ARCHITECTURE.md D43)."""
     worker: ExtractionWorker | None = None
 
     def ended(outcome: JobOutcome) -> None:
@@ -224,5 +234,12 @@ def build_worker(
         on_outcome=ended,
         owner_prefix="worker",
     )
-    worker = ExtractionWorker(services.store, services.clock, runner, poll_seconds=poll_seconds)
+    worker = ExtractionWorker(
+        services.store,
+        services.clock,
+        runner,
+        poll_seconds=poll_seconds,
+        backfill=services.backfill.run_pass,
+        backfill_seconds=backfill_seconds,
+    )
     return worker

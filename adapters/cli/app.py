@@ -50,6 +50,7 @@ from .context import (
     open_session,
     open_store,
     open_worker_session,
+    server_settings,
 )
 from .helptext import HelpContext, format_grouped_commands, format_grouped_options
 from .render import clean, memories_view, messages_view, search_tree, threads_table
@@ -1056,13 +1057,22 @@ def worker(
             help="On SIGTERM or SIGINT, how long jobs under way may run on before their claims are handed back.",
         ),
     ] = 10.0,
+    backfill: Annotated[
+        float,
+        typer.Option(
+            "--backfill", min=0.01, max=86_400, metavar="SECONDS",
+            help="How often to embed the rows stored without vectors while the embedder was down.",
+        ),
+    ] = 60.0,
 ) -> None:
     """Run the store's extraction jobs, with no client process, until SIGTERM or SIGINT.
 
     Clients leave their jobs to workers with AgentMemory(extraction_runs_in="workers"). Several
     workers may serve one store: each job is run by the worker that claims it, and the job of a
     worker that died is taken over when its lease ends. One line per job on standard error; on
-    SIGTERM or SIGINT the worker hands back its claims and exits 0."""
+    SIGTERM or SIGINT the worker hands back its claims and exits 0. It also embeds, a batch at a
+    time every --backfill seconds, the rows stored without vectors while the embedder was down
+    (with --drain, until none is left or the embedder is still down)."""
     import signal
     import threading
 
@@ -1092,6 +1102,7 @@ def worker(
         poll_seconds=poll,
         lease_seconds=lease,
         on_outcome=report,
+        backfill_seconds=backfill,
     ) as serving:
 
         def stop_serving(signum: int, _frame: object) -> None:
@@ -1234,26 +1245,80 @@ serve_app = typer.Typer(
 )
 
 
+class ExtractionChoice(str, enum.Enum):
+    workers = "workers"
+    inline = "inline"
+
+
 @serve_app.command("http")
 def serve_http(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host", help="The address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to listen on.")] = 8000,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes (1 for now).")] = 1,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", min=1, max=64, help="Server processes, each with its own client on the store."),
+    ] = 1,
+    extraction: Annotated[
+        ExtractionChoice,
+        typer.Option(
+            "--extraction",
+            case_sensitive=False,
+            help="workers (default): appends record their extraction jobs for 'palimpsest worker' to run; "
+            "inline: each server process runs them itself, in the background.",
+        ),
+    ] = ExtractionChoice.workers,
+    extractor: Annotated[
+        ExtractorChoice,
+        typer.Option(
+            "--extractor",
+            envvar="PALIMPSEST_EXTRACTOR",
+            case_sensitive=False,
+            help="With --extraction inline: heuristic (the offline default) or openai (OPENAI_MODEL...).",
+        ),
+    ] = ExtractorChoice.heuristic,
+    max_body_bytes: Annotated[
+        int, typer.Option("--max-body-bytes", min=1, metavar="BYTES", help="The largest request body accepted.")
+    ] = 1_048_576,
 ) -> None:
-    """Serve the HTTP API on HOST:PORT until interrupted (needs the 'server' extra)."""
-    if workers != 1:
-        raise typer.BadParameter("only one worker is supported for now.", param_hint="--workers")
+    """Serve the HTTP API on HOST:PORT until SIGTERM or SIGINT (needs the 'server' extra).
+
+    Each of the --workers processes opens its own client on the store (a file or a database).
+    Extraction is left to 'palimpsest worker --store ...' processes unless --extraction inline.
+    On SIGTERM or SIGINT the requests under way are answered, each process closes its client,
+    and the command exits 0."""
+    import signal
+
     try:
         import uvicorn
-        from palimpsest.adapters.http import create_app
+        from palimpsest.adapters.http.serve import APP_FACTORY
     except ImportError:
         raise ConfigurationError(
             "the HTTP server needs the 'server' extra: pip install 'palimpsest-memory[server]'."
         ) from None
-    with open_session(_settings(ctx)) as session:
-        _note(f"serving the HTTP API on http://{host}:{port} (Ctrl-C stops)")
-        uvicorn.run(create_app(session.memory), host=host, port=port, log_level="warning", ws="none")
+    serving = server_settings(
+        _settings(ctx), extraction=extraction.value, extractor=extractor.value, max_body_bytes=max_body_bytes
+    )
+    os.environ.update(serving.to_environment())  # what every server process opens (they inherit it)
+    serving.open_client().close()  # a store that cannot be served fails here, once, not in each process
+    _note(
+        f"serving the HTTP API on http://{host}:{port} over {_settings(ctx).describe_store()} "
+        f"({workers} process(es), extraction {extraction.value}; SIGTERM or Ctrl-C stops)"
+    )
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: None)  # uvicorn re-raises it after
+    try:  # its graceful shutdown: the shutdown is the answer, not a death by the signal
+        uvicorn.run(
+            APP_FACTORY,
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="warning",
+            ws="none",
+            timeout_graceful_shutdown=30,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class McpTransport(str, enum.Enum):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from palimpsest.adapters.backends import OracleSettings, StoreLocation, parse_store_location
 from palimpsest.adapters.bootstrap import NO_EXTRACTION, Container, build_container, open_client, open_worker
@@ -39,6 +39,9 @@ from palimpsest.adapters.embedder_choice import (
 from palimpsest.application import AgentMemory, Embedder, StoreAdmin
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import AgentMemoryError, EmbeddingMismatchError, SchemaVersionError
+
+if TYPE_CHECKING:
+    from palimpsest.adapters.http.serve import ServeSettings
 
 __all__ = [
     "DEFAULT_OPENAI_EMBEDDING_MODEL",
@@ -55,6 +58,7 @@ __all__ = [
     "open_store",
     "open_worker_session",
     "resolve_embedder",
+    "server_settings",
     "stored_model_id",
 ]
 
@@ -132,6 +136,17 @@ class CliSettings:
         if named is not None and named != self.memory_store_id:
             raise CliError(f"--memory-store-id {self.memory_store_id!r} and the URL's memory_store_id {named!r} differ.")
         return replace(location, connection=replace(location.connection, memory_store_id=self.memory_store_id))
+
+    def for_other_processes(self) -> tuple[str, str | None]:
+        """The store as other processes are told of it (``serve http``'s): a file's path made
+        absolute, or the URL given, with ``--memory-store-id``; ``CliError`` for the deprecated
+        ``--oracle-dsn`` spelling."""
+        if self.oracle_dsn is not None:
+            raise CliError("serve takes its store as --store oracle://USER@HOST:PORT/SERVICE, not --oracle-dsn.")
+        location = self.location()
+        if location.path is not None:  # the processes may start elsewhere
+            return str(Path(location.path).resolve()), None
+        return str(self.store), self.memory_store_id
 
     def _deprecated_oracle_settings(self) -> OracleSettings:
         """``--oracle-dsn/--oracle-user/--oracle-password``: the old spelling of ``--store oracle://...``."""
@@ -258,6 +273,7 @@ def open_worker_session(
     poll_seconds: float,
     lease_seconds: float | None,
     on_outcome: Callable[[JobOutcome], None],
+    backfill_seconds: float = 60.0,
 ) -> Iterator[ExtractionWorker]:
     """An extraction worker on the configured store (which must exist), from the composition
     root's "worker" profile: the embedder that follows the store (``--embedder``) and the
@@ -266,9 +282,30 @@ def open_worker_session(
     root = _root(settings, create=False, role=role)
     with _schema_hint():
         client, worker = open_worker(
-            root, threads=threads, poll_seconds=poll_seconds, lease_seconds=lease_seconds, on_outcome=on_outcome
+            root,
+            threads=threads,
+            poll_seconds=poll_seconds,
+            lease_seconds=lease_seconds,
+            on_outcome=on_outcome,
+            backfill_seconds=backfill_seconds,
         )
     try:
         yield worker
     finally:
         client.close()
+
+
+def server_settings(settings: CliSettings, *, extraction: str, extractor: str, max_body_bytes: int) -> ServeSettings:
+    """What each process of ``serve http`` opens (it needs the ``server`` extra): the configured
+    store (which must exist), as a path made absolute or the URL given, and the embedder choice."""
+    from palimpsest.adapters.http.serve import ServeSettings
+
+    store, memory_store_id = settings.for_other_processes()
+    return ServeSettings(
+        store=store,
+        memory_store_id=memory_store_id,
+        embedder=settings.embedder.value,
+        extraction=extraction,
+        extractor=extractor,
+        max_body_bytes=max_body_bytes,
+    )

@@ -5,6 +5,7 @@ process on one store. The same across processes: tests/reliability/test_worker_p
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -13,6 +14,7 @@ from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.bootstrap import build_container, open_worker
 from palimpsest.adapters.inmemory import InMemoryStore
 from palimpsest.application import (
+    AgentMemory,
     ExtractedMemory,
     ExtractionRequest,
     ExtractionRetryPolicy,
@@ -20,10 +22,11 @@ from palimpsest.application import (
     MemoryExtractionConfig,
     MemoryExtractionMode,
 )
-from palimpsest.application.jobs import JobOutcome
+from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.application.testing import ScriptedExtractor
+from palimpsest.application.vector_backfill import BACKFILL_BATCH
 from palimpsest.domain import RecordType
-from palimpsest.domain.errors import ConfigurationError, WaitTimeoutError
+from palimpsest.domain.errors import ConfigurationError, ModelUnavailableError, WaitTimeoutError
 
 
 def fact_per_message(request: ExtractionRequest) -> Sequence[ExtractedMemory]:
@@ -140,3 +143,69 @@ def test_a_claim_lasts_the_policy_s_lease() -> None:
         finally:
             release.set()
         client.wait_for_memory_extraction(timeout=60)
+
+
+class _DownEmbedder(HashingEmbedder):
+    """The hashing embedder (same model id, same vectors), unavailable: a write through it stores
+    its rows without vectors (ARCHITECTURE.md D43)."""
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> Sequence[Sequence[float]]:
+        raise ModelUnavailableError("embed: the model server stayed unavailable: HTTP 503.")
+
+
+def _waiting(store: InMemoryStore) -> int:
+    """The rows of ``store`` that wait for their vectors."""
+    with build_client(store, embedder=HashingEmbedder(), close_store=False) as reader:
+        return reader.admin.waiting_vectors().total
+
+
+def _worker_on(store: InMemoryStore, **options: float) -> tuple[AgentMemory, ExtractionWorker]:
+    container = build_container(
+        overrides={"store": store, "embedder": HashingEmbedder(), "extractor": ScriptedExtractor(fact_per_message)},
+        profile="worker",
+    )
+    return open_worker(container, poll_seconds=0.02, **options)
+
+
+def test_a_serving_worker_embeds_the_rows_stored_while_the_embedder_was_down() -> None:
+    store = InMemoryStore()
+    writer = build_client(store, embedder=_DownEmbedder(), extraction_runs_in="workers")
+    thread = writer.create_thread(thread_id="t1", user_id="u1")
+    thread.add_messages([{"role": "user", "content": "I live in Oslo."}])
+    writer.add_memory("Prefers tea to coffee.", user_id="u1")
+    assert _waiting(store) == 2  # the message and the memory
+    worker_client, worker = _worker_on(store, backfill_seconds=0.05)
+    stop = threading.Event()
+    serving = threading.Thread(target=worker.run, args=(stop,))
+    serving.start()
+    try:
+        writer.add_memory("Walks to work.", user_id="u1")  # stored without a vector while the worker serves
+        deadline = time.monotonic() + 60
+        while _waiting(store) or writer.pending_extractions():  # no client writes with a working embedder
+            assert time.monotonic() < deadline, "the worker did not embed the waiting rows"
+            stop.wait(0.05)
+    finally:
+        stop.set()
+        serving.join(60)
+    assert not serving.is_alive()
+    worker_client.close()
+    hits = writer.search("Prefers tea to coffee", user_id="u1", search_strategy="vector", max_results=5)
+    assert "Prefers tea to coffee." in [r.content for r in hits]  # found by its vector now
+    writer.close()
+    store.close()
+
+
+def test_a_draining_worker_leaves_no_row_without_its_vector() -> None:
+    store = InMemoryStore()
+    writer = build_client(
+        store, embedder=_DownEmbedder(), memory_extraction_config=MemoryExtractionConfig(extract_memories=False)
+    )
+    for i in range(BACKFILL_BATCH + 6):  # more than one pass embeds
+        writer.add_memory(f"note {i}", user_id="u1")
+    assert _waiting(store) == BACKFILL_BATCH + 6
+    worker_client, worker = _worker_on(store)  # the default period: passes at start, while rows are found
+    worker.run(threading.Event(), drain=True)
+    worker_client.close()
+    assert _waiting(store) == 0
+    writer.close()
+    store.close()

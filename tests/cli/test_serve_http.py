@@ -10,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,9 @@ def test_serve_http_answers_with_the_stores_memories(invoke: Invoke, seeded: See
                     stream.close()
 
 
-def test_serve_http_refuses_several_workers_for_now(invoke: Invoke, seeded: Seeded) -> None:
-    result = invoke("--store", seeded.store, "serve", "http", "--workers", "2")
+def test_serve_http_refuses_a_missing_store_and_a_bad_worker_count(invoke: Invoke, seeded: Seeded, tmp_path: Path) -> None:
+    missing = invoke("--store", str(tmp_path / "missing.db"), "serve", "http", "--workers", "2")
+    assert missing.exit_code == 1 and "no store file at" in missing.stderr
+    assert not (tmp_path / "missing.db").exists()  # a server creates no store
+    result = invoke("--store", seeded.store, "serve", "http", "--workers", "0")
     assert result.exit_code == 2 and "--workers" in result.output

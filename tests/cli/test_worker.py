@@ -3,9 +3,11 @@ serves. Serving itself runs in real processes: tests/reliability/test_worker_pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from palimpsest.adapters import HashingEmbedder, open_memory
+from palimpsest.domain.errors import ModelUnavailableError
 
 from .conftest import Invoke
 from .helpers import one_line_error
@@ -35,3 +37,28 @@ def test_drain_runs_the_backlog_with_the_heuristic_extractor_and_reports_each_jo
     with open_memory(path, embedder=HashingEmbedder(), profile="inspect") as memory:
         assert memory.pending_extractions() == []
         assert memory.list_memories(user_id="u1") != []
+
+
+class _DownEmbedder(HashingEmbedder):
+    """The hashing embedder, unavailable: rows are stored without vectors (ARCHITECTURE.md D43)."""
+
+    def embed(self, texts: Sequence[str], *, is_query: bool = False) -> Sequence[Sequence[float]]:
+        raise ModelUnavailableError("embed: the model server stayed unavailable: HTTP 503.")
+
+
+def test_drain_also_embeds_the_rows_stored_while_the_embedder_was_down(invoke: Invoke, tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with open_memory(path, embedder=HashingEmbedder()):
+        pass  # the store records the hashing model: the worker's embedder follows it
+    with open_memory(path, embedder=_DownEmbedder(), extraction_runs_in="workers") as memory:
+        memory.create_thread(thread_id="t1", user_id="u1").add_messages(
+            [{"role": "user", "content": "I live in Oslo and I love sourdough bread."}]
+        )
+        memory.add_memory("Prefers tea to coffee.", user_id="u1")
+        assert memory.admin.waiting_vectors().total == 2
+    result = invoke("worker", "--store", str(path), "--drain", "--poll", "0.05")
+    assert result.exit_code == 0, result.stderr
+    with open_memory(path, embedder=HashingEmbedder(), profile="inspect") as memory:
+        assert memory.admin.waiting_vectors().total == 0
+        hits = memory.search("Prefers tea to coffee", user_id="u1", search_strategy="vector", max_results=5)
+        assert "Prefers tea to coffee." in [r.content for r in hits]

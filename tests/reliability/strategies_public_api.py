@@ -409,6 +409,7 @@ PARAMETER_VALUES: Final[dict[str, st.SearchStrategy[Any]]] = {
     "threads": anything(st.sampled_from([1, 4, 64, 65, 0, True]), integers),
     "poll_seconds": anything(st.sampled_from([0.5, 0.01, 0, -1.0, 3600, float("nan"), float("inf")])),
     "on_outcome": anything(st.none(), st.just(lambda outcome: None)),
+    "backfill_seconds": anything(st.sampled_from([60.0, 0.01, 86_400, 86_401, 0, -1.0, float("nan"), float("inf")])),
     "messages": message_lists,
     "start": anything(st.none(), integers),
     "end": anything(st.none(), integers),
