@@ -48,6 +48,7 @@ from .context import (
     EmbedderChoice,
     Session,
     open_session,
+    open_serving_session,
     open_store,
     open_worker_session,
     server_settings,
@@ -1369,7 +1370,7 @@ def serve_mcp(
         ) from None
     # A desktop agent's memory may start empty (stdio creates a missing store file); over HTTP the
     # keys live in the store, which must exist.
-    with open_session(_settings(ctx), create=transport is McpTransport.stdio) as session:
+    with open_serving_session(_settings(ctx), create=transport is McpTransport.stdio) as session:
         if transport is McpTransport.stdio:
             assert user is not None
             principal = Principal(user, agent, AccessScope((scope or KeyScopeChoice.write).value))

@@ -36,7 +36,7 @@ from palimpsest.adapters.embedder_choice import (
     resolve_embedder,
     stored_model_id,
 )
-from palimpsest.application import AgentMemory, Embedder, StoreAdmin
+from palimpsest.application import AgentMemory, Embedder, ExtractionRunsIn, StoreAdmin
 from palimpsest.application.jobs import ExtractionWorker, JobOutcome
 from palimpsest.domain.errors import AgentMemoryError, EmbeddingMismatchError, SchemaVersionError
 
@@ -257,6 +257,22 @@ def open_session(
     root = _root(settings, create=create)
     with _schema_hint(), _embedding_hint(settings):
         memory = open_client(root, allow_embedding_model_change=allow_model_change)
+    try:
+        chosen = root.store_embedder()
+        yield Session(memory, chosen.embedder, settings, chosen.note)
+    finally:
+        memory.close()
+
+
+@contextmanager
+def open_serving_session(settings: CliSettings, *, create: bool = False) -> Iterator[Session]:
+    """A server's client on the configured store (``serve mcp``): the composition root's
+    "serve" profile with extraction left to workers, so every append records its extraction
+    job for ``palimpsest worker`` (the passive "inspect" client records none)."""
+    role = {"profile": "serve", "embedder_choice": settings.embedder, "overrides": {"extractor": None}}
+    root = _root(settings, create=create, role=role)
+    with _schema_hint(), _embedding_hint(settings):
+        memory = open_client(root, extraction_runs_in=ExtractionRunsIn.WORKERS)
     try:
         chosen = root.store_embedder()
         yield Session(memory, chosen.embedder, settings, chosen.note)

@@ -109,3 +109,37 @@ def test_serve_mcp_without_the_server_extra_is_a_one_line_error(
     assert result.output == (
         "error: the MCP server needs the 'server' extra: pip install 'palimpsest-memory[server]'.\n"
     )
+
+
+def test_messages_added_over_stdio_are_extracted_by_a_worker_for_the_configured_user(
+    store: tuple[str, str], tmp_path: Path
+) -> None:
+    """The server records each append's extraction job (its client is a server's, not the
+    command line's passive one, which recorded none), and ``palimpsest worker`` beside it
+    extracts the memories, as the configured user's."""
+    import subprocess
+
+    path, bobs = store
+
+    async def scenario() -> None:
+        with (tmp_path / "server.err").open("w") as errors, anyio.fail_after(60):
+            async with (
+                stdio_client(_server(path, "--user", "alice"), errlog=errors) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                thread = (await call(session, "create_thread", {}))["thread"]["id"]
+                message = {"role": "user", "content": "I need vegetarian dinner recommendations for Friday."}
+                await call(session, "add_messages", {"thread_id": thread, "messages": [message]})
+
+    anyio.run(scenario)
+    worker = subprocess.run(
+        [console_script(), "--store", path, "worker", "--drain", "--poll", "0.05"],
+        capture_output=True, text=True, timeout=60, env=environment(),
+    )
+    assert worker.returncode == 0, worker.stderr
+    assert "1 job(s) done, 0 failed" in worker.stderr
+    with open_memory(path, embedder=HashingEmbedder()) as memory:
+        extracted = memory.list_memories(user_id="alice")
+        assert any("vegetarian" in m.content for m in extracted)
+        assert [m.id for m in memory.list_memories(user_id="bob")] == [bobs]
