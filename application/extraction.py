@@ -261,13 +261,18 @@ class ExtractionService:
     ) -> tuple[list[MemoryRecord], list[Vector | None]]:
         """The pass's memories, stored, with their vectors (embedded together, in one call).
         The past memories are looked up by the target messages' text, with the vector stored
-        with the message when that text is one message's index text."""
+        with the message when that text is one message's index text; not at all when the
+        extractor never reads them (``reads_past_memories=False``) and they are no link
+        candidates."""
         assert self._extractor is not None
         config = settings.extraction
         history, summary = inputs.history, inputs.summary
         query = "\n".join(m.content for m in targets).strip()
         past: list[Any] = []
-        if query:
+        linking = config.memory_link_extraction_mode is MemoryLinkExtractionMode.DURING_EXTRACTION
+        # An extractor that never reads the past memories needs them only as link candidates.
+        reads_past = linking or getattr(self._extractor, "reads_past_memories", True) is not False
+        if query and reads_past:
             known = self._embeddings.message_vector(query)  # a one-message pass: its stored vector
             past = [
                 r.record
@@ -282,7 +287,7 @@ class ExtractionService:
                     is_question=False,
                 )
             ]
-        during = config.memory_link_extraction_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and bool(past)
+        during = linking and bool(past)
         limit = settings.max_message_token_length
         custom = config.memory_extraction_custom_instructions
         token_limit = config.memory_extraction_token_limit

@@ -133,6 +133,14 @@ class ExtractionRequest:
 
 @runtime_checkable
 class Extractor(Protocol):
+    """Memories from a thread's newest messages.
+
+    An implementation may say it never reads ``past_memories`` with a ``reads_past_memories``
+    attribute set to False (absent counts as True): a pass then does not search for them (nor
+    embed its messages' text as that search's query) unless they are its link candidates too
+    (``DURING_EXTRACTION``).
+    """
+
     def extract(self, request: ExtractionRequest) -> Sequence[ExtractedMemory]:
         """Durable, atomic memories grounded in ``request.target_messages`` (possibly none).
 

@@ -451,6 +451,9 @@ class HeuristicExtractor(Extractor):
     observations by ``python -m benchmarks.extraction`` (BENCHMARKS.md).
     """
 
+    reads_past_memories = False
+    """It never reads ``past_memories``: a pass does not search for them (the ``Extractor`` port)."""
+
     def __init__(self, *, roles: frozenset[str] = USER_ROLES) -> None:
         self._roles = frozenset(r.lower() for r in roles)
 

@@ -37,6 +37,7 @@ __all__ = [
     "MODEL_NAME",
     "QUERY_CACHE_SIZE",
     "MiniLMEmbedder",
+    "padded_batches",
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -50,9 +51,16 @@ BACKENDS = ("auto", "onnxruntime", "numpy", "onnxruntime-int8")
 INT8 = "onnxruntime-int8"
 #: The environment variable that picks the backend of embedders built without ``backend=``.
 BACKEND_ENV = "PALIMPSEST_MINILM_BACKEND"
-# Texts per onnxruntime call: it pads a batch to its longest text, and the texts come sorted by
-# length, so the padding stays small; larger batches gained nothing (benchmarks/bench_minilm.py).
+# Texts per onnxruntime call at most: it pads a batch to its longest text; larger batches gained
+# nothing (benchmarks/bench_minilm.py).
 _ONNX_BATCH = 16
+# A text joins an onnxruntime batch (the texts come longest first) only while the batch's padded
+# tokens stay within 2 % plus 2 tokens per text above its real ones: sixteen LoCoMo turns of 20 to
+# 95 tokens padded to the longest computed 40 % more tokens than they had, and the model's cost
+# is per token. Texts of near lengths still share a call, which saves its fixed cost (a few
+# tokens' worth); looser allowances measured slower on LoCoMo's turns and memories.
+_PAD_SHARE = 0.02
+_PAD_TOKENS = 2
 # Environment variables that cap BLAS's threads (the numpy path's matmuls), first set one first.
 _BLAS_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -92,6 +100,27 @@ def _backend_choice(backend: str | None) -> str:
     return backend
 
 
+def padded_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """The batches (positions in ``lengths``, which go longest first) of a padded encoder: at most
+    ``size`` texts each, a text joining the current batch while the batch's padded tokens stay
+    within 2 % plus 2 tokens per text above its real tokens."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    real = 0
+    for position, length in enumerate(lengths):
+        if current:
+            count = len(current) + 1
+            padded = lengths[current[0]] * count
+            if len(current) >= size or padded > (real + length) * (1 + _PAD_SHARE) + _PAD_TOKENS * count:
+                batches.append(current)
+                current, real = [], 0
+        current.append(position)
+        real += length
+    if current:
+        batches.append(current)
+    return batches
+
+
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     folder: Path
@@ -120,7 +149,8 @@ class MiniLMEmbedder(Embedder):
     model id (``...@onnx-int8``): a store never mixes them. Without ``backend``, the
     environment variable ``PALIMPSEST_MINILM_BACKEND`` decides, else ``"auto"``.
     ``batch_size`` texts are encoded together: in numpy one after another (nothing is padded),
-    on onnxruntime in batches of at most 16 texts of similar lengths, padded to the longest.
+    on onnxruntime in batches of at most 16 texts of similar lengths (:func:`padded_batches`:
+    a batch's padding stays within 2 % of its tokens plus 2 per text), padded to the longest.
     ``threads``: on numpy, the threads that share the element-wise work (default: the CPU count,
     at most 4; 1 keeps it in the caller's thread; the matmuls use BLAS's own threads); on
     onnxruntime, the session's intra-op threads (default: the same count BLAS would use, its
@@ -229,16 +259,16 @@ class MiniLMEmbedder(Embedder):
         # Longest first, so texts of one length sit together (numpy batches their attention;
         # onnxruntime pads each batch to its first text); the results go back to their places.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
-        if loaded.onnx is None:
-            step = self._batch_size
+        if loaded.onnx is None:  # nothing is padded: plain batches
+            chunks = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
         elif self._backend == INT8:
             # The activations are quantized with one scale per call: a text alone, or its vector
             # would depend on the texts it is batched with.
-            step = 1
+            chunks = [[i] for i in order]
         else:
-            step = min(self._batch_size, _ONNX_BATCH)
-        for start in range(0, len(order), step):
-            chunk = order[start : start + step]
+            chunks = padded_batches([len(ids[i]) for i in order], min(self._batch_size, _ONNX_BATCH))
+            chunks = [[order[j] for j in chunk] for chunk in chunks]
+        for chunk in chunks:
             out[chunk] = self._encode(loaded, [ids[i] for i in chunk])
         return out
 

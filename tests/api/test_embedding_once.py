@@ -48,6 +48,8 @@ BATCH = ("I now live in Rome. I speak Italian and I work as a chef.", "Rome is l
 
 
 class _SeenExtractor(HeuristicExtractor):
+    reads_past_memories = True  # it records them: a pass looks them up
+
     def __init__(self) -> None:
         super().__init__()
         self.past: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
@@ -370,3 +372,64 @@ def test_the_helper_remembers_the_vectors_of_the_last_messages_it_embedded() -> 
     assert helper.message_vector("I live in Lisbon.") is None  # the oldest are forgotten
     assert helper.message_vector(f"message {RECENT_MESSAGES - 1}") is not None
     assert EmbeddingHelper(None).messages([_Turn("I live in Lisbon.")]) == [None]
+
+
+TALK = (
+    ("Caroline", "I live in Lisbon."),
+    ("Melanie", "That sounds lovely."),
+    ("Caroline", "I now live in Porto. I work as a nurse."),
+)
+
+
+def _turn(speaker: str, text: str) -> dict[str, str]:
+    return {"role": "user", "content": text, "name": speaker}
+
+
+@pytest.mark.parametrize("mode", ["INLINE", "BACKGROUND"])
+def test_a_named_turn_embeds_its_index_text_and_its_memories_and_nothing_else(store: MemoryStore, mode: str) -> None:
+    # The offline extractor never reads the past memories: a pass embeds no query to look them
+    # up (a named turn's text is not its index text, so that lookup embedded it again).
+    embedder = CountingEmbedder(HashingEmbedder())
+    memory = _client(store, embedder, mode, extractor=HeuristicExtractor(), link_resolver=RuleLinkResolver())
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([_turn(*TALK[0])])
+    memory.wait_for_memory_extraction(30)
+    assert [(c.texts, c.is_query) for c in embedder.calls] == [
+        (("Caroline: I live in Lisbon.",), False),
+        (("Caroline lives in Lisbon.",), False),
+    ]
+    thread.add_messages([_turn(*t) for t in TALK[1:]])
+    memory.wait_for_memory_extraction(30)
+    assert not embedder.texts(is_query=True)
+    assert len(embedder.calls) == 4  # the append's messages in one call, the pass's memories in one
+    memories = [r.content for r in memory.list_memories(user_id="u1")]
+    assert Counter(embedder.texts(is_query=False)[1:]) == Counter(
+        [*(c for c in embedder.calls[2].texts), *memories]
+    )
+    assert sorted(memories) == ["Caroline lives in Lisbon.", "Caroline now lives in Porto.", "Caroline works as a nurse."]
+    # Post-extraction linking still finds its candidates (with the stored vectors).
+    assert _links(memory) == [("Caroline now lives in Porto.", "supersedes", "Caroline lives in Lisbon.")]
+    memory.close()
+
+
+def test_the_offline_extractor_still_gets_its_link_candidates_during_extraction(store: MemoryStore) -> None:
+    embedder = CountingEmbedder(HashingEmbedder())
+    counter = itertools.count(1)
+    memory = build_client(
+        store=store,
+        embedder=embedder,
+        clock=ManualClock(START),
+        memory_extraction_config=MemoryExtractionConfig(
+            extraction_mode="INLINE",
+            enable_context_summary=False,
+            memory_link_extraction_mode="DURING_EXTRACTION",
+        ),
+        id_factory=lambda: f"id-{next(counter):04d}",
+        extractor=HeuristicExtractor(),
+    )
+    thread = memory.create_thread(user_id="u1")
+    thread.add_messages([_turn(*TALK[0])])
+    thread.add_messages([_turn(*TALK[2])])
+    assert _links(memory) == [("Caroline now lives in Porto.", "supersedes", "Caroline lives in Lisbon.")]
+    assert embedder.texts(is_query=True) == [TALK[0][1], TALK[2][1]]  # each pass looked its candidates up
+    memory.close()

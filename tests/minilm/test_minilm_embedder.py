@@ -233,11 +233,15 @@ def test_a_bad_thread_count_is_refused(threads: object) -> None:
 
 
 @needs_model
-def test_threads_do_not_change_the_bits(embedder: MiniLMEmbedder, reference: dict[str, object]) -> None:
+def test_threads_do_not_change_the_vectors(embedder: MiniLMEmbedder, reference: dict[str, object]) -> None:
     sentences = reference["sentences"]
     assert isinstance(sentences, list)
-    single = MiniLMEmbedder(threads=1).embed_array(sentences)
-    assert np.array_equal(MiniLMEmbedder(threads=3).embed_array(sentences), single)
+    single = MiniLMEmbedder(threads=1, backend=embedder.backend).embed_array(sentences)
+    threaded = MiniLMEmbedder(threads=3, backend=embedder.backend).embed_array(sentences)
+    if embedder.backend == "numpy":  # only the element-wise work is shared out: the same bits
+        assert np.array_equal(threaded, single)
+    else:  # onnxruntime's threaded kernels round some batch shapes apart (two 7-token texts, say)
+        assert np.abs(threaded - single).max() <= 1e-6
 
 
 @pytest.mark.parametrize("size", [-1, True, 2.0, "8"])

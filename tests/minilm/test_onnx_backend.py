@@ -319,6 +319,40 @@ def test_onnxruntime_batches_hold_at_most_sixteen_texts(monkeypatch: pytest.Monk
     assert sizes == [32, 8]
 
 
+def test_a_padded_batch_holds_texts_of_near_lengths_only() -> None:
+    # Longest first; a text joins while the batch's padded tokens stay within 2 % + 2 per text.
+    assert embedder_module.padded_batches([95, 94, 93, 60, 59, 20, 20, 20, 19, 3], 16) == [
+        [0, 1, 2],
+        [3, 4],
+        [5, 6, 7, 8],
+        [9],
+    ]
+    assert embedder_module.padded_batches([5] * 40, 16) == [list(range(16)), list(range(16, 32)), list(range(32, 40))]
+    assert embedder_module.padded_batches([], 16) == []
+
+
+@needs_model
+@needs_onnxruntime
+def test_onnxruntime_pads_little_on_texts_of_mixed_lengths(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = MiniLMEmbedder(backend="onnxruntime").load()
+    texts = [" ".join(["word"] * n) + "." for n in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 3, 5, 8, 1)]
+    expected = np.vstack([embedder.embed_array([t]) for t in texts])
+    batches: list[list[int]] = []
+    real = MiniLMEmbedder._encode
+
+    def recording(loaded: Any, ids: list[list[int]]) -> Any:
+        batches.append([len(tokens) for tokens in ids])
+        return real(loaded, ids)
+
+    monkeypatch.setattr(MiniLMEmbedder, "_encode", staticmethod(recording))
+    vectors = embedder.embed_array(texts)
+    assert np.abs(vectors - expected).max() <= 1e-6
+    assert sorted(n for batch in batches for n in batch) == sorted(n + 3 for n in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 3, 5, 8, 1))
+    for batch in batches:  # padded to its longest text
+        assert max(batch) * len(batch) <= sum(batch) * 1.02 + 2 * len(batch), batches
+    assert len(batches) < len(texts)  # texts of one length share a call
+
+
 # --- The opt-in int8 mode ------------------------------------------------------------------------
 
 
