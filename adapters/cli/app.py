@@ -1190,8 +1190,9 @@ def keys_create(
         KeyScopeChoice, typer.Option("--scope", case_sensitive=False, help="read, write (default) or admin.")
     ] = KeyScopeChoice.write,
 ) -> None:
-    """Create a key and print it once: it cannot be shown again (only its hash is stored)."""
-    with open_session(_settings(ctx)) as session:
+    """Create a key and print it once: it cannot be shown again (only its hash is stored). A
+    missing store file is created, so a server's first key needs no other step."""
+    with open_session(_settings(ctx), create=True) as session:
         made = session.admin.api_keys.create(user, agent_id=agent, scope=scope.value)
     typer.echo(made.key)
     _note(f"key id {made.info.key_id}: store the key now, it is not shown again.")

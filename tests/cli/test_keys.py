@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from clients import build_client
@@ -55,3 +56,17 @@ def test_keys_errors_are_one_line(invoke: Invoke, seeded: Seeded) -> None:
     bad_scope = invoke("--store", seeded.store, "keys", "create", "--user", "u1", "--scope", "root")
     assert bad_scope.exit_code != 0
     assert invoke("--store", seeded.store, "keys", "list", "--json").stdout.strip() == ""
+
+
+def test_the_first_key_creates_a_missing_store_file(invoke: Invoke, tmp_path: Path) -> None:
+    """A newcomer serving a store starts with ``keys create`` (README, "HTTP API"): the store
+    file does not exist yet, and the key made in it verifies."""
+    path = tmp_path / "fresh" / "memory.db"
+    made = invoke("--store", str(path), "keys", "create", "--user", "me")
+    assert made.exit_code == 0, made.output
+    assert path.is_file()
+    client = build_client(path=path)
+    try:
+        assert client.admin.api_keys.verify(made.stdout.strip()) == Principal("me", None, AccessScope.WRITE)
+    finally:
+        client.close()
