@@ -40,13 +40,13 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.extraction``
     __package__ = "benchmarks.extraction"
 
 import numpy as np
-from palimpsest.adapters import HashingEmbedder, open_memory
+from palimpsest.adapters import open_memory
 from palimpsest.adapters.heuristic._text import FUNCTION_WORDS, stem
 from palimpsest.application import AgentMemory
 from palimpsest.domain.text import word_tokens
 
 from benchmarks.locomo.loader import DEV_CONVERSATIONS, DOWNLOAD_HINT, Conversation, Observation, Turn, load
-from benchmarks.quality.common import CachingEmbedder, load_embedder
+from benchmarks.quality.common import chosen_embedder
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent / "locomo" / "data" / "locomo10.json"
@@ -341,10 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError:
         print(f"LoCoMo data not found at {args.data}: {DOWNLOAD_HINT}", file=sys.stderr)
         return 2
-    if args.embedder == "hashing":
-        embedder: CachingEmbedder = CachingEmbedder(HashingEmbedder(dimension=256))
-    else:
-        embedder = load_embedder(None if args.no_cache else args.cache)
+    embedder = chosen_embedder(args.embedder, None if args.no_cache else args.cache)
     extractor = model_extractor(args.model_url, args.model) if args.model_url else None
     facts = sum(len(c.observations) for c in conversations)
     print(f"LoCoMo dev half: {', '.join(c.sample_id for c in conversations)}; {facts} gold observations")

@@ -34,14 +34,13 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.extraction``
     __package__ = "benchmarks.extraction"
 
 import numpy as np
-from palimpsest.adapters import HashingEmbedder
 from palimpsest.adapters.heuristic._text import sentences
 from palimpsest.adapters.heuristic.extractor import pattern_hits, unasserted_sentences
 from palimpsest.adapters.heuristic.statements import FEATURES, candidates, features, looks_english
 from palimpsest.domain.text import normalise_apostrophes
 
 from benchmarks.locomo.loader import DEV_CONVERSATIONS, DOWNLOAD_HINT, load
-from benchmarks.quality.common import CachingEmbedder, load_embedder
+from benchmarks.quality.common import chosen_embedder
 
 from .run import COSINE_THRESHOLD, DEFAULT_CACHE, DEFAULT_DATA, cosine_matrix
 
@@ -158,10 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError:
         print(f"LoCoMo data not found at {args.data}: {DOWNLOAD_HINT}", file=sys.stderr)
         return 2
-    if args.embedder == "hashing":
-        embedder: CachingEmbedder = CachingEmbedder(HashingEmbedder(dimension=256))
-    else:
-        embedder = load_embedder(None if args.no_cache else args.cache)
+    embedder = chosen_embedder(args.embedder, None if args.no_cache else args.cache)
     data = {c.sample_id: sessions_of(c, embedder) for c in conversations}
     embedder.save()
     folds: dict[str, Any] = {}

@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.locomo`` imp
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     __package__ = "benchmarks.locomo"
 
-from palimpsest.adapters import HashingEmbedder, open_memory
+from palimpsest.adapters import open_memory
 from palimpsest.application import AgentMemory, MemoryExtractionConfig, SearchResult, SummaryText
 from palimpsest.application.budgets import estimate_tokens
 from palimpsest.domain.model import MemoryRecord, Message
@@ -47,7 +47,7 @@ from benchmarks.locomo.loader import (
     Question,
     load,
 )
-from benchmarks.quality.common import VARIANTS, CachingEmbedder, Latency, load_embedder, raw_store, table
+from benchmarks.quality.common import VARIANTS, Latency, chosen_embedder, raw_store, table
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE / "data" / "locomo10.json"
@@ -489,10 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError:
         print(f"LoCoMo data not found at {args.data}: {DOWNLOAD_HINT}", file=sys.stderr)
         return 2
-    if args.embedder == "hashing":
-        embedder: Any = CachingEmbedder(HashingEmbedder(dimension=256))
-    else:
-        embedder = load_embedder(None if args.no_cache else args.cache)
+    embedder = chosen_embedder(args.embedder, None if args.no_cache else args.cache)
     total = sum(len(c.questions[: args.limit]) for c in conversations)
     print(f"LoCoMo dev half: {', '.join(c.sample_id for c in conversations)}; {total} questions")
     started = time.perf_counter()

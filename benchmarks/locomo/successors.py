@@ -33,7 +33,6 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks.locomo`` imp
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     __package__ = "benchmarks.locomo"
 
-from palimpsest.adapters import HashingEmbedder
 from palimpsest.application import AgentMemory
 from palimpsest.application import retrieval as retrieval_module
 from palimpsest.domain.model import MemoryRecord, RecordType
@@ -51,7 +50,7 @@ from benchmarks.locomo.run import (
     question_row,
     store_client,
 )
-from benchmarks.quality.common import CachingEmbedder, load_embedder, raw_store, table
+from benchmarks.quality.common import chosen_embedder, raw_store, table
 
 SHIPPED = retrieval_module.SUCCESSOR_SHARE
 SHARES: tuple[float, ...] = (0.0, 0.05, 0.2, 1.0)
@@ -222,10 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError:
         print(f"LoCoMo data not found at {args.data}: {DOWNLOAD_HINT}", file=sys.stderr)
         return 2
-    if args.embedder == "hashing":
-        embedder: Any = CachingEmbedder(HashingEmbedder(dimension=256))
-    else:
-        embedder = load_embedder(None if args.no_cache else args.cache)
+    embedder = chosen_embedder(args.embedder, None if args.no_cache else args.cache)
     started = time.perf_counter()
     result = evaluate(
         conversations,

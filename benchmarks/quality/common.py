@@ -345,6 +345,16 @@ def load_embedder(cache_folder: Path | None) -> CachingEmbedder:
     return CachingEmbedder(MiniLMEmbedder(), cache_folder)
 
 
+def chosen_embedder(choice: str, cache_folder: Path | None) -> CachingEmbedder:
+    """The embedder a LoCoMo benchmark's ``--embedder`` names: ``"hashing"`` (256 dimensions,
+    nothing cached on disk) or MiniLM behind the cache in ``cache_folder`` (``None``: no cache)."""
+    if choice == "hashing":
+        from palimpsest.adapters import HashingEmbedder
+
+        return CachingEmbedder(HashingEmbedder(dimension=256))
+    return load_embedder(cache_folder)
+
+
 # -- clients ------------------------------------------------------------------------------------
 
 
