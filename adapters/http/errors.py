@@ -80,9 +80,7 @@ def message_of(error: AgentMemoryError, status: int) -> str:
     """What an error answer says: the error's message, or nothing of it for a 500."""
     if status == 500:  # nothing the caller can fix; the message may name the store's internals
         return "internal error"
-    if isinstance(error, KeyError) and error.args:  # KeyError's str() quotes its message
-        return str(error.args[0])
-    return str(error)
+    return str(error)  # NotFoundError (a KeyError) gives its plain sentence, unquoted
 
 
 def error_response(status: int, kind: str, message: str) -> JSONResponse:

@@ -100,12 +100,6 @@ RETRY_AFTER_SECONDS: Final = "1"
 """What a 503 (the store stayed busy past its retries) asks the HTTP client to wait, in seconds."""
 
 
-def _message(error: AgentMemoryError) -> str:
-    if isinstance(error, KeyError) and error.args:  # KeyError's str() quotes its message
-        return str(error.args[0])
-    return str(error)
-
-
 # -- identity ----------------------------------------------------------------------------------
 
 
@@ -460,7 +454,7 @@ class _Memory:
                     functools.partial(spec.run, scoped, _parsed(spec.schema, arguments))
                 )
             except _CALLER_ERRORS as exc:
-                raise ToolError(_message(exc)) from None
+                raise ToolError(str(exc)) from None
             except AgentMemoryError:
                 logger.exception("tool %s failed", spec.name)
                 raise ToolError(_INTERNAL) from None
@@ -489,9 +483,9 @@ class _Memory:
             scoped = self.caller()
             return await anyio.to_thread.run_sync(what, scoped)
         except NotFoundError as exc:
-            raise ResourceNotFoundError(_message(exc)) from None
+            raise ResourceNotFoundError(str(exc)) from None
         except _CALLER_ERRORS as exc:
-            raise ResourceError(_message(exc)) from None
+            raise ResourceError(str(exc)) from None
         except AgentMemoryError:
             logger.exception("a resource read failed")
             raise ResourceError(_INTERNAL) from None
