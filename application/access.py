@@ -39,7 +39,7 @@ from .requests import (
     SearchRequest,
     UpdateMemory,
     UpdateRecordLink,
-    bind_principal,
+    bind_owner,
 )
 from .results import ContextCard, SearchResult, Summary
 from .thread import MemoryThread, ThreadSettings
@@ -126,13 +126,9 @@ class ScopedMemory:
     def list_memories(self, request: ListRecords) -> list[MemoryRecord]:
         """The principal's memory-like records, oldest first (``limit`` keeps the newest)."""
         self._need(AccessScope.READ)
-        agent = (
-            request.agent_id
-            if self._principal.agent_id is None
-            else bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
-        )
+        user, agent = bind_owner(self._principal, request.user_id, request.agent_id)
         return self._services.memory.list_records(
-            user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"),
+            user_id=user,
             agent_id=agent,
             thread_id=request.thread_id,
             metadata_filter=request.metadata_filter,
@@ -180,10 +176,8 @@ class ScopedMemory:
     def list_threads(self, request: ListThreads) -> list[Thread]:
         """The principal's threads (its agent's, when it has one), oldest first."""
         self._need(AccessScope.READ)
-        agent = request.agent_id
-        if self._principal.agent_id is not None:
-            agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
-        owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
+        user, agent = bind_owner(self._principal, request.user_id, request.agent_id)
+        owned = replace(request, user_id=user, agent_id=agent)
         return self._services.threads.list(owned)
 
     def threads_page(
@@ -253,10 +247,8 @@ class ScopedMemory:
         """A new thread of the principal's user (and agent). A thread id the caller chooses is a
         global id: one already taken, by anyone, is a ``DuplicateIdError`` that names no owner."""
         self._need(AccessScope.WRITE)
-        agent = request.agent_id
-        if self._principal.agent_id is not None:
-            agent = bind_principal(request.agent_id, self._principal.agent_id, "agent_id")
-        owned = replace(request, user_id=bind_principal(request.user_id, self._principal.user_id, "user_id"), agent_id=agent)
+        user, agent = bind_owner(self._principal, request.user_id, request.agent_id)
+        owned = replace(request, user_id=user, agent_id=agent)
         try:
             return self._services.threads.create(owned, search_config=self._search_config)[0]
         except ConfigurationError as exc:  # settings the request asks for that this client cannot honour

@@ -241,6 +241,14 @@ def bind_principal(given: object, own: str, name: str) -> str:
     raise InvalidScopeError(f"{name} must be the caller's own ({own!r}) or left out.")
 
 
+def bind_owner(principal: Principal, user_id: object, agent_id: Any) -> tuple[str, Any]:
+    """A request's user and agent made ``principal``'s (:func:`bind_principal` for each; the
+    agent is left as given when the principal has none): another one given is an
+    ``InvalidScopeError``, the agent checked first."""
+    agent = agent_id if principal.agent_id is None else bind_principal(agent_id, principal.agent_id, "agent_id")
+    return bind_principal(user_id, principal.user_id, "user_id"), agent
+
+
 # -- records ---------------------------------------------------------------------------------
 
 
@@ -308,15 +316,8 @@ class AddMemory(_ThreadOwned, _Scoped):
     def for_principal(self, principal: Principal) -> AddMemory:
         """This request made for ``principal``: its user (and agent, when it has one); another
         one given is an ``InvalidScopeError``, and a link target must be the principal's."""
-        agent = self.agent_id
-        if principal.agent_id is not None:
-            agent = bind_principal(self.agent_id, principal.agent_id, "agent_id")
-        return replace(
-            self,
-            user_id=bind_principal(self.user_id, principal.user_id, "user_id"),
-            agent_id=agent,
-            owner_thread=principal,
-        )
+        user, agent = bind_owner(principal, self.user_id, self.agent_id)
+        return replace(self, user_id=user, agent_id=agent, owner_thread=principal)
 
 
 @dataclass(frozen=True, slots=True)
